@@ -1,0 +1,27 @@
+// Package scheme builds the runtime.Scheme that virtkit's clients and
+// controllers share: Kubernetes' built-in types plus the kubevirt.io groups.
+package scheme
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	virtv1 "kubevirt.io/api/core/v1"
+)
+
+// New returns a scheme with the Kubernetes built-in types, the CRD types and
+// kubevirt.io/v1. Registration of these well-known groups cannot fail, so an
+// error here is a programming error and panics.
+func New() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme,
+		apiextensionsv1.AddToScheme,
+		virtv1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}

@@ -1,0 +1,133 @@
+package libvirtd
+
+import (
+	"crypto/rand"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Config describes one private libvirtd. The zero value is not usable: Dir is
+// required. Config is plain data; [Start] applies it.
+type Config struct {
+	// Dir is the instance folder (see the package doc). Keep it short: the
+	// socket path Dir/run/libvirt-sock must fit a unix socket address (107 bytes).
+	Dir string
+	// HostUUID identifies this daemon to migration peers; two instances with
+	// the same UUID refuse to migrate between each other as "same host".
+	// Empty means a random one, chosen by [Config.WithDefaults].
+	HostUUID string
+	// CacheDir replaces Dir/cache when set, so that several instances share
+	// QEMU's probed capabilities and skip the probe on start.
+	CacheDir string
+	// Binary is the libvirtd executable; empty means "libvirtd" on PATH or in /usr/sbin.
+	Binary string
+	// LogLevel is libvirt's log priority for Dir/log/libvirtd.log: 1 debug,
+	// 2 info, 3 warning, 4 error. Zero means 3.
+	LogLevel int
+}
+
+// Paths are the host paths of an instance.
+type Paths struct {
+	Etc, Run, Lib, Log, Cache string
+	// Socket is libvirt's read-write socket.
+	Socket string
+	// LogFile is libvirtd's own log; Stderr holds what it printed before logging started.
+	LogFile, Stderr string
+	// QEMULogDir holds one NAME.log per domain: QEMU's command line and errors.
+	QEMULogDir string
+}
+
+// maxSocketPath is the longest path a unix socket address holds on Linux.
+const maxSocketPath = 107
+
+// Paths returns where the instance keeps its files.
+func (c Config) Paths() Paths {
+	cache := c.CacheDir
+	if cache == "" {
+		cache = filepath.Join(c.Dir, "cache")
+	}
+	run := filepath.Join(c.Dir, "run")
+	log := filepath.Join(c.Dir, "log")
+	return Paths{
+		Etc:        filepath.Join(c.Dir, "etc"),
+		Run:        run,
+		Lib:        filepath.Join(c.Dir, "lib"),
+		Log:        log,
+		Cache:      cache,
+		Socket:     filepath.Join(run, "libvirt-sock"),
+		LogFile:    filepath.Join(log, "libvirtd.log"),
+		Stderr:     filepath.Join(log, "libvirtd.stderr"),
+		QEMULogDir: filepath.Join(log, "qemu"),
+	}
+}
+
+// URI is the libvirt connection URI of the instance's QEMU driver.
+func (c Config) URI() string {
+	return "qemu:///system?socket=" + c.Paths().Socket
+}
+
+// WithDefaults returns c with a random HostUUID when none is set, and the default log level.
+func (c Config) WithDefaults() (Config, error) {
+	if c.HostUUID == "" {
+		u, err := randomUUID()
+		if err != nil {
+			return c, fmt.Errorf("libvirtd: host UUID: %w", err)
+		}
+		c.HostUUID = u
+	}
+	if c.LogLevel == 0 {
+		c.LogLevel = 3
+	}
+	return c, nil
+}
+
+// Validate reports the first field that makes c unusable.
+func (c Config) Validate() error {
+	switch {
+	case c.Dir == "":
+		return fmt.Errorf("libvirtd: Config.Dir: required")
+	case !filepath.IsAbs(c.Dir):
+		return fmt.Errorf("libvirtd: Config.Dir %q: must be an absolute path", c.Dir)
+	case len(c.Paths().Socket) > maxSocketPath:
+		return fmt.Errorf("libvirtd: Config.Dir %q: too long, socket path %s exceeds %d bytes", c.Dir, c.Paths().Socket, maxSocketPath)
+	case strings.ContainsAny(c.Dir, "\"\n"):
+		return fmt.Errorf("libvirtd: Config.Dir %q: must not contain quotes or newlines", c.Dir)
+	case c.HostUUID != "" && !validUUID(c.HostUUID):
+		return fmt.Errorf("libvirtd: Config.HostUUID %q: not a UUID, or all its digits are the same (libvirt refuses those)", c.HostUUID)
+	case c.LogLevel < 0 || c.LogLevel > 4:
+		return fmt.Errorf("libvirtd: Config.LogLevel %d: must be 1 to 4 (0 for the default)", c.LogLevel)
+	}
+	return nil
+}
+
+func randomUUID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), nil
+}
+
+func validUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	digits := map[rune]bool{}
+	for i, r := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if r != '-' {
+				return false
+			}
+			continue
+		}
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			return false
+		}
+		digits[r] = true
+	}
+	return len(digits) > 1
+}

@@ -1,0 +1,279 @@
+package libvirtd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/virtkit/virtkit/internal/linuxproc"
+)
+
+// Daemon is a running private libvirtd.
+type Daemon struct {
+	cfg   Config
+	cmd   *exec.Cmd
+	ns    linuxproc.Namespace
+	log   logr.Logger
+	done  chan struct{}
+	exit  error
+	start time.Time
+}
+
+// mountScript runs in the daemon's fresh mount namespace (private
+// propagation, set up by the Go runtime): it binds the instance folders over
+// libvirt's fixed system paths and becomes libvirtd. Arguments: the binary,
+// then the five instance folders in the order of libvirtPaths.
+const mountScript = `set -e
+bin=$1; shift
+for target in /etc/libvirt /run/libvirt /var/lib/libvirt /var/log/libvirt /var/cache/libvirt; do
+	mkdir -p "$target"
+	mount --bind "$1" "$target"
+	shift
+done
+exec "$bin" -f /etc/libvirt/libvirtd.conf
+`
+
+// Start writes the configuration into cfg.Dir and starts libvirtd in a private
+// mount namespace. It returns once the daemon accepts connections on its
+// socket, or with an error naming its log when it does not; in that case
+// nothing of it is left running. The daemon outlives ctx: stop it with
+// [Daemon.Stop].
+func Start(ctx context.Context, cfg Config, opts ...Option) (*Daemon, error) {
+	o := options{log: logr.Discard()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	bin, err := findBinary(cfg.Binary)
+	if err != nil {
+		return nil, err
+	}
+	p := cfg.Paths()
+	for _, d := range []string{p.Etc, p.Run, p.Lib, p.Log, p.Cache, p.QEMULogDir} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			return nil, fmt.Errorf("libvirtd: create %s: %w", d, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(p.Etc, "libvirtd.conf"), RenderLibvirtdConf(cfg), 0o640); err != nil {
+		return nil, fmt.Errorf("libvirtd: write libvirtd.conf: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(p.Etc, "qemu.conf"), RenderQEMUConf(cfg), 0o640); err != nil {
+		return nil, fmt.Errorf("libvirtd: write qemu.conf: %w", err)
+	}
+	// A socket left by an earlier daemon would make readiness look immediate.
+	_ = os.Remove(p.Socket)
+	stderr, err := os.OpenFile(p.Stderr, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("libvirtd: %w", err)
+	}
+	defer stderr.Close()
+
+	cmd := exec.Command("/bin/sh", "-c", mountScript, "libvirtd-mounts", bin, p.Etc, p.Run, p.Lib, p.Log, p.Cache)
+	cmd.Env = append(os.Environ(), o.env...)
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Setpgid: true}
+	begin := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("libvirtd: start %s in a private mount namespace: %w", bin, err)
+	}
+	d := &Daemon{cfg: cfg, cmd: cmd, log: o.log, done: make(chan struct{}), start: begin}
+	go func() {
+		d.exit = cmd.Wait()
+		close(d.done)
+	}()
+	d.ns, err = linuxproc.MountNamespaceOf(cmd.Process.Pid)
+	if err == nil {
+		err = d.waitReady(ctx)
+	}
+	if err != nil {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if serr := d.Stop(stopCtx); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		return nil, err
+	}
+	o.log.V(1).Info("libvirtd ready", "dir", cfg.Dir, "pid", cmd.Process.Pid, "after", time.Since(begin))
+	return d, nil
+}
+
+func findBinary(name string) (string, error) {
+	if name == "" {
+		name = "libvirtd"
+	}
+	if filepath.IsAbs(name) {
+		return name, nil
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	if p := filepath.Join("/usr/sbin", name); isExecutable(p) {
+		return p, nil
+	}
+	return "", fmt.Errorf("libvirtd: Config.Binary %q: not found on PATH or in /usr/sbin (Debian package libvirt-daemon; run 'make deps')", name)
+}
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
+}
+
+func (d *Daemon) waitReady(ctx context.Context) error {
+	sock := d.cfg.Paths().Socket
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case <-d.done:
+			return fmt.Errorf("libvirtd: exited during start-up (%v); %s", d.exit, d.logHint())
+		case <-ctx.Done():
+			return fmt.Errorf("libvirtd: not ready after %s: %w; %s", time.Since(d.start).Round(time.Millisecond), ctx.Err(), d.logHint())
+		case <-tick.C:
+		}
+	}
+}
+
+// logHint names the daemon's logs and quotes their last lines.
+func (d *Daemon) logHint() string {
+	p := d.cfg.Paths()
+	var tail []string
+	for _, f := range []string{p.Stderr, p.LogFile} {
+		b, err := os.ReadFile(f)
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(lines) > 5 {
+			lines = lines[len(lines)-5:]
+		}
+		tail = append(tail, f+": "+strings.Join(lines, " | "))
+	}
+	if len(tail) == 0 {
+		return fmt.Sprintf("logs: %s, %s (empty)", p.Stderr, p.LogFile)
+	}
+	return "logs: " + strings.Join(tail, "; ")
+}
+
+// Config returns the configuration the daemon runs with, defaults applied.
+func (d *Daemon) Config() Config { return d.cfg }
+
+// URI is the connection URI of the daemon's QEMU driver.
+func (d *Daemon) URI() string { return d.cfg.URI() }
+
+// PID is the daemon's process ID.
+func (d *Daemon) PID() int { return d.cmd.Process.Pid }
+
+// MountNamespace identifies the daemon's private mount namespace; every
+// process it starts (QEMU, helpers) lives in it.
+func (d *Daemon) MountNamespace() linuxproc.Namespace { return d.ns }
+
+// Done is closed when the daemon process has exited.
+func (d *Daemon) Done() <-chan struct{} { return d.done }
+
+// Err is the daemon's exit status once Done is closed.
+func (d *Daemon) Err() error {
+	select {
+	case <-d.done:
+		return d.exit
+	default:
+		return nil
+	}
+}
+
+// Processes lists the live processes of the daemon's namespace: the daemon
+// itself and every guest it runs.
+func (d *Daemon) Processes() ([]linuxproc.Process, error) {
+	if d.ns == 0 {
+		return nil, nil
+	}
+	return linuxproc.List(linuxproc.InMountNamespace(d.ns))
+}
+
+// Stop ends the daemon and everything in its namespace: guests get SIGTERM
+// (QEMU then exits at once; shut a guest down through libvirt first to give it
+// a graceful end), then the daemon; whatever is still alive when ctx is done
+// gets SIGKILL. It returns an error listing any process that survived.
+func (d *Daemon) Stop(ctx context.Context) error {
+	signalAll(d, syscall.SIGTERM)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		procs, err := d.Processes()
+		select {
+		case <-d.done:
+		default:
+			procs = append(procs, linuxproc.Process{PID: d.PID(), Comm: "libvirtd"})
+		}
+		if err == nil && len(procs) == 0 {
+			d.log.V(1).Info("libvirtd stopped", "dir", d.cfg.Dir)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			signalAll(d, syscall.SIGKILL)
+			return d.waitGone(5 * time.Second)
+		case <-tick.C:
+		}
+	}
+}
+
+func (d *Daemon) waitGone(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		procs, err := d.Processes()
+		if err != nil {
+			return fmt.Errorf("libvirtd: stop %s: %w", d.cfg.Dir, err)
+		}
+		if len(procs) == 0 {
+			select {
+			case <-d.done:
+				return nil
+			case <-time.After(time.Until(deadline)):
+			}
+		}
+		if time.Now().After(deadline) {
+			var names []string
+			for _, p := range procs {
+				names = append(names, p.String())
+			}
+			return fmt.Errorf("libvirtd: stop %s: still alive after SIGKILL: %s", d.cfg.Dir, strings.Join(names, "; "))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// signalAll sends sig to every process in the daemon's namespace, guests
+// first, and to the daemon.
+func signalAll(d *Daemon, sig syscall.Signal) {
+	procs, _ := d.Processes()
+	for _, p := range procs {
+		if p.PID != d.PID() {
+			_ = syscall.Kill(p.PID, sig)
+		}
+	}
+	select {
+	case <-d.done:
+	default:
+		_ = d.cmd.Process.Signal(sig)
+	}
+}

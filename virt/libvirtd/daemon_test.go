@@ -1,0 +1,77 @@
+package libvirtd_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+
+	"github.com/virtkit/virtkit/internal/linuxproc"
+	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/virt/libvirtd"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// A daemon starts in its own mount namespace, answers on its socket, keeps its
+// files in its folder, and leaves no process behind when stopped.
+func TestStartStop(t *testing.T) {
+	testenv.Integration(t)
+	dir := testenv.Dir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, err := libvirtd.Start(ctx, libvirtd.Config{Dir: dir, CacheDir: testenv.Output(t, "cache", "libvirt")})
+	assert.NilError(t, err)
+
+	c, err := net.Dial("unix", d.Config().Paths().Socket)
+	assert.NilError(t, err, "the socket answers")
+	c.Close()
+
+	hostNS, err := linuxproc.MountNamespaceOf(os.Getpid())
+	assert.NilError(t, err)
+	assert.Assert(t, d.MountNamespace() != hostNS, "libvirtd runs in a private mount namespace")
+	procs, err := d.Processes()
+	assert.NilError(t, err)
+	assert.Equal(t, len(procs), 1, "only libvirtd itself runs: %v", procs)
+
+	conf, err := os.ReadFile(filepath.Join(dir, "etc", "libvirtd.conf"))
+	assert.NilError(t, err)
+	assert.Assert(t, strings.Contains(string(conf), d.Config().HostUUID))
+
+	// The host's /run/libvirt is not where the daemon's socket went.
+	_, err = os.Stat("/run/libvirt/libvirt-sock")
+	assert.Assert(t, os.IsNotExist(err), "the host's libvirt paths are untouched")
+
+	assert.NilError(t, d.Stop(ctx))
+	<-d.Done()
+	left, err := linuxproc.List(linuxproc.InMountNamespace(d.MountNamespace()))
+	assert.NilError(t, err)
+	assert.Equal(t, len(left), 0, "left behind: %v", left)
+}
+
+// A daemon that cannot start reports why and where its log is, and leaves
+// nothing running.
+func TestStartFailureNamesTheLog(t *testing.T) {
+	testenv.Integration(t)
+	dir := testenv.Dir(t)
+	// /bin/false stands in for a libvirtd that exits during start-up.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := libvirtd.Start(ctx, libvirtd.Config{Dir: dir, Binary: "/bin/false"})
+	assert.ErrorContains(t, err, "exited during start-up")
+	assert.ErrorContains(t, err, filepath.Join(dir, "log", "libvirtd.stderr"))
+}
+
+func TestStartRejectsBadConfig(t *testing.T) {
+	_, err := libvirtd.Start(context.Background(), libvirtd.Config{Dir: "relative"})
+	assert.ErrorContains(t, err, "Config.Dir")
+	_, err = libvirtd.Start(context.Background(), libvirtd.Config{Dir: "/tmp/vk-none", Binary: "no-such-libvirtd"})
+	assert.ErrorContains(t, err, "Config.Binary")
+	_, statErr := os.Stat("/tmp/vk-none")
+	assert.Assert(t, os.IsNotExist(statErr), "nothing created for a rejected config")
+}

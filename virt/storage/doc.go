@@ -1,0 +1,9 @@
+// Package storage plans how a VMI's volumes become guest disks (source type,
+// path, detected format, overlays, capacity; pure) and prepares them: disk
+// images, cloud-init and config ISOs built in Go, containerDisk overlays and
+// hotplug.
+//
+// It must not import virt/domain (which consumes its plans) or anything above.
+//
+// Status: not implemented yet (issue 6).
+package storage
