@@ -100,10 +100,20 @@ func run(ctx context.Context, dir, repo string, memMiB uint, fromDisk, untilRead
 	}
 	fmt.Printf("==> guest started (software emulation, %d MiB); its console follows, Ctrl-C shuts it down\n", memMiB)
 
+	printer := &consolePrinter{path: console, ready: regexp.MustCompile(`^` + testguest.ReadyMarker)}
+	ready := make(chan struct{})
+	followDone := make(chan struct{})
 	follow, stopFollow := context.WithCancel(ctx)
-	defer stopFollow()
-	ready := make(chan struct{}, 1)
-	go printConsole(follow, console, ready)
+	go func() {
+		defer close(followDone)
+		for follow.Err() == nil {
+			if printer.drain() {
+				close(ready)
+				printer.ready = nil
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
 
 	select {
 	case <-ready:
@@ -114,10 +124,13 @@ func run(ctx context.Context, dir, repo string, memMiB uint, fromDisk, untilRead
 	case <-ctx.Done():
 	}
 	fmt.Println("==> shutting the guest down (ACPI power button)")
-	if err := shutdown(dom, 30*time.Second); err != nil {
-		return err
+	shutdownErr := shutdown(dom, 30*time.Second)
+	stopFollow()
+	<-followDone
+	printer.drain() // the guest's last lines
+	if shutdownErr != nil {
+		return shutdownErr
 	}
-	time.Sleep(200 * time.Millisecond) // let the console printer show the last lines
 	fmt.Println("==> guest powered off; libvirtd stopping")
 	return nil
 }
@@ -143,33 +156,36 @@ func shutdown(dom *libvirt.Domain, limit time.Duration) error {
 	return dom.Destroy()
 }
 
-// printConsole copies the console log to stdout as it grows and signals
-// ready once the guest prints its ready marker.
-func printConsole(ctx context.Context, path string, ready chan<- struct{}) {
-	readyRe := regexp.MustCompile(`^` + testguest.ReadyMarker)
-	var offset int64
-	var partial string
-	for ctx.Err() == nil {
-		f, err := os.Open(path)
-		if err == nil {
-			_, _ = f.Seek(offset, io.SeekStart)
-			b, _ := io.ReadAll(f)
-			f.Close()
-			offset += int64(len(b))
-			text := partial + string(b)
-			lines := strings.Split(text, "\n")
-			partial = lines[len(lines)-1]
-			for _, l := range lines[:len(lines)-1] {
-				l = strings.TrimRight(l, "\r")
-				fmt.Println("guest| " + l)
-				if readyRe.MatchString(l) {
-					select {
-					case ready <- struct{}{}:
-					default:
-					}
-				}
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
+// consolePrinter copies the console log to stdout as it grows.
+type consolePrinter struct {
+	path    string
+	offset  int64
+	partial string
+	// ready, while set, is the line that drain reports seeing.
+	ready *regexp.Regexp
+}
+
+// drain prints the lines added since the last call and reports whether one
+// of them matched ready.
+func (p *consolePrinter) drain() (sawReady bool) {
+	f, err := os.Open(p.path)
+	if err != nil {
+		return false
 	}
+	defer f.Close()
+	if _, err := f.Seek(p.offset, io.SeekStart); err != nil {
+		return false
+	}
+	b, _ := io.ReadAll(f)
+	p.offset += int64(len(b))
+	lines := strings.Split(p.partial+string(b), "\n")
+	p.partial = lines[len(lines)-1]
+	for _, l := range lines[:len(lines)-1] {
+		l = strings.TrimRight(l, "\r")
+		fmt.Println("guest| " + l)
+		if p.ready != nil && p.ready.MatchString(l) {
+			sawReady = true
+		}
+	}
+	return sawReady
 }

@@ -24,6 +24,9 @@ type kind struct {
 	shortNames []string
 	columns    []apiextensionsv1.CustomResourceColumnDefinition
 	status     bool
+	// cluster marks a cluster-scoped kind; controller-gen makes every kind namespaced
+	// unless the Go type carries a marker, which kubevirt.io/api's do not.
+	cluster bool
 }
 
 func col(name, typ, path string) apiextensionsv1.CustomResourceColumnDefinition {
@@ -70,10 +73,10 @@ func kinds() map[string]kind {
 			status:     true,
 		},
 		"virtualmachineinstancetypes.instancetype.kubevirt.io":        {shortNames: []string{"vminstancetype", "vminstancetypes", "vmf", "vmfs"}},
-		"virtualmachineclusterinstancetypes.instancetype.kubevirt.io": {shortNames: []string{"vmclusterinstancetype", "vmclusterinstancetypes", "vmcf", "vmcfs"}},
+		"virtualmachineclusterinstancetypes.instancetype.kubevirt.io": {shortNames: []string{"vmclusterinstancetype", "vmclusterinstancetypes", "vmcf", "vmcfs"}, cluster: true},
 		"virtualmachinepreferences.instancetype.kubevirt.io":          {shortNames: []string{"vmpref", "vmprefs", "vmp", "vmps"}},
-		"virtualmachineclusterpreferences.instancetype.kubevirt.io":   {shortNames: []string{"vmcpref", "vmcprefs", "vmcp", "vmcps"}},
-		"migrationpolicies.migrations.kubevirt.io":                    {status: true},
+		"virtualmachineclusterpreferences.instancetype.kubevirt.io":   {shortNames: []string{"vmcpref", "vmcprefs", "vmcp", "vmcps"}, cluster: true},
+		"migrationpolicies.migrations.kubevirt.io":                    {status: true, cluster: true},
 	}
 }
 
@@ -139,6 +142,9 @@ func run(in, out string) error {
 
 func render(crd apiextensionsv1.CustomResourceDefinition, k kind) ([]byte, error) {
 	crd.Spec.Names.ShortNames = k.shortNames
+	if k.cluster {
+		crd.Spec.Scope = apiextensionsv1.ClusterScoped
+	}
 	crd.Spec.Names.Categories = []string{"all"}
 	if crd.Spec.Group != "kubevirt.io" {
 		crd.Spec.Names.Categories = nil

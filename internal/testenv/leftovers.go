@@ -72,7 +72,7 @@ func leftovers(cgroupsBefore map[string]bool) []string {
 			out = append(out, "mount "+m.MountPoint+" (from "+m.Root+")")
 		}
 	}
-	netns, _ := filepath.Glob("/run/netns/" + NetnsPrefix() + "*")
+	netns, _ := filepath.Glob("/run/netns/" + NamePrefix() + "*")
 	for _, n := range netns {
 		out = append(out, "network namespace "+filepath.Base(n))
 	}
@@ -85,9 +85,10 @@ func leftovers(cgroupsBefore map[string]bool) []string {
 	return out
 }
 
-// NetnsPrefix is the prefix of every named network namespace this process's
-// tests create, so that the leftover check can find them.
-func NetnsPrefix() string { return "vkt-" + strconv.Itoa(os.Getpid()) + "-" }
+// NamePrefix is the prefix for the names of network namespaces, cgroups and
+// other host-wide objects this process's tests create, so that the leftover
+// check can find them.
+func NamePrefix() string { return "vkt-" + strconv.Itoa(os.Getpid()) + "-" }
 
 // cgroups returns the cgroup folders, two levels deep, that a hypervisor
 // would create (machine slices, libvirt or QEMU scopes, virtkit groups).

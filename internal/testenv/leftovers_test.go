@@ -64,9 +64,9 @@ func TestLeftoversFindsProcessSeeingOurMount(t *testing.T) {
 func TestLeftoversFindsNewCgroup(t *testing.T) {
 	Integration(t)
 	before := cgroups()
-	group := "/sys/fs/cgroup/pids/" + NetnsPrefix() + "probe"
+	group := "/sys/fs/cgroup/pids/" + NamePrefix() + "probe"
 	if _, err := os.Stat("/sys/fs/cgroup/pids"); err != nil {
-		group = "/sys/fs/cgroup/unified/" + NetnsPrefix() + "probe"
+		group = "/sys/fs/cgroup/unified/" + NamePrefix() + "probe"
 	}
 	assert.NilError(t, os.Mkdir(group, 0o755))
 	assert.Assert(t, contains(leftovers(before), "cgroup "+group), "new cgroup not reported: %v", leftovers(before))
