@@ -30,8 +30,8 @@ export TZ=UTC LC_ALL=C
 stamp_key=$( {
   echo "$kver"
   sha256sum "$kernel" /bin/busybox
-  find "$here/rootfs" -type f | sort | xargs sha256sum
-  sha256sum "$0"
+  (cd "$here/rootfs" && find . -type f | sort | xargs sha256sum)
+  sha256sum <"$here/build.sh"
 } | sha256sum | cut -d' ' -f1)
 stamp=$out/.guest.stamp
 if [[ -f $stamp && $(cat "$stamp") == "$stamp_key" && -f $out/disk.qcow2 && -f $out/initramfs.gz && -f $out/vmlinuz ]]; then

@@ -5,5 +5,6 @@
 //
 // It must not import virt/domain (which consumes its plans) or anything above.
 //
-// Status: not implemented yet (issue 5).
+// Status: the plan types (plan.go) are here for virt/domain; the planner and
+// setup arrive with issue 5.
 package network
