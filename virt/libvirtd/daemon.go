@@ -30,7 +30,9 @@ type Daemon struct {
 
 // mountScript runs in the daemon's fresh mount namespace (private
 // propagation, set up by the Go runtime): it binds the instance folders over
-// libvirt's fixed system paths and becomes libvirtd. Arguments: the binary,
+// libvirt's fixed system paths and becomes libvirtd. The pid file goes into
+// the instance's run folder: libvirtd's default, /run/libvirtd.pid, is not
+// below a bound folder, so two instances would fight over the host's one. Arguments: the binary,
 // then the five instance folders in the order of libvirtPaths.
 const mountScript = `set -e
 bin=$1; shift
@@ -39,7 +41,7 @@ for target in /etc/libvirt /run/libvirt /var/lib/libvirt /var/log/libvirt /var/c
 	mount --bind "$1" "$target"
 	shift
 done
-exec "$bin" -f /etc/libvirt/libvirtd.conf
+exec "$bin" -f /etc/libvirt/libvirtd.conf -p /run/libvirt/libvirtd.pid
 `
 
 // Start writes the configuration into cfg.Dir and starts libvirtd in a private

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -74,4 +75,28 @@ func TestStartRejectsBadConfig(t *testing.T) {
 	assert.ErrorContains(t, err, "Config.Binary")
 	_, statErr := os.Stat("/tmp/vk-none")
 	assert.Assert(t, os.IsNotExist(statErr), "nothing created for a rejected config")
+}
+
+// Several daemons run side by side, each with its own socket, host UUID and
+// pid file (libvirtd's default pid file is host-wide).
+func TestTwoDaemonsAtOnce(t *testing.T) {
+	testenv.Integration(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var ds [2]*libvirtd.Daemon
+	for i := range ds {
+		d, err := libvirtd.Start(ctx, libvirtd.Config{Dir: testenv.Dir(t), CacheDir: testenv.Output(t, "cache", "libvirt")})
+		assert.NilError(t, err)
+		defer func() { assert.Check(t, d.Stop(ctx)) }()
+		ds[i] = d
+		pid, err := os.ReadFile(filepath.Join(d.Config().Dir, "run", "libvirtd.pid"))
+		assert.NilError(t, err)
+		assert.Equal(t, strings.TrimSpace(string(pid)), strconv.Itoa(d.PID()))
+	}
+	assert.Assert(t, ds[0].Config().HostUUID != ds[1].Config().HostUUID)
+	for _, d := range ds {
+		c, err := net.Dial("unix", d.Config().Paths().Socket)
+		assert.NilError(t, err)
+		c.Close()
+	}
 }
