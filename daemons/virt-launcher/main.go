@@ -1,0 +1,70 @@
+// Command virt-launcher is the entry point of a VMI's launcher pod: it runs
+// virt/launcher with the libvirt domain Manager and exits with the guest.
+//
+//	virt-launcher --dir /var/run/virtkit/UID --namespace NS --name VMI --grace-period 180
+//
+// Exit codes and the per-VMI folder are documented in docs/sdk/launcher.md.
+// SIGTERM or SIGINT asks for a stop: a graceful guest shutdown within the
+// grace period, then destroy.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/virtkit/virtkit/virt/domain"
+	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
+	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virt/libvirtd"
+)
+
+func main() {
+	var (
+		dir       = flag.String("dir", "", "per-VMI folder shared with the handler (required; keep it short)")
+		namespace = flag.String("namespace", "", "the VMI's namespace (required)")
+		name      = flag.String("name", "", "the VMI's name (required)")
+		grace     = flag.Duration("grace-period", 30*time.Second, "graceful shutdown time on SIGTERM before the guest is destroyed")
+		binary    = flag.String("libvirtd", "", "libvirtd binary (default: libvirtd on PATH or in /usr/sbin)")
+		cacheDir  = flag.String("libvirt-cache-dir", "", "shared folder for QEMU capability probes (default: private)")
+		termLog   = flag.String("termination-log", "/dev/termination-log", "where to write the exit reason for Kubernetes (skipped when not writable)")
+		verbose   = flag.Bool("v", false, "debug logging")
+	)
+	flag.Parse()
+	if *dir == "" || *namespace == "" || *name == "" {
+		fmt.Fprintln(os.Stderr, "virt-launcher: --dir, --namespace and --name are required")
+		flag.Usage()
+		os.Exit(launcher.ExitSetupFailed)
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	cfg := launcher.Config{
+		Layout:      launcher.Layout{Root: *dir},
+		Domain:      launcher.DomainName(*namespace, *name),
+		GracePeriod: *grace,
+		Libvirtd:    libvirtd.Config{Binary: *binary, CacheDir: *cacheDir},
+	}
+	connect := func(ctx context.Context, uri string) (domain.Manager, error) {
+		return domainlibvirt.New(ctx, uri, domainlibvirt.WithLogger(log))
+	}
+	res := launcher.Run(ctx, cfg, connect, launcher.WithLogger(log))
+	if f, err := os.OpenFile(*termLog, os.O_WRONLY|os.O_TRUNC, 0); err == nil {
+		fmt.Fprintln(f, res.Reason)
+		f.Close()
+	}
+	fmt.Fprintln(os.Stderr, "virt-launcher:", res)
+	os.Exit(res.Code)
+}

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"libvirt.org/go/libvirtxml"
+
+	"github.com/virtkit/virtkit/internal/linuxproc"
+	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/internal/testguest"
+	"github.com/virtkit/virtkit/virt/domain"
+	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
+	"github.com/virtkit/virtkit/virt/launcher"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// launcherProc is a running virt-launcher binary with a booted test guest.
+type launcherProc struct {
+	cmd    *exec.Cmd
+	layout launcher.Layout
+	m      domain.Manager
+	name   string
+	stderr *bytes.Buffer
+	done   chan struct{}
+}
+
+// buildOnce builds the binary under test once per test run, into _output/test.
+var buildOnce = sync.OnceValues(func() (string, error) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(root, "_output", "test", "virt-launcher")
+	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, b)
+	}
+	return bin, nil
+})
+
+func buildLauncher(t *testing.T) string {
+	t.Helper()
+	bin, err := buildOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// startLauncher runs the binary, waits until it is ready, then plays the
+// handler: defines and starts the test guest over the launcher's socket and
+// waits for the guest's ready line.
+func startLauncher(t *testing.T, bin string, grace time.Duration, extra ...string) *launcherProc {
+	t.Helper()
+	root := filepath.Join(testenv.Dir(t), "vmi")
+	args := append([]string{"--dir", root, "--namespace", "default", "--name", "tiny",
+		"--grace-period", grace.String(), "--libvirt-cache-dir", testenv.Output(t, "cache", "libvirt")}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), testenv.OwnerEnv+"="+strconv.Itoa(os.Getpid()))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &launcherProc{cmd: cmd, layout: launcher.Layout{Root: root}, name: launcher.DomainName("default", "tiny"), stderr: &stderr, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		<-p.done
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for {
+		if _, err := os.Stat(p.layout.ReadyFile()); err == nil {
+			break
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("launcher exited before it was ready: %s", stderr.String())
+		case <-ctx.Done():
+			t.Fatal("launcher not ready")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	uri, err := os.ReadFile(p.layout.ReadyFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := domainlibvirt.New(ctx, strings.TrimSpace(string(uri)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	p.m = m
+
+	doc := testguest.Domain(p.name, testenv.Guest(t), 128, p.layout.SerialLog())
+	doc.Devices.Serials[0].Source = &libvirtxml.DomainChardevSource{File: &libvirtxml.DomainChardevSourceFile{Path: p.layout.SerialLog()}}
+	if err := m.Define(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(ctx, p.name, domain.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitConsole(t, ctx, p.layout.SerialLog(), regexp.MustCompile(`^`+testguest.ReadyMarker+`$`))
+	return p
+}
+
+// wait returns the launcher's exit code and its recorded Result.
+func (p *launcherProc) wait(t *testing.T) (int, launcher.Result) {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("launcher did not exit; stderr:\n%s", p.stderr.String())
+	}
+	var r launcher.Result
+	b, err := os.ReadFile(p.layout.ExitFile())
+	if err != nil {
+		t.Fatalf("no exit file: %v; stderr:\n%s", err, p.stderr.String())
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p.layout.ReadyFile()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ready file still there after exit")
+	}
+	return p.cmd.ProcessState.ExitCode(), r
+}
+
+// assertNothingLeft checks that no process of the launcher's libvirtd
+// namespace (libvirtd, QEMU) survived it.
+func assertNothingLeft(t *testing.T, p *launcherProc) {
+	t.Helper()
+	procs, err := linuxproc.List(linuxproc.SeesMountFrom(p.layout.LibvirtDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range procs {
+		t.Errorf("left behind: %s", pr)
+	}
+}
+
+func qemuPID(t *testing.T, p *launcherProc) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(p.layout.LibvirtDir(), "run", "qemu", p.name+".pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+func TestStopOnSIGTERMShutsTheGuestDownGracefully(t *testing.T) {
+	testenv.Integration(t)
+	p := startLauncher(t, buildLauncher(t), 60*time.Second)
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	code, r := p.wait(t)
+	if code != 0 || !strings.Contains(r.Reason, "guest shut down on request") {
+		t.Errorf("exit %d %q, want 0 and a graceful shutdown; stderr:\n%s", code, r.Reason, p.stderr)
+	}
+	if !strings.Contains(testguest.Tail(p.layout.SerialLog(), 5), testguest.PowerOff) {
+		t.Errorf("the guest did not power itself off:\n%s", testguest.Tail(p.layout.SerialLog(), 5))
+	}
+	assertNothingLeft(t, p)
+}
+
+func TestStopWithNoGracePeriodDestroys(t *testing.T) {
+	testenv.Integration(t)
+	p := startLauncher(t, buildLauncher(t), 0)
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	code, r := p.wait(t)
+	if code != 0 || !strings.Contains(r.Reason, "did not power off within the grace period") {
+		t.Errorf("exit %d %q, want 0 and a destroy after the grace period", code, r.Reason)
+	}
+	assertNothingLeft(t, p)
+}
+
+func TestExitsZeroWhenTheGuestShutsDown(t *testing.T) {
+	testenv.Integration(t)
+	p := startLauncher(t, buildLauncher(t), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.m.Shutdown(ctx, p.name); err != nil {
+		t.Fatal(err)
+	}
+	code, r := p.wait(t)
+	if code != 0 || r.Reason != "guest shut down" {
+		t.Errorf("exit %d %q, want 0 %q", code, r.Reason, "guest shut down")
+	}
+	assertNothingLeft(t, p)
+}
+
+func TestExitsNonZeroWhenQEMUIsKilled(t *testing.T) {
+	testenv.Integration(t)
+	p := startLauncher(t, buildLauncher(t), 30*time.Second)
+	if err := syscall.Kill(qemuPID(t, p), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	code, r := p.wait(t)
+	if code != launcher.ExitGuestCrashed {
+		t.Errorf("exit %d %q, want %d (guest crashed)", code, r.Reason, launcher.ExitGuestCrashed)
+	}
+	assertNothingLeft(t, p)
+}
+
+func TestExitsNonZeroAndKillsQEMUWhenLibvirtdIsKilled(t *testing.T) {
+	testenv.Integration(t)
+	p := startLauncher(t, buildLauncher(t), 30*time.Second)
+	qemu := qemuPID(t, p)
+	b, err := os.ReadFile(filepath.Join(p.layout.LibvirtDir(), "run", "libvirtd.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	code, r := p.wait(t)
+	if code != launcher.ExitLibvirtdDied {
+		t.Errorf("exit %d %q, want %d (libvirtd died)", code, r.Reason, launcher.ExitLibvirtdDied)
+	}
+	if linuxproc.Alive(qemu) {
+		t.Errorf("QEMU (pid %d) survived its launcher", qemu)
+	}
+	assertNothingLeft(t, p)
+}
+
+func TestSetupFailureExitsWithReason(t *testing.T) {
+	testenv.Integration(t)
+	bin := buildLauncher(t)
+	root := filepath.Join(testenv.Dir(t), "vmi")
+	cmd := exec.Command(bin, "--dir", root, "--namespace", "default", "--name", "tiny", "--libvirtd", "/bin/false")
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != launcher.ExitSetupFailed {
+		t.Errorf("exit %d, want %d; output:\n%s", code, launcher.ExitSetupFailed, out)
+	}
+	if !strings.Contains(string(out), "libvirtd: exited during start-up") {
+		t.Errorf("output does not say why:\n%s", out)
+	}
+}

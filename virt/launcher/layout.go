@@ -1,0 +1,36 @@
+package launcher
+
+import "path/filepath"
+
+// Layout is the per-VMI folder a launcher shares with its node's handler.
+// Its paths are part of the handler-launcher contract (docs/sdk/launcher.md):
+//
+//	Root/libvirt/          the private libvirtd's instance folder (virt/libvirtd)
+//	Root/libvirt/run/libvirt-sock   libvirt's socket: the handler connects here
+//	Root/serial0           the first serial console's unix socket (created by QEMU)
+//	Root/serial0.log       everything the first serial console printed
+//	Root/ready             exists while the launcher is ready for a domain
+//	Root/exit              the launcher's Result once it has ended
+//
+// Keep Root short: libvirt's socket path must fit in 107 bytes.
+type Layout struct {
+	Root string
+}
+
+// LibvirtDir is the private libvirtd's instance folder.
+func (l Layout) LibvirtDir() string { return filepath.Join(l.Root, "libvirt") }
+
+// SerialSocket is where the domain's first serial console listens.
+func (l Layout) SerialSocket() string { return filepath.Join(l.Root, "serial0") }
+
+// SerialLog is the log of the domain's first serial console.
+func (l Layout) SerialLog() string { return filepath.Join(l.Root, "serial0.log") }
+
+// ReadyFile exists while the launcher accepts a domain.
+func (l Layout) ReadyFile() string { return filepath.Join(l.Root, "ready") }
+
+// ExitFile holds the launcher's Result after it ended.
+func (l Layout) ExitFile() string { return filepath.Join(l.Root, "exit") }
+
+// DomainName is the libvirt domain name of a VMI, as KubeVirt names it.
+func DomainName(namespace, name string) string { return namespace + "_" + name }
