@@ -2,8 +2,17 @@
 // VirtualMachineInstance specs and expands instancetypes and preferences, as
 // pure functions returning field.ErrorList with exact field paths.
 //
-// It sits at the bottom of the tree: it imports only API types and
-// apimachinery, never another virtkit room, and performs no I/O.
+// It owns KubeVirt's admission semantics: DefaultVMI/ValidateVMI (the VMI
+// webhooks), DefaultVM/ValidateVM (the VM webhooks), NewVMIFromVM (the VMI a
+// VM's template yields), ApplyInstancetype/ApplyAnnotations (instancetype and
+// preference expansion, the caller supplying the objects), and the single
+// table of KubeVirt fields virtkit refuses because it does not implement them
+// yet (unsupported.go, UnsupportedFeatures).
 //
-// Status: not implemented yet (issue 3).
+// It sits at the bottom of the tree: it imports only API types and
+// apimachinery, never another virtkit room, and performs no I/O. Cluster
+// settings KubeVirt reads from its configuration object arrive as Options;
+// nothing is global.
+//
+// Status: implemented (issue 3); see docs/sdk/spec.md.
 package spec
