@@ -7,5 +7,8 @@
 // It is pure and builds with CGO_ENABLED=0: no libvirt connection, no cluster
 // objects, no globals.
 //
-// Status: not implemented yet (issues 3 and 4).
+// Conversion is [Convert] (a VMI plus [Host] facts to a libvirtxml.Domain) and
+// [Status] (domain state to VMI phase, reason and conditions); see
+// docs/sdk/domain.md. The [Manager] interface and its typed errors are in
+// manager.go and errors.go; see docs/sdk/manager.md.
 package domain

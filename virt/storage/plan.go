@@ -37,6 +37,11 @@ type DiskPlan struct {
 	ReadOnly bool `json:"readOnly,omitempty"`
 	// CapacityBytes is the virtual size the guest sees; zero when unknown.
 	CapacityBytes int64 `json:"capacityBytes,omitempty"`
+	// LogicalBlockSize and PhysicalBlockSize are the volume's block sizes in
+	// bytes, as the storage underneath reports them; zero when unknown. A
+	// disk with blockSize.matchVolume presents them to the guest.
+	LogicalBlockSize  uint `json:"logicalBlockSize,omitempty"`
+	PhysicalBlockSize uint `json:"physicalBlockSize,omitempty"`
 }
 
 // Plan is the per-volume result of planning a VMI's storage, keyed by volume name.

@@ -1,0 +1,44 @@
+package domain
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// FuzzConvert feeds arbitrary VMI manifests through Convert: whatever the
+// spec, Convert returns a domain or an error, and never panics. The golden
+// manifests are the seed corpus. Run with
+//
+//	go test ./virt/domain/ -run '^$' -fuzz FuzzConvert -fuzztime 60s
+func FuzzConvert(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.yaml")
+	for _, file := range files {
+		if strings.HasSuffix(file, ".host.yaml") {
+			continue
+		}
+		if raw, err := os.ReadFile(file); err == nil {
+			f.Add(raw)
+		}
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		vmi := &virtv1.VirtualMachineInstance{}
+		if err := yaml.Unmarshal(raw, vmi); err != nil {
+			return
+		}
+		host := testHost(vmi)
+		host.CPU.DedicatedCPUs = []int{0, 1, 2, 3}
+		host.CPU.NUMACells = []NUMACell{{ID: 0, CPUs: []int{0, 1}}, {ID: 1, CPUs: []int{2, 3}}}
+		host.VSOCKCID = 3
+		dom, err := Convert(vmi, host)
+		if err == nil {
+			if _, err := dom.Marshal(); err != nil {
+				t.Fatalf("Marshal: %v", err)
+			}
+		}
+	})
+}
