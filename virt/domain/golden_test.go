@@ -78,11 +78,10 @@ func loadCase(t testing.TB, name string) (*virtv1.VirtualMachineInstance, Host) 
 // launcher lays them out.
 func testHost(vmi *virtv1.VirtualMachineInstance) Host {
 	h := Host{Arch: "amd64", Emulation: true, Storage: storage.Plan{}, Network: network.Plan{}}
+	preview := storage.PreviewPlan(vmi)
 	for _, d := range vmi.Spec.Domain.Devices.Disks {
-		for _, v := range vmi.Spec.Volumes {
-			if v.Name == d.Name {
-				h.Storage[v.Name] = testDiskPlan(vmi, &v)
-			}
+		if p, ok := preview[d.Name]; ok {
+			h.Storage[d.Name] = p
 		}
 	}
 	for i, iface := range vmi.Spec.Domain.Devices.Interfaces {
@@ -95,27 +94,6 @@ func testHost(vmi *virtv1.VirtualMachineInstance) Host {
 		}
 	}
 	return h
-}
-
-func testDiskPlan(vmi *virtv1.VirtualMachineInstance, v *virtv1.Volume) storage.DiskPlan {
-	p := storage.DiskPlan{Volume: v.Name, Source: storage.SourceFile, Format: storage.FormatRaw}
-	switch {
-	case v.ContainerDisk != nil:
-		p.Path, p.Format = "/var/run/kubevirt-ephemeral-disks/disk-data/"+v.Name+"/disk.qcow2", storage.FormatQCOW2
-	case v.CloudInitNoCloud != nil:
-		p.Path, p.ReadOnly = "/var/run/kubevirt-ephemeral-disks/cloud-init-data/"+vmi.Namespace+"/"+vmi.Name+"/noCloud.iso", true
-	case v.CloudInitConfigDrive != nil:
-		p.Path, p.ReadOnly = "/var/run/kubevirt-ephemeral-disks/cloud-init-data/"+vmi.Namespace+"/"+vmi.Name+"/configdrive.iso", true
-	case v.EmptyDisk != nil:
-		p.Path, p.Format = "/var/run/kubevirt-ephemeral-disks/empty-disks/"+v.Name+".qcow2", storage.FormatQCOW2
-	case v.ConfigMap != nil, v.Secret != nil, v.ServiceAccount != nil, v.DownwardAPI != nil:
-		p.Path, p.ReadOnly = "/var/run/kubevirt-private/config-disks/"+v.Name+".iso", true
-	case v.HostDisk != nil:
-		p.Path = v.HostDisk.Path
-	default:
-		p.Path = "/var/run/kubevirt-private/vmi-disks/" + v.Name + "/disk.img"
-	}
-	return p
 }
 
 func TestGolden(t *testing.T) {
