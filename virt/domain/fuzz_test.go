@@ -8,10 +8,14 @@ import (
 
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/virtkit/virtkit/virt/spec"
 )
 
-// FuzzConvert feeds arbitrary VMI manifests through Convert: whatever the
-// spec, Convert returns a domain or an error, and never panics. The golden
+// FuzzConvert feeds arbitrary VMI manifests through Convert as they are, and
+// through virt/spec's DefaultVMI and ValidateVMI and then Convert, as the
+// handler does: whatever the spec, nothing panics and every domain Convert
+// returns marshals. The golden
 // manifests are the seed corpus. Run with
 //
 //	go test ./virt/domain/ -run '^$' -fuzz FuzzConvert -fuzztime 60s
@@ -30,15 +34,22 @@ func FuzzConvert(f *testing.F) {
 		if err := yaml.Unmarshal(raw, vmi); err != nil {
 			return
 		}
-		host := testHost(vmi)
-		host.CPU.DedicatedCPUs = []int{0, 1, 2, 3}
-		host.CPU.NUMACells = []NUMACell{{ID: 0, CPUs: []int{0, 1}}, {ID: 1, CPUs: []int{2, 3}}}
-		host.VSOCKCID = 3
-		dom, err := Convert(vmi, host)
-		if err == nil {
-			if _, err := dom.Marshal(); err != nil {
-				t.Fatalf("Marshal: %v", err)
-			}
-		}
+		convertAndMarshal(t, vmi)
+		spec.DefaultVMI(vmi)
+		_ = spec.ValidateVMI(vmi)
+		convertAndMarshal(t, vmi)
 	})
+}
+
+func convertAndMarshal(t *testing.T, vmi *virtv1.VirtualMachineInstance) {
+	host := testHost(vmi)
+	host.CPU.DedicatedCPUs = []int{0, 1, 2, 3}
+	host.CPU.NUMACells = []NUMACell{{ID: 0, CPUs: []int{0, 1}}, {ID: 1, CPUs: []int{2, 3}}}
+	host.VSOCKCID = 3
+	dom, err := Convert(vmi, host)
+	if err == nil {
+		if _, err := dom.Marshal(); err != nil {
+			t.Fatalf("Marshal: %v", err)
+		}
+	}
 }
