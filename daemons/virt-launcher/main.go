@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,6 +35,7 @@ func main() {
 		grace     = flag.Duration("grace-period", 30*time.Second, "graceful shutdown time on SIGTERM before the guest is destroyed")
 		binary    = flag.String("libvirtd", "", "libvirtd binary (default: libvirtd on PATH or in /usr/sbin)")
 		cacheDir  = flag.String("libvirt-cache-dir", "", "shared folder for QEMU capability probes (default: private)")
+		drivers   = flag.String("libvirt-drivers", strings.Join(libvirtd.DefaultDrivers(), ","), "libvirt connection drivers to load, comma-separated, or \"all\"")
 		termLog   = flag.String("termination-log", "/dev/termination-log", "where to write the exit reason for Kubernetes (skipped when not writable)")
 		verbose   = flag.Bool("v", false, "debug logging")
 	)
@@ -55,7 +57,7 @@ func main() {
 		Layout:      launcher.Layout{Root: *dir},
 		Domain:      launcher.DomainName(*namespace, *name),
 		GracePeriod: *grace,
-		Libvirtd:    libvirtd.Config{Binary: *binary, CacheDir: *cacheDir},
+		Libvirtd:    libvirtd.Config{Binary: *binary, CacheDir: *cacheDir, Drivers: strings.Split(*drivers, ",")},
 	}
 	connect := func(ctx context.Context, uri string) (domain.Manager, error) {
 		return domainlibvirt.New(ctx, uri, domainlibvirt.WithLogger(log))

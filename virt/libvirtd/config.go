@@ -22,10 +22,24 @@ type Config struct {
 	CacheDir string
 	// Binary is the libvirtd executable; empty means "libvirtd" on PATH or in /usr/sbin.
 	Binary string
+	// Drivers lists the connection drivers the daemon loads, by module name
+	// ("qemu", "secret", "storage", "network", "nodedev", "nwfilter",
+	// "interface"). Empty means DefaultDrivers(); "all" loads every one
+	// installed ([AllDrivers]). A launcher needs only QEMU's: each further
+	// driver costs start-up time and memory in every VM's daemon.
+	Drivers []string
 	// LogLevel is libvirt's log priority for Dir/log/libvirtd.log: 1 debug,
 	// 2 info, 3 warning, 4 error. Zero means 3.
 	LogLevel int
 }
+
+// DefaultDrivers are the connection drivers a launcher's daemon loads: QEMU,
+// and secrets for disks that need credentials.
+func DefaultDrivers() []string { return []string{"qemu", "secret"} }
+
+// AllDrivers, as the only entry of Config.Drivers, loads every driver
+// installed, like a system libvirtd.
+const AllDrivers = "all"
 
 // Paths are the host paths of an instance.
 type Paths struct {
@@ -36,6 +50,8 @@ type Paths struct {
 	LogFile, Stderr string
 	// QEMULogDir holds one NAME.log per domain: QEMU's command line and errors.
 	QEMULogDir string
+	// DriverDir holds links to the driver modules the daemon may load.
+	DriverDir string
 }
 
 // maxSocketPath is the longest path a unix socket address holds on Linux.
@@ -59,6 +75,7 @@ func (c Config) Paths() Paths {
 		LogFile:    filepath.Join(log, "libvirtd.log"),
 		Stderr:     filepath.Join(log, "libvirtd.stderr"),
 		QEMULogDir: filepath.Join(log, "qemu"),
+		DriverDir:  filepath.Join(c.Dir, "drivers"),
 	}
 }
 
@@ -79,6 +96,9 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.LogLevel == 0 {
 		c.LogLevel = 3
 	}
+	if len(c.Drivers) == 0 {
+		c.Drivers = DefaultDrivers()
+	}
 	return c, nil
 }
 
@@ -95,6 +115,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("libvirtd: Config.Dir %q: must not contain quotes or newlines", c.Dir)
 	case c.HostUUID != "" && !validUUID(c.HostUUID):
 		return fmt.Errorf("libvirtd: Config.HostUUID %q: not a UUID, or all its digits are the same (libvirt refuses those)", c.HostUUID)
+	case !validDrivers(c.Drivers):
+		return fmt.Errorf("libvirtd: Config.Drivers %q: names must be plain module names such as \"qemu\"", c.Drivers)
 	case c.LogLevel < 0 || c.LogLevel > 4:
 		return fmt.Errorf("libvirtd: Config.LogLevel %d: must be 1 to 4 (0 for the default)", c.LogLevel)
 	}
@@ -130,4 +152,13 @@ func validUUID(s string) bool {
 		digits[r] = true
 	}
 	return len(digits) > 1
+}
+
+func validDrivers(ds []string) bool {
+	for _, d := range ds {
+		if d == "" || strings.ContainsAny(d, "/. ") {
+			return false
+		}
+	}
+	return true
 }

@@ -77,6 +77,10 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (*Daemon, error) {
 	if err := os.WriteFile(filepath.Join(p.Etc, "qemu.conf"), RenderQEMUConf(cfg), 0o640); err != nil {
 		return nil, fmt.Errorf("libvirtd: write qemu.conf: %w", err)
 	}
+	driverEnv, err := linkDrivers(cfg.Drivers, p.DriverDir)
+	if err != nil {
+		return nil, err
+	}
 	// A socket left by an earlier daemon would make readiness look immediate.
 	_ = os.Remove(p.Socket)
 	stderr, err := os.OpenFile(p.Stderr, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o640)
@@ -86,7 +90,7 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (*Daemon, error) {
 	defer stderr.Close()
 
 	cmd := exec.Command("/bin/sh", "-c", mountScript, "libvirtd-mounts", bin, p.Etc, p.Run, p.Lib, p.Log, p.Cache)
-	cmd.Env = append(os.Environ(), o.env...)
+	cmd.Env = append(append(os.Environ(), driverEnv...), o.env...)
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Setpgid: true}

@@ -44,6 +44,24 @@ func TestStartStop(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Assert(t, strings.Contains(string(conf), d.Config().HostUUID))
 
+	// Only the default drivers were loaded: each driver keeps state under
+	// run/, made when libvirtd initialises it, just after its socket opens.
+	for _, loaded := range []string{"qemu", "secrets"} {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			_, err := os.Stat(filepath.Join(dir, "run", loaded))
+			if err == nil {
+				break
+			}
+			assert.Assert(t, time.Now().Before(deadline), "driver state folder %s: %v", loaded, err)
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	for _, skipped := range []string{"network", "nodedev", "storage", "nwfilter", "interface"} {
+		_, err := os.Stat(filepath.Join(dir, "run", skipped))
+		assert.Assert(t, os.IsNotExist(err), "driver %s was loaded", skipped)
+	}
+
 	// The host's /run/libvirt is not where the daemon's socket went.
 	_, err = os.Stat("/run/libvirt/libvirt-sock")
 	assert.Assert(t, os.IsNotExist(err), "the host's libvirt paths are untouched")

@@ -1,5 +1,6 @@
 // Command overhead measures what a VM costs beyond its guest, side by side in
-// one run (`make bench-overhead`):
+// one run (`make bench-overhead`), for the launcher's libvirtd as configured
+// by default (QEMU and secret drivers only) and with every driver loaded:
 //
 //   - memory: it starts N virt-launcher processes, plays the handler for each
 //     (define and start the test guest, 1 vCPU, -memory MiB, software
@@ -23,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +35,7 @@ import (
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
 	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virt/libvirtd"
 )
 
 func main() {
@@ -71,58 +74,92 @@ func run(bin, repo string, n, runs int, memMiB uint) error {
 	defer os.RemoveAll(base)
 	cache := filepath.Join(root, "_output", "cache", "libvirt")
 
-	fmt.Printf("memory: %d launchers, each with a %d MiB test guest (1 vCPU, TCG), all ready at once\n", n, memMiB)
-	var vms []*vm
+	// Two daemon configurations side by side: the launcher's default (QEMU and
+	// secret drivers only) and every installed driver, as a system libvirtd
+	// loads them.
+	configs := []struct{ name, drivers string }{
+		{"default drivers", strings.Join(libvirtd.DefaultDrivers(), ",")},
+		{"all drivers", libvirtd.AllDrivers},
+	}
+
+	fmt.Printf("memory: %d launchers per configuration, each with a %d MiB test guest (1 vCPU, TCG), all ready at once\n", n, memMiB)
+	var vms [2][]*vm
 	defer func() {
-		for _, v := range vms {
-			v.stop()
+		for _, list := range vms {
+			for _, v := range list {
+				v.stop()
+			}
 		}
 	}()
 	for i := range n {
-		v, err := startVM(ctx, bin, filepath.Join(base, "m"+strconv.Itoa(i)), cache, guest, memMiB, true)
-		if err != nil {
-			return err
+		for c, cfg := range configs {
+			v, err := startVM(ctx, bin, filepath.Join(base, fmt.Sprintf("m%d%d", c, i)), cache, cfg.drivers, guest, memMiB, true)
+			if err != nil {
+				return err
+			}
+			vms[c] = append(vms[c], v)
 		}
-		vms = append(vms, v)
 	}
-	fmt.Printf("%-4s %14s %14s %14s %14s %14s\n", "vm", "launcher_rss", "libvirtd_rss", "overhead_rss", "overhead_pss", "qemu_rss")
-	var sumOverhead, sumOverheadPSS, sumQEMU float64
-	for i, v := range vms {
-		l, ld, q := v.pids()
-		lr, ldr, qr := rssMiB(l), rssMiB(ld), rssMiB(q)
-		pss := pssMiB(l) + pssMiB(ld)
-		fmt.Printf("%-4d %11.1f MiB %11.1f MiB %11.1f MiB %11.1f MiB %11.1f MiB\n", i, lr, ldr, lr+ldr, pss, qr)
-		sumOverhead += lr + ldr
-		sumOverheadPSS += pss
-		sumQEMU += qr
+	var overhead, pss, qemu [2]float64
+	fmt.Printf("%-16s %-4s %14s %14s %14s %14s %14s\n", "config", "vm", "launcher_rss", "libvirtd_rss", "overhead_rss", "overhead_pss", "qemu_rss")
+	for c, cfg := range configs {
+		for i, v := range vms[c] {
+			l, ld, q := v.pids()
+			lr, ldr, qr := rssMiB(l), rssMiB(ld), rssMiB(q)
+			p := pssMiB(l) + pssMiB(ld)
+			fmt.Printf("%-16s %-4d %10.1f MiB %10.1f MiB %10.1f MiB %10.1f MiB %10.1f MiB\n", cfg.name, i, lr, ldr, lr+ldr, p, qr)
+			overhead[c] += (lr + ldr) / float64(n)
+			pss[c] += p / float64(n)
+			qemu[c] += qr / float64(n)
+		}
 	}
-	for _, v := range vms {
-		v.stop()
+	for _, list := range vms {
+		for _, v := range list {
+			v.stop()
+		}
 	}
-	vms = nil
-	overhead := sumOverhead / float64(n)
-	qemu := sumQEMU / float64(n)
-	fmt.Printf("mean per VM: launcher+libvirtd %.1f MiB RSS (%.1f MiB PSS), QEMU %.1f MiB RSS\n", overhead, sumOverheadPSS/float64(n), qemu)
+	vms = [2][]*vm{}
+	for c, cfg := range configs {
+		fmt.Printf("mean per VM, %s: launcher+libvirtd %.1f MiB RSS (%.1f MiB PSS), QEMU %.1f MiB RSS\n", cfg.name, overhead[c], pss[c], qemu[c])
+	}
+	fmt.Printf("ratio default/all drivers: RSS %.2f\n", overhead[0]/overhead[1])
 
-	fmt.Printf("start-up: %d runs of launcher start -> domain running (guest boot excluded)\n", runs)
-	var times []float64
+	fmt.Printf("start-up: %d runs per configuration, alternating, of launcher start -> domain running (guest boot excluded)\n", runs)
+	var times, readies [2][]float64
+	var phases [2][4][]float64 // ready->connected, ->defined, ->Start returned, ->running
 	for i := range runs {
-		begin := time.Now()
-		v, err := startVM(ctx, bin, filepath.Join(base, "s"+strconv.Itoa(i)), cache, guest, memMiB, false)
-		if err != nil {
-			return err
+		for c, cfg := range configs {
+			begin := time.Now()
+			v, err := startVM(ctx, bin, filepath.Join(base, fmt.Sprintf("s%d%d", c, i)), cache, cfg.drivers, guest, memMiB, false)
+			if err != nil {
+				return err
+			}
+			times[c] = append(times[c], v.runningAt.Sub(begin).Seconds())
+			readies[c] = append(readies[c], v.readyAt.Sub(begin).Seconds())
+			for k, span := range [][2]time.Time{{v.readyAt, v.connectedAt}, {v.connectedAt, v.definedAt}, {v.definedAt, v.startedAt}, {v.startedAt, v.runningAt}} {
+				phases[c][k] = append(phases[c][k], span[1].Sub(span[0]).Seconds())
+			}
+			v.stop()
 		}
-		times = append(times, v.runningAt.Sub(begin).Seconds())
-		v.stop()
 	}
-	sort.Float64s(times)
-	median := times[len(times)/2]
-	if len(times)%2 == 0 {
-		median = (times[len(times)/2-1] + times[len(times)/2]) / 2
+	for c, cfg := range configs {
+		fmt.Printf("%s: launcher start -> ready: median %.3f s; -> running: median %.3f s, min %.3f s, max %.3f s\n",
+			cfg.name, medianOf(readies[c]), medianOf(times[c]), slices.Min(times[c]), slices.Max(times[c]))
+		fmt.Printf("  medians after ready: connect %.3f s, define %.3f s, start %.3f s, until running %.3f s\n",
+			medianOf(phases[c][0]), medianOf(phases[c][1]), medianOf(phases[c][2]), medianOf(phases[c][3]))
 	}
-	fmt.Printf("launcher start -> running: median %.3f s, min %.3f s, max %.3f s\n", median, times[0], times[len(times)-1])
-	fmt.Printf("overhead_mib_per_vm=%.1f launcher_to_running_s=%.3f qemu_rss_mib=%.1f\n", overhead, median, qemu)
+	fmt.Printf("ratio default/all drivers: start -> running %.2f\n", medianOf(times[0])/medianOf(times[1]))
+	fmt.Printf("overhead_mib_per_vm=%.1f launcher_to_running_s=%.3f qemu_rss_mib=%.1f\n", overhead[0], medianOf(times[0]), qemu[0])
 	return nil
+}
+
+func medianOf(xs []float64) float64 {
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 // vm is one launcher process with its guest.
@@ -131,13 +168,15 @@ type vm struct {
 	layout    launcher.Layout
 	name      string
 	m         domain.Manager
-	runningAt time.Time
+	// When each step of the start-up ended.
+	readyAt, connectedAt, definedAt, startedAt, runningAt time.Time
 	stderr    bytes.Buffer
 }
 
-func startVM(ctx context.Context, bin, dir, cache string, guest testguest.Artifacts, memMiB uint, waitReady bool) (*vm, error) {
+func startVM(ctx context.Context, bin, dir, cache, drivers string, guest testguest.Artifacts, memMiB uint, waitReady bool) (*vm, error) {
 	v := &vm{layout: launcher.Layout{Root: dir}, name: launcher.DomainName("bench", filepath.Base(dir))}
-	v.cmd = exec.Command(bin, "--dir", dir, "--namespace", "bench", "--name", filepath.Base(dir), "--grace-period", "0s", "--libvirt-cache-dir", cache)
+	v.cmd = exec.Command(bin, "--dir", dir, "--namespace", "bench", "--name", filepath.Base(dir), "--grace-period", "0s",
+		"--libvirt-cache-dir", cache, "--libvirt-drivers", drivers)
 	v.cmd.Stderr = &v.stderr
 	if err := v.cmd.Start(); err != nil {
 		return nil, err
@@ -154,6 +193,7 @@ func startVM(ctx context.Context, bin, dir, cache string, guest testguest.Artifa
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	v.readyAt = time.Now()
 	uri, _ := os.ReadFile(v.layout.ReadyFile())
 	m, err := domainlibvirt.New(ctx, strings.TrimSpace(string(uri)))
 	if err != nil {
@@ -161,15 +201,18 @@ func startVM(ctx context.Context, bin, dir, cache string, guest testguest.Artifa
 		return nil, err
 	}
 	v.m = m
+	v.connectedAt = time.Now()
 	doc := testguest.Domain(v.name, guest, memMiB, v.layout.SerialLog())
 	if err := m.Define(ctx, doc); err != nil {
 		v.stop()
 		return nil, err
 	}
+	v.definedAt = time.Now()
 	if err := m.Start(ctx, v.name, domain.StartOptions{}); err != nil {
 		v.stop()
 		return nil, err
 	}
+	v.startedAt = time.Now()
 	for {
 		st, _, err := m.State(ctx, v.name)
 		if err == nil && st == domain.StateRunning {
