@@ -164,13 +164,13 @@ func medianOf(xs []float64) float64 {
 
 // vm is one launcher process with its guest.
 type vm struct {
-	cmd       *exec.Cmd
-	layout    launcher.Layout
-	name      string
-	m         domain.Manager
+	cmd    *exec.Cmd
+	layout launcher.Layout
+	name   string
+	m      domain.Manager
 	// When each step of the start-up ended.
 	readyAt, connectedAt, definedAt, startedAt, runningAt time.Time
-	stderr    bytes.Buffer
+	stderr                                                bytes.Buffer
 }
 
 func startVM(ctx context.Context, bin, dir, cache, drivers string, guest testguest.Artifacts, memMiB uint, waitReady bool) (*vm, error) {
