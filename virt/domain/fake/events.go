@@ -2,7 +2,6 @@ package fake
 
 import (
 	"context"
-	"sync"
 
 	"github.com/virtkit/virtkit/virt/domain"
 )
@@ -13,21 +12,20 @@ func (m *Manager) Events(ctx context.Context) (<-chan domain.Event, error) {
 	if err := m.enter(ctx, domain.OpEvents, ""); err != nil {
 		return nil, err
 	}
-	s := &subscriber{out: make(chan domain.Event), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	s := domain.NewEventQueue()
 	m.subs[s] = struct{}{}
 	m.mu.Unlock()
-	go s.run()
 	go func() {
 		select {
 		case <-ctx.Done():
-		case <-s.done:
+		case <-s.Done():
 		}
 		m.mu.Lock()
 		delete(m.subs, s)
 		m.mu.Unlock()
-		s.stop()
+		s.Stop()
 	}()
-	return s.out, nil
+	return s.C(), nil
 }
 
 // eventLocked publishes a domain event; m.mu must be held.
@@ -37,54 +35,6 @@ func (m *Manager) eventLocked(name string, t domain.EventType, detail int, devic
 
 func (m *Manager) publishLocked(e domain.Event) {
 	for s := range m.subs {
-		s.push(e)
-	}
-}
-
-// subscriber is one Events channel with an unbounded backlog, so that
-// publishing never waits for a slow reader and order is kept.
-type subscriber struct {
-	out  chan domain.Event
-	wake chan struct{}
-	done chan struct{}
-
-	mu       sync.Mutex
-	queue    []domain.Event
-	stopOnce sync.Once
-}
-
-func (s *subscriber) push(e domain.Event) {
-	s.mu.Lock()
-	s.queue = append(s.queue, e)
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (s *subscriber) stop() { s.stopOnce.Do(func() { close(s.done) }) }
-
-func (s *subscriber) run() {
-	defer close(s.out)
-	for {
-		s.mu.Lock()
-		if len(s.queue) == 0 {
-			s.mu.Unlock()
-			select {
-			case <-s.wake:
-				continue
-			case <-s.done:
-				return
-			}
-		}
-		e := s.queue[0]
-		s.queue = s.queue[1:]
-		s.mu.Unlock()
-		select {
-		case s.out <- e:
-		case <-s.done:
-			return
-		}
+		s.Push(e)
 	}
 }

@@ -28,7 +28,7 @@ type Manager struct {
 	mu      sync.Mutex
 	closed  bool
 	domains map[string]*fakeDomain
-	subs    map[*subscriber]struct{}
+	subs    map[*domain.EventQueue]struct{}
 	fail    map[string][]error         // op -> errors for its next calls
 	holds   map[string][]chan struct{} // op -> gates its calls wait on
 	uuids   int
@@ -71,7 +71,7 @@ func New(opts ...Option) *Manager {
 		agent:   DefaultAgent,
 		cpuTick: 10 * time.Millisecond,
 		domains: map[string]*fakeDomain{},
-		subs:    map[*subscriber]struct{}{},
+		subs:    map[*domain.EventQueue]struct{}{},
 		fail:    map[string][]error{},
 		holds:   map[string][]chan struct{}{},
 	}
@@ -229,9 +229,9 @@ func (m *Manager) Close() error {
 	}
 	m.closed = true
 	for s := range m.subs {
-		s.stop()
+		s.Stop()
 	}
-	m.subs = map[*subscriber]struct{}{}
+	m.subs = map[*domain.EventQueue]struct{}{}
 	for _, d := range m.domains {
 		if d.console != nil {
 			d.console.hangup()

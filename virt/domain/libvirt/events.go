@@ -2,7 +2,6 @@ package libvirt
 
 import (
 	"context"
-	"sync"
 
 	"libvirt.org/go/libvirt"
 
@@ -12,11 +11,7 @@ import (
 // Events subscribes to the lifecycle and device events of every domain; see
 // domain.Manager.Events.
 func (m *Manager) Events(ctx context.Context) (<-chan domain.Event, error) {
-	s := &subscriber{
-		out:  make(chan domain.Event),
-		wake: make(chan struct{}, 1),
-		done: make(chan struct{}),
-	}
+	s := domain.NewEventQueue()
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -29,25 +24,24 @@ func (m *Manager) Events(ctx context.Context) (<-chan domain.Event, error) {
 		go m.reconnectLoop()
 	}
 	m.mu.Unlock()
-	go s.run()
 	go func() {
 		select {
 		case <-ctx.Done():
-		case <-s.done:
+		case <-s.Done():
 		}
 		m.mu.Lock()
 		delete(m.subs, s)
 		m.mu.Unlock()
-		s.stop()
+		s.Stop()
 	}()
-	return s.out, nil
+	return s.C(), nil
 }
 
 // publishLocked queues e for every subscriber; m.mu must be held. It never
 // blocks: libvirt's event loop, which calls it, must keep running.
 func (m *Manager) publishLocked(e domain.Event) {
 	for s := range m.subs {
-		s.push(e)
+		s.Push(e)
 	}
 }
 
@@ -105,54 +99,4 @@ func (m *Manager) registerEvents(c *conn) error {
 		c.callbacks = append(c.callbacks, id)
 	}
 	return nil
-}
-
-// subscriber is one Events channel with an unbounded backlog, so that
-// publishing never waits for a slow reader and order is kept.
-type subscriber struct {
-	out  chan domain.Event
-	wake chan struct{}
-	done chan struct{}
-
-	mu       sync.Mutex
-	queue    []domain.Event
-	stopOnce sync.Once
-}
-
-func (s *subscriber) push(e domain.Event) {
-	s.mu.Lock()
-	s.queue = append(s.queue, e)
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (s *subscriber) stop() { s.stopOnce.Do(func() { close(s.done) }) }
-
-// run feeds the backlog to out, in order, until stopped; then closes out.
-func (s *subscriber) run() {
-	defer close(s.out)
-	for {
-		s.mu.Lock()
-		if len(s.queue) == 0 {
-			s.mu.Unlock()
-			select {
-			case <-s.wake:
-				continue
-			case <-s.done:
-				return
-			}
-		}
-		e := s.queue[0]
-		s.queue[0] = domain.Event{}
-		s.queue = s.queue[1:]
-		s.mu.Unlock()
-		select {
-		case s.out <- e:
-		case <-s.done:
-			return
-		}
-	}
 }

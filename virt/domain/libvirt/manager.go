@@ -32,7 +32,7 @@ type Manager struct {
 	dialing chan struct{} // closed when the dial in progress ends; nil when none is
 	dialErr error         // the last dial's failure
 	closed  bool
-	subs    map[*subscriber]struct{}
+	subs    map[*domain.EventQueue]struct{}
 	// reconnecting is true while the background re-dial loop runs.
 	reconnecting bool
 	// everLost records that a connection was lost, so the next successful
@@ -81,7 +81,7 @@ func New(ctx context.Context, uri string, opts ...Option) (*Manager, error) {
 		now:      time.Now,
 		retry:    100 * time.Millisecond,
 		maxRetry: 5 * time.Second,
-		subs:     map[*subscriber]struct{}{},
+		subs:     map[*domain.EventQueue]struct{}{},
 	}
 	for _, o := range opts {
 		o(m)
@@ -113,10 +113,10 @@ func (m *Manager) Close() error {
 	c := m.cur
 	m.cur = nil
 	subs := m.subs
-	m.subs = map[*subscriber]struct{}{}
+	m.subs = map[*domain.EventQueue]struct{}{}
 	m.mu.Unlock()
 	for s := range subs {
-		s.stop()
+		s.Stop()
 	}
 	if c != nil {
 		m.retire(c)
