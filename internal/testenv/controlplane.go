@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -23,10 +24,24 @@ type ControlPlaneEnv struct {
 	Env *envtest.Environment
 }
 
+// ControlPlaneOption changes what ControlPlane starts.
+type ControlPlaneOption func(*envtest.Environment)
+
+// WithWebhooks installs webhook configurations. envtest points their
+// service references at a local HTTPS server it prepares: serve the webhooks
+// on Env.WebhookInstallOptions.LocalServingHost, LocalServingPort with the
+// certificates in LocalServingCertDir.
+func WithWebhooks(mutating []*admissionregistrationv1.MutatingWebhookConfiguration, validating []*admissionregistrationv1.ValidatingWebhookConfiguration) ControlPlaneOption {
+	return func(env *envtest.Environment) {
+		env.WebhookInstallOptions.MutatingWebhooks = append(env.WebhookInstallOptions.MutatingWebhooks, mutating...)
+		env.WebhookInstallOptions.ValidatingWebhooks = append(env.WebhookInstallOptions.ValidatingWebhooks, validating...)
+	}
+}
+
 // ControlPlane starts a real etcd and kube-apiserver from _output/bin (run
 // `make kube-bins` first), installs deploy/crds, and stops both when the test
 // ends. Start-up takes about 4 s.
-func ControlPlane(t testing.TB) *ControlPlaneEnv {
+func ControlPlane(t testing.TB, opts ...ControlPlaneOption) *ControlPlaneEnv {
 	t.Helper()
 	Integration(t)
 	bin := Output(t, "bin")
@@ -46,6 +61,9 @@ func ControlPlane(t testing.TB) *ControlPlaneEnv {
 		CRDDirectoryPaths:     []string{filepath.Join(root, "deploy", "crds")},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme.New(),
+	}
+	for _, o := range opts {
+		o(env)
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -1,0 +1,61 @@
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/virtkit/virtkit/virt/spec"
+)
+
+// Defaulter is the mutating webhook: it applies spec.DefaultVM or
+// spec.DefaultVMI and answers with the JSON patch.
+type Defaulter struct {
+	decoder admission.Decoder
+	opts    []spec.Option
+}
+
+var _ admission.Handler = (*Defaulter)(nil)
+
+// NewDefaulter returns the mutating webhook; opts are passed to virt/spec.
+func NewDefaulter(scheme *runtime.Scheme, opts ...spec.Option) *Defaulter {
+	return &Defaulter{decoder: admission.NewDecoder(scheme), opts: opts}
+}
+
+// Handle defaults the object in req.
+func (d *Defaulter) Handle(_ context.Context, req admission.Request) admission.Response {
+	var obj runtime.Object
+	switch req.Kind.Kind {
+	case "VirtualMachine":
+		vm := &virtv1.VirtualMachine{}
+		if err := d.decoder.Decode(req, vm); err != nil {
+			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode VirtualMachine %s/%s: %w", req.Namespace, req.Name, err))
+		}
+		spec.DefaultVM(vm, d.opts...)
+		obj = vm
+	case "VirtualMachineInstance":
+		vmi := &virtv1.VirtualMachineInstance{}
+		if err := d.decoder.Decode(req, vmi); err != nil {
+			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode VirtualMachineInstance %s/%s: %w", req.Namespace, req.Name, err))
+		}
+		if req.Operation == "UPDATE" {
+			// A running VMI's spec is not re-defaulted: what the handler
+			// runs is what was admitted at creation.
+			return admission.Allowed("")
+		}
+		spec.DefaultVMI(vmi, d.opts...)
+		obj = vmi
+	default:
+		return admission.Allowed("not a kind this webhook defaults")
+	}
+	mutated, err := json.Marshal(obj)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	return admission.PatchResponseFromRaw(req.Object.Raw, mutated)
+}
