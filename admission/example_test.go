@@ -1,0 +1,19 @@
+package admission_test
+
+import (
+	"fmt"
+
+	"github.com/virtkit/virtkit/admission"
+)
+
+// The webhook configurations to install in front of virt-api: they match
+// CREATE and UPDATE only, so deletes never wait for virt-api.
+func ExampleConfigurations() {
+	mutating, validating := admission.Configurations(admission.Service{Namespace: "kubevirt", Name: "virt-api", Port: 443})
+	w := validating.Webhooks[0]
+	fmt.Println(mutating.Name, validating.Name)
+	fmt.Println(w.Rules[0].Operations, w.Rules[0].Resources, *w.FailurePolicy, *w.TimeoutSeconds)
+	// Output:
+	// virtkit-mutating virtkit-validating
+	// [CREATE UPDATE] [virtualmachines virtualmachineinstances] Fail 10
+}
