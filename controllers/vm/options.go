@@ -1,0 +1,56 @@
+package vm
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+
+	"github.com/virtkit/virtkit/virt/spec"
+)
+
+// EventRecorder is the part of client-go's record.EventRecorder the controller
+// uses; the manager's recorder satisfies it.
+type EventRecorder interface {
+	// Eventf records an event about object.
+	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any)
+}
+
+// Option changes how a Reconciler works.
+type Option func(*Reconciler)
+
+// WithClock sets the clock used for condition timestamps and the start
+// failure backoff. The default is the real clock.
+func WithClock(c clock.PassiveClock) Option { return func(r *Reconciler) { r.clock = c } }
+
+// WithEventRecorder sets where events about VMs go. SetupWithManager uses the
+// manager's recorder unless one is set; the default otherwise drops events.
+func WithEventRecorder(rec EventRecorder) Option { return func(r *Reconciler) { r.recorder = rec } }
+
+// WithSpecOptions sets the virt/spec options (architecture, machine type,
+// grace period...) used to default and validate a VMI before it is created.
+func WithSpecOptions(opts ...spec.Option) Option {
+	return func(r *Reconciler) { r.specOpts = append([]spec.Option(nil), opts...) }
+}
+
+// WithMaxStartBackoff sets the longest wait before restarting a VM whose VMIs
+// keep failing before they ever run. KubeVirt's default is 300 s.
+func WithMaxStartBackoff(d time.Duration) Option { return func(r *Reconciler) { r.backoff.Max = d } }
+
+// WithJitter sets the source of the random part of the backoff: it returns a
+// number in [0, n). Tests pass a fixed function; the default is math/rand/v2.
+func WithJitter(f func(n int) int) Option { return func(r *Reconciler) { r.backoff.Jitter = f } }
+
+// discardRecorder drops events.
+type discardRecorder struct{}
+
+func (discardRecorder) Eventf(runtime.Object, string, string, string, ...any) {}
+
+func defaults() Reconciler {
+	return Reconciler{
+		clock:    clock.RealClock{},
+		recorder: discardRecorder{},
+		backoff:  Backoff{Max: 300 * time.Second, Jitter: rand.IntN},
+	}
+}

@@ -1,0 +1,95 @@
+package vm
+
+import (
+	k8sv1 "k8s.io/api/core/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+)
+
+// Reasons of the VMI's Synchronized=False condition that printableStatus
+// reports, as the VMI controller sets them from the launcher pod.
+const (
+	ReasonErrImagePull     = "ErrImagePull"
+	ReasonImagePullBackOff = "ImagePullBackOff"
+)
+
+// PrintableStatus computes status.printableStatus as KubeVirt does: the first
+// of these that holds wins, in this order: Terminating, Stopping, Migrating,
+// Paused, Running, ErrorUnschedulable, ErrImagePull, ImagePullBackOff,
+// Starting, CrashLoopBackOff, Stopped; otherwise Unknown. vm carries the
+// status computed so far (startFailure); vmi is the VMI as it is
+// after this reconcile (a just-created one has an empty phase, a just-deleted
+// one a deletion timestamp), nil when there is none. The volume statuses
+// (Provisioning, WaitingForVolumeBinding, ErrorPvcNotFound, DataVolumeError)
+// are not computed yet.
+func PrintableStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance) virtv1.VirtualMachinePrintableStatus {
+	switch {
+	case vm.DeletionTimestamp != nil:
+		return virtv1.VirtualMachineStatusTerminating
+	case vmi != nil && !vmi.IsFinal() && (vmi.IsMarkedForDeletion() || hasStopRequestFor(vm, vmi)):
+		return virtv1.VirtualMachineStatusStopping
+	case vmi != nil && migrating(vmi):
+		return virtv1.VirtualMachineStatusMigrating
+	case vmi != nil && vmi.IsRunning() && paused(vmi):
+		return virtv1.VirtualMachineStatusPaused
+	case vmi != nil && vmi.IsRunning():
+		return virtv1.VirtualMachineStatusRunning
+	case vmi != nil && unschedulable(vmi):
+		return virtv1.VirtualMachineStatusUnschedulable
+	case syncFailure(vmi) == ReasonErrImagePull:
+		return virtv1.VirtualMachineStatusErrImagePull
+	case syncFailure(vmi) == ReasonImagePullBackOff:
+		return virtv1.VirtualMachineStatusImagePullBackOff
+	case vmi != nil && (vmi.IsUnprocessed() || vmi.IsScheduling() || vmi.IsScheduled()):
+		return virtv1.VirtualMachineStatusStarting
+	case crashLooping(vm, vmi):
+		return virtv1.VirtualMachineStatusCrashLoopBackOff
+	case vmi != nil && vmi.IsFinal(), vmi == nil:
+		return virtv1.VirtualMachineStatusStopped
+	}
+	return virtv1.VirtualMachineStatusUnknown
+}
+
+// crashLooping: no live VMI, and the strategy waits out start failures.
+func crashLooping(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance) bool {
+	if vmi != nil && !vmi.IsFinal() {
+		return false
+	}
+	s, err := vm.RunStrategy()
+	return err == nil && restarts(s) && vm.Status.StartFailure != nil && vm.Status.StartFailure.ConsecutiveFailCount > 0
+}
+
+func migrating(vmi *virtv1.VirtualMachineInstance) bool {
+	m := vmi.Status.MigrationState
+	return m != nil && m.StartTimestamp != nil && m.EndTimestamp == nil && !m.Completed && !m.Failed
+}
+
+func paused(vmi *virtv1.VirtualMachineInstance) bool {
+	c := vmiCondition(vmi, virtv1.VirtualMachineInstancePaused)
+	return c != nil && c.Status == k8sv1.ConditionTrue
+}
+
+func unschedulable(vmi *virtv1.VirtualMachineInstance) bool {
+	c := vmiCondition(vmi, virtv1.VirtualMachineInstanceConditionType(k8sv1.PodScheduled))
+	return c != nil && c.Status == k8sv1.ConditionFalse && c.Reason == k8sv1.PodReasonUnschedulable
+}
+
+// syncFailure returns the reason of the VMI's Synchronized=False condition.
+func syncFailure(vmi *virtv1.VirtualMachineInstance) string {
+	c := vmiCondition(vmi, virtv1.VirtualMachineInstanceSynchronized)
+	if c == nil || c.Status != k8sv1.ConditionFalse {
+		return ""
+	}
+	return c.Reason
+}
+
+func vmiCondition(vmi *virtv1.VirtualMachineInstance, t virtv1.VirtualMachineInstanceConditionType) *virtv1.VirtualMachineInstanceCondition {
+	if vmi == nil {
+		return nil
+	}
+	for i := range vmi.Status.Conditions {
+		if vmi.Status.Conditions[i].Type == t {
+			return &vmi.Status.Conditions[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,236 @@
+package vm
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	virtv1 "kubevirt.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/virtkit/virtkit/virt/spec"
+)
+
+// Finalizer is the finalizer KubeVirt's VM controller puts on VMs: the VM is
+// not removed before its VMI is deleted.
+const Finalizer = virtv1.VirtualMachineControllerFinalizer
+
+// staleRetry is how soon a reconcile that acted on a stale cache runs again.
+const staleRetry = 200 * time.Millisecond
+
+// Reconciler is the VirtualMachine controller. Build it with New, then call
+// SetupWithManager, or call Reconcile directly with WithClient set.
+type Reconciler struct {
+	client   client.Client
+	reader   client.Reader
+	clock    clock.PassiveClock
+	recorder EventRecorder
+	specOpts []spec.Option
+	backoff  Backoff
+	expect   expectations
+}
+
+var _ reconcile.Reconciler = (*Reconciler)(nil)
+
+// WithClient sets the client the reconciler reads (from a cache) and writes
+// through, and the uncached reader it checks freshness with before creating a
+// VMI. SetupWithManager uses the manager's unless set; tests wrap them to
+// count writes.
+func WithClient(c client.Client, uncached client.Reader) Option {
+	return func(r *Reconciler) { r.client, r.reader = c, uncached }
+}
+
+// New returns a VirtualMachine reconciler with opts applied.
+func New(opts ...Option) *Reconciler {
+	r := defaults()
+	for _, o := range opts {
+		o(&r)
+	}
+	return &r
+}
+
+// SetupWithManager registers the reconciler with mgr: it watches
+// VirtualMachines and the VirtualMachineInstances they control.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.client == nil {
+		r.client, r.reader = mgr.GetClient(), mgr.GetAPIReader()
+	}
+	if _, ok := r.recorder.(discardRecorder); ok {
+		// KubeVirt's clients read core/v1 Events; the new events API writes events.k8s.io.
+		//lint:ignore SA1019 see above
+		r.recorder = mgr.GetEventRecorderFor("virtualmachine-controller")
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("virtualmachine").
+		For(&virtv1.VirtualMachine{}).
+		Owns(&virtv1.VirtualMachineInstance{}).
+		Complete(r)
+}
+
+// Reconcile brings one VM's VMI in line with its run strategy and requests,
+// then writes the VM's status if, and only if, it changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	vm := &virtv1.VirtualMachine{}
+	if err := r.client.Get(ctx, req.NamespacedName, vm); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.expect.forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.expect.vmStale(req.NamespacedName, vm.ResourceVersion) {
+		// Our own last write is not in the cache yet; its event follows.
+		return ctrl.Result{RequeueAfter: staleRetry}, nil
+	}
+	vmi, err := r.ownedVMI(ctx, vm)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if vm.DeletionTimestamp == nil && !controllerutil.ContainsFinalizer(vm, Finalizer) {
+		controllerutil.AddFinalizer(vm, Finalizer)
+		if err := r.updateVM(ctx, vm); err != nil {
+			return retryOn(ctx, fmt.Errorf("adding finalizer to VirtualMachine %s: %w", req.NamespacedName, err))
+		}
+	}
+
+	now := r.clock.Now()
+	work := vm.DeepCopy()
+	work.Status.StateChangeRequests = pendingRequests(work.Status.StateChangeRequests, vmi)
+	if s, err := work.RunStrategy(); err == nil {
+		// Count a VMI that failed before it ever ran while it is still seen.
+		work.Status.StartFailure = nextStartFailure(work.Status.StartFailure, s, vmi, now, r.backoff)
+	}
+	plan, planErr := PlanFor(work, vmi, now)
+	var syncErr *SyncError
+	if planErr != nil {
+		// As KubeVirt, reported as FailedCreate; only a spec change helps.
+		syncErr = &SyncError{Reason: ReasonFailedCreate, Terminal: true,
+			Err: fmt.Errorf("VirtualMachine %s: %w", req.NamespacedName, planErr)}
+	}
+	view := vmi
+	switch {
+	case plan.Create:
+		view, syncErr = r.createVMI(ctx, work)
+	case plan.Delete:
+		view, syncErr = r.deleteVMI(ctx, work, vmi)
+	case plan.SetAlways:
+		return r.setAlways(ctx, work)
+	}
+	if plan.AddStartRequest && syncErr == nil {
+		work.Status.StateChangeRequests = append(work.Status.StateChangeRequests,
+			virtv1.VirtualMachineStateChangeRequest{Action: virtv1.StartRequest})
+	}
+
+	if vm.DeletionTimestamp != nil && (view == nil || orphans(vm)) {
+		return r.release(ctx, vm)
+	}
+	if err := r.writeStatus(ctx, vm, NextStatus(work, view, syncErr, now, r.backoff)); err != nil {
+		return retryOn(ctx, err)
+	}
+	if syncErr != nil && syncErr.Terminal {
+		return ctrl.Result{}, reconcile.TerminalError(syncErr)
+	}
+	if syncErr != nil {
+		return ctrl.Result{}, syncErr
+	}
+	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
+}
+
+// ownedVMI returns the VMI named after vm if vm controls it, else nil.
+func (r *Reconciler) ownedVMI(ctx context.Context, vm *virtv1.VirtualMachine) (*virtv1.VirtualMachineInstance, error) {
+	vmi := &virtv1.VirtualMachineInstance{}
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(vm), vmi)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("getting VirtualMachineInstance %s/%s: %w", vm.Namespace, vm.Name, err)
+	}
+	if !controlledBy(vmi, vm.UID) {
+		return nil, nil
+	}
+	if vmi.DeletionTimestamp == nil && r.expect.deletedVMI(client.ObjectKeyFromObject(vm), vmi.UID) {
+		// Deleted by us, and the cache has not seen it yet.
+		return deletedView(vmi, r.clock.Now()), nil
+	}
+	return vmi, nil
+}
+
+// updateVM updates vm (metadata and spec) and remembers its old version as stale.
+func (r *Reconciler) updateVM(ctx context.Context, vm *virtv1.VirtualMachine) error {
+	old := vm.ResourceVersion
+	if err := r.client.Update(ctx, vm); err != nil {
+		return err
+	}
+	r.expect.vmWritten(client.ObjectKeyFromObject(vm), old, vm.ResourceVersion)
+	return nil
+}
+
+func controlledBy(vmi *virtv1.VirtualMachineInstance, uid types.UID) bool {
+	for _, o := range vmi.OwnerReferences {
+		if o.Controller != nil && *o.Controller && o.UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// writeStatus updates vm's status to st unless it is already st. The update
+// carries vm's resourceVersion: a VM changed meanwhile fails with a conflict.
+func (r *Reconciler) writeStatus(ctx context.Context, vm *virtv1.VirtualMachine, st virtv1.VirtualMachineStatus) error {
+	if equality.Semantic.DeepEqual(vm.Status, st) {
+		return nil
+	}
+	upd := vm.DeepCopy()
+	upd.Status = st
+	if err := r.client.Status().Update(ctx, upd); err != nil {
+		return fmt.Errorf("updating status of VirtualMachine %s/%s: %w", vm.Namespace, vm.Name, err)
+	}
+	r.expect.vmWritten(client.ObjectKeyFromObject(vm), vm.ResourceVersion, upd.ResourceVersion)
+	logf.FromContext(ctx).V(1).Info("status updated", "printableStatus", st.PrintableStatus, "ready", st.Ready)
+	return nil
+}
+
+// release removes the finalizer from a VM being deleted once its VMI is gone.
+func (r *Reconciler) release(ctx context.Context, vm *virtv1.VirtualMachine) (ctrl.Result, error) {
+	if !controllerutil.RemoveFinalizer(vm, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	if err := r.updateVM(ctx, vm); err != nil && !apierrors.IsNotFound(err) {
+		return retryOn(ctx, fmt.Errorf("removing finalizer from VirtualMachine %s/%s: %w", vm.Namespace, vm.Name, err))
+	}
+	return ctrl.Result{}, nil
+}
+
+// setAlways switches a Halted VM with a start request to Always, keeping the
+// field the user chose (runStrategy or the deprecated running).
+func (r *Reconciler) setAlways(ctx context.Context, vm *virtv1.VirtualMachine) (ctrl.Result, error) {
+	if vm.Spec.RunStrategy != nil {
+		always := virtv1.RunStrategyAlways
+		vm.Spec.RunStrategy = &always
+	} else {
+		running := true
+		vm.Spec.Running = &running
+	}
+	if err := r.updateVM(ctx, vm); err != nil {
+		return retryOn(ctx, fmt.Errorf("starting Halted VirtualMachine %s/%s: %w", vm.Namespace, vm.Name, err))
+	}
+	return ctrl.Result{}, nil
+}
+
+// retryOn turns a write conflict (the cache was stale) into a quiet requeue;
+// other errors go to the controller's rate-limited retry.
+func retryOn(ctx context.Context, err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		logf.FromContext(ctx).V(1).Info("conflict, requeueing", "error", err.Error())
+		return ctrl.Result{RequeueAfter: staleRetry}, nil
+	}
+	return ctrl.Result{}, err
+}
