@@ -5,6 +5,9 @@
 //
 // controllers/vm is the VirtualMachine controller (run strategies, start and
 // stop requests, printable status, crash-loop backoff); see
-// docs/controllers/vm.md. The VMI, migration and snapshot controllers are
-// still to come (issues 7 and 9).
+// docs/controllers/vm.md. controllers/vmi is the VirtualMachineInstance
+// controller (launcher pod rendering with the documented overhead, phases up
+// to Scheduled, pod failures surfaced with their reason); see
+// docs/controllers/vmi.md. The migration and snapshot controllers are still
+// to come (issue 9 and later).
 package controllers

@@ -260,7 +260,7 @@ func testWrites(t *testing.T, cl *cluster) {
 	vm = cl.waitVM(t, key, virtv1.VirtualMachineStatusRunning, func(vm *virtv1.VirtualMachine) bool { return vm.Status.Ready })
 	time.Sleep(500 * time.Millisecond) // let any late reconcile show up
 
-	writes := cl.writes.writes(ns)
+	writes := cl.writes.Writes(ns)
 	t.Logf("writes from VM creation to Running: %v", writes)
 	statusWrites := 0
 	for _, w := range writes {
@@ -288,7 +288,7 @@ func testWrites(t *testing.T, cl *cluster) {
 			t.Fatal(err)
 		}
 	}
-	if after := cl.writes.writes(ns); len(after) != before {
+	if after := cl.writes.Writes(ns); len(after) != before {
 		t.Errorf("forced reconciles wrote %v", after[before:])
 	}
 	if got := cl.getVM(t, key); got.ResourceVersion != vm.ResourceVersion {

@@ -3,13 +3,10 @@ package vm
 import (
 	"context"
 	"fmt"
-	"reflect"
-	"sync"
 	"testing"
 	"time"
 
 	k8sv1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -61,7 +58,7 @@ func (cl *cluster) startManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cl.writes == nil {
-		cl.writes = &countingClient{}
+		cl.writes = &countingClient{Describe: describeWrite}
 	}
 	cl.writes.Client = mgr.GetClient()
 	cl.r = New(WithClient(cl.writes, mgr.GetAPIReader()), WithClock(cl.clock), WithJitter(func(int) int { return 0 }))
@@ -273,82 +270,13 @@ func stopRequest(uid types.UID) virtv1.VirtualMachineStateChangeRequest {
 
 var startRequest = virtv1.VirtualMachineStateChangeRequest{Action: virtv1.StartRequest}
 
-// countingClient records the writes the controller makes, as "verb Kind".
-type countingClient struct {
-	client.Client
-	mu  sync.Mutex
-	log []string
-}
+// countingClient records the writes the controller makes; describeWrite
+// adds what a status write sets.
+type countingClient = testenv.WriteCounter
 
-// record notes one write; a write the apiserver refused counts too (it
-// cost a request), marked with the reason.
-func (c *countingClient) record(verb string, obj client.Object, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	w := verb + " " + reflect.TypeOf(obj).Elem().Name()
-	if err != nil {
-		w += " (" + string(apierrors.ReasonForError(err)) + ")"
-	}
+func describeWrite(verb string, obj client.Object) string {
 	if vm, ok := obj.(*virtv1.VirtualMachine); ok && verb == "status" {
-		w += " " + string(vm.Status.PrintableStatus)
+		return string(vm.Status.PrintableStatus)
 	}
-	c.log = append(c.log, w+" "+obj.GetNamespace())
-}
-
-// writes returns the writes made so far in namespace ns.
-func (c *countingClient) writes(ns string) []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []string
-	for _, w := range c.log {
-		if len(w) > len(ns) && w[len(w)-len(ns)-1:] == " "+ns {
-			out = append(out, w[:len(w)-len(ns)-1])
-		}
-	}
-	return out
-}
-
-func (c *countingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	err := c.Client.Create(ctx, obj, opts...)
-	c.record("create", obj, err)
-	return err
-}
-
-func (c *countingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	err := c.Client.Update(ctx, obj, opts...)
-	c.record("update", obj, err)
-	return err
-}
-
-func (c *countingClient) Patch(ctx context.Context, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
-	err := c.Client.Patch(ctx, obj, p, opts...)
-	c.record("patch", obj, err)
-	return err
-}
-
-func (c *countingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	err := c.Client.Delete(ctx, obj, opts...)
-	c.record("delete", obj, err)
-	return err
-}
-
-func (c *countingClient) Status() client.SubResourceWriter {
-	return &countingStatus{SubResourceWriter: c.Client.Status(), c: c}
-}
-
-type countingStatus struct {
-	client.SubResourceWriter
-	c *countingClient
-}
-
-func (s *countingStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	err := s.SubResourceWriter.Update(ctx, obj, opts...)
-	s.c.record("status", obj, err)
-	return err
-}
-
-func (s *countingStatus) Patch(ctx context.Context, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-	err := s.SubResourceWriter.Patch(ctx, obj, p, opts...)
-	s.c.record("status-patch", obj, err)
-	return err
+	return ""
 }

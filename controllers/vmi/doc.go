@@ -1,0 +1,29 @@
+// Package vmi is the VirtualMachineInstance controller: it renders and
+// creates the virt-launcher pod of each kubevirt.io/v1 VirtualMachineInstance,
+// follows the pod through scheduling, and moves the VMI through the phases
+// KubeVirt's virt-controller owns, with KubeVirt's semantics.
+//
+// It owns:
+//   - launcher pod rendering (RenderPod): name, labels, owner reference, the
+//     compute container and its command, the computed memory overhead
+//     (MemoryOverhead, docs/performance.md), scheduling constraints copied
+//     from the VMI, and the pod volumes backing the VMI's volumes;
+//   - the phases "" -> Pending -> Scheduling -> Scheduled, and Failed when the
+//     pod fails or disappears before the node's handler took the VMI over;
+//   - status.nodeName, status.activePods, the kubevirt.io/nodeName label, the
+//     PodScheduled condition (copied from the pod, reason and message
+//     included) and the Synchronized condition on pod creation failure;
+//   - the kubevirt.io/foregroundDeleteVirtualMachine finalizer: a VMI goes
+//     only after its launcher pod is gone;
+//   - deleting the pod of a deleted, Succeeded or Failed VMI.
+//
+// It must not touch: the phases Running and Succeeded and the Ready condition
+// of a running guest (virt-handler owns them), the VMI's spec, or any virt/
+// room but virt/spec. It does not import virt/launcher (which pulls in
+// virt/domain, virt/network and virt/storage); the few launcher contract
+// values it needs are mirrored in launcher.go.
+//
+// The pure parts (RenderPod, MemoryOverhead, PlanFor, NextStatus) are
+// exported so their tables can be read and reused; Reconciler wires them to
+// the API.
+package vmi

@@ -1,0 +1,44 @@
+package vmi
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Option changes how a Reconciler works.
+type Option func(*Reconciler)
+
+// WithPodOptions sets the options launcher pods are rendered with; the
+// launcher image is required.
+func WithPodOptions(o PodOptions) Option { return func(r *Reconciler) { r.podOpts = o } }
+
+// WithClock sets the clock used for phase transition and condition
+// timestamps. The default is the real clock.
+func WithClock(c clock.PassiveClock) Option { return func(r *Reconciler) { r.clock = c } }
+
+// WithClient sets the client the reconciler reads (from a cache) and writes
+// through, and the uncached reader it confirms a missing pod with before it
+// creates one or fails the VMI. SetupWithManager uses the manager's unless
+// set; tests wrap them to count writes.
+func WithClient(c client.Client, uncached client.Reader) Option {
+	return func(r *Reconciler) { r.client, r.reader = c, uncached }
+}
+
+// EventRecorder is the part of client-go's record.EventRecorder the controller
+// uses; the manager's recorder satisfies it.
+type EventRecorder interface {
+	// Eventf records an event about object.
+	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any)
+}
+
+// WithEventRecorder sets where events about VMIs go (SuccessfulCreate,
+// FailedCreate, SuccessfulDelete, FailedDelete, as KubeVirt names them).
+// SetupWithManager uses the manager's recorder unless one is set; the default
+// otherwise drops events.
+func WithEventRecorder(rec EventRecorder) Option { return func(r *Reconciler) { r.recorder = rec } }
+
+// discardRecorder drops events.
+type discardRecorder struct{}
+
+func (discardRecorder) Eventf(runtime.Object, string, string, string, ...any) {}

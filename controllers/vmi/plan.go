@@ -1,0 +1,269 @@
+package vmi
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// Finalizer keeps a VMI until its launcher pod is gone; KubeVirt's name.
+const Finalizer = virtv1.VirtualMachineInstanceFinalizer
+
+// PodScheduled is the VMI condition that mirrors the pod's PodScheduled
+// condition while the pod cannot be scheduled, as KubeVirt names it.
+const PodScheduled = virtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled)
+
+// Reasons in status.reason and on the Ready or Synchronized condition.
+const (
+	// ReasonFailedCreate: the launcher pod could not be created
+	// (Synchronized=False, and an event); ReasonSuccessfulCreate,
+	// ReasonSuccessfulDelete and ReasonFailedDelete are event reasons.
+	ReasonFailedCreate     = "FailedCreate"
+	ReasonSuccessfulCreate = "SuccessfulCreate"
+	ReasonSuccessfulDelete = "SuccessfulDelete"
+	ReasonFailedDelete     = "FailedDelete"
+	// ReasonPodNotExists: the launcher pod disappeared before the VMI ended.
+	ReasonPodNotExists = virtv1.PodNotExistsReason
+	// ReasonPodFailed: the launcher pod failed, without a launcher exit code
+	// that says more (evicted, image pull, killed...).
+	ReasonPodFailed = "PodFailed"
+	// ReasonPodCompleted: the launcher exited cleanly before the handler took over.
+	ReasonPodCompleted = "PodCompleted"
+	// ReasonGuestCrashed, ReasonGuestDestroyed, ReasonLibvirtdDied and
+	// ReasonLauncherSetupFailed name the launcher's exit codes.
+	ReasonGuestCrashed        = "GuestCrashed"
+	ReasonGuestDestroyed      = "GuestDestroyed"
+	ReasonLibvirtdDied        = "LibvirtdDied"
+	ReasonLauncherSetupFailed = "LauncherSetupFailed"
+)
+
+// Plan is what one reconcile does about a VMI's launcher pod and metadata.
+type Plan struct {
+	// AddFinalizer and RemoveFinalizer change the VMI's Finalizer.
+	AddFinalizer, RemoveFinalizer bool
+	// CreatePod: render and create the launcher pod.
+	CreatePod bool
+	// DeletePod: delete the launcher pod gracefully.
+	DeletePod bool
+	// NodeLabel, when set, is the value the kubevirt.io/nodeName label must take.
+	NodeLabel string
+}
+
+// PlanFor decides what to do given the VMI and its launcher pod (nil when
+// there is none, checked against the apiserver).
+func PlanFor(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod) Plan {
+	var p Plan
+	podLive := pod != nil && pod.DeletionTimestamp == nil
+	if vmi.DeletionTimestamp != nil {
+		p.DeletePod = podLive
+		p.RemoveFinalizer = pod == nil && controllerutil.ContainsFinalizer(vmi, Finalizer)
+		return p
+	}
+	if vmi.IsFinal() {
+		p.DeletePod = podLive
+		return p
+	}
+	p.AddFinalizer = !controllerutil.ContainsFinalizer(vmi, Finalizer)
+	switch vmi.Status.Phase {
+	case "", virtv1.Pending:
+		p.CreatePod = pod == nil
+	}
+	if pod != nil && pod.Spec.NodeName != "" && vmi.Labels[virtv1.NodeNameLabel] != pod.Spec.NodeName &&
+		(vmi.Status.NodeName == "" || vmi.Status.NodeName == pod.Spec.NodeName) && !podEnded(pod) {
+		p.NodeLabel = pod.Spec.NodeName
+	}
+	return p
+}
+
+// NextStatus returns the status vmi should have given its launcher pod (nil
+// when there is none), the error of creating that pod in this reconcile (nil
+// when none) and the time now. It does not change vmi. It changes only the
+// fields this controller owns; a VMI being deleted, a final VMI and a VMI the
+// handler runs keep their phase (except Failed when the pod is gone).
+func NextStatus(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, createErr error, now time.Time) virtv1.VirtualMachineInstanceStatus {
+	st := vmi.Status.DeepCopy()
+	ts := metav1.NewTime(now.Truncate(time.Second))
+	if vmi.DeletionTimestamp != nil || vmi.IsFinal() {
+		return *st
+	}
+	setPhase := func(p virtv1.VirtualMachineInstancePhase) {
+		if st.Phase == p {
+			return
+		}
+		st.Phase = p
+		st.PhaseTransitionTimestamps = append(st.PhaseTransitionTimestamps,
+			virtv1.VirtualMachineInstancePhaseTransitionTimestamp{Phase: p, PhaseTransitionTimestamp: ts})
+	}
+	fail := func(reason, message string) {
+		setPhase(virtv1.Failed)
+		st.Reason = reason
+		setCondition(st, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceReady,
+			Status: corev1.ConditionFalse, Reason: reason, Message: message, LastTransitionTime: ts})
+	}
+
+	if pod == nil {
+		switch st.Phase {
+		case "", virtv1.Pending:
+			setPhase(virtv1.Pending)
+			if createErr != nil {
+				setCondition(st, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceSynchronized,
+					Status: corev1.ConditionFalse, Reason: ReasonFailedCreate, Message: createErr.Error(), LastTransitionTime: ts})
+			}
+		default: // Scheduling, Scheduled, Running, Unknown: the pod was there
+			fail(ReasonPodNotExists, "the launcher pod was deleted before the VirtualMachineInstance ended")
+		}
+		return *st
+	}
+
+	if c := findCondition(st, virtv1.VirtualMachineInstanceSynchronized); c != nil && c.Reason == ReasonFailedCreate {
+		removeCondition(st, virtv1.VirtualMachineInstanceSynchronized) // the handler's reasons stay
+	}
+	if st.ActivePods == nil {
+		st.ActivePods = map[types.UID]string{}
+	}
+	st.ActivePods[pod.UID] = pod.Spec.NodeName
+	if st.Phase == "" || st.Phase == virtv1.Pending {
+		setPhase(virtv1.Pending) // records Pending's timestamp once
+		setPhase(virtv1.Scheduling)
+	}
+	syncPodScheduled(st, pod, ts)
+
+	if st.Phase == virtv1.Scheduling || st.Phase == virtv1.Scheduled {
+		// The handler has not taken the VMI over: a pod that ended is the VMI's end.
+		if podEnded(pod) {
+			reason, msg := podEndReason(pod)
+			fail(reason, msg)
+			return *st
+		}
+		if pod.DeletionTimestamp != nil {
+			// Deleted by someone else: Failed as soon as it is gone.
+			return *st
+		}
+	}
+	if st.Phase == virtv1.Scheduling && pod.Spec.NodeName != "" {
+		setPhase(virtv1.Scheduled)
+		st.NodeName = pod.Spec.NodeName
+	}
+	return *st
+}
+
+// syncPodScheduled mirrors a false PodScheduled condition of the pod on the
+// VMI, reason and message included, and drops it once the pod is scheduled.
+func syncPodScheduled(st *virtv1.VirtualMachineInstanceStatus, pod *corev1.Pod, ts metav1.Time) {
+	for _, c := range pod.Status.Conditions {
+		if c.Type != corev1.PodScheduled {
+			continue
+		}
+		if c.Status == corev1.ConditionTrue {
+			break
+		}
+		cond := virtv1.VirtualMachineInstanceCondition{Type: PodScheduled, Status: c.Status,
+			Reason: c.Reason, Message: c.Message, LastProbeTime: c.LastProbeTime, LastTransitionTime: c.LastTransitionTime}
+		if cond.LastTransitionTime.IsZero() {
+			cond.LastTransitionTime = ts
+		}
+		setCondition(st, cond)
+		return
+	}
+	removeCondition(st, PodScheduled)
+}
+
+// podEnded reports whether the pod or its compute container has ended
+// (restartPolicy Never: a terminated compute container does not come back).
+func podEnded(pod *corev1.Pod) bool {
+	if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
+		return true
+	}
+	return computeTerminated(pod) != nil
+}
+
+func computeTerminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == ComputeContainer {
+			return cs.State.Terminated
+		}
+	}
+	return nil
+}
+
+// podEndReason names why an ended pod ended: the launcher's exit code and
+// termination message when the compute container ran, else the pod's.
+func podEndReason(pod *corev1.Pod) (reason, message string) {
+	if t := computeTerminated(pod); t != nil {
+		msg := strings.TrimSpace(t.Message)
+		if msg == "" {
+			msg = fmt.Sprintf("launcher exited with code %d (%s)", t.ExitCode, t.Reason)
+		}
+		switch t.ExitCode {
+		case 0:
+			return ReasonPodCompleted, msg
+		case exitGuestCrashed:
+			return ReasonGuestCrashed, msg
+		case exitGuestDestroyed:
+			return ReasonGuestDestroyed, msg
+		case exitLibvirtdDied:
+			return ReasonLibvirtdDied, msg
+		case exitSetupFailed:
+			return ReasonLauncherSetupFailed, msg
+		}
+		return ReasonPodFailed, msg
+	}
+	reason, msg := ReasonPodFailed, pod.Status.Message
+	if pod.Status.Reason != "" {
+		reason = pod.Status.Reason // e.g. Evicted
+	}
+	if pod.Status.Phase == corev1.PodSucceeded {
+		reason = ReasonPodCompleted
+	}
+	if msg == "" {
+		msg = "the launcher pod ended in phase " + string(pod.Status.Phase)
+	}
+	return reason, msg
+}
+
+// setCondition sets c, keeping the old transition time when the status did not change.
+func setCondition(st *virtv1.VirtualMachineInstanceStatus, c virtv1.VirtualMachineInstanceCondition) {
+	for i, old := range st.Conditions {
+		if old.Type != c.Type {
+			continue
+		}
+		if old.Status == c.Status {
+			c.LastTransitionTime = old.LastTransitionTime
+		}
+		if equality.Semantic.DeepEqual(old, c) {
+			return
+		}
+		st.Conditions[i] = c
+		return
+	}
+	st.Conditions = append(st.Conditions, c)
+}
+
+func removeCondition(st *virtv1.VirtualMachineInstanceStatus, t virtv1.VirtualMachineInstanceConditionType) {
+	out := st.Conditions[:0]
+	for _, c := range st.Conditions {
+		if c.Type != t {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		out = nil
+	}
+	st.Conditions = out
+}
+
+func findCondition(st *virtv1.VirtualMachineInstanceStatus, t virtv1.VirtualMachineInstanceConditionType) *virtv1.VirtualMachineInstanceCondition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == t {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
+}

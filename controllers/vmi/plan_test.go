@@ -1,0 +1,133 @@
+package vmi
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+)
+
+func TestPlanFor(t *testing.T) {
+	tests := []struct {
+		name string
+		vmi  *virtv1.VirtualMachineInstance
+		pod  *corev1.Pod
+		want Plan
+	}{
+		{"new VMI", newVMI(), nil, Plan{AddFinalizer: true, CreatePod: true}},
+		{"Pending, pod creation failed before", newVMI(finalized(), phase(virtv1.Pending)), nil, Plan{CreatePod: true}},
+		{"Scheduling, pod pending", newVMI(finalized(), phase(virtv1.Scheduling)), newPod(), Plan{}},
+		{"Scheduling, pod gone: no new pod", newVMI(finalized(), phase(virtv1.Scheduling)), nil, Plan{}},
+		{"pod bound: label", newVMI(finalized(), phase(virtv1.Scheduling)), newPod(onNode("n1")), Plan{NodeLabel: "n1"}},
+		{"label already set", newVMI(finalized(), phase(virtv1.Scheduled), func(v *virtv1.VirtualMachineInstance) {
+			v.Labels = map[string]string{virtv1.NodeNameLabel: "n1"}
+			v.Status.NodeName = "n1"
+		}), newPod(onNode("n1")), Plan{}},
+		{"Failed: delete the pod", newVMI(finalized(), phase(virtv1.Failed)), newPod(onNode("n1")), Plan{DeletePod: true}},
+		{"Succeeded: delete the pod", newVMI(finalized(), phase(virtv1.Succeeded)), newPod(onNode("n1")), Plan{DeletePod: true}},
+		{"Failed, pod going", newVMI(finalized(), phase(virtv1.Failed)), newPod(podDeleting()), Plan{}},
+		{"deleted: delete the pod", newVMI(finalized(), phase(virtv1.Running), vmiDeleting()), newPod(onNode("n1")), Plan{DeletePod: true}},
+		{"deleted, pod going: wait", newVMI(finalized(), phase(virtv1.Running), vmiDeleting()), newPod(podDeleting()), Plan{}},
+		{"deleted, pod gone: release", newVMI(finalized(), phase(virtv1.Running), vmiDeleting()), nil, Plan{RemoveFinalizer: true}},
+		{"deleted, not ours to release", newVMI(phase(virtv1.Running), vmiDeleting()), nil, Plan{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, PlanFor(tc.vmi, tc.pod)); d != "" {
+				t.Errorf("PlanFor (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// brief is the part of a status the table checks.
+type brief struct {
+	Phase      virtv1.VirtualMachineInstancePhase
+	Reason     string
+	NodeName   string
+	Conditions map[virtv1.VirtualMachineInstanceConditionType]string // "Status Reason: Message"
+}
+
+func briefOf(st virtv1.VirtualMachineInstanceStatus) brief {
+	b := brief{Phase: st.Phase, Reason: st.Reason, NodeName: st.NodeName}
+	for _, c := range st.Conditions {
+		if b.Conditions == nil {
+			b.Conditions = map[virtv1.VirtualMachineInstanceConditionType]string{}
+		}
+		b.Conditions[c.Type] = string(c.Status) + " " + c.Reason + ": " + c.Message
+	}
+	return b
+}
+
+func TestNextStatus(t *testing.T) {
+	tests := []struct {
+		name      string
+		vmi       *virtv1.VirtualMachineInstance
+		pod       *corev1.Pod
+		createErr error
+		want      brief
+	}{
+		{"created: Scheduling", newVMI(), newPod(), nil, brief{Phase: virtv1.Scheduling}},
+		{"create failed: Pending with the reason", newVMI(), nil, errors.New("quota exceeded"), brief{Phase: virtv1.Pending,
+			Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{"Synchronized": "False FailedCreate: quota exceeded"}}},
+		{"unschedulable: reason surfaced", newVMI(phase(virtv1.Scheduling)), newPod(unschedulable("0/3 nodes are available: 3 Insufficient memory.")), nil,
+			brief{Phase: virtv1.Scheduling, Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{
+				"PodScheduled": "False Unschedulable: 0/3 nodes are available: 3 Insufficient memory."}}},
+		{"bound: Scheduled, condition dropped", newVMI(phase(virtv1.Scheduling), func(v *virtv1.VirtualMachineInstance) {
+			v.Status.Conditions = []virtv1.VirtualMachineInstanceCondition{{Type: PodScheduled, Status: corev1.ConditionFalse}}
+		}), newPod(onNode("n1")), nil, brief{Phase: virtv1.Scheduled, NodeName: "n1"}},
+		{"launcher crashed while Scheduled", newVMI(phase(virtv1.Scheduled)), newPod(onNode("n1"), computeExited(exitSetupFailed, "libvirtd: cannot bind socket\n")), nil,
+			brief{Phase: virtv1.Failed, Reason: ReasonLauncherSetupFailed, Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{
+				"Ready": "False LauncherSetupFailed: libvirtd: cannot bind socket"}}},
+		{"pod evicted while Scheduling", newVMI(phase(virtv1.Scheduling)), newPod(func(p *corev1.Pod) {
+			p.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "node low on memory"}
+		}), nil, brief{Phase: virtv1.Failed, Reason: "Evicted", Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{
+			"Ready": "False Evicted: node low on memory"}}},
+		{"pod deleted before the handler took over", newVMI(phase(virtv1.Scheduled)), nil, nil, brief{Phase: virtv1.Failed, Reason: ReasonPodNotExists,
+			Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{"Ready": "False PodNotExists: the launcher pod was deleted before the VirtualMachineInstance ended"}}},
+		{"pod being deleted while Scheduling: wait for it", newVMI(phase(virtv1.Scheduling)), newPod(podDeleting()), nil, brief{Phase: virtv1.Scheduling}},
+		{"Running: launcher end is the handler's", newVMI(phase(virtv1.Running)), newPod(onNode("n1"), computeExited(exitGuestCrashed, "guest crashed")), nil,
+			brief{Phase: virtv1.Running}},
+		{"Running, pod gone: Failed", newVMI(phase(virtv1.Running)), nil, nil, brief{Phase: virtv1.Failed, Reason: ReasonPodNotExists,
+			Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{"Ready": "False PodNotExists: the launcher pod was deleted before the VirtualMachineInstance ended"}}},
+		{"Running: the handler's Synchronized condition stays", newVMI(phase(virtv1.Running), func(v *virtv1.VirtualMachineInstance) {
+			v.Status.Conditions = []virtv1.VirtualMachineInstanceCondition{{Type: virtv1.VirtualMachineInstanceSynchronized, Status: corev1.ConditionFalse, Reason: "SyncFailed"}}
+		}), newPod(onNode("n1")), nil, brief{Phase: virtv1.Running, Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{"Synchronized": "False SyncFailed: "}}},
+		{"final: untouched", newVMI(phase(virtv1.Succeeded)), nil, nil, brief{Phase: virtv1.Succeeded}},
+		{"deleting: untouched", newVMI(phase(virtv1.Scheduling), vmiDeleting()), nil, nil, brief{Phase: virtv1.Scheduling}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := tc.vmi.DeepCopy()
+			got := NextStatus(tc.vmi, tc.pod, tc.createErr, t0)
+			if d := cmp.Diff(tc.want, briefOf(got)); d != "" {
+				t.Errorf("NextStatus (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(before, tc.vmi); d != "" {
+				t.Errorf("NextStatus changed its input:\n%s", d)
+			}
+			// Applying it again changes nothing: no second write.
+			again := tc.vmi.DeepCopy()
+			again.Status = got
+			if d := cmp.Diff(got, NextStatus(again, tc.pod, tc.createErr, t0.Add(5e9))); d != "" {
+				t.Errorf("NextStatus is not stable (-first +second):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestNextStatusTimestamps(t *testing.T) {
+	st := NextStatus(newVMI(), newPod(), nil, t0)
+	var phases []virtv1.VirtualMachineInstancePhase
+	for _, p := range st.PhaseTransitionTimestamps {
+		phases = append(phases, p.Phase)
+	}
+	if d := cmp.Diff([]virtv1.VirtualMachineInstancePhase{virtv1.Pending, virtv1.Scheduling}, phases); d != "" {
+		t.Errorf("phase transitions (-want +got):\n%s", d)
+	}
+	if st.ActivePods["pod-uid"] != "" || len(st.ActivePods) != 1 {
+		t.Errorf("activePods = %v, want the pod with no node yet", st.ActivePods)
+	}
+}

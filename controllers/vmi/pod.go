@@ -1,0 +1,222 @@
+package vmi
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	virtv1 "kubevirt.io/api/core/v1"
+)
+
+// ErrInvalidVMI is returned (wrapped, with the field) when a VMI cannot be
+// rendered into a pod.
+var ErrInvalidVMI = errors.New("invalid VirtualMachineInstance")
+
+// Labels, resources and paths of launcher pods.
+const (
+	// LauncherLabelValue is the value of the kubevirt.io label on launcher pods.
+	LauncherLabelValue = "virt-launcher"
+	// ComputeContainer is the name of the launcher's container.
+	ComputeContainer = "compute"
+	// KVMResource is the device plugin resource for /dev/kvm.
+	KVMResource corev1.ResourceName = "devices.kubevirt.io/kvm"
+	// PodRunDir is the folder in the pod under which each VMI's folder,
+	// PodRunDir/<vmi uid>, is shared with the node's handler (launcher.Layout.Root).
+	PodRunDir = "/var/run/virtkit"
+	// HostRunDir is the node folder that holds each VMI's folder,
+	// HostRunDir/<vmi uid>, mounted into the pod at PodRunDir/<vmi uid>.
+	HostRunDir = "/var/run/virtkit/pods"
+	// GracePeriodMargin is added to the VMI's termination grace period for
+	// the pod's, as KubeVirt does: the launcher must outlive the guest's shutdown.
+	GracePeriodMargin = 15
+	// DefaultGracePeriod is used when a VMI sets none (KubeVirt's default).
+	DefaultGracePeriod = 30
+	// CPUAllocationRatio is KubeVirt's default: a vCPU requests 1/10 of a CPU.
+	CPUAllocationRatio = 10
+
+	runVolume         = "virtkit-run"
+	containerDiskPath = "/var/run/kubevirt-ephemeral-disks/disk-data"
+	privatePath       = "/var/run/kubevirt-private"
+)
+
+// PodOptions are the cluster facts a launcher pod is rendered with.
+type PodOptions struct {
+	// LauncherImage is the image that runs virt-launcher (required).
+	LauncherImage string
+	// LauncherPullPolicy is the compute container's image pull policy.
+	LauncherPullPolicy corev1.PullPolicy
+	// Emulation selects software emulation (TCG): no /dev/kvm is requested
+	// and QEMU's overhead is TCG's. KubeVirt's useEmulation.
+	Emulation bool
+	// Suffix returns the random part of the pod name; the default is 5
+	// characters from k8s.io/apimachinery/pkg/util/rand.
+	Suffix func() string
+}
+
+// RunDir is the VMI's folder inside its launcher pod (launcher.Layout.Root).
+// A VMI UID is 36 bytes, so libvirt's socket, RunDir/libvirt/run/libvirt-sock,
+// is 78 bytes in the pod and 83 on the node (HostRunDir/<uid>/...), well
+// under the 107-byte limit of unix socket paths.
+func RunDir(vmi *virtv1.VirtualMachineInstance) string { return path.Join(PodRunDir, string(vmi.UID)) }
+
+// HostDir is the VMI's folder on the node, where the handler finds it.
+func HostDir(vmi *virtv1.VirtualMachineInstance) string {
+	return path.Join(HostRunDir, string(vmi.UID))
+}
+
+// RenderPod returns the launcher pod of vmi. It is pure: the same VMI,
+// options and suffix give the same pod.
+//
+// The compute container requests the guest's memory plus MemoryOverhead
+// (docs/performance.md, "Overhead the controller requests per launcher pod"),
+// and limits it likewise when the VMI sets a memory limit.
+func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod, error) {
+	if vmi.UID == "" {
+		return nil, fmt.Errorf("%w: metadata.uid: must be set", ErrInvalidVMI)
+	}
+	if opts.LauncherImage == "" {
+		return nil, errors.New("vmi: PodOptions.LauncherImage must be set")
+	}
+	res, err := computeResources(vmi, opts.Emulation)
+	if err != nil {
+		return nil, fmt.Errorf("VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)
+	}
+	vols, mounts, sa, err := podVolumes(vmi)
+	if err != nil {
+		return nil, fmt.Errorf("VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)
+	}
+	suffix := opts.Suffix
+	if suffix == nil {
+		suffix = func() string { return utilrand.String(5) }
+	}
+	grace := int64(DefaultGracePeriod)
+	if vmi.Spec.TerminationGracePeriodSeconds != nil {
+		grace = *vmi.Spec.TerminationGracePeriodSeconds
+	}
+	podGrace := grace + GracePeriodMargin
+	dir := RunDir(vmi)
+
+	labels := map[string]string{}
+	for k, v := range vmi.Labels {
+		labels[k] = v
+	}
+	labels[virtv1.AppLabel] = LauncherLabelValue
+	labels[virtv1.CreatedByLabel] = string(vmi.UID)
+	labels[virtv1.DeprecatedVirtualMachineNameLabel] = vmi.Name
+
+	nodeSelector := map[string]string{}
+	for k, v := range vmi.Spec.NodeSelector {
+		nodeSelector[k] = v
+	}
+	nodeSelector[virtv1.NodeSchedulable] = "true"
+
+	hostname := vmi.Spec.Hostname
+	if hostname == "" {
+		hostname = vmi.Name // KubeVirt names the guest's host after the VMI
+	}
+	yes := true
+	dirType := corev1.HostPathDirectoryOrCreate
+	vols = append([]corev1.Volume{{Name: runVolume, VolumeSource: corev1.VolumeSource{
+		HostPath: &corev1.HostPathVolumeSource{Path: HostDir(vmi), Type: &dirType}}}}, vols...)
+	mounts = append([]corev1.VolumeMount{{Name: runVolume, MountPath: dir}}, mounts...)
+
+	pod := &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        "virt-launcher-" + vmi.Name + "-" + suffix(),
+			Namespace:   vmi.Namespace,
+			Labels:      labels,
+			Annotations: map[string]string{virtv1.DomainAnnotation: vmi.Name},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: virtv1.SchemeGroupVersion.String(), Kind: "VirtualMachineInstance",
+				Name: vmi.Name, UID: vmi.UID, Controller: &yes, BlockOwnerDeletion: &yes,
+			}},
+		},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			TerminationGracePeriodSeconds: &podGrace,
+			AutomountServiceAccountToken:  &sa.automount,
+			ServiceAccountName:            sa.name,
+			NodeSelector:                  nodeSelector,
+			Affinity:                      vmi.Spec.Affinity.DeepCopy(),
+			Tolerations:                   append([]corev1.Toleration(nil), vmi.Spec.Tolerations...),
+			TopologySpreadConstraints:     append([]corev1.TopologySpreadConstraint(nil), vmi.Spec.TopologySpreadConstraints...),
+			SchedulerName:                 vmi.Spec.SchedulerName,
+			PriorityClassName:             vmi.Spec.PriorityClassName,
+			DNSPolicy:                     vmi.Spec.DNSPolicy,
+			DNSConfig:                     vmi.Spec.DNSConfig.DeepCopy(),
+			Hostname:                      hostname,
+			Subdomain:                     vmi.Spec.Subdomain,
+			Volumes:                       vols,
+			Containers: []corev1.Container{{
+				Name:            ComputeContainer,
+				Image:           opts.LauncherImage,
+				ImagePullPolicy: opts.LauncherPullPolicy,
+				Command: []string{launcherBinary,
+					"--dir", dir,
+					"--namespace", vmi.Namespace,
+					"--name", vmi.Name,
+					"--grace-period", strconv.FormatInt(grace, 10) + "s",
+				},
+				Resources:    res,
+				VolumeMounts: mounts,
+				ReadinessProbe: &corev1.Probe{
+					ProbeHandler:     corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", path.Join(dir, readyFileName)}}},
+					PeriodSeconds:    2,
+					FailureThreshold: 1,
+				},
+				TerminationMessagePath: corev1.TerminationMessagePathDefault,
+				// The launcher writes its exit reason there; a launcher that
+				// could not write it still leaves its last log lines.
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+			}},
+		},
+	}
+	return pod, nil
+}
+
+// computeResources returns the compute container's requests and limits.
+func computeResources(vmi *virtv1.VirtualMachineInstance, emulation bool) (corev1.ResourceRequirements, error) {
+	guest, err := GuestMemory(vmi)
+	if err != nil {
+		return corev1.ResourceRequirements{}, err
+	}
+	vcpus := VCPUs(vmi)
+	overhead := MemoryOverhead(guest, vcpus, emulation)
+	vr := vmi.Spec.Domain.Resources
+	req, lim := corev1.ResourceList{}, corev1.ResourceList{}
+
+	mem := guest.DeepCopy()
+	if q, ok := vr.Requests[corev1.ResourceMemory]; ok {
+		mem = q.DeepCopy()
+	}
+	mem.Add(overhead)
+	req[corev1.ResourceMemory] = mem
+	if q, ok := vr.Limits[corev1.ResourceMemory]; ok {
+		l := q.DeepCopy()
+		l.Add(overhead)
+		lim[corev1.ResourceMemory] = l
+	}
+
+	if q, ok := vr.Requests[corev1.ResourceCPU]; ok {
+		req[corev1.ResourceCPU] = q.DeepCopy()
+	} else {
+		req[corev1.ResourceCPU] = *resource.NewMilliQuantity(vcpus*1000/CPUAllocationRatio, resource.DecimalSI)
+	}
+	if q, ok := vr.Limits[corev1.ResourceCPU]; ok {
+		lim[corev1.ResourceCPU] = q.DeepCopy()
+	}
+	if !emulation {
+		one := *resource.NewQuantity(1, resource.DecimalSI)
+		req[KVMResource], lim[KVMResource] = one, one.DeepCopy()
+	}
+	if len(lim) == 0 {
+		lim = nil
+	}
+	return corev1.ResourceRequirements{Requests: req, Limits: lim}, nil
+}

@@ -1,0 +1,260 @@
+package vmi
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gotest.tools/v3/assert"
+	"gotest.tools/v3/golden"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+var kvmOpts = PodOptions{LauncherImage: "virtkit/virt-launcher:test", Suffix: fixedSuffix}
+var tcgOpts = PodOptions{LauncherImage: "virtkit/virt-launcher:test", Suffix: fixedSuffix, Emulation: true}
+
+func q(s string) resource.Quantity { return resource.MustParse(s) }
+
+func cpuTopology(sockets, cores, threads uint32) vmiOpt {
+	return func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.Domain.CPU = &virtv1.CPU{Sockets: sockets, Cores: cores, Threads: threads}
+	}
+}
+
+func resources(req, lim corev1.ResourceList) vmiOpt {
+	return func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.Domain.Resources = virtv1.ResourceRequirements{Requests: req, Limits: lim}
+	}
+}
+
+func TestRenderPodResources(t *testing.T) {
+	// 1 GiB guest: KVM overhead = 64 + 40 + 8*vCPUs MiB + 1Gi/512 (2 MiB); TCG = 64 + 240 MiB.
+	kvm := corev1.ResourceName(KVMResource)
+	tests := []struct {
+		name string
+		vmi  *virtv1.VirtualMachineInstance
+		opts PodOptions
+		want corev1.ResourceRequirements
+	}{{
+		name: "KVM, 1 vCPU by default",
+		vmi:  newVMI(), opts: kvmOpts,
+		want: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: q("1138Mi"), corev1.ResourceCPU: q("100m"), kvm: q("1")},
+			Limits:   corev1.ResourceList{kvm: q("1")},
+		},
+	}, {
+		name: "KVM, 2x2x1 topology",
+		vmi:  newVMI(cpuTopology(2, 2, 1)), opts: kvmOpts,
+		want: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: q("1162Mi"), corev1.ResourceCPU: q("400m"), kvm: q("1")},
+			Limits:   corev1.ResourceList{kvm: q("1")},
+		},
+	}, {
+		name: "TCG, flat overhead, no /dev/kvm",
+		vmi:  newVMI(cpuTopology(4, 1, 1)), opts: tcgOpts,
+		want: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: q("1328Mi"), corev1.ResourceCPU: q("400m")},
+		},
+	}, {
+		name: "TCG, memory and cpu limits, cpu request from the VMI",
+		vmi: newVMI(resources(
+			corev1.ResourceList{corev1.ResourceMemory: q("512Mi"), corev1.ResourceCPU: q("1500m")},
+			corev1.ResourceList{corev1.ResourceMemory: q("1Gi"), corev1.ResourceCPU: q("2")})),
+		opts: tcgOpts,
+		want: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: q("816Mi"), corev1.ResourceCPU: q("1500m")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: q("1328Mi"), corev1.ResourceCPU: q("2")},
+		},
+	}, {
+		name: "memory.guest without requests",
+		vmi: newVMI(resources(nil, nil), func(v *virtv1.VirtualMachineInstance) {
+			g := q("2Gi")
+			v.Spec.Domain.Memory = &virtv1.Memory{Guest: &g}
+		}),
+		opts: tcgOpts,
+		want: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: q("2352Mi"), corev1.ResourceCPU: q("100m")},
+		},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pod, err := RenderPod(tc.vmi, tc.opts)
+			assert.NilError(t, err)
+			got := pod.Spec.Containers[0].Resources
+			if d := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); d != "" {
+				t.Errorf("resources (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestMemoryOverhead(t *testing.T) {
+	tests := []struct {
+		guest     string
+		vcpus     int64
+		emulation bool
+		want      string
+	}{
+		{"1Gi", 1, false, "114Mi"},
+		{"4Gi", 4, false, "144Mi"},
+		{"64Mi", 1, false, "112Mi"}, // + 64Mi/512 = 128Ki
+		{"1Gi", 1, true, "304Mi"},
+		{"64Gi", 32, true, "304Mi"},
+	}
+	for _, tc := range tests {
+		got := MemoryOverhead(q(tc.guest), tc.vcpus, tc.emulation)
+		want := q(tc.want)
+		if tc.guest == "64Mi" {
+			want.Add(q("128Ki"))
+		}
+		if got.Cmp(want) != 0 {
+			t.Errorf("MemoryOverhead(%s, %d, %v) = %s, want %s", tc.guest, tc.vcpus, tc.emulation, got.String(), want.String())
+		}
+	}
+}
+
+func TestRenderPodErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		vmi  *virtv1.VirtualMachineInstance
+		want string
+	}{
+		{"no memory", newVMI(resources(nil, nil)), "spec.domain.memory.guest or spec.domain.resources.requests.memory must be set"},
+		{"no uid", newVMI(func(v *virtv1.VirtualMachineInstance) { v.UID = "" }), "metadata.uid"},
+		{"containerDisk without image", newVMI(func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Volumes = []virtv1.Volume{{Name: "d", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{}}}}
+		}), "spec.volumes[0].containerDisk.image"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := RenderPod(tc.vmi, kvmOpts)
+			assert.ErrorContains(t, err, tc.want)
+			assert.Assert(t, errors.Is(err, ErrInvalidVMI))
+		})
+	}
+	_, err := RenderPod(newVMI(), PodOptions{})
+	assert.ErrorContains(t, err, "LauncherImage")
+}
+
+func TestRenderPodShape(t *testing.T) {
+	grace := int64(60)
+	vmi := newVMI(func(v *virtv1.VirtualMachineInstance) {
+		v.Labels = map[string]string{"app": "demo", virtv1.AppLabel: "overridden"}
+		v.Spec.TerminationGracePeriodSeconds = &grace
+		v.Spec.NodeSelector = map[string]string{"zone": "a"}
+		v.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}
+		v.Spec.SchedulerName = "my-scheduler"
+		v.Spec.PriorityClassName = "high"
+		v.Spec.Hostname = "host"
+		v.Spec.Subdomain = "sub"
+		v.Spec.DNSPolicy = corev1.DNSNone
+		v.Spec.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"10.0.0.10"}}
+		v.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{}}
+	})
+	pod, err := RenderPod(vmi, kvmOpts)
+	assert.NilError(t, err)
+	yes := true
+	dir := "/var/run/virtkit/" + testUID
+
+	assert.Equal(t, pod.Name, "virt-launcher-vmi1-abcde")
+	assert.DeepEqual(t, pod.Labels, map[string]string{"app": "demo", "kubevirt.io": "virt-launcher",
+		"kubevirt.io/created-by": testUID, "vm.kubevirt.io/name": "vmi1"})
+	assert.DeepEqual(t, pod.Annotations, map[string]string{"kubevirt.io/domain": "vmi1"})
+	assert.DeepEqual(t, pod.OwnerReferences, []metav1.OwnerReference{{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachineInstance",
+		Name: "vmi1", UID: testUID, Controller: &yes, BlockOwnerDeletion: &yes}})
+	assert.DeepEqual(t, pod.Spec.NodeSelector, map[string]string{"zone": "a", "kubevirt.io/schedulable": "true"})
+	assert.DeepEqual(t, pod.Spec.Tolerations, vmi.Spec.Tolerations)
+	assert.DeepEqual(t, pod.Spec.Affinity, vmi.Spec.Affinity)
+	assert.DeepEqual(t, pod.Spec.DNSConfig, vmi.Spec.DNSConfig)
+	assert.Equal(t, pod.Spec.DNSPolicy, corev1.DNSNone)
+	assert.Equal(t, pod.Spec.SchedulerName, "my-scheduler")
+	assert.Equal(t, pod.Spec.PriorityClassName, "high")
+	assert.Equal(t, pod.Spec.Hostname, "host")
+	assert.Equal(t, pod.Spec.Subdomain, "sub")
+	assert.Equal(t, *pod.Spec.TerminationGracePeriodSeconds, int64(75))
+	assert.Equal(t, pod.Spec.RestartPolicy, corev1.RestartPolicyNever)
+	c := pod.Spec.Containers[0]
+	assert.DeepEqual(t, c.Command, []string{"virt-launcher", "--dir", dir, "--namespace", "default", "--name", "vmi1", "--grace-period", "60s"})
+	assert.DeepEqual(t, c.ReadinessProbe.Exec.Command, []string{"test", "-f", dir + "/ready"})
+	assert.DeepEqual(t, pod.Spec.Volumes[0].HostPath.Path, "/var/run/virtkit/pods/"+testUID)
+	assert.DeepEqual(t, c.VolumeMounts[0].MountPath, dir)
+	assert.Assert(t, len(dir+"/libvirt/run/libvirt-sock") < 108)
+
+	// Hostname defaults to the VMI's name; the grace period to 30 s.
+	pod, err = RenderPod(newVMI(), kvmOpts)
+	assert.NilError(t, err)
+	assert.Equal(t, pod.Spec.Hostname, "vmi1")
+	assert.Equal(t, *pod.Spec.TerminationGracePeriodSeconds, int64(45))
+	assert.Equal(t, pod.Spec.Containers[0].Command[len(pod.Spec.Containers[0].Command)-1], "30s")
+}
+
+func TestRenderPodVolumes(t *testing.T) {
+	f := false
+	vmi := newVMI(withVolumes())
+	pod, err := RenderPod(vmi, kvmOpts)
+	assert.NilError(t, err)
+	wantVols := []corev1.Volume{
+		{Name: "rootdisk", VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "quay.io/containerdisks/fedora:41", PullPolicy: corev1.PullIfNotPresent}}},
+		{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-pvc"}}},
+		{Name: "dv", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "dv1"}}},
+		{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm1"}}}},
+		{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s1", Optional: &f}}},
+		{Name: "down", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}},
+	}
+	assert.DeepEqual(t, pod.Spec.Volumes[1:], wantVols)
+	wantMounts := []corev1.VolumeMount{
+		{Name: "rootdisk", MountPath: "/var/run/kubevirt-ephemeral-disks/disk-data/rootdisk", ReadOnly: true},
+		{Name: "data", MountPath: "/var/run/kubevirt-private/vmi-disks/data"},
+		{Name: "dv", MountPath: "/var/run/kubevirt-private/vmi-disks/dv"},
+		{Name: "cfg", MountPath: "/var/run/kubevirt-private/config-map-disks/cfg", ReadOnly: true},
+		{Name: "sec", MountPath: "/var/run/kubevirt-private/secret-disks/sec", ReadOnly: true},
+		{Name: "down", MountPath: "/var/run/kubevirt-private/downwardapi-disks/down", ReadOnly: true},
+	}
+	assert.DeepEqual(t, pod.Spec.Containers[0].VolumeMounts[1:], wantMounts)
+	assert.Equal(t, pod.Spec.ServiceAccountName, "sa1")
+	assert.Equal(t, *pod.Spec.AutomountServiceAccountToken, true)
+
+	pod, err = RenderPod(newVMI(), kvmOpts)
+	assert.NilError(t, err)
+	assert.Equal(t, *pod.Spec.AutomountServiceAccountToken, false)
+}
+
+// withVolumes gives the VMI one volume of each kind RenderPod maps, and a cloud-init disk it does not.
+func withVolumes() vmiOpt {
+	f := false
+	return func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.Volumes = []virtv1.Volume{
+			{Name: "rootdisk", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "quay.io/containerdisks/fedora:41", ImagePullPolicy: corev1.PullIfNotPresent}}},
+			{Name: "data", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-pvc"}}}},
+			{Name: "dv", VolumeSource: virtv1.VolumeSource{DataVolume: &virtv1.DataVolumeSource{Name: "dv1"}}},
+			{Name: "cfg", VolumeSource: virtv1.VolumeSource{ConfigMap: &virtv1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm1"}}}},
+			{Name: "sec", VolumeSource: virtv1.VolumeSource{Secret: &virtv1.SecretVolumeSource{SecretName: "s1", Optional: &f}}},
+			{Name: "down", VolumeSource: virtv1.VolumeSource{DownwardAPI: &virtv1.DownwardAPIVolumeSource{Fields: []corev1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}},
+			{Name: "sa", VolumeSource: virtv1.VolumeSource{ServiceAccount: &virtv1.ServiceAccountVolumeSource{ServiceAccountName: "sa1"}}},
+			{Name: "cloudinit", VolumeSource: virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{UserData: "#cloud-config\n"}}},
+		}
+	}
+}
+
+// TestRenderPodGolden renders a typical VMI (a containerDisk, a PVC, cloud-init,
+// 2 vCPUs, 2 GiB, emulation) and compares it with testdata/typical-pod.yaml;
+// regenerate with go test -update.
+func TestRenderPodGolden(t *testing.T) {
+	vmi := newVMI(withVolumes(), cpuTopology(1, 2, 1), resources(corev1.ResourceList{corev1.ResourceMemory: q("2Gi")}, nil),
+		func(v *virtv1.VirtualMachineInstance) {
+			v.Name = "fedora"
+			v.Namespace = "demo"
+			v.Labels = map[string]string{"app": "fedora"}
+			v.Spec.Volumes = append(v.Spec.Volumes[:2], v.Spec.Volumes[7])
+		})
+	pod, err := RenderPod(vmi, PodOptions{LauncherImage: "virtkit/virt-launcher:v0.1.0", LauncherPullPolicy: corev1.PullIfNotPresent,
+		Emulation: true, Suffix: fixedSuffix})
+	assert.NilError(t, err)
+	b, err := yaml.Marshal(pod)
+	assert.NilError(t, err)
+	golden.Assert(t, string(b), "typical-pod.yaml")
+}

@@ -1,0 +1,267 @@
+package vmi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	virtv1 "kubevirt.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// staleRetry is how soon a reconcile that saw a stale cache runs again.
+const staleRetry = 200 * time.Millisecond
+
+// Reconciler is the VirtualMachineInstance controller. Build it with New,
+// then call SetupWithManager, or call Reconcile directly with WithClient set.
+type Reconciler struct {
+	client   client.Client
+	reader   client.Reader
+	clock    clock.PassiveClock
+	podOpts  PodOptions
+	recorder EventRecorder
+
+	mu    sync.Mutex
+	stale map[types.NamespacedName][]string // VMI resourceVersions our own writes replaced
+}
+
+var _ reconcile.Reconciler = (*Reconciler)(nil)
+
+// New returns a VirtualMachineInstance reconciler with opts applied.
+func New(opts ...Option) *Reconciler {
+	r := &Reconciler{clock: clock.RealClock{}, recorder: discardRecorder{}, stale: map[types.NamespacedName][]string{}}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// SetupWithManager registers the reconciler with mgr: it watches
+// VirtualMachineInstances and the pods they control.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.podOpts.LauncherImage == "" {
+		return errors.New("vmi: WithPodOptions: LauncherImage must be set")
+	}
+	if r.client == nil {
+		r.client, r.reader = mgr.GetClient(), mgr.GetAPIReader()
+	}
+	if _, ok := r.recorder.(discardRecorder); ok {
+		// KubeVirt's clients read core/v1 Events; the new events API writes events.k8s.io.
+		//lint:ignore SA1019 see above
+		r.recorder = mgr.GetEventRecorderFor("virtualmachineinstance-controller")
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("virtualmachineinstance").
+		For(&virtv1.VirtualMachineInstance{}).
+		Owns(&corev1.Pod{}).
+		Complete(r)
+}
+
+// Reconcile creates, follows and deletes one VMI's launcher pod and writes
+// the VMI's status if, and only if, it changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	vmi := &virtv1.VirtualMachineInstance{}
+	if err := r.client.Get(ctx, req.NamespacedName, vmi); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.isStale(req.NamespacedName, vmi.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: staleRetry}, nil
+	}
+	pod, err := r.launcherPod(ctx, vmi)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plan := PlanFor(vmi, pod)
+
+	if plan.AddFinalizer {
+		controllerutil.AddFinalizer(vmi, Finalizer)
+		if err := r.update(ctx, vmi); err != nil {
+			return retryOn(ctx, fmt.Errorf("adding finalizer to VirtualMachineInstance %s: %w", req.NamespacedName, err))
+		}
+	}
+	var createErr error
+	if plan.CreatePod {
+		pod, createErr = r.createPod(ctx, vmi)
+		if createErr != nil {
+			logf.FromContext(ctx).Error(createErr, "creating launcher pod")
+			r.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating pod: %v", createErr)
+		} else {
+			r.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created virtual machine pod %s", pod.Name)
+		}
+	}
+	if plan.DeletePod {
+		if err := r.client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+			r.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting pod %s: %v", pod.Name, err)
+			return ctrl.Result{}, fmt.Errorf("deleting launcher pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		r.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted virtual machine pod %s", pod.Name)
+	}
+	if plan.NodeLabel != "" {
+		base := vmi.DeepCopy()
+		if vmi.Labels == nil {
+			vmi.Labels = map[string]string{}
+		}
+		vmi.Labels[virtv1.NodeNameLabel] = plan.NodeLabel
+		if err := r.patch(ctx, vmi, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			return retryOn(ctx, fmt.Errorf("labelling VirtualMachineInstance %s: %w", req.NamespacedName, err))
+		}
+	}
+	if plan.RemoveFinalizer {
+		controllerutil.RemoveFinalizer(vmi, Finalizer)
+		if err := r.update(ctx, vmi); client.IgnoreNotFound(err) != nil {
+			return retryOn(ctx, fmt.Errorf("removing finalizer from VirtualMachineInstance %s: %w", req.NamespacedName, err))
+		}
+		return ctrl.Result{}, nil
+	}
+
+	if err := r.writeStatus(ctx, vmi, NextStatus(vmi, pod, createErr, r.clock.Now())); err != nil {
+		return retryOn(ctx, err)
+	}
+	if createErr != nil {
+		if errors.Is(createErr, ErrInvalidVMI) {
+			return ctrl.Result{}, reconcile.TerminalError(createErr)
+		}
+		return ctrl.Result{}, createErr
+	}
+	return ctrl.Result{}, nil
+}
+
+// launcherPod returns the VMI's launcher pod, nil when there is none. A pod
+// missing from the cache is looked up on the apiserver when its absence
+// would make this reconcile create a pod, fail the VMI or release it.
+func (r *Reconciler) launcherPod(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (*corev1.Pod, error) {
+	pod, err := findPod(ctx, r.client, vmi)
+	if err != nil || pod != nil || (vmi.IsFinal() && vmi.DeletionTimestamp == nil) {
+		return pod, err
+	}
+	return findPod(ctx, r.reader, vmi)
+}
+
+// findPod lists the pods vmi controls and picks the live one, else any.
+func findPod(ctx context.Context, rd client.Reader, vmi *virtv1.VirtualMachineInstance) (*corev1.Pod, error) {
+	pods := &corev1.PodList{}
+	if err := rd.List(ctx, pods, client.InNamespace(vmi.Namespace),
+		client.MatchingLabels{virtv1.CreatedByLabel: string(vmi.UID)}); err != nil {
+		return nil, fmt.Errorf("listing launcher pods of VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)
+	}
+	var found *corev1.Pod
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if controllerUID(p) != vmi.UID || p.Labels[virtv1.MigrationJobLabel] != "" {
+			continue // not ours, or a migration target pod (controllers/migration's)
+		}
+		if found == nil || (found.DeletionTimestamp != nil && p.DeletionTimestamp == nil) {
+			found = p
+		}
+	}
+	return found, nil
+}
+
+func controllerUID(p *corev1.Pod) types.UID {
+	for _, o := range p.OwnerReferences {
+		if o.Controller != nil && *o.Controller && o.Kind == "VirtualMachineInstance" {
+			return o.UID
+		}
+	}
+	return ""
+}
+
+// createPod renders and creates the launcher pod.
+func (r *Reconciler) createPod(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (*corev1.Pod, error) {
+	pod, err := RenderPod(vmi, r.podOpts)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.client.Create(ctx, pod); err != nil {
+		return nil, fmt.Errorf("creating launcher pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	logf.FromContext(ctx).V(1).Info("launcher pod created", "pod", pod.Name)
+	return pod, nil
+}
+
+// update updates vmi's metadata and spec and remembers its old version as stale.
+func (r *Reconciler) update(ctx context.Context, vmi *virtv1.VirtualMachineInstance) error {
+	old := vmi.ResourceVersion
+	if err := r.client.Update(ctx, vmi); err != nil {
+		return err
+	}
+	r.written(client.ObjectKeyFromObject(vmi), old, vmi.ResourceVersion)
+	return nil
+}
+
+func (r *Reconciler) patch(ctx context.Context, vmi *virtv1.VirtualMachineInstance, p client.Patch) error {
+	old := vmi.ResourceVersion
+	if err := r.client.Patch(ctx, vmi, p); err != nil {
+		return err
+	}
+	r.written(client.ObjectKeyFromObject(vmi), old, vmi.ResourceVersion)
+	return nil
+}
+
+// writeStatus updates vmi's status to st unless it is already st.
+func (r *Reconciler) writeStatus(ctx context.Context, vmi *virtv1.VirtualMachineInstance, st virtv1.VirtualMachineInstanceStatus) error {
+	if equality.Semantic.DeepEqual(vmi.Status, st) {
+		return nil
+	}
+	upd := vmi.DeepCopy()
+	upd.Status = st
+	if err := r.client.Status().Update(ctx, upd); err != nil {
+		return fmt.Errorf("updating status of VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)
+	}
+	r.written(client.ObjectKeyFromObject(vmi), vmi.ResourceVersion, upd.ResourceVersion)
+	logf.FromContext(ctx).V(1).Info("status updated", "phase", st.Phase, "reason", st.Reason)
+	return nil
+}
+
+// written records that a write replaced the VMI at resourceVersion old.
+func (r *Reconciler) written(key types.NamespacedName, old, cur string) {
+	if old == cur {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stale[key] = append(r.stale[key], old)
+}
+
+// isStale reports whether a cached VMI at rv predates this controller's own
+// last write; seeing any other version means the cache caught up.
+func (r *Reconciler) isStale(key types.NamespacedName, rv string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if slices.Contains(r.stale[key], rv) {
+		return true
+	}
+	delete(r.stale, key)
+	return false
+}
+
+func (r *Reconciler) forget(key types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.stale, key)
+}
+
+// retryOn turns a write conflict (the cache was stale) into a quiet requeue;
+// other errors go to the controller's rate-limited retry.
+func retryOn(ctx context.Context, err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		logf.FromContext(ctx).V(1).Info("conflict, requeueing", "error", err.Error())
+		return ctrl.Result{RequeueAfter: staleRetry}, nil
+	}
+	return ctrl.Result{}, err
+}

@@ -1,0 +1,75 @@
+package vmi
+
+import (
+	"fmt"
+	"path"
+
+	corev1 "k8s.io/api/core/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+)
+
+// serviceAccount is how the pod's service account is set.
+type serviceAccount struct {
+	name      string
+	automount bool
+}
+
+// podVolumes returns the pod volumes and compute mounts that back the VMI's
+// volumes. Pod volumes are named after the VMI's volumes.
+//
+//   - containerDisk: an image volume (Kubernetes 1.33+) at
+//     /var/run/kubevirt-ephemeral-disks/disk-data/<volume>, read-only; the
+//     node mounts the image (in virt-local, the local node: issue 8);
+//   - persistentVolumeClaim and dataVolume (whose PVC has the DataVolume's
+//     name): a persistentVolumeClaim volume at /var/run/kubevirt-private/vmi-disks/<volume>;
+//     filesystem mode is assumed (block PVCs are not handled yet);
+//   - configMap, secret, downwardAPI: the same pod volume at
+//     /var/run/kubevirt-private/{config-map,secret,downwardapi}-disks/<volume>;
+//   - serviceAccount: the pod runs as that service account with its token
+//     automounted (/var/run/secrets/kubernetes.io/serviceaccount), which is
+//     where KubeVirt's launcher reads it too; without one, no token is mounted.
+//
+// Other kinds (cloudInit*, emptyDisk, ephemeral, hostDisk, sysprep, memory
+// dumps, hotplugged volumes) need no pod volume here or are not handled yet;
+// the handler prepares them in the VMI's folder.
+func podVolumes(vmi *virtv1.VirtualMachineInstance) ([]corev1.Volume, []corev1.VolumeMount, serviceAccount, error) {
+	var vols []corev1.Volume
+	var mounts []corev1.VolumeMount
+	sa := serviceAccount{}
+	add := func(name, dir string, src corev1.VolumeSource, ro bool) {
+		vols = append(vols, corev1.Volume{Name: name, VolumeSource: src})
+		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: path.Join(dir, name), ReadOnly: ro})
+	}
+	for i, v := range vmi.Spec.Volumes {
+		field := fmt.Sprintf("spec.volumes[%d]", i)
+		switch {
+		case v.ContainerDisk != nil:
+			if v.ContainerDisk.Image == "" {
+				return nil, nil, sa, fmt.Errorf("%w: %s.containerDisk.image: must be set", ErrInvalidVMI, field)
+			}
+			add(v.Name, containerDiskPath, corev1.VolumeSource{Image: &corev1.ImageVolumeSource{
+				Reference: v.ContainerDisk.Image, PullPolicy: v.ContainerDisk.ImagePullPolicy}}, true)
+		case v.PersistentVolumeClaim != nil:
+			c := v.PersistentVolumeClaim.PersistentVolumeClaimVolumeSource
+			add(v.Name, path.Join(privatePath, "vmi-disks"), corev1.VolumeSource{PersistentVolumeClaim: &c}, c.ReadOnly)
+		case v.DataVolume != nil:
+			add(v.Name, path.Join(privatePath, "vmi-disks"), corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+				ClaimName: v.DataVolume.Name}}, false)
+		case v.ConfigMap != nil:
+			add(v.Name, path.Join(privatePath, "config-map-disks"), corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: v.ConfigMap.LocalObjectReference, Optional: v.ConfigMap.Optional}}, true)
+		case v.Secret != nil:
+			add(v.Name, path.Join(privatePath, "secret-disks"), corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+				SecretName: v.Secret.SecretName, Optional: v.Secret.Optional}}, true)
+		case v.DownwardAPI != nil:
+			add(v.Name, path.Join(privatePath, "downwardapi-disks"), corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+				Items: v.DownwardAPI.Fields}}, true)
+		case v.ServiceAccount != nil:
+			if sa.name != "" {
+				return nil, nil, sa, fmt.Errorf("%w: %s.serviceAccount: only one serviceAccount volume is allowed", ErrInvalidVMI, field)
+			}
+			sa = serviceAccount{name: v.ServiceAccount.ServiceAccountName, automount: true}
+		}
+	}
+	return vols, mounts, sa, nil
+}
