@@ -1,0 +1,27 @@
+package controllers
+
+import (
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/virtkit/virtkit/controllers/vm"
+	"github.com/virtkit/virtkit/controllers/vmi"
+)
+
+// AddToManager registers the VirtualMachine and VirtualMachineInstance
+// controllers with mgr, configured by cfg. daemons/virt-controller calls it;
+// so can an integrator's own manager.
+func AddToManager(mgr ctrl.Manager, cfg Config) error {
+	if cfg.LauncherImage == "" {
+		return fmt.Errorf("controllers: Config.LauncherImage: required")
+	}
+	if err := vm.New().SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("controllers: VirtualMachine controller: %w", err)
+	}
+	podOpts := vmi.PodOptions{LauncherImage: cfg.LauncherImage, Emulation: cfg.Emulation}
+	if err := vmi.New(vmi.WithPodOptions(podOpts)).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("controllers: VirtualMachineInstance controller: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+// Command virt-controller runs virtkit's cluster controllers (VirtualMachine
+// and VirtualMachineInstance, see controllers/) in a controller-runtime
+// manager with leader election, configured from the KubeVirt CR of its
+// namespace and its flags.
+//
+//	virt-controller --namespace kubevirt --launcher-image REGISTRY/virt-launcher:TAG
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/virtkit/virtkit/controllers"
+	"github.com/virtkit/virtkit/internal/scheme"
+)
+
+func main() {
+	var (
+		namespace   = flag.String("namespace", "kubevirt", "namespace of the KubeVirt CR and of the leader election lease")
+		image       = flag.String("launcher-image", "", "image of virt-launcher for launcher pods (required)")
+		emulation   = flag.Bool("emulation", false, "software emulation even when the KubeVirt CR does not ask for it")
+		leaderElect = flag.Bool("leader-elect", true, "run only while holding the lease, so several replicas can stand by")
+		metrics     = flag.String("metrics-bind-address", ":8443", "address of /metrics; 0 turns it off")
+		probes      = flag.String("health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	)
+	flag.Parse()
+	log := logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, nil))
+	ctrl.SetLogger(log)
+	if err := run(*namespace, *image, *emulation, *leaderElect, *metrics, *probes); err != nil {
+		log.Error(err, "virt-controller failed")
+		os.Exit(1)
+	}
+}
+
+func run(namespace, image string, emulation, leaderElect bool, metrics, probes string) error {
+	if image == "" {
+		return fmt.Errorf("--launcher-image is required")
+	}
+	restCfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	s := scheme.New()
+	reader, err := client.New(restCfg, client.Options{Scheme: s})
+	if err != nil {
+		return err
+	}
+	ctx := ctrl.SetupSignalHandler()
+	readCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	cfg, err := controllers.ReadConfig(readCtx, reader, namespace, controllers.Config{LauncherImage: image, Emulation: emulation})
+	cancel()
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+		Scheme:                  s,
+		LeaderElection:          leaderElect,
+		LeaderElectionID:        "virt-controller.kubevirt.io",
+		LeaderElectionNamespace: namespace,
+		Metrics:                 metricsserver.Options{BindAddress: metrics},
+		HealthProbeBindAddress:  probes,
+	})
+	if err != nil {
+		return fmt.Errorf("manager: %w", err)
+	}
+	if err := controllers.AddToManager(mgr, cfg); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
