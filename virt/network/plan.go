@@ -33,6 +33,61 @@ type InterfacePlan struct {
 	Gateways []string `json:"gateways,omitempty"`
 	// DNS holds name servers and search domains for the guest.
 	DNS DNS `json:"dns,omitempty"`
+
+	// Network is the VMI network (spec.networks[].name) the interface uses.
+	Network string `json:"network,omitempty"`
+	// Pod is the pod interface the guest NIC is bound to, as it was found
+	// before setup. Bridge binding takes its addresses and MAC for the guest
+	// and teardown gives them back, so the plan must be kept (it is plain
+	// JSON) for a restarted handler to set up again or tear down.
+	Pod PodInterface `json:"pod,omitempty"`
+	// Bridge is the Linux bridge in the pod that joins the tap to the pod
+	// side (KubeVirt's k6t-<pod interface>).
+	Bridge string `json:"bridge,omitempty"`
+	// BridgeIPs are the addresses setup gives the bridge (CIDR notation):
+	// with masquerade, the guest's gateway; none with bridge binding.
+	BridgeIPs []string `json:"bridgeIPs,omitempty"`
+	// PodPortMAC is the MAC the pod interface gets while enslaved to the
+	// bridge (bridge binding only): the guest takes the original one.
+	PodPortMAC string `json:"podPortMAC,omitempty"`
+	// Ports are the ports forwarded from the pod's address to the guest
+	// (masquerade only). Empty forwards every port and protocol.
+	Ports []Port `json:"ports,omitempty"`
+	// Routes are routes other than the default one that the guest is given
+	// (DHCP option 121).
+	Routes []Route `json:"routes,omitempty"`
+	// Hostname is handed to the guest by DHCP (option 12) when set.
+	Hostname string `json:"hostname,omitempty"`
+}
+
+// PodInterface is a network interface found in a pod's network namespace,
+// the planner's input from the node side (see [NetNS.Discover]).
+type PodInterface struct {
+	// Name is the interface's name in the pod (eth0, net1, ...).
+	Name string `json:"name"`
+	// MAC is its hardware address.
+	MAC string `json:"mac,omitempty"`
+	// IPs are its global addresses in CIDR notation.
+	IPs []string `json:"ips,omitempty"`
+	// Routes are the routes through it, the default one included.
+	Routes []Route `json:"routes,omitempty"`
+	// MTU is its MTU.
+	MTU int `json:"mtu,omitempty"`
+}
+
+// Route is a route: a destination in CIDR notation (0.0.0.0/0 or ::/0 for
+// the default route) and an optional next hop.
+type Route struct {
+	Dst     string `json:"dst"`
+	Gateway string `json:"gateway,omitempty"`
+}
+
+// Port is a port forwarded to a masquerade guest.
+type Port struct {
+	// Protocol is TCP or UDP.
+	Protocol string `json:"protocol"`
+	// Port is the port number, 1-65535, the same on the pod and in the guest.
+	Port int `json:"port"`
 }
 
 // DNS is the resolver configuration handed to a guest.
