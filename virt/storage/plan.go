@@ -42,6 +42,60 @@ type DiskPlan struct {
 	// disk with blockSize.matchVolume presents them to the guest.
 	LogicalBlockSize  uint `json:"logicalBlockSize,omitempty"`
 	PhysicalBlockSize uint `json:"physicalBlockSize,omitempty"`
+
+	// The fields below are for preparation (Manager.Prepare, Release);
+	// virt/domain does not need them.
+
+	// Kind is the VMI volume source the disk comes from.
+	Kind Kind `json:"kind,omitempty"`
+	// Create is set when Prepare makes the image at Path: an overlay, an
+	// emptyDisk, an ISO, a disk.img absent from its claim, a DiskOrCreate
+	// hostDisk.
+	Create bool `json:"create,omitempty"`
+	// BackingPath and BackingFormat are the read-only base image of a qcow2
+	// overlay at Path (ephemeral and containerDisk volumes). The overlay's
+	// header names them, so QEMU never writes the base.
+	BackingPath   string `json:"backingPath,omitempty"`
+	BackingFormat Format `json:"backingFormat,omitempty"`
+	// ContentDir is the folder whose files a configMap, secret,
+	// serviceAccount or downwardAPI disk carries.
+	ContentDir string `json:"contentDir,omitempty"`
+	// Label is the volume label of an ISO disk (cidata, config-2, or the
+	// volume's volumeLabel).
+	Label string `json:"label,omitempty"`
+	// Hotpluggable is set for a claim or data volume marked hotpluggable:
+	// it is attached to the running domain, not written into its document.
+	Hotpluggable bool `json:"hotpluggable,omitempty"`
+}
+
+// Kind names a VMI volume source, spelled as its field in the API.
+type Kind string
+
+const (
+	KindPersistentVolumeClaim Kind = "persistentVolumeClaim"
+	KindDataVolume            Kind = "dataVolume"
+	KindHostDisk              Kind = "hostDisk"
+	KindEmptyDisk             Kind = "emptyDisk"
+	KindEphemeral             Kind = "ephemeral"
+	KindContainerDisk         Kind = "containerDisk"
+	KindCloudInitNoCloud      Kind = "cloudInitNoCloud"
+	KindCloudInitConfigDrive  Kind = "cloudInitConfigDrive"
+	KindConfigMap             Kind = "configMap"
+	KindSecret                Kind = "secret"
+	KindServiceAccount        Kind = "serviceAccount"
+	KindDownwardAPI           Kind = "downwardAPI"
+)
+
+// Discardable reports whether the image at Path lives only as long as the
+// VMI on this node (overlays, emptyDisks, ISOs): Release removes exactly
+// these. A claim's disk.img and a hostDisk are never discardable.
+func (p DiskPlan) Discardable() bool {
+	switch p.Kind {
+	case KindEmptyDisk, KindEphemeral, KindContainerDisk, KindCloudInitNoCloud,
+		KindCloudInitConfigDrive, KindConfigMap, KindSecret, KindServiceAccount, KindDownwardAPI:
+		return true
+	}
+	return false
 }
 
 // Plan is the per-volume result of planning a VMI's storage, keyed by volume name.

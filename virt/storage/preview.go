@@ -32,21 +32,44 @@ func previewDisk(vmi *virtv1.VirtualMachineInstance, v *virtv1.Volume) DiskPlan 
 	cloudInit := filepath.Join(EphemeralDisksDir, "cloud-init-data", vmi.Namespace, vmi.Name)
 	switch {
 	case v.ContainerDisk != nil:
+		p.Kind = KindContainerDisk
 		p.Path, p.Format = filepath.Join(EphemeralDisksDir, "disk-data", v.Name, "disk.qcow2"), FormatQCOW2
 	case v.Ephemeral != nil:
+		p.Kind = KindEphemeral
 		p.Path, p.Format = filepath.Join(EphemeralDisksDir, "disk-data", v.Name, "disk.qcow2"), FormatQCOW2
 	case v.CloudInitNoCloud != nil:
+		p.Kind = KindCloudInitNoCloud
 		p.Path, p.ReadOnly = filepath.Join(cloudInit, "noCloud.iso"), true
 	case v.CloudInitConfigDrive != nil:
+		p.Kind = KindCloudInitConfigDrive
 		p.Path, p.ReadOnly = filepath.Join(cloudInit, "configdrive.iso"), true
 	case v.EmptyDisk != nil:
+		p.Kind = KindEmptyDisk
 		p.Path, p.Format = filepath.Join(EphemeralDisksDir, "empty-disks", v.Name+".qcow2"), FormatQCOW2
 	case v.ConfigMap != nil, v.Secret != nil, v.ServiceAccount != nil, v.DownwardAPI != nil:
+		p.Kind = configKind(v)
 		p.Path, p.ReadOnly = filepath.Join(PrivateDir, "config-disks", v.Name+".iso"), true
 	case v.HostDisk != nil:
+		p.Kind = KindHostDisk
 		p.Path = v.HostDisk.Path
 	default:
+		p.Kind = KindPersistentVolumeClaim
+		if v.DataVolume != nil {
+			p.Kind = KindDataVolume
+		}
 		p.Path = filepath.Join(PrivateDir, "vmi-disks", v.Name, "disk.img")
 	}
 	return p
+}
+
+func configKind(v *virtv1.Volume) Kind {
+	switch {
+	case v.ConfigMap != nil:
+		return KindConfigMap
+	case v.Secret != nil:
+		return KindSecret
+	case v.ServiceAccount != nil:
+		return KindServiceAccount
+	}
+	return KindDownwardAPI
 }

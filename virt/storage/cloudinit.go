@@ -1,0 +1,114 @@
+package storage
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+)
+
+// Keys KubeVirt reads from a cloud-init secret (either spelling).
+var (
+	userDataKeys    = []string{"userdata", "userData"}
+	networkDataKeys = []string{"networkdata", "networkData"}
+)
+
+// ConfigDriveMetadata is openstack/latest/meta_data.json as KubeVirt writes it.
+type ConfigDriveMetadata struct {
+	InstanceID    string `json:"instance_id"`
+	InstanceType  string `json:"instance_type,omitempty"`
+	LocalHostname string `json:"local_hostname,omitempty"`
+	Hostname      string `json:"hostname,omitempty"`
+	UUID          string `json:"uuid,omitempty"`
+}
+
+// CloudInitFiles returns the files of a cloudInitNoCloud or
+// cloudInitConfigDrive volume's disk, by path on the disk: for NoCloud
+// meta-data, user-data and network-config; for ConfigDrive
+// openstack/latest/meta_data.json, user_data and network_data.json. User
+// and network data come from the secret (secrets, by name), the base64
+// field or the inline field, in that order of precedence, as in KubeVirt.
+// The instance ID is NAME.NAMESPACE and the host name spec.hostname, else
+// the VMI's name.
+func CloudInitFiles(vmi *virtv1.VirtualMachineInstance, vol *virtv1.Volume, secrets map[string]map[string][]byte) (map[string][]byte, error) {
+	hostname := vmi.Spec.Hostname
+	if hostname == "" {
+		hostname = vmi.Name
+	}
+	instanceID := vmi.Name + "." + vmi.Namespace
+	switch {
+	case vol.CloudInitNoCloud != nil:
+		s := vol.CloudInitNoCloud
+		user, err := cloudInitData("user data", s.UserDataSecretRef, userDataKeys, s.UserDataBase64, s.UserData, secrets)
+		if err != nil {
+			return nil, err
+		}
+		network, err := cloudInitData("network data", s.NetworkDataSecretRef, networkDataKeys, s.NetworkDataBase64, s.NetworkData, secrets)
+		if err != nil {
+			return nil, err
+		}
+		files := map[string][]byte{
+			"meta-data": fmt.Appendf(nil, "instance-id: %s\nlocal-hostname: %s\n", instanceID, hostname),
+			"user-data": user,
+		}
+		if network != nil {
+			files["network-config"] = network
+		}
+		return files, nil
+	case vol.CloudInitConfigDrive != nil:
+		s := vol.CloudInitConfigDrive
+		user, err := cloudInitData("user data", s.UserDataSecretRef, userDataKeys, s.UserDataBase64, s.UserData, secrets)
+		if err != nil {
+			return nil, err
+		}
+		network, err := cloudInitData("network data", s.NetworkDataSecretRef, networkDataKeys, s.NetworkDataBase64, s.NetworkData, secrets)
+		if err != nil {
+			return nil, err
+		}
+		uuid := string(vmi.UID)
+		if fw := vmi.Spec.Domain.Firmware; fw != nil && fw.UUID != "" {
+			uuid = string(fw.UUID)
+		}
+		meta, err := json.Marshal(ConfigDriveMetadata{InstanceID: instanceID, LocalHostname: hostname, Hostname: hostname, UUID: uuid})
+		if err != nil {
+			return nil, err
+		}
+		files := map[string][]byte{
+			"openstack/latest/meta_data.json": meta,
+			"openstack/latest/user_data":      user,
+		}
+		if network != nil {
+			files["openstack/latest/network_data.json"] = network
+		}
+		return files, nil
+	}
+	return nil, fmt.Errorf("volume %q is not a cloud-init volume", vol.Name)
+}
+
+// cloudInitData resolves one piece of cloud-init data; nil when none is given.
+func cloudInitData(what string, ref *corev1.LocalObjectReference, keys []string, b64, inline string, secrets map[string]map[string][]byte) ([]byte, error) {
+	switch {
+	case ref != nil && ref.Name != "":
+		data, ok := secrets[ref.Name]
+		if !ok {
+			return nil, fmt.Errorf("%s: secret %q is not available in the pod", what, ref.Name)
+		}
+		for _, k := range keys {
+			if v, ok := data[k]; ok {
+				return v, nil
+			}
+		}
+		return nil, fmt.Errorf("%s: secret %q has no key %q or %q", what, ref.Name, keys[0], keys[1])
+	case b64 != "":
+		b, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: base64: %w", what, err)
+		}
+		return b, nil
+	case inline != "":
+		return []byte(inline), nil
+	}
+	return nil, nil
+}

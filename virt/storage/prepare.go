@@ -1,0 +1,267 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	virtv1 "kubevirt.io/api/core/v1"
+)
+
+// Prepare implements Interface. Every image is first written to a temporary
+// file next to its final path; only when all are written are they moved into
+// place. An image that must not exist yet (a claim's disk.img, an emptyDisk,
+// a hostDisk) is linked, so one that appeared meanwhile is never
+// overwritten; overlays and ISOs replace stale ones. On any error the
+// temporary files, the folders Prepare made and the images already moved are
+// removed, and replaced images are put back.
+func (m *Manager) Prepare(ctx context.Context, vmi *virtv1.VirtualMachineInstance, pod Pod, plan Plan) (err error) {
+	t := &txn{}
+	defer func() {
+		if err != nil {
+			t.rollback()
+		}
+	}()
+	names := make([]string, 0, len(plan))
+	for n, p := range plan {
+		if p.Create {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p := plan[n]
+		if err := m.prepare(ctx, t, vmi, pod, p); err != nil {
+			var ve *VolumeError
+			if errors.As(err, &ve) {
+				return err
+			}
+			return &VolumeError{Volume: n, Path: p.Path, Detail: "preparing " + string(p.Kind), Err: err}
+		}
+	}
+	if err := t.commit(); err != nil {
+		return err
+	}
+	for _, f := range t.files {
+		m.o.log.V(1).Info("created", "path", f.final)
+	}
+	return nil
+}
+
+func (m *Manager) prepare(ctx context.Context, t *txn, vmi *virtv1.VirtualMachineInstance, pod Pod, p DiskPlan) error {
+	switch p.Kind {
+	case KindPersistentVolumeClaim, KindDataVolume, KindHostDisk:
+		f, err := t.stage(p.Path, false, 0o660)
+		if err != nil {
+			return err
+		}
+		return f.Truncate(p.CapacityBytes) // sparse
+	case KindEmptyDisk:
+		return t.qcow2(p.Path, false, QCOW2Options{Size: p.CapacityBytes})
+	case KindEphemeral, KindContainerDisk:
+		return t.qcow2(p.Path, true, QCOW2Options{Size: p.CapacityBytes, BackingFile: p.BackingPath, BackingFormat: p.BackingFormat})
+	case KindCloudInitNoCloud, KindCloudInitConfigDrive:
+		vol := volumeNamed(vmi, p.Volume)
+		if vol == nil {
+			return fmt.Errorf("no volume %q in the VMI", p.Volume)
+		}
+		files, err := CloudInitFiles(vmi, vol, pod.Secrets)
+		if err != nil {
+			return &VolumeError{Volume: p.Volume, Detail: err.Error(), Err: ErrInvalid}
+		}
+		return t.iso(p.Path, p.Label, files)
+	case KindConfigMap, KindSecret, KindServiceAccount, KindDownwardAPI:
+		files := map[string][]byte{}
+		if p.ContentDir != "" {
+			names, err := m.o.inspector.Files(ctx, p.ContentDir)
+			if err != nil {
+				return err
+			}
+			if files, err = readTree(p.ContentDir, names); err != nil {
+				return err
+			}
+		}
+		return t.iso(p.Path, p.Label, files)
+	}
+	return fmt.Errorf("the plan asks to create an image of unknown kind %q", p.Kind)
+}
+
+func volumeNamed(vmi *virtv1.VirtualMachineInstance, name string) *virtv1.Volume {
+	for i := range vmi.Spec.Volumes {
+		if vmi.Spec.Volumes[i].Name == name {
+			return &vmi.Spec.Volumes[i]
+		}
+	}
+	return nil
+}
+
+// Release implements Interface: it removes every Discardable image of the
+// plan and the folders that held only it. Absent images are fine.
+func (m *Manager) Release(ctx context.Context, plan Plan) error {
+	var errs []error
+	for _, p := range plan {
+		if !p.Discardable() || p.Path == "" {
+			continue
+		}
+		if err := os.Remove(p.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, &VolumeError{Volume: p.Volume, Path: p.Path, Detail: "removing", Err: err})
+			continue
+		}
+		m.o.log.V(1).Info("removed", "path", p.Path)
+		// Overlays and cloud-init ISOs sit in folders of their own.
+		if p.Kind == KindEphemeral || p.Kind == KindContainerDisk {
+			_ = os.Remove(filepath.Dir(p.Path))
+		}
+		if p.Kind == KindCloudInitNoCloud || p.Kind == KindCloudInitConfigDrive {
+			dir := filepath.Dir(p.Path)
+			if os.Remove(dir) == nil {
+				_ = os.Remove(filepath.Dir(dir)) // the namespace's folder, when it was the last VMI
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// txn stages new images and moves them into place together.
+type txn struct {
+	dirs  []string // folders made, in creation order
+	files []*staged
+}
+
+type staged struct {
+	tmp, final string
+	replace    bool
+	f          *os.File
+	committed  bool
+	old        string // where a replaced image waits until the commit is done
+}
+
+func (t *txn) mkdirAll(dir string) error {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		t.dirs = append(t.dirs, missing[i])
+	}
+	return nil
+}
+
+// stage opens a temporary file in final's folder.
+func (t *txn) stage(final string, replace bool, mode os.FileMode) (*os.File, error) {
+	if !replace {
+		if _, err := os.Lstat(final); err == nil {
+			return nil, fmt.Errorf("%s: %w", final, fs.ErrExist)
+		}
+	}
+	if err := t.mkdirAll(filepath.Dir(final)); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".vkt-*")
+	if err != nil {
+		return nil, err
+	}
+	t.files = append(t.files, &staged{tmp: f.Name(), final: final, replace: replace, f: f})
+	if err := f.Chmod(mode); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (t *txn) qcow2(final string, replace bool, o QCOW2Options) error {
+	f, err := t.stage(final, replace, 0o660)
+	if err != nil {
+		return err
+	}
+	end, err := WriteQCOW2(f, o)
+	if err != nil {
+		return err
+	}
+	return f.Truncate(end)
+}
+
+func (t *txn) iso(final, label string, files map[string][]byte) error {
+	f, err := t.stage(final, true, 0o644)
+	if err != nil {
+		return err
+	}
+	return WriteISO(f, label, files)
+}
+
+func (t *txn) commit() error {
+	for _, s := range t.files {
+		if err := s.f.Sync(); err != nil {
+			return err
+		}
+		if err := s.f.Close(); err != nil {
+			return err
+		}
+		s.f = nil
+	}
+	for _, s := range t.files {
+		if !s.replace {
+			// link fails when final exists: never overwrite a disk image.
+			if err := os.Link(s.tmp, s.final); err != nil {
+				return err
+			}
+			s.committed = true
+			_ = os.Remove(s.tmp)
+			continue
+		}
+		if _, err := os.Lstat(s.final); err == nil {
+			s.old = s.tmp + ".old"
+			if err := os.Rename(s.final, s.old); err != nil {
+				s.old = ""
+				return err
+			}
+		}
+		if err := os.Rename(s.tmp, s.final); err != nil {
+			return err
+		}
+		s.committed = true
+	}
+	for _, s := range t.files {
+		if s.old != "" {
+			_ = os.Remove(s.old)
+			s.old = ""
+		}
+	}
+	return nil
+}
+
+func (t *txn) rollback() {
+	for i := len(t.files) - 1; i >= 0; i-- {
+		s := t.files[i]
+		if s.f != nil {
+			_ = s.f.Close()
+		}
+		_ = os.Remove(s.tmp)
+		if s.committed {
+			_ = os.Remove(s.final)
+		}
+		if s.old != "" {
+			_ = os.Rename(s.old, s.final)
+		}
+	}
+	for i := len(t.dirs) - 1; i >= 0; i-- {
+		_ = os.Remove(t.dirs[i])
+	}
+}

@@ -1,0 +1,268 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/virt/storage"
+)
+
+// podRoot makes a launcher pod's folders below a temporary root and returns
+// the root and the layout.
+func podRoot(t *testing.T) (string, storage.Layout) {
+	t.Helper()
+	root := t.TempDir()
+	l := storage.Layout{
+		EphemeralDir:      filepath.Join(root, "ephemeral"),
+		PrivateDir:        filepath.Join(root, "private"),
+		ContainerDisksDir: filepath.Join(root, "container-disks"),
+		HotplugDir:        filepath.Join(root, "hotplug"),
+		DevDir:            filepath.Join(root, "dev"),
+	}
+	return root, l
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mkdir(t *testing.T, path string) {
+	t.Helper()
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// projected lays out files as the kubelet projects a configMap: the real
+// files in a timestamped folder, ..data linking to it, each key a link
+// through ..data.
+func projected(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	stamp := filepath.Join(dir, "..2026_11_30_19_00_00.1")
+	for name, body := range files {
+		writeFile(t, filepath.Join(stamp, name), []byte(body))
+	}
+	if err := os.Symlink(filepath.Base(stamp), filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	for name := range files {
+		if err := os.Symlink(filepath.Join("..data", name), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// tree lists every path below root.
+func tree(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		out = append(out, p)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sizeOf(t *testing.T, path string) (length, allocated int64) {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size(), st.Sys().(*syscall.Stat_t).Blocks * 512
+}
+
+func allVolumesVMI() *virtv1.VirtualMachineInstance {
+	return vmiWith(
+		vol("data", pvc("data-claim")),
+		vol("eph", virtv1.VolumeSource{Ephemeral: &virtv1.EphemeralVolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "golden"}}}),
+		vol("root", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "example/disk"}}),
+		vol("scratch", virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{Capacity: resource.MustParse("32Mi")}}),
+		vol("ci", virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{UserData: "#!/bin/sh\necho hi\n"}}),
+		vol("cm", virtv1.VolumeSource{ConfigMap: &virtv1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "app"}, VolumeLabel: "appcfg"}}),
+	)
+}
+
+// Plan and Prepare on real files: every source is created as planned.
+func TestPrepare(t *testing.T) {
+	ctx := context.Background()
+	root, l := podRoot(t)
+	mkdir(t, filepath.Join(l.PrivateDir, "vmi-disks", "data"))
+	writeFile(t, filepath.Join(l.PrivateDir, "vmi-disks", "eph", "disk.img"), make([]byte, 8<<20))
+	writeFile(t, filepath.Join(l.ContainerDisksDir, "disk_2.img"), make([]byte, 4<<20))
+	projected(t, filepath.Join(l.PrivateDir, "config-map", "cm"), map[string]string{"ks.cfg": "text\n", "app-config.yaml": "a: 1\n"})
+	hostImg := filepath.Join(root, "host", "sub", "h.img")
+	vmi := allVolumesVMI()
+	vmi.Spec.Volumes = append(vmi.Spec.Volumes, vol("host", virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{
+		Path: hostImg, Type: virtv1.HostDiskExistsOrCreate, Capacity: resource.MustParse("16Mi")}}))
+	vmi.Spec.Domain.Devices.Disks = append(vmi.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "host"})
+	pod := storage.Pod{Volumes: map[string]storage.VolumeFacts{"data": {CapacityBytes: 64 << 20}}}
+
+	m := storage.New(storage.WithLayout(l))
+	plan, err := m.Plan(ctx, vmi, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Prepare(ctx, vmi, pod, plan); err != nil {
+		t.Fatal(err)
+	}
+
+	// Every image is what the plan says it is, read back from its header.
+	for name, p := range plan {
+		info, err := storage.OSInspector{}.Inspect(ctx, p.Path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if info.Format != p.Format {
+			t.Errorf("%s: %s is %s, plan says %s", name, p.Path, info.Format, p.Format)
+		}
+		if p.CapacityBytes != 0 && info.VirtualSize != p.CapacityBytes {
+			t.Errorf("%s: virtual size %d, plan says %d", name, info.VirtualSize, p.CapacityBytes)
+		}
+		if info.BackingFile != p.BackingPath || info.BackingFormat != string(p.BackingFormat) {
+			t.Errorf("%s: backing %s (%s), plan says %s (%s)", name, info.BackingFile, info.BackingFormat, p.BackingPath, p.BackingFormat)
+		}
+	}
+	// disk.img: 64 MiB less 5.5%, in whole MiB, sparse.
+	length, alloc := sizeOf(t, plan["data"].Path)
+	if length != 60<<20 || alloc > 1<<20 {
+		t.Errorf("disk.img: length %d, allocated %d; want 60 MiB, sparse", length, alloc)
+	}
+	if length, alloc := sizeOf(t, hostImg); length != 16<<20 || alloc > 1<<20 {
+		t.Errorf("host disk: length %d, allocated %d; want 16 MiB, sparse", length, alloc)
+	}
+	if length, _ := sizeOf(t, plan["scratch"].Path); length > 1<<20 {
+		t.Errorf("emptyDisk file is %d bytes; a fresh qcow2 is its metadata only", length)
+	}
+	if diff := cmp.Diff(map[string]string{"app-config.yaml": "a: 1\n", "ks.cfg": "text\n"}, isoFiles(t, plan["cm"].Path, "appcfg")); diff != "" {
+		t.Errorf("config map ISO (-want +got):\n%s", diff)
+	}
+	ci := isoFiles(t, plan["ci"].Path, "cidata")
+	if diff := cmp.Diff(map[string]string{
+		"meta-data": "instance-id: vm.ns\nlocal-hostname: vm\n",
+		"user-data": "#!/bin/sh\necho hi\n",
+	}, ci); diff != "" {
+		t.Errorf("NoCloud ISO (-want +got):\n%s", diff)
+	}
+
+	// A second start in the same pod: the claim's image is used as it is,
+	// overlays and ISOs are made afresh, the emptyDisk is kept.
+	plan2, err := m.Plan(ctx, vmi, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, create := range map[string]bool{"data": false, "host": false, "scratch": false, "eph": true, "root": true, "ci": true, "cm": true} {
+		if plan2[name].Create != create {
+			t.Errorf("second plan: %s create=%v, want %v", name, plan2[name].Create, create)
+		}
+	}
+	if err := m.Prepare(ctx, vmi, pod, plan2); err != nil {
+		t.Fatal(err)
+	}
+
+	// Release removes what lives with the VMI and nothing else.
+	if err := m.Release(ctx, plan2); err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range plan2 {
+		_, err := os.Stat(p.Path)
+		if p.Discardable() != errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("after Release, %s (%s): %v", name, p.Path, err)
+		}
+	}
+	if err := m.Release(ctx, plan2); err != nil {
+		t.Errorf("a second Release: %v", err)
+	}
+}
+
+// A Prepare that fails half-way leaves the pod as it found it.
+func TestPrepareAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	root, l := podRoot(t)
+	mkdir(t, filepath.Join(l.PrivateDir, "vmi-disks", "data"))
+	writeFile(t, filepath.Join(l.PrivateDir, "vmi-disks", "eph", "disk.img"), make([]byte, 8<<20))
+	writeFile(t, filepath.Join(l.ContainerDisksDir, "disk_2.img"), make([]byte, 4<<20))
+	projected(t, filepath.Join(l.PrivateDir, "config-map", "cm"), map[string]string{"ks.cfg": "x"})
+	vmi := allVolumesVMI()
+	pod := storage.Pod{Volumes: map[string]storage.VolumeFacts{"data": {CapacityBytes: 64 << 20}}}
+	m := storage.New(storage.WithLayout(l))
+	plan, err := m.Plan(ctx, vmi, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := tree(t, root)
+
+	// The last step (by volume name) fails after the others were staged.
+	plan["zzz"] = storage.DiskPlan{Volume: "zzz", Kind: "bogus", Create: true, Path: filepath.Join(l.EphemeralDir, "zzz", "x")}
+	err = m.Prepare(ctx, vmi, pod, plan)
+	var ve *storage.VolumeError
+	if !errors.As(err, &ve) || ve.Volume != "zzz" {
+		t.Fatalf("Prepare: %v, want a VolumeError naming zzz", err)
+	}
+	if diff := cmp.Diff(before, tree(t, root)); diff != "" {
+		t.Errorf("a failed Prepare changed the pod (-before +after):\n%s", diff)
+	}
+
+	// A disk.img that appeared after planning is never overwritten, and
+	// what was staged meanwhile goes away.
+	delete(plan, "zzz")
+	img := plan["data"].Path
+	writeFile(t, img, []byte("someone else's data"))
+	before = tree(t, root)
+	if err := m.Prepare(ctx, vmi, pod, plan); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("Prepare over an existing disk.img: %v", err)
+	}
+	if b, _ := os.ReadFile(img); string(b) != "someone else's data" {
+		t.Errorf("disk.img was overwritten: %q", b)
+	}
+	if diff := cmp.Diff(before, tree(t, root)); diff != "" {
+		t.Errorf("a failed Prepare changed the pod (-before +after):\n%s", diff)
+	}
+}
+
+// A failed Plan has looked at the pod only.
+func TestPlanErrorTouchesNothing(t *testing.T) {
+	root, l := podRoot(t)
+	mkdir(t, filepath.Join(l.PrivateDir, "vmi-disks", "data"))
+	before := tree(t, root)
+	m := storage.New(storage.WithLayout(l))
+	_, err := m.Plan(context.Background(), allVolumesVMI(), storage.Pod{})
+	if err == nil {
+		t.Fatal("Plan without the eph base, the container disk and the config map succeeded")
+	}
+	for _, v := range []string{`"data"`, `"eph"`, `"root"`, `"cm"`} {
+		if !strings.Contains(err.Error(), v) {
+			t.Errorf("error does not name volume %s: %v", v, err)
+		}
+	}
+	if diff := cmp.Diff(before, tree(t, root)); diff != "" {
+		t.Errorf("Plan changed the pod (-before +after):\n%s", diff)
+	}
+}
