@@ -2,6 +2,7 @@ package network
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -26,6 +27,8 @@ type DHCPv4Server struct {
 	mac   net.HardwareAddr
 	lease *lease
 	log   logr.Logger
+	// ra sends a dual-stack guest its router advertisements; nil for IPv4 only.
+	ra *raSender
 
 	stopOnce sync.Once
 	stopping atomic.Bool
@@ -38,6 +41,8 @@ type DHCPv4Server struct {
 // must exist (Setup made it). It gives the first planned IPv4 address with
 // its mask, the gateways, DNS servers and search domain, the MTU (option 26),
 // routes (option 121), the host name and the lease time (WithLeaseTime).
+// When the plan gives the guest an IPv6 address (dual-stack masquerade) it
+// also sends the guest router advertisements for SLAAC; Stop ends both.
 func (n *NetNS) StartDHCP(ctx context.Context, plan InterfacePlan) (DHCPServer, error) {
 	return n.startDHCP(ctx, plan)
 }
@@ -67,7 +72,11 @@ func (n *NetNS) startDHCP(ctx context.Context, plan InterfacePlan) (*DHCPv4Serve
 			return fmt.Errorf("socket on tap %s: %w", plan.TapName, err)
 		}
 		s.file = os.NewFile(uintptr(fd), "dhcp:"+plan.TapName)
-		return nil
+		s.ra, err = startRA(&plan, s.log)
+		if err != nil {
+			_ = s.file.Close()
+		}
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("network: DHCP for interface %q: %w", plan.Interface, err)
@@ -197,5 +206,8 @@ func (s *DHCPv4Server) Stop() error {
 		_ = s.file.Close()
 	})
 	<-s.done
+	if s.ra != nil {
+		return errors.Join(s.err, s.ra.Stop())
+	}
 	return s.err
 }

@@ -18,13 +18,17 @@
 // Setup and Teardown with the kept plan are safe to repeat.
 //
 // Owns: the planner (MakePlan), the plan types consumed by virt/domain
-// (plan.go), setup and teardown in a namespace (NetNS), the DHCPv4 server, and
-// Fake for callers' tests. Must not import virt/domain (which consumes its
+// (plan.go), setup and teardown in a namespace (NetNS), the DHCPv4 server and
+// the router advertisement sender of a dual-stack masquerade guest, and Fake
+// for callers' tests. Must not import virt/domain (which consumes its
 // plans) or anything above it; must not touch network namespaces it is not
 // given, nor links, tables or addresses it did not make (links it makes
 // carry the alias "virtkit:<interface>", nftables tables are named
 // "virtkit-<interface>").
 //
-// Not done yet: IPv6 (masquerade with fd10:0:2::/120, DHCPv6 or router
-// advertisements) — IPv4 only; binding plugins, SR-IOV and passt.
+// IPv6: masquerade is dual stack when the pod interface has an IPv6 address;
+// unlike KubeVirt (fd10:0:2::2/120 by DHCPv6) the guest takes its address in
+// fd10:0:2::/64 by SLAAC from router advertisements (ipv6.go, ra.go).
+// Not done yet: IPv6-only pods, IPv6 for the bridge binding, DHCPv6, binding
+// plugins, SR-IOV and passt.
 package network

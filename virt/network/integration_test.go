@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"regexp"
 	"strings"
@@ -33,7 +34,11 @@ func openPod(t *testing.T, p *testPod, vmi *virtv1.VirtualMachineInstance) (*net
 	t.Cleanup(func() { _ = n.Close() })
 	found, err := n.Discover(context.Background())
 	must(t, err)
-	want := []network.PodInterface{{Name: "eth0", IPs: []string{p.PodIP.String()}, MTU: 1500,
+	ips := []string{p.PodIP.String()}
+	if p.PodIP6.IsValid() {
+		ips = append(ips, p.PodIP6.String())
+	}
+	want := []network.PodInterface{{Name: "eth0", IPs: ips, MTU: 1500,
 		Routes: []network.Route{{Dst: "0.0.0.0/0", Gateway: p.HostIP.Addr().String()}}}}
 	if d := cmp.Diff(want, found, cmp.FilterPath(func(path cmp.Path) bool { return path.Last().String() == ".MAC" }, cmp.Ignore())); d != "" {
 		t.Fatalf("Discover (-want +got):\n%s", d)
@@ -83,17 +88,22 @@ func httpGet(ctx context.Context, t *testing.T, url string) string {
 	return ""
 }
 
-// Masquerade: the guest gets 10.0.2.2/24 from our DHCP server, reaches the
-// host side with the pod's address (NAT out), and the host side reaches its
-// HTTP endpoint on the pod's address and a forwarded port (NAT in); a port
-// not listed is not forwarded. Setup twice changes nothing; teardown leaves
-// the namespace as it was.
+// Masquerade, dual stack: the guest gets 10.0.2.2/24 from our DHCP server
+// and its fd10:0:2::/64 address by SLAAC from our router advertisements,
+// reaches the host side with the pod's address over both families (NAT and
+// NAT66 out), and the host side reaches its HTTP endpoint on the pod's IPv4
+// and IPv6 addresses and a forwarded port (DNAT in); a port not listed is
+// not forwarded. Setup twice changes nothing; teardown leaves the namespace
+// as it was (IPv6 addresses, routes and the ip6 table included).
 func TestMasqueradeGuest(t *testing.T) {
 	testenv.Integration(t)
-	p := newPod(t)
+	p := newDualStackPod(t)
 	vmi := vmiWith([]virtv1.Interface{masq("default", virtv1.Port{Port: 80})}, []virtv1.Network{podNetwork("default")})
 	n, plan := openPod(t, p, vmi)
 	ip := plan["default"]
+	assert.Equal(t, len(ip.GuestIPs), 2, "guest IPs %v", ip.GuestIPs)
+	guest6 := netip.MustParsePrefix(ip.GuestIPs[1])
+	assert.Equal(t, netip.PrefixFrom(guest6.Addr(), 64).Masked().String(), "fd10:0:2::/64")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
@@ -108,28 +118,41 @@ func TestMasqueradeGuest(t *testing.T) {
 	must(t, err)
 	defer dhcp.Stop()
 
-	// Something outside the pod that the guest calls: it must see the pod's address.
-	ln, err := net.Listen("tcp", net.JoinHostPort(p.HostIP.Addr().String(), "0"))
-	must(t, err)
-	seen := make(chan string, 4)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// Something outside the pod that the guest calls, on IPv4 and IPv6: it
+	// must see the pod's address.
+	seen := make(chan string, 8)
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, _, _ := net.SplitHostPort(r.RemoteAddr)
 		seen <- host
 		fmt.Fprint(w, "hello-from-outside")
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
+	})
+	var ports [2]string
+	for i, addr := range []netip.Addr{p.HostIP.Addr(), p.HostIP6.Addr()} {
+		ln, err := net.Listen("tcp", net.JoinHostPort(addr.String(), "0"))
+		must(t, err)
+		srv := &http.Server{Handler: handler}
+		go srv.Serve(ln)
+		defer srv.Close()
+		_, ports[i], _ = net.SplitHostPort(ln.Addr().String())
+	}
+	g6 := guest6.Addr().As16()
 	// busybox nc, not wget: the static busybox's wget crashes on these machines.
-	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	script := fmt.Sprintf(`#!/bin/sh
+call() {
+	i=0
+	while [ $i -lt 20 ]; do
+		out=$(printf 'GET / HTTP/1.0\r\n\r\n' | nc $2 $3 2>/dev/null | tail -n1)
+		if [ "$out" = hello-from-outside ]; then echo "$1 ok $out"; return 0; fi
+		i=$((i+1)); sleep 1
+	done
+	echo "$1 failed"
+}
+call VIRTKIT-OUTBOUND %s %s
 i=0
-while [ $i -lt 20 ]; do
-	out=$(printf 'GET / HTTP/1.0\r\n\r\n' | nc %s %s 2>/dev/null | tail -n1)
-	if [ "$out" = hello-from-outside ]; then echo "VIRTKIT-OUTBOUND ok $out"; exit 0; fi
-	i=$((i+1)); sleep 1
-done
-echo "VIRTKIT-OUTBOUND failed"
-`, host, port)
+while [ $i -lt 20 ] && ! grep -q '^%x' /proc/net/if_inet6; do i=$((i+1)); sleep 1; done
+echo "VIRTKIT-IPV6 $(grep '^fd10' /proc/net/if_inet6 | cut -d' ' -f1)"
+call VIRTKIT-OUTBOUND6 %s %s
+`, p.HostIP.Addr(), ports[0], g6[:], p.HostIP6.Addr(), ports[1])
 
 	d := startLibvirtdIn(t, p)
 	console, destroy := bootGuest(t, d, "masq", ip, seedDisk(t, script))
@@ -138,22 +161,35 @@ echo "VIRTKIT-OUTBOUND failed"
 	assert.Equal(t, strings.TrimSpace(netLine), wantNet)
 	out := waitMarked(t, ctx, console, regexp.MustCompile(`^VIRTKIT-OUTBOUND `))
 	assert.Equal(t, strings.TrimSpace(out), "VIRTKIT-OUTBOUND ok hello-from-outside")
-	select {
-	case from := <-seen:
-		assert.Equal(t, from, p.PodIP.Addr().String(), "the guest's traffic is not masqueraded behind the pod's address")
-	case <-ctx.Done():
-		t.Fatal("the outside server saw no request")
+	for _, want := range []netip.Addr{p.PodIP.Addr(), p.PodIP6.Addr()} {
+		if want == p.PodIP6.Addr() {
+			v6 := waitMarked(t, ctx, console, regexp.MustCompile(`^VIRTKIT-IPV6 `))
+			assert.Equal(t, strings.TrimSpace(v6), fmt.Sprintf("VIRTKIT-IPV6 %x", g6[:]), "the guest's SLAAC address is not the planned one")
+			out := waitMarked(t, ctx, console, regexp.MustCompile(`^VIRTKIT-OUTBOUND6 `))
+			assert.Equal(t, strings.TrimSpace(out), "VIRTKIT-OUTBOUND6 ok hello-from-outside")
+		}
+		select {
+		case from := <-seen:
+			assert.Equal(t, from, want.String(), "the guest's traffic is not masqueraded behind the pod's address")
+		case <-ctx.Done():
+			t.Fatal("the outside server saw no request")
+		}
 	}
 	testenv.WaitConsole(t, ctx, console, regexp.MustCompile(`^`+testguest.ReadyMarker))
 
+	heartbeat := regexp.MustCompile(`^virtkit-guest net-test heartbeat=\d+`)
 	page := httpGet(ctx, t, "http://"+p.PodIP.Addr().String()+":80/")
-	assert.Assert(t, regexp.MustCompile(`^virtkit-guest net-test heartbeat=\d+`).MatchString(page), "page %q", page)
+	assert.Assert(t, heartbeat.MatchString(page), "page %q", page)
+	page = httpGet(ctx, t, "http://"+net.JoinHostPort(p.PodIP6.Addr().String(), "80")+"/")
+	assert.Assert(t, heartbeat.MatchString(page), "IPv6 page %q", page)
 
 	// Port 81 is not in ports: nothing in the pod listens, so the pod refuses.
-	c, err := net.DialTimeout("tcp", p.PodIP.Addr().String()+":81", 3*time.Second)
-	if err == nil {
-		c.Close()
-		t.Errorf("port 81 is not forwarded but a connection was accepted")
+	for _, a := range []netip.Addr{p.PodIP.Addr(), p.PodIP6.Addr()} {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort(a.String(), "81"), 3*time.Second)
+		if err == nil {
+			c.Close()
+			t.Errorf("port 81 is not forwarded but a connection to %s was accepted", a)
+		}
 	}
 
 	destroy()

@@ -2,6 +2,7 @@ package network
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/netip"
 
@@ -11,7 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// natTable is the nftables table (family ip) that holds one masquerade
+// natTable is the nftables table (family ip, and ip6 for a dual-stack
+// guest) that holds one masquerade
 // interface's rules; Teardown deletes it whole.
 func natTable(ip *InterfacePlan) string { return "virtkit-" + ip.Interface }
 
@@ -23,8 +25,8 @@ func nftConn(h netns.NsHandle) (*nftables.Conn, error) {
 	return c, nil
 }
 
-func hasTable(c *nftables.Conn, name string) (bool, error) {
-	tables, err := c.ListTablesOfFamily(nftables.TableFamilyIPv4)
+func hasTable(c *nftables.Conn, family nftables.TableFamily, name string) (bool, error) {
+	tables, err := c.ListTablesOfFamily(family)
 	if err != nil {
 		return false, fmt.Errorf("list nftables tables: %w", err)
 	}
@@ -36,33 +38,70 @@ func hasTable(c *nftables.Conn, name string) (bool, error) {
 	return false, nil
 }
 
-// ensureNAT writes, in one atomic batch, the masquerade rules of ip (as
-// KubeVirt's masquerade binding does, IPv4):
+// natFamily is what differs between the IPv4 and the IPv6 rules.
+type natFamily struct {
+	table  nftables.TableFamily
+	proto  uint32 // NFPROTO_IPV4 or NFPROTO_IPV6
+	srcOff uint32 // offset of the source address in the network header
+	dstOff uint32
+	alen   uint32
+	guest  string // the guest's address (CIDR)
+	pod    []string
+}
+
+// natFamilies are the families ip's rules are written for: IPv4, and IPv6
+// when the plan gives the guest an IPv6 address (dual stack).
+func natFamilies(ip *InterfacePlan) []natFamily {
+	out := []natFamily{{table: nftables.TableFamilyIPv4, proto: unix.NFPROTO_IPV4, srcOff: 12, dstOff: 16, alen: 4,
+		pod: ipv4s(ip.Pod.IPs)}}
+	if g := ipv4s(ip.GuestIPs); len(g) > 0 {
+		out[0].guest = g[0]
+	}
+	if g := ipv6s(ip.GuestIPs); len(g) > 0 {
+		out = append(out, natFamily{table: nftables.TableFamilyIPv6, proto: unix.NFPROTO_IPV6, srcOff: 8, dstOff: 24, alen: 16,
+			guest: g[0], pod: ipv6s(ip.Pod.IPs)})
+	}
+	return out
+}
+
+// ensureNAT writes, in one atomic batch per family (a table of family ip,
+// and one of family ip6 for a dual-stack guest), the masquerade rules of ip
+// as KubeVirt's masquerade binding does:
 //
 //	prerouting  (dstnat):  iifname POD ip daddr POD-IP [l4proto P th dport N] dnat to GUEST
 //	output      (dstnat):  ip daddr POD-IP l4proto P th dport N dnat to GUEST   (only listed ports)
 //	postrouting (srcnat):  ip saddr GUEST oifname POD masquerade
 //
-// With no ports every connection to the pod's address goes to the guest.
-// A table that exists already was written whole by an earlier Setup: kept.
+// (ip6 daddr / saddr for IPv6.) With no ports every connection to the pod's
+// address goes to the guest. A table that exists already was written whole
+// by an earlier Setup: kept.
 func ensureNAT(u *undo, h netns.NsHandle, ip *InterfacePlan) error {
+	for _, f := range natFamilies(ip) {
+		if err := ensureNATFamily(u, h, ip, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ensureNATFamily(u *undo, h netns.NsHandle, ip *InterfacePlan, f natFamily) error {
 	name := natTable(ip)
 	c, err := nftConn(h)
 	if err != nil {
 		return setupErr(ip.Interface, "nftables table "+name, err)
 	}
-	exists, err := hasTable(c, name)
+	exists, err := hasTable(c, f.table, name)
 	if err != nil {
 		return setupErr(ip.Interface, "nftables table "+name, err)
 	}
 	if exists {
 		return nil
 	}
-	guest, err := netip.ParsePrefix(ipv4s(ip.GuestIPs)[0])
+	guest, err := netip.ParsePrefix(f.guest)
 	if err != nil {
 		return setupErr(ip.Interface, "guest address", err)
 	}
-	t := c.AddTable(&nftables.Table{Family: nftables.TableFamilyIPv4, Name: name})
+	t := c.AddTable(&nftables.Table{Family: f.table, Name: name})
 	pre := c.AddChain(&nftables.Chain{Name: "prerouting", Table: t, Type: nftables.ChainTypeNAT,
 		Hooknum: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityNATDest})
 	out := c.AddChain(&nftables.Chain{Name: "output", Table: t, Type: nftables.ChainTypeNAT,
@@ -74,15 +113,15 @@ func ensureNAT(u *undo, h netns.NsHandle, ip *InterfacePlan) error {
 		return []expr.Any{
 			&expr.Counter{},
 			&expr.Immediate{Register: 1, Data: guest.Addr().AsSlice()},
-			&expr.NAT{Type: expr.NATTypeDestNAT, Family: unix.NFPROTO_IPV4, RegAddrMin: 1},
+			&expr.NAT{Type: expr.NATTypeDestNAT, Family: f.proto, RegAddrMin: 1},
 		}
 	}
-	for _, s := range ipv4s(ip.Pod.IPs) {
+	for _, s := range f.pod {
 		podIP, err := netip.ParsePrefix(s)
 		if err != nil {
 			return setupErr(ip.Interface, "pod address "+s, err)
 		}
-		toPod := matchIPv4(16, podIP.Addr())
+		toPod := matchAddr(f.dstOff, f.alen, podIP.Addr())
 		if len(ip.Ports) == 0 {
 			c.AddRule(&nftables.Rule{Table: t, Chain: pre, Exprs: concat(matchIfname(expr.MetaKeyIIFNAME, ip.Pod.Name), toPod, dnat())})
 			continue
@@ -94,28 +133,32 @@ func ensureNAT(u *undo, h netns.NsHandle, ip *InterfacePlan) error {
 		}
 	}
 	c.AddRule(&nftables.Rule{Table: t, Chain: post, Exprs: concat(
-		matchIPv4(12, guest.Addr()),
+		matchAddr(f.srcOff, f.alen, guest.Addr()),
 		matchIfname(expr.MetaKeyOIFNAME, ip.Pod.Name),
 		[]expr.Any{&expr.Counter{}, &expr.Masq{}},
 	)})
 	if err := c.Flush(); err != nil {
 		return setupErr(ip.Interface, "write nftables table "+name, err)
 	}
-	u.push(func() error { return deleteNAT(h, ip) })
+	u.push(func() error { return deleteNATFamily(h, ip, f.table) })
 	return nil
 }
 
-// deleteNAT deletes the interface's table if it exists.
+// deleteNAT deletes the interface's tables (ip and ip6) that exist.
 func deleteNAT(h netns.NsHandle, ip *InterfacePlan) error {
+	return errors.Join(deleteNATFamily(h, ip, nftables.TableFamilyIPv4), deleteNATFamily(h, ip, nftables.TableFamilyIPv6))
+}
+
+func deleteNATFamily(h netns.NsHandle, ip *InterfacePlan, family nftables.TableFamily) error {
 	c, err := nftConn(h)
 	if err != nil {
 		return err
 	}
-	exists, err := hasTable(c, natTable(ip))
+	exists, err := hasTable(c, family, natTable(ip))
 	if err != nil || !exists {
 		return err
 	}
-	c.DelTable(&nftables.Table{Family: nftables.TableFamilyIPv4, Name: natTable(ip)})
+	c.DelTable(&nftables.Table{Family: family, Name: natTable(ip)})
 	return c.Flush()
 }
 
@@ -137,10 +180,11 @@ func matchIfname(key expr.MetaKey, name string) []expr.Any {
 	}
 }
 
-// matchIPv4 matches the IPv4 header's source (offset 12) or destination (16).
-func matchIPv4(offset uint32, a netip.Addr) []expr.Any {
+// matchAddr matches the network header's address of length alen at offset:
+// IPv4 source 12, destination 16 (4 bytes); IPv6 source 8, destination 24 (16).
+func matchAddr(offset, alen uint32, a netip.Addr) []expr.Any {
 	return []expr.Any{
-		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: offset, Len: 4},
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: offset, Len: alen},
 		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: a.AsSlice()},
 	}
 }

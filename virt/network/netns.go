@@ -30,7 +30,8 @@ type Configurator interface {
 	// objects are not an error.
 	Teardown(ctx context.Context, plan Plan) error
 	// StartDHCP serves the guest of one planned interface its IPv4 address,
-	// gateway, DNS and MTU until the server is stopped.
+	// gateway, DNS and MTU (and a dual-stack guest its router
+	// advertisements) until the server is stopped.
 	StartDHCP(ctx context.Context, plan InterfacePlan) (DHCPServer, error)
 }
 

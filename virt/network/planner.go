@@ -292,7 +292,7 @@ func (p *planner) masquerade(field string, n virtv1.Network, ip *InterfacePlan) 
 		return false
 	}
 	if len(ipv4s(ip.Pod.IPs)) == 0 {
-		p.fail(fieldErr(ErrInvalidSpec, field+".masquerade", "pod interface %s has no IPv4 address to masquerade behind (IPv6 masquerade is not implemented)", ip.Pod.Name))
+		p.fail(fieldErr(ErrInvalidSpec, field+".masquerade", "pod interface %s has no IPv4 address to masquerade behind (an IPv6-only pod is not supported; dual stack is)", ip.Pod.Name))
 		return false
 	}
 	prefix = prefix.Masked()
@@ -304,7 +304,7 @@ func (p *planner) masquerade(field string, n virtv1.Network, ip *InterfacePlan) 
 	if ip.MAC == "" {
 		ip.MAC = derivedMAC(p.vmi.Namespace + "/" + p.vmi.Name + "/" + ip.Interface)
 	}
-	return true
+	return p.masqueradeIPv6(n, ip)
 }
 
 // bridge gives the guest the pod interface's IPv4 addresses, MAC, default

@@ -21,6 +21,8 @@ var podEth0 = network.PodInterface{
 	MTU:    1450,
 }
 
+var podEth0v4 = network.PodInterface{Name: "eth0", MAC: "0a:58:0a:63:00:05", IPs: []string{"10.99.0.5/24", "fe80::858:aff:fe63:5/64"}, MTU: 1450}
+
 var podNet1 = network.PodInterface{Name: "net1", MAC: "0a:58:0a:64:00:07", IPs: []string{"10.100.0.7/16"}, MTU: 1500}
 
 func vmiWith(ifaces []virtv1.Interface, nets []virtv1.Network, mutate ...func(*virtv1.VirtualMachineInstance)) *virtv1.VirtualMachineInstance {
@@ -62,20 +64,21 @@ func TestMakePlan(t *testing.T) {
 		pod  []network.PodInterface
 		want network.Plan
 	}{{
-		name: "masquerade on the pod network: KubeVirt's 10.0.2.0/24",
+		name: "masquerade on a dual-stack pod network: KubeVirt's 10.0.2.0/24, fd10:0:2::/64 by SLAAC (EUI-64 of the MAC)",
 		vmi:  vmiWith([]virtv1.Interface{masq("default", virtv1.Port{Port: 80}, virtv1.Port{Protocol: "udp", Port: 53})}, []virtv1.Network{podNetwork("default")}),
 		pod:  []network.PodInterface{podEth0},
 		want: network.Plan{"default": {
 			Interface: "default", Network: "default", Binding: network.BindingMasquerade,
 			TapName: "tap0", Bridge: "k6t-eth0", MAC: "02:a7:91:b5:03:c8", MTU: 1450,
-			GuestIPs: []string{"10.0.2.2/24"}, Gateways: []string{"10.0.2.1"}, BridgeIPs: []string{"10.0.2.1/24"},
-			Ports: []network.Port{{Protocol: "TCP", Port: 80}, {Protocol: "UDP", Port: 53}},
-			DNS:   dns, Pod: podEth0, Hostname: "vm1",
+			GuestIPs: []string{"10.0.2.2/24", "fd10:0:2:0:a7:91ff:feb5:3c8/64"}, Gateways: []string{"10.0.2.1", "fe80::1"},
+			BridgeIPs: []string{"10.0.2.1/24", "fd10:0:2::1/64", "fe80::1/64"},
+			Ports:     []network.Port{{Protocol: "TCP", Port: 80}, {Protocol: "UDP", Port: 53}},
+			DNS:       dns, Pod: podEth0, Hostname: "vm1",
 		}},
 	}, {
 		name: "masquerade with its own CIDR, MAC and multi-queue",
 		vmi: vmiWith([]virtv1.Interface{withMAC(masq("default"), "02:00:00:00:00:AA")},
-			[]virtv1.Network{{Name: "default", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{VMNetworkCIDR: "192.168.7.0/28"}}}},
+			[]virtv1.Network{{Name: "default", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{VMNetworkCIDR: "192.168.7.0/28", VMIPv6NetworkCIDR: "fd00:7:0:1::/64"}}}},
 			func(v *virtv1.VirtualMachineInstance) {
 				v.Spec.Domain.Devices.NetworkInterfaceMultiQueue = new(bool)
 				*v.Spec.Domain.Devices.NetworkInterfaceMultiQueue = true
@@ -86,8 +89,19 @@ func TestMakePlan(t *testing.T) {
 		want: network.Plan{"default": {
 			Interface: "default", Network: "default", Binding: network.BindingMasquerade,
 			TapName: "tap0", Bridge: "k6t-eth0", MAC: "02:00:00:00:00:aa", MTU: 1450, Queues: 4,
-			GuestIPs: []string{"192.168.7.2/28"}, Gateways: []string{"192.168.7.1"}, BridgeIPs: []string{"192.168.7.1/28"},
-			DNS: dns, Pod: podEth0, Hostname: "web",
+			GuestIPs: []string{"192.168.7.2/28", "fd00:7:0:1:0:ff:fe00:aa/64"}, Gateways: []string{"192.168.7.1", "fe80::1"},
+			BridgeIPs: []string{"192.168.7.1/28", "fd00:7:0:1::1/64", "fe80::1/64"},
+			DNS:       dns, Pod: podEth0, Hostname: "web",
+		}},
+	}, {
+		name: "masquerade on an IPv4-only pod network has no IPv6",
+		vmi:  vmiWith([]virtv1.Interface{masq("default")}, []virtv1.Network{podNetwork("default")}),
+		pod:  []network.PodInterface{podEth0v4},
+		want: network.Plan{"default": {
+			Interface: "default", Network: "default", Binding: network.BindingMasquerade,
+			TapName: "tap0", Bridge: "k6t-eth0", MAC: "02:a7:91:b5:03:c8", MTU: 1450,
+			GuestIPs: []string{"10.0.2.2/24"}, Gateways: []string{"10.0.2.1"}, BridgeIPs: []string{"10.0.2.1/24"},
+			DNS: dns, Pod: podEth0v4, Hostname: "vm1",
 		}},
 	}, {
 		name: "bridge on the pod network takes the pod's address, MAC, gateway and routes",
@@ -108,8 +122,9 @@ func TestMakePlan(t *testing.T) {
 			"default": {
 				Interface: "default", Network: "default", Binding: network.BindingMasquerade,
 				TapName: "tap0", Bridge: "k6t-eth0", MAC: "02:a7:91:b5:03:c8", MTU: 1450,
-				GuestIPs: []string{"10.0.2.2/24"}, Gateways: []string{"10.0.2.1"}, BridgeIPs: []string{"10.0.2.1/24"},
-				DNS: dns, Pod: podEth0, Hostname: "vm1",
+				GuestIPs: []string{"10.0.2.2/24", "fd10:0:2:0:a7:91ff:feb5:3c8/64"}, Gateways: []string{"10.0.2.1", "fe80::1"},
+				BridgeIPs: []string{"10.0.2.1/24", "fd10:0:2::1/64", "fe80::1/64"},
+				DNS:       dns, Pod: podEth0, Hostname: "vm1",
 			},
 			"blue": {
 				Interface: "blue", Network: "blue", Binding: network.BindingBridge,
@@ -129,8 +144,9 @@ func TestMakePlan(t *testing.T) {
 		want: network.Plan{"default": {
 			Interface: "default", Network: "default", Binding: network.BindingMasquerade,
 			TapName: "tap0", Bridge: "k6t-eth0", MAC: "02:a7:91:b5:03:c8", MTU: 1450,
-			GuestIPs: []string{"10.0.2.2/24"}, Gateways: []string{"10.0.2.1"}, BridgeIPs: []string{"10.0.2.1/24"},
-			DNS: dns, Pod: podEth0, Hostname: "vm1",
+			GuestIPs: []string{"10.0.2.2/24", "fd10:0:2:0:a7:91ff:feb5:3c8/64"}, Gateways: []string{"10.0.2.1", "fe80::1"},
+			BridgeIPs: []string{"10.0.2.1/24", "fd10:0:2::1/64", "fe80::1/64"},
+			DNS:       dns, Pod: podEth0, Hostname: "vm1",
 		}},
 	}}
 	for _, tc := range tests {
@@ -209,7 +225,7 @@ func TestMakePlanRejects(t *testing.T) {
 		name: "masquerade without a pod IPv4 address",
 		vmi:  vmiWith([]virtv1.Interface{masq("default")}, []virtv1.Network{podNetwork("default")}),
 		pod:  []network.PodInterface{{Name: "eth0", MAC: "0a:58:00:00:00:01", IPs: []string{"fd00::5/64"}}},
-		want: []string{`spec.domain.devices.interfaces[0].masquerade: pod interface eth0 has no IPv4 address to masquerade behind (IPv6 masquerade is not implemented)`},
+		want: []string{`spec.domain.devices.interfaces[0].masquerade: pod interface eth0 has no IPv4 address to masquerade behind (an IPv6-only pod is not supported; dual stack is)`},
 		kind: network.ErrInvalidSpec,
 	}, {
 		name: "bad masquerade CIDR and bad MAC",
@@ -220,6 +236,22 @@ func TestMakePlanRejects(t *testing.T) {
 			`spec.networks[0].pod.vmNetworkCIDR: 10.0.2.0/31 has no room for a gateway and a guest (at most /30)`,
 			`spec.domain.devices.interfaces[1].macAddress: 01:00:5e:00:00:01 is a multicast address`,
 		},
+		kind: network.ErrInvalidSpec,
+	}, {
+		name: "IPv6 masquerade CIDR: KubeVirt's /120 has no room for SLAAC",
+		vmi: vmiWith([]virtv1.Interface{masq("default")},
+			[]virtv1.Network{{Name: "default", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{VMIPv6NetworkCIDR: "fd10:0:2::/120"}}}}),
+		pod: []network.PodInterface{podEth0},
+		want: []string{
+			`spec.networks[0].pod.vmIPv6NetworkCIDR: fd10:0:2::/120 is not a /64: the guest configures its IPv6 address from router advertisements (SLAAC), which needs a /64`,
+		},
+		kind: network.ErrInvalidSpec,
+	}, {
+		name: "IPv6 masquerade CIDR that is IPv4",
+		vmi: vmiWith([]virtv1.Interface{masq("default")},
+			[]virtv1.Network{{Name: "default", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{VMIPv6NetworkCIDR: "10.0.0.0/8"}}}}),
+		pod:  []network.PodInterface{podEth0},
+		want: []string{`spec.networks[0].pod.vmIPv6NetworkCIDR: "10.0.0.0/8" is not an IPv6 CIDR`},
 		kind: network.ErrInvalidSpec,
 	}, {
 		name: "a network no interface uses",

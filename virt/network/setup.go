@@ -35,7 +35,9 @@ func (u undo) run() error {
 // the namespace, and
 //   - for masquerade: the gateway address on the bridge, IPv4 forwarding,
 //     and an nftables table (virtkit-<interface>) that forwards the pod
-//     address's ports to the guest and masquerades the guest's traffic;
+//     address's ports to the guest and masquerades the guest's traffic; for
+//     a dual-stack plan also the IPv6 gateway and fe80::1 on the bridge,
+//     IPv6 forwarding and a table of family ip6 doing the same (NAT66);
 //   - for bridge binding: moves the pod interface's addresses to the guest
 //     (removes them from the pod interface), gives it PodPortMAC and
 //     enslaves it to the bridge.
@@ -91,8 +93,13 @@ func (n *NetNS) setupMasquerade(u *undo, ip *InterfacePlan) error {
 	if err := ensureTap(u, ip, br); err != nil {
 		return err
 	}
-	if err := enableForwarding(u); err != nil {
+	if err := enableForwarding(u, ipForward); err != nil {
 		return setupErr(ip.Interface, "net.ipv4.ip_forward", err)
+	}
+	if len(ipv6s(ip.GuestIPs)) > 0 {
+		if err := enableForwarding(u, ipv6Forward); err != nil {
+			return setupErr(ip.Interface, "net.ipv6.conf.all.forwarding", err)
+		}
 	}
 	return ensureNAT(u, n.handle, ip)
 }
@@ -228,6 +235,11 @@ func ensureAddr(u *undo, iface string, l netlink.Link, cidr string) error {
 	if err != nil {
 		return setupErr(iface, "address "+cidr, err)
 	}
+	if addr.IP.To4() == nil {
+		// Usable at once, not after duplicate address detection: the
+		// guest's link is the bridge's alone.
+		addr.Flags = unix.IFA_F_NODAD
+	}
 	err = netlink.AddrAdd(l, addr)
 	if errors.Is(err, unix.EEXIST) {
 		return nil
@@ -266,23 +278,26 @@ func createTap(name string, multiQueue bool) error {
 	return nil
 }
 
-const ipForward = "/proc/sys/net/ipv4/ip_forward"
+const (
+	ipForward   = "/proc/sys/net/ipv4/ip_forward"
+	ipv6Forward = "/proc/sys/net/ipv6/conf/all/forwarding"
+)
 
-// enableForwarding turns on IPv4 forwarding in the namespace (the calling
-// thread's: /proc/sys/net follows it). Teardown leaves it on: another
-// interface may need it, and it is a setting, not an object.
-func enableForwarding(u *undo) error {
-	b, err := os.ReadFile(ipForward)
+// enableForwarding turns on IPv4 or IPv6 forwarding (file) in the namespace
+// (the calling thread's: /proc/sys/net follows it). Teardown leaves it on:
+// another interface may need it, and it is a setting, not an object.
+func enableForwarding(u *undo, file string) error {
+	b, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
 	if len(b) > 0 && b[0] == '1' {
 		return nil
 	}
-	if err := os.WriteFile(ipForward, []byte("1\n"), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte("1\n"), 0o644); err != nil {
 		return err
 	}
-	u.push(func() error { return os.WriteFile(ipForward, []byte("0\n"), 0o644) })
+	u.push(func() error { return os.WriteFile(file, []byte("0\n"), 0o644) })
 	return nil
 }
 

@@ -10,7 +10,8 @@ import (
 	"github.com/vishvananda/netlink"
 )
 
-// Teardown removes what Setup made for plan: the nftables table, the tap
+// Teardown removes what Setup made for plan: the nftables tables (ip, and
+// ip6 for a dual-stack guest), the tap
 // and the bridge (only links that carry virtkit's mark), and gives a bridge
 // binding's pod interface back its MAC, IPv4 addresses and routes. What is
 // already gone is skipped, so Teardown can be repeated. It goes on after a

@@ -19,6 +19,7 @@ import (
 	"github.com/google/nftables"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 	"libvirt.org/go/libvirt"
 	"libvirt.org/go/libvirtxml"
 
@@ -41,6 +42,29 @@ type testPod struct {
 	HostVeth string
 	HostIP   netip.Prefix
 	PodIP    netip.Prefix
+	// HostIP6 and PodIP6 are set for a dual-stack pod (newDualStackPod):
+	// fd99:X::1/64 on the host end, fd99:X::2/64 on eth0 (no default route).
+	HostIP6 netip.Prefix
+	PodIP6  netip.Prefix
+}
+
+// newDualStackPod is newPod with IPv6 addresses on the veth pair too.
+func newDualStackPod(t testing.TB) *testPod {
+	t.Helper()
+	p := newPod(t)
+	x := p.PodIP.Addr().As4()[2]
+	p.HostIP6 = netip.PrefixFrom(netip.AddrFrom16([16]byte{0xfd, 0x99, 0, x, 15: 1}), 64)
+	p.PodIP6 = netip.PrefixFrom(netip.AddrFrom16([16]byte{0xfd, 0x99, 0, x, 15: 2}), 64)
+	host, err := netlink.LinkByName(p.HostVeth)
+	must(t, err)
+	must(t, netlink.AddrAdd(host, &netlink.Addr{IPNet: prefixNet(p.HostIP6), Flags: unix.IFA_F_NODAD}))
+	h, err := netlink.NewHandleAt(p.NS)
+	must(t, err)
+	defer h.Close()
+	eth0, err := h.LinkByName("eth0")
+	must(t, err)
+	must(t, h.AddrAdd(eth0, &netlink.Addr{IPNet: prefixNet(p.PodIP6), Flags: unix.IFA_F_NODAD}))
+	return p
 }
 
 var podSeq atomic.Uint32
@@ -120,7 +144,7 @@ func must(t testing.TB, err error) {
 }
 
 func prefixNet(p netip.Prefix) *net.IPNet {
-	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), 32)}
+	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
 }
 
 // startLibvirtdIn starts a private libvirtd whose guests live in the pod's
@@ -279,15 +303,22 @@ func snapshot(t testing.TB, ns netns.NsHandle) []string {
 		a := l.Attrs()
 		out = append(out, fmt.Sprintf("link %s type=%s mac=%s mtu=%d master=%s alias=%q up=%v",
 			a.Name, l.Type(), a.HardwareAddr, a.MTU, names[a.MasterIndex], a.Alias, a.Flags&1 != 0))
-		addrs, err := h.AddrList(l, netlink.FAMILY_V4)
+		addrs, err := h.AddrList(l, netlink.FAMILY_ALL)
 		must(t, err)
 		for _, ad := range addrs {
+			// Link-local IPv6 addresses come and go with a link's carrier.
+			if ad.IPNet.IP.IsLinkLocalUnicast() {
+				continue
+			}
 			out = append(out, "addr "+a.Name+" "+ad.IPNet.String())
 		}
 	}
-	routes, err := h.RouteList(nil, netlink.FAMILY_V4)
+	routes, err := h.RouteList(nil, netlink.FAMILY_ALL)
 	must(t, err)
 	for _, r := range routes {
+		if r.Dst != nil && (r.Dst.IP.IsLinkLocalUnicast() || r.Dst.IP.IsMulticast()) {
+			continue
+		}
 		out = append(out, fmt.Sprintf("route %v via %v dev %s", r.Dst, r.Gw, names[r.LinkIndex]))
 	}
 	c, err := nftables.New(nftables.WithNetNSFd(int(ns)))
