@@ -129,35 +129,7 @@ func packetSocket(ifindex int) (int, error) {
 
 func (s *DHCPv4Server) serve() {
 	defer close(s.done)
-	rc, err := s.file.SyscallConn()
-	if err != nil {
-		s.err = err
-		return
-	}
-	buf := make([]byte, 1600)
-	for {
-		var n int
-		var from unix.Sockaddr
-		var rerr error
-		err := rc.Read(func(fd uintptr) bool {
-			n, from, rerr = unix.Recvfrom(int(fd), buf, 0)
-			return rerr != unix.EAGAIN
-		})
-		if err != nil {
-			if !s.stopping.Load() {
-				s.err = err
-			}
-			return
-		}
-		if rerr != nil {
-			s.log.Error(rerr, "DHCP receive")
-			continue
-		}
-		if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
-			continue // our own reply, seen on the way out
-		}
-		s.handle(buf[:n])
-	}
+	s.err = receiveFrames(s.file, &s.stopping, s.log, s.handle)
 }
 
 func (s *DHCPv4Server) handle(pkt []byte) {
@@ -182,16 +154,7 @@ func (s *DHCPv4Server) handle(pkt []byte) {
 	frame := udp4Packet(s.lease.serverID, dst, 67, 68, resp.marshal())
 	to := &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_IP), Ifindex: s.tapIx, Halen: 6}
 	copy(to.Addr[:], s.mac)
-	rc, err := s.file.SyscallConn()
-	if err != nil {
-		return
-	}
-	var serr error
-	_ = rc.Write(func(fd uintptr) bool {
-		serr = unix.Sendto(int(fd), frame, 0, to)
-		return serr != unix.EAGAIN
-	})
-	if serr != nil {
+	if serr := sendFrame(s.file, frame, to); serr != nil {
 		s.log.Error(serr, "DHCP send", "type", resp.msgType)
 		return
 	}

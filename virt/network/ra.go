@@ -116,36 +116,11 @@ func (s *raSender) periodic() {
 
 func (s *raSender) listen() {
 	defer s.done.Done()
-	rc, err := s.file.SyscallConn()
-	if err != nil {
-		s.err = err
-		return
-	}
-	buf := make([]byte, 1600)
-	for {
-		var n int
-		var from unix.Sockaddr
-		var rerr error
-		err := rc.Read(func(fd uintptr) bool {
-			n, from, rerr = unix.Recvfrom(int(fd), buf, 0)
-			return rerr != unix.EAGAIN
-		})
-		if err != nil {
-			if !s.stopping.Load() {
-				s.err = err
-			}
-			return
-		}
-		if rerr != nil {
-			continue
-		}
-		if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
-			continue
-		}
-		if isRouterSolicit(buf[:n]) {
+	s.err = receiveFrames(s.file, &s.stopping, s.log, func(frame []byte) {
+		if isRouterSolicit(frame) {
 			s.send()
 		}
-	}
+	})
 }
 
 // send multicasts one advertisement to all nodes on the tap.
@@ -153,17 +128,8 @@ func (s *raSender) send() {
 	pkt := ipv6Packet(routerLL, allNodes, s.ra.marshal(routerLL, allNodes))
 	to := &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_IPV6), Ifindex: s.tapIx, Halen: 6}
 	copy(to.Addr[:], allNodesMAC)
-	rc, err := s.file.SyscallConn()
-	if err != nil {
-		return
-	}
-	var serr error
-	_ = rc.Write(func(fd uintptr) bool {
-		serr = unix.Sendto(int(fd), pkt, 0, to)
-		return serr != unix.EAGAIN
-	})
 	// Without a guest attached the tap drops what it is given (EIO): not an error.
-	if serr != nil && serr != unix.EIO {
+	if serr := sendFrame(s.file, pkt, to); serr != nil && serr != unix.EIO {
 		s.log.Error(serr, "router advertisement send")
 		return
 	}
