@@ -1,0 +1,152 @@
+package virt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/virtkit/virtkit/virt/domain"
+	"github.com/virtkit/virtkit/virt/network"
+)
+
+// Step is one named link of a Machine's start-up chain. Run does the work;
+// Undo, when set, takes back what Run did: Start calls it, in reverse order,
+// for the steps that ran when a later step fails, and Stop calls it for all
+// of them, so nothing is left half-made.
+type Step struct {
+	Name string
+	Run  func(ctx context.Context, m *Machine) error
+	Undo func(ctx context.Context, m *Machine) error
+}
+
+// Names of the default steps, for finding them in the chain.
+const (
+	StepPlanStorage    = "plan-storage"
+	StepPrepareStorage = "prepare-storage"
+	StepPlanNetwork    = "plan-network"
+	StepSetupNetwork   = "setup-network"
+	StepStartDHCP      = "start-dhcp"
+	StepDefine         = "define"
+	StepStart          = "start"
+)
+
+// DefaultSteps is the start-up chain: plan and prepare storage, discover the
+// pod's interfaces and plan the network, set it up and start a DHCP server
+// per interface, convert and define the domain, start it. The slice is new
+// on every call: edit it and pass it to WithSteps.
+func DefaultSteps() []Step {
+	return []Step{
+		{Name: StepPlanStorage, Run: planStorage},
+		{Name: StepPrepareStorage, Run: prepareStorage, Undo: releaseStorage},
+		{Name: StepPlanNetwork, Run: planNetwork},
+		{Name: StepSetupNetwork, Run: setupNetwork, Undo: teardownNetwork},
+		{Name: StepStartDHCP, Run: startDHCP, Undo: stopDHCP},
+		{Name: StepDefine, Run: define, Undo: undefine},
+		{Name: StepStart, Run: start, Undo: stopDomain},
+	}
+}
+
+func planStorage(ctx context.Context, m *Machine) error {
+	p, err := m.storage.Plan(ctx, m.vmi, m.pod)
+	if err != nil {
+		return err
+	}
+	m.StoragePlan = p
+	return nil
+}
+
+func prepareStorage(ctx context.Context, m *Machine) error {
+	return m.storage.Prepare(ctx, m.vmi, m.pod, m.StoragePlan)
+}
+
+func releaseStorage(ctx context.Context, m *Machine) error {
+	return m.storage.Release(ctx, m.StoragePlan)
+}
+
+func planNetwork(ctx context.Context, m *Machine) error {
+	ifaces := m.vmi.Spec.Domain.Devices.Interfaces
+	if len(ifaces) == 0 {
+		m.NetworkPlan = network.Plan{}
+		return nil
+	}
+	if m.network == nil {
+		return fmt.Errorf("spec.domain.devices.interfaces[0] (%s): no pod network namespace was given (virt.WithNetwork)", ifaces[0].Name)
+	}
+	pod, err := m.network.Discover(ctx)
+	if err != nil {
+		return err
+	}
+	p, err := network.MakePlan(m.vmi, pod, m.planOpts...)
+	if err != nil {
+		return err
+	}
+	m.NetworkPlan = p
+	return nil
+}
+
+func setupNetwork(ctx context.Context, m *Machine) error {
+	if len(m.NetworkPlan) == 0 {
+		return nil
+	}
+	return m.network.Setup(ctx, m.NetworkPlan)
+}
+
+func teardownNetwork(ctx context.Context, m *Machine) error {
+	if len(m.NetworkPlan) == 0 {
+		return nil
+	}
+	return m.network.Teardown(ctx, m.NetworkPlan)
+}
+
+func startDHCP(ctx context.Context, m *Machine) error {
+	for _, name := range sortedKeys(m.NetworkPlan) {
+		srv, err := m.network.StartDHCP(ctx, m.NetworkPlan[name])
+		if err != nil {
+			return errors.Join(fmt.Errorf("interface %s: %w", name, err), stopDHCP(ctx, m))
+		}
+		m.dhcp = append(m.dhcp, srv)
+	}
+	return nil
+}
+
+func stopDHCP(_ context.Context, m *Machine) error {
+	var errs []error
+	for _, srv := range m.dhcp {
+		errs = append(errs, srv.Stop())
+	}
+	m.dhcp = nil
+	return errors.Join(errs...)
+}
+
+func define(ctx context.Context, m *Machine) error {
+	host := m.host
+	host.Storage = m.StoragePlan
+	host.Network = m.NetworkPlan
+	doc, err := domain.Convert(m.vmi, host, m.convertOpts...)
+	if err != nil {
+		return err
+	}
+	m.name = doc.Name
+	return m.dom.Define(ctx, doc)
+}
+
+func undefine(ctx context.Context, m *Machine) error {
+	if err := m.dom.Undefine(ctx, m.name); err != nil && !errors.Is(err, domain.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+func start(ctx context.Context, m *Machine) error {
+	return m.dom.Start(ctx, m.name, domain.StartOptions{Paused: m.vmi.Spec.StartStrategy != nil && *m.vmi.Spec.StartStrategy == "Paused"})
+}
+
+// stopDomain powers the domain off at once; Stop shuts it down gracefully
+// before the chain is undone, so this only acts on a guest still running.
+func stopDomain(ctx context.Context, m *Machine) error {
+	err := m.dom.Destroy(ctx, m.name)
+	if err != nil && !errors.Is(err, domain.ErrInvalidState) && !errors.Is(err, domain.ErrNotFound) {
+		return err
+	}
+	return nil
+}
