@@ -93,6 +93,8 @@ func TestWebhooksOnARealAPIServer(t *testing.T) {
 		assert.Check(t, got.Spec.Domain.Machine != nil && got.Spec.Domain.Machine.Type == "q35", "machine type: %+v", got.Spec.Domain.Machine)
 		assert.Check(t, got.Spec.Domain.Devices.Disks[0].Disk != nil && got.Spec.Domain.Devices.Disks[0].Disk.Bus == "virtio", "disk: %+v", got.Spec.Domain.Devices.Disks[0])
 		assert.Check(t, is.Len(got.Spec.Networks, 1), "the pod network is attached by default")
+		assert.Check(t, is.DeepEqual(got.Finalizers, []string{virtv1.VirtualMachineInstanceFinalizer}),
+			"born with the VMI controller's finalizer, which saves that controller a write")
 	})
 
 	t.Run("an invalid VMI is refused with its field paths", func(t *testing.T) {

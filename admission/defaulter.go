@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -49,6 +50,11 @@ func (d *Defaulter) Handle(_ context.Context, req admission.Request) admission.R
 			return admission.Allowed("")
 		}
 		spec.DefaultVMI(vmi, d.opts...)
+		// Born with the VMI controller's finalizer: it costs that controller
+		// a write per VMI otherwise.
+		if !slices.Contains(vmi.Finalizers, virtv1.VirtualMachineInstanceFinalizer) {
+			vmi.Finalizers = append(vmi.Finalizers, virtv1.VirtualMachineInstanceFinalizer)
+		}
 		obj = vmi
 	default:
 		return admission.Allowed("not a kind this webhook defaults")

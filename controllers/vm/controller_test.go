@@ -125,6 +125,9 @@ func checkOwned(t *testing.T, vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMach
 	if !controllerutil.ContainsFinalizer(vm, Finalizer) {
 		t.Errorf("VM finalizers = %v, want %s", vm.Finalizers, Finalizer)
 	}
+	if !controllerutil.ContainsFinalizer(vmi, virtv1.VirtualMachineInstanceFinalizer) {
+		t.Errorf("VMI finalizers = %v, want the VMI controller's %s from birth", vmi.Finalizers, virtv1.VirtualMachineInstanceFinalizer)
+	}
 }
 
 // startRunning creates an Always VM in a new namespace and brings its VMI to Running.

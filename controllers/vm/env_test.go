@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/virtkit/virtkit/internal/testenv"
@@ -65,10 +66,30 @@ func (cl *cluster) startManager(t *testing.T) {
 	if err := cl.r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("vmi-finalizer-release").For(&virtv1.VirtualMachineInstance{}).
+		Complete(releaseFinalizer{cl.c}); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	cl.stop = func() error { cancel(); return <-done }
+}
+
+// releaseFinalizer plays the VMI controller's part in a deletion: VMIs are
+// born with its finalizer (vmiFor), and it lets a deleted VMI go once its
+// pod is gone, which here (no pods) is at once.
+type releaseFinalizer struct{ c client.Client }
+
+func (r releaseFinalizer) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	vmi := &virtv1.VirtualMachineInstance{}
+	if err := r.c.Get(ctx, req.NamespacedName, vmi); err != nil || vmi.DeletionTimestamp == nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if controllerutil.RemoveFinalizer(vmi, virtv1.VirtualMachineInstanceFinalizer) {
+		return ctrl.Result{}, client.IgnoreNotFound(r.c.Update(ctx, vmi))
+	}
+	return ctrl.Result{}, nil
 }
 
 // stopManager stops the running manager.

@@ -66,6 +66,9 @@ func (r *Reconciler) vmiFor(vm *virtv1.VirtualMachine) *virtv1.VirtualMachineIns
 		vmi.Annotations = map[string]string{}
 	}
 	vmi.Annotations[virtv1.VirtualMachineGenerationAnnotation] = strconv.FormatInt(vm.Generation, 10)
+	// The VMI is born with the VMI controller's finalizer, which that
+	// controller would otherwise add with a write of its own.
+	vmi.Finalizers = append(vmi.Finalizers, virtv1.VirtualMachineInstanceFinalizer)
 	spec.DefaultVMI(vmi, r.specOpts...)
 	return vmi
 }

@@ -22,6 +22,7 @@ import (
 func TestController(t *testing.T) {
 	cl := startCluster(t)
 	t.Run("Lifecycle", func(t *testing.T) { testLifecycle(t, cl) })
+	t.Run("BornWithFinalizer", func(t *testing.T) { testBornWithFinalizer(t, cl) })
 	t.Run("Unschedulable", func(t *testing.T) { testUnschedulable(t, cl) })
 	t.Run("PodDeleted", func(t *testing.T) { testPodDeleted(t, cl) })
 	t.Run("DeleteVMI", func(t *testing.T) { testDeleteVMI(t, cl) })
@@ -58,14 +59,14 @@ func testLifecycle(t *testing.T, cl *cluster) {
 
 	cl.bind(t, pod, "node1")
 	vmi = cl.waitVMI(t, key, "Scheduled on node1", func(v *virtv1.VirtualMachineInstance) bool {
-		return v.Status.Phase == virtv1.Scheduled && v.Status.NodeName == "node1" && v.Labels[virtv1.NodeNameLabel] == "node1"
+		return v.Status.Phase == virtv1.Scheduled && v.Status.NodeName == "node1"
 	})
 	if got := vmi.Status.ActivePods[pod.UID]; got != "node1" {
 		t.Errorf("activePods = %v, want %s on node1", vmi.Status.ActivePods, pod.UID)
 	}
 	toScheduled := cl.writes.Writes(ns)
 	want := []string{"update VirtualMachineInstance", "create Pod", "status VirtualMachineInstance Scheduling",
-		"patch VirtualMachineInstance", "status VirtualMachineInstance Scheduled"}
+		"status VirtualMachineInstance Scheduled"}
 	if d := cmp.Diff(want, toScheduled); d != "" {
 		t.Errorf("writes from creation to Scheduled (-want +got):\n%s", d)
 	}
@@ -143,6 +144,32 @@ func testPodDeleted(t *testing.T, cl *cluster) {
 	time.Sleep(500 * time.Millisecond)
 	if n := len(cl.pods(t, ns)); n != 0 {
 		t.Errorf("%d pods after the VMI failed, want none (no new pod for a failed VMI)", n)
+	}
+}
+
+// testBornWithFinalizer: a VMI created with the controller's finalizer, as
+// the mutating webhook and the VM controller create them, costs two VMI
+// writes to Scheduled (both status) plus the pod's creation; and the handler
+// finds it by the status.nodeName field selector, not by a label.
+func testBornWithFinalizer(t *testing.T, cl *cluster) {
+	ns := cl.namespace(t, "born")
+	key := cl.createVMI(t, ns, func(v *virtv1.VirtualMachineInstance) { v.Finalizers = []string{Finalizer} })
+	pod := cl.waitPod(t, ns)
+	cl.waitVMI(t, key, "Scheduling", func(v *virtv1.VirtualMachineInstance) bool { return v.Status.Phase == virtv1.Scheduling })
+	cl.bind(t, pod, "node7")
+	cl.waitVMI(t, key, "Scheduled on node7", func(v *virtv1.VirtualMachineInstance) bool {
+		return v.Status.Phase == virtv1.Scheduled && v.Status.NodeName == "node7"
+	})
+	want := []string{"create Pod", "status VirtualMachineInstance Scheduling", "status VirtualMachineInstance Scheduled"}
+	if d := cmp.Diff(want, cl.writes.Writes(ns)); d != "" {
+		t.Errorf("writes from creation to Scheduled (-want +got):\n%s", d)
+	}
+	var list virtv1.VirtualMachineInstanceList
+	if err := cl.c.List(context.Background(), &list, client.MatchingFields{"status.nodeName": "node7"}); err != nil {
+		t.Fatalf("listing VMIs by status.nodeName: %v", err)
+	}
+	if len(list.Items) != 1 || list.Items[0].Name != key.Name {
+		t.Errorf("VMIs with status.nodeName=node7: %d, want exactly %s", len(list.Items), key)
 	}
 }
 

@@ -10,11 +10,15 @@
 //     from the VMI, and the pod volumes backing the VMI's volumes;
 //   - the phases "" -> Pending -> Scheduling -> Scheduled, and Failed when the
 //     pod fails or disappears before the node's handler took the VMI over;
-//   - status.nodeName, status.activePods, the kubevirt.io/nodeName label, the
+//   - status.nodeName (a CRD selectable field: the handler watches its
+//     node's VMIs with the field selector status.nodeName=NODE, so, unlike
+//     KubeVirt, no kubevirt.io/nodeName label is patched on), status.activePods, the
 //     PodScheduled condition (copied from the pod, reason and message
 //     included) and the Synchronized condition on pod creation failure;
 //   - the kubevirt.io/foregroundDeleteVirtualMachine finalizer: a VMI goes
-//     only after its launcher pod is gone;
+//     only after its launcher pod is gone. VMIs are born with it (the
+//     mutating webhook and the VM controller add it); it is added here only
+//     to a VMI created without either;
 //   - deleting the pod of a deleted, Succeeded or Failed VMI.
 //
 // It must not touch: the phases Running and Succeeded and the Ready condition

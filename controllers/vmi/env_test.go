@@ -42,7 +42,7 @@ func startCluster(t *testing.T) *cluster {
 		Controller:             config.Controller{SkipNameValidation: &skip},
 		// Namespace "manual" is left to tests that call Reconcile themselves.
 		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{
-			"lifecycle": {}, "unschedulable": {}, "poddeleted": {}, "deletevmi": {}, "createfails": {}}},
+			"lifecycle": {}, "born": {}, "unschedulable": {}, "poddeleted": {}, "deletevmi": {}, "createfails": {}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func (cl *cluster) namespace(t *testing.T, name string) string {
 }
 
 // createVMI creates a small VMI with a containerDisk in ns.
-func (cl *cluster) createVMI(t *testing.T, ns string) types.NamespacedName {
+func (cl *cluster) createVMI(t *testing.T, ns string, opts ...func(*virtv1.VirtualMachineInstance)) types.NamespacedName {
 	t.Helper()
 	vmi := &virtv1.VirtualMachineInstance{
 		ObjectMeta: metav1.ObjectMeta{Name: "vmi1", Namespace: ns, Labels: map[string]string{"app": "demo"}},
@@ -92,6 +92,9 @@ func (cl *cluster) createVMI(t *testing.T, ns string) types.NamespacedName {
 			Volumes: []virtv1.Volume{{Name: "rootdisk", VolumeSource: virtv1.VolumeSource{
 				ContainerDisk: &virtv1.ContainerDiskSource{Image: "quay.io/containerdisks/fedora:41"}}}},
 		},
+	}
+	for _, o := range opts {
+		o(vmi)
 	}
 	if err := cl.c.Create(context.Background(), vmi); err != nil {
 		t.Fatal(err)

@@ -52,8 +52,6 @@ type Plan struct {
 	CreatePod bool
 	// DeletePod: delete the launcher pod gracefully.
 	DeletePod bool
-	// NodeLabel, when set, is the value the kubevirt.io/nodeName label must take.
-	NodeLabel string
 }
 
 // PlanFor decides what to do given the VMI and its launcher pod (nil when
@@ -74,10 +72,6 @@ func PlanFor(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod) Plan {
 	switch vmi.Status.Phase {
 	case "", virtv1.Pending:
 		p.CreatePod = pod == nil
-	}
-	if pod != nil && pod.Spec.NodeName != "" && vmi.Labels[virtv1.NodeNameLabel] != pod.Spec.NodeName &&
-		(vmi.Status.NodeName == "" || vmi.Status.NodeName == pod.Spec.NodeName) && !podEnded(pod) {
-		p.NodeLabel = pod.Spec.NodeName
 	}
 	return p
 }

@@ -20,11 +20,7 @@ func TestPlanFor(t *testing.T) {
 		{"Pending, pod creation failed before", newVMI(finalized(), phase(virtv1.Pending)), nil, Plan{CreatePod: true}},
 		{"Scheduling, pod pending", newVMI(finalized(), phase(virtv1.Scheduling)), newPod(), Plan{}},
 		{"Scheduling, pod gone: no new pod", newVMI(finalized(), phase(virtv1.Scheduling)), nil, Plan{}},
-		{"pod bound: label", newVMI(finalized(), phase(virtv1.Scheduling)), newPod(onNode("n1")), Plan{NodeLabel: "n1"}},
-		{"label already set", newVMI(finalized(), phase(virtv1.Scheduled), func(v *virtv1.VirtualMachineInstance) {
-			v.Labels = map[string]string{virtv1.NodeNameLabel: "n1"}
-			v.Status.NodeName = "n1"
-		}), newPod(onNode("n1")), Plan{}},
+		{"pod bound: no metadata write", newVMI(finalized(), phase(virtv1.Scheduling)), newPod(onNode("n1")), Plan{}},
 		{"Failed: delete the pod", newVMI(finalized(), phase(virtv1.Failed)), newPod(onNode("n1")), Plan{DeletePod: true}},
 		{"Succeeded: delete the pod", newVMI(finalized(), phase(virtv1.Succeeded)), newPod(onNode("n1")), Plan{DeletePod: true}},
 		{"Failed, pod going", newVMI(finalized(), phase(virtv1.Failed)), newPod(podDeleting()), Plan{}},

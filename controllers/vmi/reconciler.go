@@ -111,16 +111,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		r.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted virtual machine pod %s", pod.Name)
 	}
-	if plan.NodeLabel != "" {
-		base := vmi.DeepCopy()
-		if vmi.Labels == nil {
-			vmi.Labels = map[string]string{}
-		}
-		vmi.Labels[virtv1.NodeNameLabel] = plan.NodeLabel
-		if err := r.patch(ctx, vmi, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-			return retryOn(ctx, fmt.Errorf("labelling VirtualMachineInstance %s: %w", req.NamespacedName, err))
-		}
-	}
 	if plan.RemoveFinalizer {
 		controllerutil.RemoveFinalizer(vmi, Finalizer)
 		if err := r.update(ctx, vmi); client.IgnoreNotFound(err) != nil {
@@ -198,15 +188,6 @@ func (r *Reconciler) createPod(ctx context.Context, vmi *virtv1.VirtualMachineIn
 func (r *Reconciler) update(ctx context.Context, vmi *virtv1.VirtualMachineInstance) error {
 	old := vmi.ResourceVersion
 	if err := r.client.Update(ctx, vmi); err != nil {
-		return err
-	}
-	r.written(client.ObjectKeyFromObject(vmi), old, vmi.ResourceVersion)
-	return nil
-}
-
-func (r *Reconciler) patch(ctx context.Context, vmi *virtv1.VirtualMachineInstance, p client.Patch) error {
-	old := vmi.ResourceVersion
-	if err := r.client.Patch(ctx, vmi, p); err != nil {
 		return err
 	}
 	r.written(client.ObjectKeyFromObject(vmi), old, vmi.ResourceVersion)

@@ -27,6 +27,10 @@ type kind struct {
 	// cluster marks a cluster-scoped kind; controller-gen makes every kind namespaced
 	// unless the Go type carries a marker, which kubevirt.io/api's do not.
 	cluster bool
+	// selectable lists the JSON paths a client may filter on with a field
+	// selector (CRD selectableFields): virt-handler watches only the VMIs of
+	// its node (.status.nodeName) without the node label KubeVirt patches on.
+	selectable []string
 }
 
 func col(name, typ, path string) apiextensionsv1.CustomResourceColumnDefinition {
@@ -53,12 +57,14 @@ func kinds() map[string]kind {
 			columns: []apiextensionsv1.CustomResourceColumnDefinition{age, col("Phase", "string", ".status.phase"),
 				col("IP", "string", ".status.interfaces[0].ipAddress"), col("NodeName", "string", ".status.nodeName"), ready,
 				col("Live-Migratable", "string", ".status.conditions[?(@.type=='LiveMigratable')].status")},
-			status: true,
+			status:     true,
+			selectable: []string{".status.nodeName"},
 		},
 		"virtualmachineinstancemigrations.kubevirt.io": {
 			shortNames: []string{"vmim", "vmims"},
 			columns:    []apiextensionsv1.CustomResourceColumnDefinition{col("Phase", "string", ".status.phase"), col("VMI", "string", ".spec.vmiName")},
 			status:     true,
+			selectable: []string{".spec.vmiName"},
 		},
 		"virtualmachineinstancereplicasets.kubevirt.io": {
 			shortNames: []string{"vmirs", "vmirss"},
@@ -156,6 +162,10 @@ func render(crd apiextensionsv1.CustomResourceDefinition, k kind) ([]byte, error
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
 		v.AdditionalPrinterColumns = k.columns
+		v.SelectableFields = nil
+		for _, f := range k.selectable {
+			v.SelectableFields = append(v.SelectableFields, apiextensionsv1.SelectableField{JSONPath: f})
+		}
 		if k.status {
 			v.Subresources = &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}}
 		}
