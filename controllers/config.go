@@ -4,8 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/controllers/vmi"
+	"github.com/virtkit/virtkit/virt/spec"
 )
 
 // Config is what the controllers take from the cluster's KubeVirt CR and
@@ -17,17 +22,106 @@ type Config struct {
 	Emulation bool
 	// LauncherImage is the image launcher pods run.
 	LauncherImage string
+	// ImagePullPolicy is the launcher container's pull policy (imagePullPolicy).
+	ImagePullPolicy corev1.PullPolicy
+	// CPUModel is the guest CPU model of specs without one (cpuModel).
+	CPUModel string
+	// MachineType is the machine type of specs without one
+	// (architectureConfiguration.amd64.machineType, or the deprecated machineType).
+	MachineType string
+	// EmulatedMachines are the machine type patterns validation accepts
+	// (architectureConfiguration.amd64.emulatedMachines, or the deprecated emulatedMachines).
+	EmulatedMachines []string
+	// MemoryOvercommit is the percentage of guest memory requested from the
+	// scheduler (developerConfiguration.memoryOvercommit); 0 means 100.
+	MemoryOvercommit int
+	// CPUAllocationRatio is vCPUs per requested CPU
+	// (developerConfiguration.cpuAllocationRatio); 0 means 10.
+	CPUAllocationRatio int
+	// CPURequest is the CPU request of launchers whose VMI asks for none (cpuRequest).
+	CPURequest *resource.Quantity
+	// NodeSelector is added to every launcher pod (developerConfiguration.nodeSelectors).
+	NodeSelector map[string]string
+	// RuntimeClassName is given to launcher pods (defaultRuntimeClass).
+	RuntimeClassName string
 }
 
-// FromKubeVirt returns base with the settings of kv that virtkit honours.
+// FromKubeVirt returns base with the settings of kv that virtkit honours
+// applied over it. Settings kv leaves empty keep base's value. Settings
+// virtkit does not implement are ignored; docs/controllers/config.md lists
+// the ones honoured.
 func FromKubeVirt(kv *virtv1.KubeVirt, base Config) Config {
 	if kv == nil {
 		return base
 	}
-	if dc := kv.Spec.Configuration.DeveloperConfiguration; dc != nil && dc.UseEmulation {
-		base.Emulation = true
+	c := kv.Spec.Configuration
+	if dc := c.DeveloperConfiguration; dc != nil {
+		if dc.UseEmulation {
+			base.Emulation = true
+		}
+		setIf(&base.MemoryOvercommit, dc.MemoryOvercommit)
+		setIf(&base.CPUAllocationRatio, dc.CPUAllocationRatio)
+		if len(dc.NodeSelectors) > 0 {
+			base.NodeSelector = dc.NodeSelectors
+		}
 	}
+	setIf(&base.ImagePullPolicy, c.ImagePullPolicy)
+	setIf(&base.CPUModel, c.CPUModel)
+	setIf(&base.MachineType, c.MachineType)
+	if len(c.EmulatedMachines) > 0 {
+		base.EmulatedMachines = c.EmulatedMachines
+	}
+	if ac := c.ArchitectureConfiguration; ac != nil && ac.Amd64 != nil {
+		setIf(&base.MachineType, ac.Amd64.MachineType)
+		if len(ac.Amd64.EmulatedMachines) > 0 {
+			base.EmulatedMachines = ac.Amd64.EmulatedMachines
+		}
+	}
+	if c.CPURequest != nil {
+		q := c.CPURequest.DeepCopy()
+		base.CPURequest = &q
+	}
+	setIf(&base.RuntimeClassName, c.DefaultRuntimeClass)
 	return base
+}
+
+func setIf[T comparable](dst *T, v T) {
+	var zero T
+	if v != zero {
+		*dst = v
+	}
+}
+
+// SpecOptions are the virt/spec defaulting and validation options cfg
+// implies; the VM controller and virt-api's webhooks use them.
+func (cfg Config) SpecOptions() []spec.Option {
+	var opts []spec.Option
+	if cfg.MachineType != "" {
+		opts = append(opts, spec.WithDefaultMachineType(cfg.MachineType))
+	}
+	if len(cfg.EmulatedMachines) > 0 {
+		opts = append(opts, spec.WithEmulatedMachines(cfg.EmulatedMachines...))
+	}
+	if cfg.CPUModel != "" {
+		opts = append(opts, spec.WithCPUModel(cfg.CPUModel))
+	}
+	if cfg.MemoryOvercommit != 0 {
+		opts = append(opts, spec.WithMemoryOvercommit(cfg.MemoryOvercommit))
+	}
+	return opts
+}
+
+// PodOptions are the launcher pod rendering options cfg implies.
+func (cfg Config) PodOptions() vmi.PodOptions {
+	return vmi.PodOptions{
+		LauncherImage:      cfg.LauncherImage,
+		LauncherPullPolicy: cfg.ImagePullPolicy,
+		Emulation:          cfg.Emulation,
+		CPUAllocationRatio: cfg.CPUAllocationRatio,
+		CPURequest:         cfg.CPURequest,
+		NodeSelector:       cfg.NodeSelector,
+		RuntimeClassName:   cfg.RuntimeClassName,
+	}
 }
 
 // ReadConfig reads the KubeVirt CR of namespace and applies it to base. No

@@ -16,11 +16,10 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 	if cfg.LauncherImage == "" {
 		return fmt.Errorf("controllers: Config.LauncherImage: required")
 	}
-	if err := vm.New().SetupWithManager(mgr); err != nil {
+	if err := vm.New(vm.WithSpecOptions(cfg.SpecOptions()...)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: VirtualMachine controller: %w", err)
 	}
-	podOpts := vmi.PodOptions{LauncherImage: cfg.LauncherImage, Emulation: cfg.Emulation}
-	if err := vmi.New(vmi.WithPodOptions(podOpts)).SetupWithManager(mgr); err != nil {
+	if err := vmi.New(vmi.WithPodOptions(cfg.PodOptions())).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: VirtualMachineInstance controller: %w", err)
 	}
 	return nil

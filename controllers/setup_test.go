@@ -22,11 +22,37 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestFromKubeVirt(t *testing.T) {
-	base := controllers.Config{LauncherImage: "img"}
-	assert.DeepEqual(t, controllers.FromKubeVirt(nil, base), base)
-	kv := &virtv1.KubeVirt{Spec: virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{
-		DeveloperConfiguration: &virtv1.DeveloperConfiguration{UseEmulation: true}}}}
-	assert.DeepEqual(t, controllers.FromKubeVirt(kv, base), controllers.Config{LauncherImage: "img", Emulation: true})
+	half := resource.MustParse("500m")
+	base := controllers.Config{LauncherImage: "img", CPUModel: "base-model", MachineType: "pc-q35-8.0"}
+	tests := []struct {
+		name string
+		kv   *virtv1.KubeVirt
+		want controllers.Config
+	}{
+		{"no CR", nil, base},
+		{"empty CR keeps the base", &virtv1.KubeVirt{}, base},
+		{"developer configuration", kubevirt(virtv1.KubeVirtConfiguration{DeveloperConfiguration: &virtv1.DeveloperConfiguration{
+			UseEmulation: true, MemoryOvercommit: 150, CPUAllocationRatio: 4, NodeSelectors: map[string]string{"pool": "vms"}}}),
+			controllers.Config{LauncherImage: "img", CPUModel: "base-model", MachineType: "pc-q35-8.0", Emulation: true,
+				MemoryOvercommit: 150, CPUAllocationRatio: 4, NodeSelector: map[string]string{"pool": "vms"}}},
+		{"cluster settings", kubevirt(virtv1.KubeVirtConfiguration{CPUModel: "Haswell", ImagePullPolicy: corev1.PullNever,
+			CPURequest: &half, DefaultRuntimeClass: "kata", MachineType: "deprecated-q35", EmulatedMachines: []string{"deprecated*"}}),
+			controllers.Config{LauncherImage: "img", CPUModel: "Haswell", MachineType: "deprecated-q35", EmulatedMachines: []string{"deprecated*"},
+				ImagePullPolicy: corev1.PullNever, CPURequest: &half, RuntimeClassName: "kata"}},
+		{"architecture configuration wins over the deprecated fields", kubevirt(virtv1.KubeVirtConfiguration{
+			MachineType: "deprecated-q35", ArchitectureConfiguration: &virtv1.ArchConfiguration{Amd64: &virtv1.ArchSpecificConfiguration{
+				MachineType: "q35", EmulatedMachines: []string{"q35*", "pc-q35*"}}}}),
+			controllers.Config{LauncherImage: "img", CPUModel: "base-model", MachineType: "q35", EmulatedMachines: []string{"q35*", "pc-q35*"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.DeepEqual(t, controllers.FromKubeVirt(tc.kv, base), tc.want)
+		})
+	}
+}
+
+func kubevirt(c virtv1.KubeVirtConfiguration) *virtv1.KubeVirt {
+	return &virtv1.KubeVirt{Spec: virtv1.KubeVirtSpec{Configuration: c}}
 }
 
 // With the KubeVirt CR asking for emulation, a VM started through the wired
@@ -40,7 +66,8 @@ func TestControllersFollowTheKubeVirtCR(t *testing.T) {
 	assert.NilError(t, c.Create(ctx, &virtv1.KubeVirt{
 		ObjectMeta: metav1.ObjectMeta{Name: "kubevirt", Namespace: "kubevirt"},
 		Spec: virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{
-			DeveloperConfiguration: &virtv1.DeveloperConfiguration{UseEmulation: true}}},
+			DeveloperConfiguration: &virtv1.DeveloperConfiguration{UseEmulation: true, CPUAllocationRatio: 4},
+			CPUModel:               "Haswell-noTSX"}},
 	}))
 	cfg, err := controllers.ReadConfig(ctx, c, "kubevirt", controllers.Config{LauncherImage: "localhost/virt-launcher:test"})
 	assert.NilError(t, err)
@@ -87,4 +114,11 @@ func TestControllersFollowTheKubeVirtCR(t *testing.T) {
 	assert.Assert(t, !kvm, "an emulated VMI asks for no /dev/kvm: %v", res.Requests)
 	mem := res.Requests[corev1.ResourceMemory]
 	assert.Assert(t, mem.Cmp(resource.MustParse("300Mi")) > 0, "guest 128Mi plus the TCG overhead, got %s", mem.String())
+	cpu := res.Requests[corev1.ResourceCPU]
+	assert.Equal(t, cpu.String(), "250m", "one vCPU at the CR's cpuAllocationRatio 4")
+
+	var vmi virtv1.VirtualMachineInstance
+	assert.NilError(t, c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "tiny"}, &vmi))
+	assert.Assert(t, vmi.Spec.Domain.CPU != nil && vmi.Spec.Domain.CPU.Model == "Haswell-noTSX",
+		"the VMI gets the CR's default CPU model: %+v", vmi.Spec.Domain.CPU)
 }

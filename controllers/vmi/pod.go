@@ -53,6 +53,18 @@ type PodOptions struct {
 	// Emulation selects software emulation (TCG): no /dev/kvm is requested
 	// and QEMU's overhead is TCG's. KubeVirt's useEmulation.
 	Emulation bool
+	// CPUAllocationRatio: a vCPU without an explicit CPU request asks the
+	// scheduler for 1/CPUAllocationRatio of a CPU (KubeVirt's
+	// developerConfiguration.cpuAllocationRatio). Zero means the default, 10.
+	CPUAllocationRatio int
+	// CPURequest, when set, is the CPU request of a launcher whose VMI asks
+	// for none, instead of the ratio (KubeVirt's cpuRequest).
+	CPURequest *resource.Quantity
+	// NodeSelector is added to every launcher pod's node selector (KubeVirt's
+	// developerConfiguration.nodeSelectors); the VMI's own entries win.
+	NodeSelector map[string]string
+	// RuntimeClassName is given to launcher pods (KubeVirt's defaultRuntimeClass).
+	RuntimeClassName string
 	// Suffix returns the random part of the pod name; the default is 5
 	// characters from k8s.io/apimachinery/pkg/util/rand.
 	Suffix func() string
@@ -82,7 +94,7 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 	if opts.LauncherImage == "" {
 		return nil, errors.New("vmi: PodOptions.LauncherImage must be set")
 	}
-	res, err := computeResources(vmi, opts.Emulation)
+	res, err := computeResources(vmi, opts)
 	if err != nil {
 		return nil, fmt.Errorf("VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)
 	}
@@ -110,6 +122,9 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 	labels[virtv1.DeprecatedVirtualMachineNameLabel] = vmi.Name
 
 	nodeSelector := map[string]string{}
+	for k, v := range opts.NodeSelector {
+		nodeSelector[k] = v
+	}
 	for k, v := range vmi.Spec.NodeSelector {
 		nodeSelector[k] = v
 	}
@@ -120,6 +135,10 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 		hostname = vmi.Name // KubeVirt names the guest's host after the VMI
 	}
 	yes := true
+	var runtimeClass *string
+	if opts.RuntimeClassName != "" {
+		runtimeClass = &opts.RuntimeClassName
+	}
 	dirType := corev1.HostPathDirectoryOrCreate
 	vols = append([]corev1.Volume{{Name: runVolume, VolumeSource: corev1.VolumeSource{
 		HostPath: &corev1.HostPathVolumeSource{Path: HostDir(vmi), Type: &dirType}}}}, vols...)
@@ -147,6 +166,7 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 			Tolerations:                   append([]corev1.Toleration(nil), vmi.Spec.Tolerations...),
 			TopologySpreadConstraints:     append([]corev1.TopologySpreadConstraint(nil), vmi.Spec.TopologySpreadConstraints...),
 			SchedulerName:                 vmi.Spec.SchedulerName,
+			RuntimeClassName:              runtimeClass,
 			PriorityClassName:             vmi.Spec.PriorityClassName,
 			DNSPolicy:                     vmi.Spec.DNSPolicy,
 			DNSConfig:                     vmi.Spec.DNSConfig.DeepCopy(),
@@ -181,7 +201,8 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 }
 
 // computeResources returns the compute container's requests and limits.
-func computeResources(vmi *virtv1.VirtualMachineInstance, emulation bool) (corev1.ResourceRequirements, error) {
+func computeResources(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (corev1.ResourceRequirements, error) {
+	emulation := opts.Emulation
 	guest, err := GuestMemory(vmi)
 	if err != nil {
 		return corev1.ResourceRequirements{}, err
@@ -203,10 +224,17 @@ func computeResources(vmi *virtv1.VirtualMachineInstance, emulation bool) (corev
 		lim[corev1.ResourceMemory] = l
 	}
 
-	if q, ok := vr.Requests[corev1.ResourceCPU]; ok {
+	ratio := int64(opts.CPUAllocationRatio)
+	if ratio <= 0 {
+		ratio = CPUAllocationRatio
+	}
+	switch q, ok := vr.Requests[corev1.ResourceCPU]; {
+	case ok:
 		req[corev1.ResourceCPU] = q.DeepCopy()
-	} else {
-		req[corev1.ResourceCPU] = *resource.NewMilliQuantity(vcpus*1000/CPUAllocationRatio, resource.DecimalSI)
+	case opts.CPURequest != nil:
+		req[corev1.ResourceCPU] = opts.CPURequest.DeepCopy()
+	default:
+		req[corev1.ResourceCPU] = *resource.NewMilliQuantity(vcpus*1000/ratio, resource.DecimalSI)
 	}
 	if q, ok := vr.Limits[corev1.ResourceCPU]; ok {
 		lim[corev1.ResourceCPU] = q.DeepCopy()
