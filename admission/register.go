@@ -1,6 +1,8 @@
 package admission
 
 import (
+	"net/http"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -9,6 +11,17 @@ import (
 
 // Register serves both webhooks on srv at MutatePath and ValidatePath.
 func Register(srv webhook.Server, scheme *runtime.Scheme, specOpts []spec.Option, opts ...ValidatorOption) {
-	srv.Register(MutatePath, &webhook.Admission{Handler: NewDefaulter(scheme, specOpts...)})
-	srv.Register(ValidatePath, &webhook.Admission{Handler: NewValidator(scheme, append([]ValidatorOption{WithSpecOptions(specOpts...)}, opts...)...)})
+	for path, h := range Handlers(scheme, specOpts, opts...) {
+		srv.Register(path, h)
+	}
+}
+
+// Handlers returns both webhooks as plain http.Handlers keyed by their
+// path, for a server that also serves other things on the same port (as
+// daemons/virt-api serves the subresources API).
+func Handlers(scheme *runtime.Scheme, specOpts []spec.Option, opts ...ValidatorOption) map[string]http.Handler {
+	return map[string]http.Handler{
+		MutatePath:   &webhook.Admission{Handler: NewDefaulter(scheme, specOpts...)},
+		ValidatePath: &webhook.Admission{Handler: NewValidator(scheme, append([]ValidatorOption{WithSpecOptions(specOpts...)}, opts...)...)},
+	}
 }

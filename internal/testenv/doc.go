@@ -4,6 +4,10 @@
 //   - [ControlPlane]: a real etcd and kube-apiserver (controller-runtime's
 //     envtest with the binaries `make kube-bins` builds into _output/bin) with
 //     the project's CRDs from deploy/crds installed.
+//   - [AggregatedAPI]: an extension API server (subresources.kubevirt.io)
+//     served from the test process behind ControlPlane's aggregator: its
+//     certificates, the apiserver's front-proxy flags, an ExternalName Service
+//     and an APIService, waited on until Available.
 //   - [Libvirtd]: a private libvirtd (virt/libvirtd) in its own mount
 //     namespace with a unique host UUID and per-test folders.
 //   - [Guest]: the test guest that `make guest` builds (hack/guest; see

@@ -1,0 +1,237 @@
+// Command virt-api serves virtkit's admission webhooks (package admission)
+// and the subresources.kubevirt.io aggregated API (package subresources) on
+// one TLS port, as KubeVirt's virt-api does. It registers nothing unless run
+// with --install, which creates or updates the APIService, the Service, the
+// webhook configurations and the ClusterRoles users need.
+//
+//	virt-api --tls-cert-file tls.crt --tls-private-key-file tls.key \
+//	    [--requestheader-client-ca-file front-proxy-ca.crt --requestheader-allowed-names front-proxy-client] \
+//	    [--handler-ca-file ca.crt --handler-client-cert-file client.crt --handler-client-key-file client.key] \
+//	    [--install --ca-bundle-file ca.crt]
+//
+// Without --requestheader-client-ca-file the front-proxy settings are read
+// from kube-system/extension-apiserver-authentication, as any extension API
+// server does.
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/virtkit/virtkit/admission"
+	"github.com/virtkit/virtkit/controllers"
+	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/nodeapi"
+	"github.com/virtkit/virtkit/subresources"
+)
+
+// config is everything the flags set.
+type config struct {
+	kubeconfig, listen, certFile, keyFile string
+	frontProxyCAFile                      string
+	allowedNames, userHeaders             string
+	groupHeaders, extraPrefixes           string
+	handlerCAFile                         string
+	handlerCertFile, handlerKeyFile       string
+	privileged                            string
+	install                               bool
+	installOpts                           installOptions
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.kubeconfig, "kubeconfig", "", "kubeconfig file; empty: $KUBECONFIG, then the in-cluster service account")
+	flag.StringVar(&c.listen, "listen", ":8443", "address of the TLS port serving webhooks and the aggregated API")
+	flag.StringVar(&c.certFile, "tls-cert-file", "", "serving certificate (PEM); it must name SERVICE.NAMESPACE.svc (required)")
+	flag.StringVar(&c.keyFile, "tls-private-key-file", "", "serving key (PEM) (required)")
+	flag.StringVar(&c.frontProxyCAFile, "requestheader-client-ca-file", "", "CA of the aggregator's client certificate; empty: read kube-system/extension-apiserver-authentication")
+	flag.StringVar(&c.allowedNames, "requestheader-allowed-names", "", "comma-separated common names the aggregator's certificate may have; empty: any the CA signed")
+	flag.StringVar(&c.userHeaders, "requestheader-username-headers", "X-Remote-User", "comma-separated user name headers")
+	flag.StringVar(&c.groupHeaders, "requestheader-group-headers", "X-Remote-Group", "comma-separated group headers")
+	flag.StringVar(&c.extraPrefixes, "requestheader-extra-headers-prefix", "X-Remote-Extra-", "comma-separated extra header prefixes")
+	flag.StringVar(&c.handlerCAFile, "handler-ca-file", "", "CA that signed the node handlers' serving certificates; empty: system roots")
+	flag.StringVar(&c.handlerCertFile, "handler-client-cert-file", "", "client certificate presented to node handlers")
+	flag.StringVar(&c.handlerKeyFile, "handler-client-key-file", "", "key of --handler-client-cert-file")
+	flag.StringVar(&c.privileged, "privileged-users", "", "comma-separated users that may change a VMI's spec after creation; empty: the kubevirt-handler, kubevirt-controller and kubevirt-apiserver service accounts of --namespace")
+	flag.BoolVar(&c.install, "install", false, "create or update the APIService, Service, webhook configurations and ClusterRoles, then serve")
+	flag.StringVar(&c.installOpts.namespace, "namespace", "kubevirt", "namespace of virt-api's Service and of the KubeVirt CR it reads")
+	flag.StringVar(&c.installOpts.service, "service-name", "virt-api", "name of virt-api's Service")
+	flag.IntVar(&c.installOpts.port, "service-port", 443, "port of the Service the APIService and webhooks point at")
+	flag.StringVar(&c.installOpts.externalName, "external-name", "", "with --install: make the Service type ExternalName to this host (e.g. localhost for a local control plane); empty: a ClusterIP Service selecting kubevirt.io=virt-api")
+	flag.StringVar(&c.installOpts.caBundleFile, "ca-bundle-file", "", "with --install: CA (PEM) of the serving certificate for the APIService and webhooks; empty: --tls-cert-file")
+	flag.Parse()
+
+	log := logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, nil))
+	logf.SetLogger(log)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, c, log); err != nil {
+		log.Error(err, "virt-api failed")
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, c config, log logr.Logger) error {
+	if c.certFile == "" || c.keyFile == "" {
+		return errors.New("--tls-cert-file and --tls-private-key-file are required")
+	}
+	cert, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
+	if err != nil {
+		return fmt.Errorf("--tls-cert-file %s, --tls-private-key-file %s: %w", c.certFile, c.keyFile, err)
+	}
+	restCfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: c.kubeconfig, Precedence: pathList(os.Getenv("KUBECONFIG"))},
+		&clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	s := scheme.New()
+	cl, err := client.New(restCfg, client.Options{Scheme: s})
+	if err != nil {
+		return fmt.Errorf("client for %s: %w", restCfg.Host, err)
+	}
+	if c.install {
+		if err := install(ctx, cl, c, log); err != nil {
+			return err
+		}
+	}
+	fp, err := frontProxy(ctx, cl, c)
+	if err != nil {
+		return err
+	}
+	handlerTLS, err := handlerTLSConfig(c)
+	if err != nil {
+		return err
+	}
+	privileged := splitList(c.privileged)
+	if len(privileged) == 0 {
+		for _, sa := range []string{"kubevirt-handler", "kubevirt-controller", "kubevirt-apiserver"} {
+			privileged = append(privileged, "system:serviceaccount:"+c.installOpts.namespace+":"+sa)
+		}
+	}
+
+	// The webhooks default and validate with the cluster's settings, as the
+	// VM controller does: one reading of the KubeVirt CR for both.
+	kvCfg, err := controllers.ReadConfig(ctx, cl, c.installOpts.namespace, controllers.Config{})
+	if err != nil {
+		return err
+	}
+
+	api := subresources.New(cl,
+		subresources.WithAuthenticator(fp),
+		subresources.WithLocator(nodeapi.NewAnnotationLocator(cl, nodeapi.WithTLSConfig(handlerTLS))),
+		subresources.WithLogger(log.WithName("subresources")))
+	mux := http.NewServeMux()
+	for path, h := range admission.Handlers(s, kvCfg.SpecOptions(), admission.WithPrivilegedUsers(privileged...)) {
+		mux.Handle(path, h)
+	}
+	mux.Handle("/", api)
+
+	srv := &http.Server{
+		Addr:    c.listen,
+		Handler: mux,
+		// Client certificates are requested, not required: the aggregator
+		// presents its front-proxy certificate (checked by FrontProxy),
+		// webhook calls come without one.
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12},
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServeTLS("", "") }()
+	log.Info("serving", "address", c.listen, "apiserver", restCfg.Host)
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving on %s: %w", c.listen, err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdown)
+}
+
+// pathList splits $KUBECONFIG into its files.
+func pathList(list string) []string {
+	if list == "" {
+		return nil
+	}
+	return strings.Split(list, string(os.PathListSeparator))
+}
+
+// frontProxy builds the authenticator from the flags, or from the cluster.
+func frontProxy(ctx context.Context, cl client.Client, c config) (*subresources.FrontProxy, error) {
+	if c.frontProxyCAFile == "" {
+		fp, err := subresources.FrontProxyFromCluster(ctx, cl)
+		if err != nil {
+			return nil, fmt.Errorf("no --requestheader-client-ca-file, and the cluster's front-proxy settings: %w", err)
+		}
+		return fp, nil
+	}
+	pool, err := readPool(c.frontProxyCAFile)
+	if err != nil {
+		return nil, fmt.Errorf("--requestheader-client-ca-file: %w", err)
+	}
+	return &subresources.FrontProxy{ClientCA: pool, AllowedNames: splitList(c.allowedNames),
+		UsernameHeaders: splitList(c.userHeaders), GroupHeaders: splitList(c.groupHeaders),
+		ExtraHeaderPrefixes: splitList(c.extraPrefixes)}, nil
+}
+
+// handlerTLSConfig is the client TLS virt-api presents to node handlers.
+func handlerTLSConfig(c config) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if c.handlerCAFile != "" {
+		pool, err := readPool(c.handlerCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--handler-ca-file: %w", err)
+		}
+		cfg.RootCAs = pool
+	}
+	if (c.handlerCertFile == "") != (c.handlerKeyFile == "") {
+		return nil, errors.New("--handler-client-cert-file and --handler-client-key-file go together")
+	}
+	if c.handlerCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.handlerCertFile, c.handlerKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--handler-client-cert-file: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+func readPool(path string) (*x509.CertPool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("%s: no PEM certificate", path)
+	}
+	return pool, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

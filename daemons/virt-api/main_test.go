@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/subresources"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// The binary installs itself (APIService, ExternalName Service, webhooks,
+// ClusterRoles) and serves both the webhooks and the aggregated API on one
+// port: a VM is defaulted by its mutating webhook, started through the
+// aggregator, and deleted once the binary is gone.
+func TestVirtAPIBinary(t *testing.T) {
+	agg := testenv.NewAggregatedAPI(t, subresources.Group, subresources.Version)
+	cp := testenv.ControlPlane(t, agg.ControlPlaneOption())
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	admin, err := cp.Env.AddUser(envtest.User{Name: "virt-api", Groups: []string{"system:masters"}}, nil)
+	must(t, err)
+	kubeconfig, err := admin.KubeConfig()
+	must(t, err)
+	dir := testenv.Dir(t)
+	kc := filepath.Join(dir, "kubeconfig")
+	must(t, os.WriteFile(kc, kubeconfig, 0o600))
+	bin := filepath.Join(dir, "virt-api")
+	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+
+	agg.ReleasePort()
+	port := strconv.Itoa(agg.Port)
+	cmd := exec.Command(bin, "--kubeconfig", kc, "--listen", "127.0.0.1:"+port,
+		"--tls-cert-file", agg.ServingCertFile, "--tls-private-key-file", agg.ServingKeyFile,
+		"--requestheader-client-ca-file", agg.ClientCAFile, "--requestheader-allowed-names", testenv.FrontProxyClientName,
+		"--install", "--external-name", "localhost", "--service-port", port, "--ca-bundle-file", agg.ServingCAFile)
+	cmd.Env = append(os.Environ(), testenv.OwnerEnv+"="+strconv.Itoa(os.Getpid()))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	must(t, cmd.Start())
+	running := true
+	stop := func() {
+		if running {
+			running = false
+			_ = cmd.Process.Signal(os.Interrupt)
+			_ = cmd.Wait()
+		}
+	}
+	defer stop()
+	defer func() {
+		if t.Failed() {
+			t.Logf("virt-api said:\n%s", out.String())
+		}
+	}()
+	agg.Register(t, cp) // the objects exist already; this waits for Available
+
+	c := cp.Client
+	halted := virtv1.RunStrategyHalted
+	vm := &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "vm1"},
+		Spec: virtv1.VirtualMachineSpec{RunStrategy: &halted, Template: &virtv1.VirtualMachineInstanceTemplateSpec{Spec: virtv1.VirtualMachineInstanceSpec{
+			Domain: virtv1.DomainSpec{Resources: virtv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}},
+				Devices: virtv1.Devices{Disks: []virtv1.Disk{{Name: "root"}}}},
+			Volumes: []virtv1.Volume{{Name: "root", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "localhost/guest:1"}}}},
+		}}}}
+	must(t, c.Create(ctx, vm))
+	must(t, c.Get(ctx, client.ObjectKeyFromObject(vm), vm))
+	if m := vm.Spec.Template.Spec.Domain.Machine; m == nil || m.Type != "q35" {
+		t.Errorf("the mutating webhook did not default the machine type: %+v", m)
+	}
+
+	hc, err := rest.HTTPClientFor(cp.Config)
+	must(t, err)
+	url := strings.TrimSuffix(cp.Config.Host, "/") + subresources.Prefix + "/namespaces/default/virtualmachines/vm1/start"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, strings.NewReader("{}"))
+	must(t, err)
+	resp, err := hc.Do(req)
+	must(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("start: %d", resp.StatusCode)
+	}
+	must(t, c.Get(ctx, client.ObjectKeyFromObject(vm), vm))
+	if *vm.Spec.RunStrategy != virtv1.RunStrategyAlways {
+		t.Errorf("runStrategy %s after start, want Always", *vm.Spec.RunStrategy)
+	}
+
+	stop()
+	err = c.Create(ctx, &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "vm2"}, Spec: vm.Spec})
+	if err == nil || !strings.Contains(err.Error(), "virtualmachines.kubevirt.io") {
+		t.Errorf("create without virt-api: %v, want the webhook's failure", err)
+	}
+	if err := c.Delete(ctx, vm); err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("delete without virt-api: %v", err)
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,215 @@
+package subresources
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/go-logr/logr"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/nodeapi"
+)
+
+// Group and Version of the API this package serves.
+const (
+	Group   = virtv1.SubresourceGroupName
+	Version = "v1"
+	// Prefix is the path every endpoint of the group version lives below.
+	Prefix = "/apis/" + Group + "/" + Version
+)
+
+// Server is the subresources.kubevirt.io/v1 API as an http.Handler. Serve it
+// over TLS that requests (but does not require) client certificates, so the
+// aggregator's front-proxy certificate reaches the Authenticator.
+type Server struct {
+	client  client.Client
+	authn   Authenticator
+	authz   Authorizer
+	nodeOps func(ctx context.Context, node string) (nodeapi.Ops, error)
+	version VersionInfo
+	log     logr.Logger
+	routes  map[string]route
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// Option changes a Server.
+type Option func(*Server)
+
+// WithAuthenticator sets who a request comes from. Without one, every call
+// below namespaces/ is refused with 401: build a FrontProxy.
+func WithAuthenticator(a Authenticator) Option { return func(s *Server) { s.authn = a } }
+
+// WithAuthorizer sets how calls are authorized. The default posts a
+// SubjectAccessReview with the server's client.
+func WithAuthorizer(a Authorizer) Option { return func(s *Server) { s.authz = a } }
+
+// WithLocator sets how the handler of a VMI's node is found; each node verb
+// then calls it with a nodeapi.Client. Without a locator or WithNodeOps the
+// node verbs answer 503.
+func WithLocator(l nodeapi.Locator, opts ...nodeapi.ClientOption) Option {
+	return func(s *Server) {
+		s.nodeOps = func(ctx context.Context, node string) (nodeapi.Ops, error) {
+			ep, err := l.Locate(ctx, node)
+			if err != nil {
+				return nil, err
+			}
+			return nodeapi.NewClient(ep, opts...), nil
+		}
+	}
+}
+
+// WithNodeOps sets the node verbs' Ops per node directly, for an integrator
+// that runs handler and API in one process, or a test with a nodeapi.Fake.
+func WithNodeOps(f func(ctx context.Context, node string) (nodeapi.Ops, error)) Option {
+	return func(s *Server) { s.nodeOps = f }
+}
+
+// WithVersion sets what .../v1/version reports. The default is read from the
+// binary's build information.
+func WithVersion(v VersionInfo) Option { return func(s *Server) { s.version = v } }
+
+// WithLogger sets the logger for failed calls. The default discards.
+func WithLogger(l logr.Logger) Option { return func(s *Server) { s.log = l } }
+
+// New returns the API server writing through c, which needs (as KubeVirt's
+// kubevirt-apiserver ClusterRole grants): get and patch on virtualmachines
+// and virtualmachines/status, get and patch on virtualmachineinstances,
+// create on virtualmachineinstancemigrations, list and delete on pods,
+// create on subjectaccessreviews, get on nodes (for AnnotationLocator).
+func New(c client.Client, opts ...Option) *Server {
+	s := &Server{
+		client:  c,
+		authz:   &SubjectAccessReviewer{Client: c},
+		version: buildVersion(),
+		log:     logr.Discard(),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	s.routes = s.routeTable()
+	return s
+}
+
+// request is one authorized call of a namespaced subresource.
+type request struct {
+	w         http.ResponseWriter
+	r         *http.Request
+	namespace string
+	name      string
+	user      User
+}
+
+// route is one subresource: its HTTP method and handler. The RBAC verb
+// follows from the method (PUT: update, GET: get), as in KubeVirt.
+type route struct {
+	method string
+	handle func(ctx context.Context, req *request) error
+}
+
+// routeTable lists every namespaced subresource, keyed "resource/subresource".
+func (s *Server) routeTable() map[string]route {
+	put := func(h func(context.Context, *request) error) route { return route{http.MethodPut, h} }
+	get := func(h func(context.Context, *request) error) route { return route{http.MethodGet, h} }
+	return map[string]route{
+		"virtualmachines/start":                put(s.start),
+		"virtualmachines/stop":                 put(s.stop),
+		"virtualmachines/restart":              put(s.restart),
+		"virtualmachines/migrate":              put(s.migrate),
+		"virtualmachines/addvolume":            put(s.vmAddVolume),
+		"virtualmachines/removevolume":         put(s.vmRemoveVolume),
+		"virtualmachineinstances/pause":        put(s.pause),
+		"virtualmachineinstances/unpause":      put(s.unpause),
+		"virtualmachineinstances/softreboot":   put(s.softReboot),
+		"virtualmachineinstances/addvolume":    put(s.vmiAddVolume),
+		"virtualmachineinstances/removevolume": put(s.vmiRemoveVolume),
+		"virtualmachineinstances/console":      get(s.console),
+		"virtualmachineinstances/vnc":          get(s.vnc),
+	}
+}
+
+// rbacVerb is the Kubernetes verb of an HTTP method on a named object.
+func rbacVerb(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead:
+		return "get"
+	case http.MethodPut:
+		return "update"
+	case http.MethodPost:
+		return "create"
+	case http.MethodPatch:
+		return "patch"
+	case http.MethodDelete:
+		return "delete"
+	}
+	return strings.ToLower(method)
+}
+
+// ServeHTTP serves discovery without authentication (the aggregator needs
+// it), and every namespaced call after authenticating and authorizing it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.serveDiscovery(w, r) {
+		return
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, Prefix+"/namespaces/")
+	parts := strings.Split(rest, "/")
+	if !ok || len(parts) != 4 || parts[0] == "" || parts[2] == "" {
+		writeStatus(w, notFoundPath(r.URL.Path))
+		return
+	}
+	req := &request{w: w, r: r, namespace: parts[0], name: parts[2]}
+	key := parts[1] + "/" + parts[3]
+	rt, ok := s.routes[key]
+	if !ok {
+		writeStatus(w, notFoundPath(r.URL.Path))
+		return
+	}
+	if r.Method != rt.method {
+		writeStatus(w, methodNotAllowed(r.Method, key, rt.method))
+		return
+	}
+	if s.authn == nil {
+		writeStatus(w, unauthorized(fmt.Errorf("this server has no authenticator configured")))
+		return
+	}
+	user, err := s.authn.Authenticate(r)
+	if err != nil {
+		writeStatus(w, unauthorized(err))
+		return
+	}
+	req.user = user
+	attrs := Attributes{Namespace: req.namespace, Name: req.name, Verb: rbacVerb(r.Method),
+		Resource: parts[1], Subresource: parts[3]}
+	allowed, reason, err := s.authz.Authorize(r.Context(), user, attrs)
+	if err != nil {
+		s.log.Error(err, "authorization failed", "user", user.Name, "resource", key)
+		writeStatus(w, internalError(fmt.Errorf("authorizing %s %s: %w", attrs.Verb, key, err)))
+		return
+	}
+	if !allowed {
+		writeStatus(w, forbidden(user, attrs, reason))
+		return
+	}
+	if err := rt.handle(r.Context(), req); err != nil {
+		st := statusOf(err)
+		if st.Code >= http.StatusInternalServerError {
+			s.log.Error(err, "call failed", "resource", key, "namespace", req.namespace, "name", req.name)
+		}
+		writeStatus(w, st)
+	}
+}
+
+// accepted answers a VM verb that was written, as KubeVirt does.
+func (req *request) accepted() error {
+	req.w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// ok answers a VMI verb the node carried out, as KubeVirt does.
+func (req *request) ok() error {
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
