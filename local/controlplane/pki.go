@@ -1,0 +1,242 @@
+package controlplane
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// certValidity is how long the generated certificates last; a local cluster
+// is recreated long before.
+const certValidity = 10 * 365 * 24 * time.Hour
+
+// PKI names the files of the cluster's certificates and keys, all PEM,
+// under DataDir/pki.
+type PKI struct{ Dir string }
+
+func (p PKI) path(name string) string { return filepath.Join(p.Dir, name) }
+
+// CACert is the cluster CA: it signs the apiserver's serving certificate and
+// every client certificate.
+func (p PKI) CACert() string { return p.path("ca.crt") }
+
+// CAKey is the cluster CA's key (also the controller-manager's signing key).
+func (p PKI) CAKey() string { return p.path("ca.key") }
+
+// FrontProxyCACert signs the aggregator's client certificate (requestheader CA).
+func (p PKI) FrontProxyCACert() string { return p.path("front-proxy-ca.crt") }
+
+// ServiceAccountKey signs service account tokens; ServiceAccountPub checks them.
+func (p PKI) ServiceAccountKey() string { return p.path("sa.key") }
+
+// ServiceAccountPub is the public half of ServiceAccountKey.
+func (p PKI) ServiceAccountPub() string { return p.path("sa.pub") }
+
+// Cert and Key are the files of a named leaf certificate ("apiserver",
+// "admin", "front-proxy-client", ...).
+func (p PKI) Cert(name string) string { return p.path(name + ".crt") }
+
+// Key is the key of Cert(name).
+func (p PKI) Key(name string) string { return p.path(name + ".key") }
+
+// leaf describes one certificate to issue.
+type leaf struct {
+	name   string
+	cn     string
+	orgs   []string
+	server bool
+	ca     string // "ca" or "front-proxy-ca"
+}
+
+// leaves are the certificates a cluster needs.
+func leaves() []leaf {
+	return []leaf{
+		{name: "apiserver", cn: "kube-apiserver", server: true, ca: "ca"},
+		{name: "apiserver-etcd-client", cn: "kube-apiserver-etcd-client", ca: "ca"},
+		{name: "admin", cn: "virt-local-admin", orgs: []string{"system:masters"}, ca: "ca"},
+		{name: "scheduler", cn: "system:kube-scheduler", ca: "ca"},
+		{name: "controller-manager", cn: "system:kube-controller-manager", ca: "ca"},
+		{name: "front-proxy-client", cn: "front-proxy-client", ca: "front-proxy-ca"},
+	}
+}
+
+// ensurePKI creates every missing CA, key and certificate; existing files
+// are kept, so a restarted cluster keeps its identity and its tokens stay valid.
+func ensurePKI(p PKI, serviceIP net.IP) error {
+	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
+	cas := map[string]*issuer{}
+	for _, name := range []string{"ca", "front-proxy-ca"} {
+		is, err := ensureCA(p, name)
+		if err != nil {
+			return err
+		}
+		cas[name] = is
+	}
+	if !exists(p.ServiceAccountKey()) {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return fmt.Errorf("pki: service account key: %w", err)
+		}
+		pub, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+		if err != nil {
+			return fmt.Errorf("pki: service account key: %w", err)
+		}
+		if err := writePEM(p.ServiceAccountPub(), "PUBLIC KEY", pub); err != nil {
+			return err
+		}
+		if err := writeKey(p.ServiceAccountKey(), key); err != nil {
+			return err
+		}
+	}
+	for _, l := range leaves() {
+		if exists(p.Cert(l.name)) && exists(p.Key(l.name)) {
+			continue
+		}
+		tmpl := &x509.Certificate{
+			Subject:     pkix.Name{CommonName: l.cn, Organization: l.orgs},
+			KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		}
+		if l.server {
+			tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+			tmpl.DNSNames = []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}
+			tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback, serviceIP}
+		}
+		if err := cas[l.ca].issue(p, l.name, tmpl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// issuer is a CA able to sign.
+type issuer struct {
+	cert *x509.Certificate
+	key  crypto.Signer
+}
+
+func ensureCA(p PKI, name string) (*issuer, error) {
+	certFile, keyFile := p.Cert(name), p.Key(name)
+	if exists(certFile) && exists(keyFile) {
+		return loadIssuer(certFile, keyFile)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("pki: %s key: %w", name, err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: "virt-local-" + name},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(certValidity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, fmt.Errorf("pki: %s certificate: %w", name, err)
+	}
+	if err := writeKey(keyFile, key); err != nil {
+		return nil, err
+	}
+	if err := writePEM(certFile, "CERTIFICATE", der); err != nil {
+		return nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &issuer{cert: cert, key: key}, nil
+}
+
+func (is *issuer) issue(p PKI, name string, tmpl *x509.Certificate) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return fmt.Errorf("pki: %s key: %w", name, err)
+	}
+	now := time.Now()
+	tmpl.SerialNumber = serial()
+	tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.Add(certValidity)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, is.cert, &key.PublicKey, is.key)
+	if err != nil {
+		return fmt.Errorf("pki: %s certificate: %w", name, err)
+	}
+	if err := writeKey(p.Key(name), key); err != nil {
+		return err
+	}
+	return writePEM(p.Cert(name), "CERTIFICATE", der)
+}
+
+func loadIssuer(certFile, keyFile string) (*issuer, error) {
+	cb, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, fmt.Errorf("pki: %w", err)
+	}
+	kb, err := os.ReadFile(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("pki: %w", err)
+	}
+	cblock, _ := pem.Decode(cb)
+	kblock, _ := pem.Decode(kb)
+	if cblock == nil || kblock == nil {
+		return nil, fmt.Errorf("pki: %s or %s is not PEM", certFile, keyFile)
+	}
+	cert, err := x509.ParseCertificate(cblock.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("pki: %s: %w", certFile, err)
+	}
+	key, err := x509.ParseECPrivateKey(kblock.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("pki: %s: %w", keyFile, err)
+	}
+	return &issuer{cert: cert, key: key}, nil
+}
+
+func serial() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 126))
+	if err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return n
+}
+
+func writeKey(path string, key *ecdsa.PrivateKey) error {
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return fmt.Errorf("pki: %s: %w", path, err)
+	}
+	return writePEM(path, "EC PRIVATE KEY", der)
+}
+
+// writePEM writes the file atomically, readable by the owner only.
+func writePEM(path, typ string, der []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
+	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist)
+}
