@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -43,20 +43,21 @@ import (
 
 // config is everything the flags set.
 type config struct {
-	kubeconfig, listen, certFile, keyFile string
-	frontProxyCAFile                      string
-	allowedNames, userHeaders             string
-	groupHeaders, extraPrefixes           string
-	handlerCAFile                         string
-	handlerCertFile, handlerKeyFile       string
-	privileged                            string
-	install                               bool
-	installOpts                           installOptions
+	listen, certFile, keyFile       string
+	frontProxyCAFile                string
+	allowedNames, userHeaders       string
+	groupHeaders, extraPrefixes     string
+	handlerCAFile                   string
+	handlerCertFile, handlerKeyFile string
+	privileged                      string
+	install                         bool
+	installOpts                     installOptions
 }
 
 func main() {
 	var c config
-	flag.StringVar(&c.kubeconfig, "kubeconfig", "", "kubeconfig file; empty: $KUBECONFIG, then the in-cluster service account")
+	// --kubeconfig is controller-runtime's flag (as in virt-controller):
+	// that file, else $KUBECONFIG, the in-cluster service account, ~/.kube/config.
 	flag.StringVar(&c.listen, "listen", ":8443", "address of the TLS port serving webhooks and the aggregated API")
 	flag.StringVar(&c.certFile, "tls-cert-file", "", "serving certificate (PEM); it must name SERVICE.NAMESPACE.svc (required)")
 	flag.StringVar(&c.keyFile, "tls-private-key-file", "", "serving key (PEM) (required)")
@@ -95,9 +96,7 @@ func run(ctx context.Context, c config, log logr.Logger) error {
 	if err != nil {
 		return fmt.Errorf("--tls-cert-file %s, --tls-private-key-file %s: %w", c.certFile, c.keyFile, err)
 	}
-	restCfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: c.kubeconfig, Precedence: pathList(os.Getenv("KUBECONFIG"))},
-		&clientcmd.ConfigOverrides{}).ClientConfig()
+	restCfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
@@ -163,14 +162,6 @@ func run(ctx context.Context, c config, log logr.Logger) error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdown)
-}
-
-// pathList splits $KUBECONFIG into its files.
-func pathList(list string) []string {
-	if list == "" {
-		return nil
-	}
-	return strings.Split(list, string(os.PathListSeparator))
 }
 
 // frontProxy builds the authenticator from the flags, or from the cluster.
