@@ -1,0 +1,111 @@
+package deploy_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/virtkit/virtkit/deploy"
+	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// The embedded CRDs are the files in crds/, one per kind virtkit serves.
+func TestCRDsAreTheGeneratedFiles(t *testing.T) {
+	crds, err := deploy.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob("crds/*.yaml")
+	if len(crds) != len(files) || len(crds) == 0 {
+		t.Fatalf("CRDs() = %d, crds/ holds %d files", len(crds), len(files))
+	}
+	for i, crd := range crds {
+		if want := filepath.Base(files[i]); crd.Name+".yaml" != want {
+			t.Errorf("CRD %d is %s, file %s", i, crd.Name, want)
+		}
+	}
+}
+
+func TestVirtAPIObjectsErrors(t *testing.T) {
+	for _, tc := range []struct {
+		o    deploy.VirtAPI
+		want string
+	}{
+		{deploy.VirtAPI{Service: "s", Port: 443, CABundle: []byte("x")}, "VirtAPI.Namespace and VirtAPI.Service: required"},
+		{deploy.VirtAPI{Namespace: "n", Service: "s", CABundle: []byte("x")}, "VirtAPI.Port 0: must be positive"},
+		{deploy.VirtAPI{Namespace: "n", Service: "s", Port: 443}, "VirtAPI.CABundle: required"},
+	} {
+		if _, err := deploy.VirtAPIObjects(tc.o); err == nil || err.Error() != "deploy: "+tc.want {
+			t.Errorf("VirtAPIObjects(%+v) = %v, want %q", tc.o, err, tc.want)
+		}
+	}
+}
+
+// Installing on an apiserver without CRDs makes the kinds usable, and a
+// second install changes nothing.
+func TestInstallOnARealAPIServer(t *testing.T) {
+	testenv.Integration(t)
+	env := &envtest.Environment{BinaryAssetsDirectory: testenv.Output(t, "bin")}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	cl, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	crds, err := deploy.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No virt-api runs: the CA is never used to dial.
+	api, err := deploy.VirtAPIObjects(deploy.VirtAPI{Namespace: "kubevirt", Service: "virt-api", Port: 443,
+		ExternalName: "localhost", CABundle: []byte("not dialled")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []client.Object
+	for _, c := range crds {
+		objs = append(objs, c)
+	}
+	objs = append(objs, api...)
+	for round := 1; round <= 2; round++ {
+		if err := deploy.Apply(ctx, cl, objs...); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	if err := deploy.WaitEstablished(ctx, cl, crds); err != nil {
+		t.Fatal(err)
+	}
+	// A kind no webhook intercepts (no virt-api answers here).
+	kv := &virtv1.KubeVirt{ObjectMeta: metav1.ObjectMeta{Name: "kubevirt", Namespace: "kubevirt"}}
+	if err := cl.Create(ctx, kv); err != nil {
+		t.Errorf("creating a KubeVirt CR after install: %v", err)
+	}
+	svc := &corev1.Service{}
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: "kubevirt", Name: "virt-api"}, svc); err != nil || svc.Spec.ExternalName != "localhost" {
+		t.Errorf("virt-api Service = %+v, %v; want ExternalName localhost", svc.Spec, err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := cl.Get(ctx, client.ObjectKey{Name: "virtualmachineinstances.kubevirt.io"}, crd); err != nil {
+		t.Fatal(err)
+	}
+	if got := crd.Spec.Versions[0].SelectableFields; len(got) != 1 || got[0].JSONPath != ".status.nodeName" {
+		t.Errorf("VMI selectable fields = %+v, want .status.nodeName", got)
+	}
+}

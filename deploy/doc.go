@@ -1,0 +1,11 @@
+// Package deploy holds what a cluster needs before virtkit's daemons can
+// serve it: the CustomResourceDefinitions of the kubevirt.io groups
+// (generated into crds/ by `make generate`, embedded here so a built binary
+// carries them), and the objects that make the apiserver call virt-api (its
+// Service, the subresources APIService, the webhook configurations) with the
+// ClusterRoles of the subresource verbs. [Apply] creates or updates any of
+// them, so installing twice is harmless.
+//
+// It builds objects from admission and subresources; it runs nothing.
+// daemons/virt-api --install and daemons/virt-local use it.
+package deploy
