@@ -34,11 +34,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/virtkit/virtkit/admission"
 	"github.com/virtkit/virtkit/controllers"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/nodeapi"
 	"github.com/virtkit/virtkit/subresources"
+	"github.com/virtkit/virtkit/virtapi"
 )
 
 // config is everything the flags set.
@@ -132,23 +132,19 @@ func run(ctx context.Context, c config, log logr.Logger) error {
 		return err
 	}
 
-	api := subresources.New(cl,
-		subresources.WithAuthenticator(fp),
-		subresources.WithLocator(nodeapi.NewAnnotationLocator(cl, nodeapi.WithTLSConfig(handlerTLS))),
-		subresources.WithLogger(log.WithName("subresources")))
-	mux := http.NewServeMux()
-	for path, h := range admission.Handlers(s, kvCfg.SpecOptions(), admission.WithPrivilegedUsers(privileged...)) {
-		mux.Handle(path, h)
-	}
-	mux.Handle("/", api)
-
+	h := virtapi.Handler(cl, s, virtapi.Config{
+		SpecOptions:     kvCfg.SpecOptions(),
+		PrivilegedUsers: privileged,
+		Subresources: []subresources.Option{
+			subresources.WithAuthenticator(fp),
+			subresources.WithLocator(nodeapi.NewAnnotationLocator(cl, nodeapi.WithTLSConfig(handlerTLS))),
+			subresources.WithLogger(log.WithName("subresources")),
+		},
+	})
 	srv := &http.Server{
-		Addr:    c.listen,
-		Handler: mux,
-		// Client certificates are requested, not required: the aggregator
-		// presents its front-proxy certificate (checked by FrontProxy),
-		// webhook calls come without one.
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12},
+		Addr:              c.listen,
+		Handler:           h,
+		TLSConfig:         virtapi.TLSConfig(cert),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	errc := make(chan error, 1)

@@ -1,0 +1,45 @@
+package virtapi
+
+import (
+	"crypto/tls"
+	"net/http"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/admission"
+	"github.com/virtkit/virtkit/subresources"
+	"github.com/virtkit/virtkit/virt/spec"
+)
+
+// Config is what virt-api needs besides a client.
+type Config struct {
+	// SpecOptions are the cluster's defaulting and validation settings
+	// (controllers.Config.SpecOptions, from the KubeVirt CR).
+	SpecOptions []spec.Option
+	// PrivilegedUsers may change a VMI's spec after creation (the handler
+	// and controller service accounts).
+	PrivilegedUsers []string
+	// Subresources are the options of the subresources API: its
+	// authenticator, and how it reaches nodes (WithLocator or WithNodeOps).
+	Subresources []subresources.Option
+}
+
+// Handler returns virt-api: the webhooks at admission.MutatePath and
+// admission.ValidatePath, everything else to the subresources API.
+func Handler(cl client.Client, scheme *runtime.Scheme, cfg Config) http.Handler {
+	mux := http.NewServeMux()
+	for path, h := range admission.Handlers(scheme, cfg.SpecOptions, admission.WithPrivilegedUsers(cfg.PrivilegedUsers...)) {
+		mux.Handle(path, h)
+	}
+	mux.Handle("/", subresources.New(cl, cfg.Subresources...))
+	return mux
+}
+
+// TLSConfig is the serving TLS of virt-api with cert: client certificates
+// are requested, not required, because the aggregator presents its
+// front-proxy certificate (checked by subresources.FrontProxy) and webhook
+// calls come without one.
+func TLSConfig(cert tls.Certificate) *tls.Config {
+	return &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12}
+}
