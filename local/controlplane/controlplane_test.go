@@ -2,6 +2,8 @@ package controlplane_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"os"
@@ -131,6 +133,13 @@ func TestControlPlane(t *testing.T) {
 		return true, ""
 	})
 
+	// A serving certificate for a server the apiserver calls, from the cluster CA.
+	pki := cp.Config().PKI()
+	if err := pki.EnsureServingCert("virt-api", "virt-api.kubevirt.svc"); err != nil {
+		t.Fatal(err)
+	}
+	verifyServing(t, pki, "virt-api", "virt-api.kubevirt.svc")
+
 	// A killed scheduler is restarted.
 	pid := findPID(t, "kube-scheduler", cfg.DataDir)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -213,3 +222,24 @@ func waitFor(ctx context.Context, t *testing.T, what string, cond func() (bool, 
 }
 
 func mustQ(s string) resource.Quantity { return resource.MustParse(s) }
+
+func verifyServing(t *testing.T, pki controlplane.PKI, name, dns string) {
+	t.Helper()
+	pair, err := tls.LoadX509KeyPair(pki.Cert(name), pki.Key(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := os.ReadFile(pki.CACert())
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	if _, err := leaf.Verify(x509.VerifyOptions{DNSName: dns, Roots: roots}); err != nil {
+		t.Errorf("%s certificate for %s: %v", name, dns, err)
+	}
+}

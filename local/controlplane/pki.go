@@ -240,3 +240,40 @@ func exists(path string) bool {
 	_, err := os.Stat(path)
 	return !errors.Is(err, fs.ErrNotExist)
 }
+
+// EnsureServingCert issues, once, a serving certificate signed by the
+// cluster CA for the given DNS names and loopback, in Cert(name) and
+// Key(name); an existing one is kept if it names every DNS name. It is for
+// servers the apiserver calls (virt-api as an aggregated API and webhook):
+// they then trust CACert.
+func (p PKI) EnsureServingCert(name string, dnsNames ...string) error {
+	if exists(p.Cert(name)) && exists(p.Key(name)) {
+		if b, err := os.ReadFile(p.Cert(name)); err == nil {
+			if block, _ := pem.Decode(b); block != nil {
+				if c, err := x509.ParseCertificate(block.Bytes); err == nil && coversAll(c, dnsNames) {
+					return nil
+				}
+			}
+		}
+	}
+	is, err := loadIssuer(p.CACert(), p.CAKey())
+	if err != nil {
+		return err
+	}
+	return is.issue(p, name, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: name},
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    append([]string{"localhost"}, dnsNames...),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	})
+}
+
+func coversAll(c *x509.Certificate, names []string) bool {
+	for _, n := range names {
+		if c.VerifyHostname(n) != nil {
+			return false
+		}
+	}
+	return true
+}
