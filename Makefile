@@ -8,7 +8,7 @@ export GOFLAGS := -buildvcs=false
 
 # Packages that link libvirt through cgo (a regular expression over import
 # paths); everything else must build without cgo.
-CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/test/|/hack/bootguest$$|/hack/bench/
+CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/daemons/virt-handler$$|/test/|/hack/bootguest$$|/hack/bench/
 
 # API groups whose CRDs deploy/crds serves (see hack/crdgen).
 CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1
@@ -68,7 +68,7 @@ check-pure:
 
 ## daemons: build the daemons into _output/bin
 daemons:
-	go build -o $(OUT)/bin/ ./daemons/virt-launcher
+	go build -o $(OUT)/bin/ ./daemons/virt-launcher ./daemons/virt-handler ./daemons/virt-api ./daemons/virt-controller
 
 ## bench-overhead: memory and start-up cost of a launcher per VM (N=4 VMs, RUNS=20 start-ups)
 N ?= 4

@@ -37,6 +37,10 @@ type Machine struct {
 	StoragePlan storage.Plan
 	NetworkPlan network.Plan
 
+	// givenStorage and givenNetwork: WithPlans gave the plans; Start and
+	// Adopt do not plan again.
+	givenStorage, givenNetwork bool
+
 	name string
 	dhcp []network.DHCPServer
 	done int // how many steps of the chain ran
@@ -65,6 +69,10 @@ func New(vmi *virtv1.VirtualMachineInstance, opts ...Option) (*Machine, error) {
 	return m, nil
 }
 
+// Started reports whether the machine has steps to undo: Start or Adopt ran
+// and Stop has not.
+func (m *Machine) Started() bool { return m.done > 0 }
+
 // DomainName is the libvirt name of the VMI's domain (namespace_name).
 func (m *Machine) DomainName() string { return m.name }
 
@@ -82,6 +90,40 @@ func (m *Machine) Start(ctx context.Context) error {
 	}
 	m.done = len(m.steps)
 	return nil
+}
+
+// Adopt takes over a machine that an earlier process started (a restarted
+// node agent): it runs each step's Adopt in order instead of Run, so the
+// domain, the network set-up and the storage stay as they are, and what lived
+// only in the earlier process (the DHCP servers) runs again here. Give the
+// plans the earlier process kept with WithPlans; without them they are made
+// again, which is right for storage and for masquerade interfaces but not
+// for a bridge binding, whose pod addresses the guest now holds.
+//
+// Afterwards, also when Adopt fails (the domain is gone, a DHCP server does
+// not start), the Machine counts every step as done: Stop undoes them all.
+func (m *Machine) Adopt(ctx context.Context) error {
+	m.done = len(m.steps)
+	for _, s := range m.steps {
+		if s.Adopt == nil {
+			continue
+		}
+		m.log.V(1).Info("adopt step", "vmi", m.vmi.Name, "step", s.Name)
+		if err := s.Adopt(ctx, m); err != nil {
+			return fmt.Errorf("virt: VMI %s/%s: adopt step %s: %w", m.vmi.Namespace, m.vmi.Name, s.Name, err)
+		}
+	}
+	return nil
+}
+
+// Release lets go of the machine without stopping it: what runs in this
+// process (the DHCP servers) stops, everything else (the domain, the network
+// set-up, the disks) stays for another process to Adopt. Stop does nothing
+// afterwards.
+func (m *Machine) Release() error {
+	err := stopDHCP(context.Background(), m)
+	m.done = 0
+	return err
 }
 
 // Stop ends the machine: an ACPI shutdown with up to grace for the guest to

@@ -166,3 +166,69 @@ func TestNewNeedsADomainManager(t *testing.T) {
 	_, err = virt.New(nil)
 	assert.ErrorContains(t, err, "vmi is nil")
 }
+
+// A restarted caller adopts a running machine: nothing is set up again, the
+// DHCP server runs again in the new process, and Stop undoes everything.
+func TestAdoptRunningMachine(t *testing.T) {
+	ctx := context.Background()
+	first, f := newMachine(t)
+	assert.NilError(t, first.Start(ctx))
+	callsBefore := len(f.net.Calls())
+	storageBefore := len(f.storage.Calls())
+
+	// The earlier process is gone; its DHCP server with it.
+	f.net.StartDHCPFunc = nil
+	adopted, err := virt.New(tinyVMI(),
+		virt.WithDomainManager(f.dom),
+		virt.WithStorage(f.storage, storagePodFor()),
+		virt.WithNetwork(f.net),
+		virt.WithHost(domain.Host{Emulation: true}),
+		virt.WithPlans(first.StoragePlan, first.NetworkPlan),
+	)
+	assert.NilError(t, err)
+	assert.NilError(t, adopted.Adopt(ctx))
+	assert.Assert(t, adopted.Started())
+	if d := cmp.Diff([]string{"StartDHCP"}, f.net.Calls()[callsBefore:]); d != "" {
+		t.Errorf("network calls on adopt (-want +got):\n%s", d)
+	}
+	assert.Equal(t, len(f.storage.Calls()), storageBefore, "storage touched on adopt")
+	st, _, err := f.dom.State(ctx, adopted.DomainName())
+	assert.NilError(t, err)
+	assert.Equal(t, st, domain.StateRunning)
+	assert.DeepEqual(t, adopted.NetworkPlan, first.NetworkPlan)
+
+	assert.NilError(t, adopted.Stop(ctx, time.Second))
+	infos, err := f.dom.List(ctx)
+	assert.NilError(t, err)
+	assert.Check(t, is.Len(infos, 0))
+	assert.Check(t, is.Len(f.net.Active(), 0))
+	for _, d := range first.StoragePlan {
+		assert.Check(t, !f.storage.Prepared(d.Path), "disk %s left prepared", d.Path)
+	}
+}
+
+// Adopting a machine whose domain vanished fails naming the step, and Stop
+// still removes the network and storage the earlier process made.
+func TestAdoptVanishedDomainStillStops(t *testing.T) {
+	ctx := context.Background()
+	first, f := newMachine(t)
+	assert.NilError(t, first.Start(ctx))
+	assert.NilError(t, f.dom.Destroy(ctx, first.DomainName()))
+	assert.NilError(t, f.dom.Undefine(ctx, first.DomainName()))
+
+	adopted, err := virt.New(tinyVMI(),
+		virt.WithDomainManager(f.dom),
+		virt.WithStorage(f.storage, storagePodFor()),
+		virt.WithNetwork(f.net),
+		virt.WithPlans(first.StoragePlan, first.NetworkPlan),
+	)
+	assert.NilError(t, err)
+	err = adopted.Adopt(ctx)
+	assert.ErrorContains(t, err, "adopt step define")
+	assert.Assert(t, errors.Is(err, domain.ErrNotFound))
+	assert.NilError(t, adopted.Stop(ctx, time.Second))
+	assert.Check(t, is.Len(f.net.Active(), 0))
+	for _, d := range first.StoragePlan {
+		assert.Check(t, !f.storage.Prepared(d.Path), "disk %s left prepared", d.Path)
+	}
+}

@@ -43,3 +43,14 @@ func WithLogger(l logr.Logger) Option { return func(x *Machine) { x.log = l } }
 // WithSteps replaces the start-up chain (see DefaultSteps): insert, remove
 // or replace a step by editing the slice DefaultSteps returns.
 func WithSteps(steps []Step) Option { return func(x *Machine) { x.steps = steps } }
+
+// WithPlans gives the storage and network plans an earlier Start made (the
+// Machine's StoragePlan and NetworkPlan, kept as JSON by a caller that
+// restarts). Start and Adopt use them instead of planning again; a nil plan
+// is made as usual.
+func WithPlans(s storage.Plan, n network.Plan) Option {
+	return func(x *Machine) {
+		x.StoragePlan, x.NetworkPlan = s, n
+		x.givenStorage, x.givenNetwork = s != nil, n != nil
+	}
+}

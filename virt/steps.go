@@ -12,11 +12,15 @@ import (
 // Step is one named link of a Machine's start-up chain. Run does the work;
 // Undo, when set, takes back what Run did: Start calls it, in reverse order,
 // for the steps that ran when a later step fails, and Stop calls it for all
-// of them, so nothing is left half-made.
+// of them, so nothing is left half-made. Adopt, when set, is what Machine.Adopt
+// runs instead of Run for a machine that an earlier process started: it takes
+// up again what lived only in that process (a DHCP server) or checks that the
+// step's effect is still there, and must not redo the effect itself.
 type Step struct {
-	Name string
-	Run  func(ctx context.Context, m *Machine) error
-	Undo func(ctx context.Context, m *Machine) error
+	Name  string
+	Run   func(ctx context.Context, m *Machine) error
+	Undo  func(ctx context.Context, m *Machine) error
+	Adopt func(ctx context.Context, m *Machine) error
 }
 
 // Names of the default steps, for finding them in the chain.
@@ -36,17 +40,21 @@ const (
 // on every call: edit it and pass it to WithSteps.
 func DefaultSteps() []Step {
 	return []Step{
-		{Name: StepPlanStorage, Run: planStorage},
+		{Name: StepPlanStorage, Run: planStorage, Adopt: planStorage},
 		{Name: StepPrepareStorage, Run: prepareStorage, Undo: releaseStorage},
-		{Name: StepPlanNetwork, Run: planNetwork},
+		{Name: StepPlanNetwork, Run: planNetwork, Adopt: planNetwork},
 		{Name: StepSetupNetwork, Run: setupNetwork, Undo: teardownNetwork},
-		{Name: StepStartDHCP, Run: startDHCP, Undo: stopDHCP},
-		{Name: StepDefine, Run: define, Undo: undefine},
+		{Name: StepStartDHCP, Run: startDHCP, Undo: stopDHCP, Adopt: restartDHCP},
+		{Name: StepDefine, Run: define, Undo: undefine, Adopt: domainExists},
 		{Name: StepStart, Run: start, Undo: stopDomain},
 	}
 }
 
+// planStorage plans the VMI's disks, unless WithPlans gave the plan.
 func planStorage(ctx context.Context, m *Machine) error {
+	if m.givenStorage {
+		return nil
+	}
 	p, err := m.storage.Plan(ctx, m.vmi, m.pod)
 	if err != nil {
 		return err
@@ -63,7 +71,13 @@ func releaseStorage(ctx context.Context, m *Machine) error {
 	return m.storage.Release(ctx, m.StoragePlan)
 }
 
+// planNetwork discovers the pod's interfaces and plans the guest's NICs,
+// unless WithPlans gave the plan: a bridge binding moves the pod
+// interface's addresses to the guest, so a second discovery would not find them.
 func planNetwork(ctx context.Context, m *Machine) error {
+	if m.givenNetwork {
+		return nil
+	}
 	ifaces := m.vmi.Spec.Domain.Devices.Interfaces
 	if len(ifaces) == 0 {
 		m.NetworkPlan = network.Plan{}
@@ -116,6 +130,27 @@ func stopDHCP(_ context.Context, m *Machine) error {
 	}
 	m.dhcp = nil
 	return errors.Join(errs...)
+}
+
+// restartDHCP serves the guest's leases again from this process, without
+// touching the namespace: the taps and rules are there already.
+func restartDHCP(ctx context.Context, m *Machine) error {
+	if err := stopDHCP(ctx, m); err != nil {
+		return err
+	}
+	if len(m.NetworkPlan) == 0 {
+		return nil
+	}
+	if m.network == nil {
+		return fmt.Errorf("the network plan has %d interfaces but no pod network namespace was given (virt.WithNetwork)", len(m.NetworkPlan))
+	}
+	return startDHCP(ctx, m)
+}
+
+// domainExists checks that the domain an earlier process defined is there.
+func domainExists(ctx context.Context, m *Machine) error {
+	_, _, err := m.dom.State(ctx, m.name)
+	return err
 }
 
 func define(ctx context.Context, m *Machine) error {

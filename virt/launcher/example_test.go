@@ -38,9 +38,13 @@ func ExampleLayout() {
 	l := launcher.Layout{Root: "/run/virtkit/vm1"}
 	fmt.Println(l.LibvirtDir())
 	fmt.Println(l.ReadyFile())
+	fmt.Println(l.LibvirtURI())
+	fmt.Println(l.VNCSocket())
 	fmt.Println(launcher.DomainName("default", "vm1"))
 	// Output:
 	// /run/virtkit/vm1/libvirt
 	// /run/virtkit/vm1/ready
+	// qemu:///system?socket=/run/virtkit/vm1/libvirt/run/libvirt-sock
+	// /run/virtkit/vm1/vnc
 	// default_vm1
 }

@@ -1,6 +1,12 @@
 package launcher
 
-import "fmt"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
 
 // Result is how a launcher ended: the process exit code and why.
 type Result struct {
@@ -25,3 +31,20 @@ const (
 )
 
 func (r Result) String() string { return fmt.Sprintf("exit %d: %s", r.Code, r.Reason) }
+
+// ReadResult reads the Result a launcher recorded in l.ExitFile(). ended is
+// false, with no error, while the file does not exist: the launcher has not
+// ended (or never started).
+func ReadResult(l Layout) (r Result, ended bool, err error) {
+	b, err := os.ReadFile(l.ExitFile())
+	if errors.Is(err, fs.ErrNotExist) {
+		return Result{}, false, nil
+	}
+	if err != nil {
+		return Result{}, false, fmt.Errorf("launcher: read result: %w", err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Result{}, false, fmt.Errorf("launcher: result in %s: %w", l.ExitFile(), err)
+	}
+	return r, true, nil
+}

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -113,4 +114,18 @@ func TestConfigValidate(t *testing.T) {
 	assert.ErrorContains(t, Config{Layout: Layout{Root: "/r"}, Domain: "d", GracePeriod: -1}.Validate(), "Config.GracePeriod")
 	r := Run(context.Background(), Config{}, nil)
 	assert.Equal(t, r.Code, ExitSetupFailed)
+}
+
+func TestReadResult(t *testing.T) {
+	l := Layout{Root: t.TempDir()}
+	_, ended, err := ReadResult(l)
+	assert.Assert(t, err == nil && !ended, "no exit file: ended %v, %v", ended, err)
+	res := Run(context.Background(), Config{Layout: l}, nil) // invalid: ends at once, recording its result
+	got, ended, err := ReadResult(l)
+	assert.NilError(t, err)
+	assert.Assert(t, ended)
+	assert.DeepEqual(t, got, res)
+	assert.NilError(t, os.WriteFile(l.ExitFile(), []byte("{"), 0o644))
+	_, _, err = ReadResult(l)
+	assert.ErrorContains(t, err, l.ExitFile())
 }

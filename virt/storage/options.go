@@ -10,6 +10,8 @@ type options struct {
 	inspector  Inspector
 	fsOverhead float64
 	log        logr.Logger
+	// root prefixes the paths of every read and write (WithRoot).
+	root string
 }
 
 func newOptions(opts []Option) options {
@@ -18,6 +20,7 @@ func newOptions(opts []Option) options {
 		opt(&o)
 	}
 	o.layout = o.layout.withDefaults()
+	o.inspector = RootInspector(o.root, o.inspector)
 	return o
 }
 

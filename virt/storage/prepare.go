@@ -20,7 +20,7 @@ import (
 // temporary files, the folders Prepare made and the images already moved are
 // removed, and replaced images are put back.
 func (m *Manager) Prepare(ctx context.Context, vmi *virtv1.VirtualMachineInstance, pod Pod, plan Plan) (err error) {
-	t := &txn{}
+	t := &txn{root: m.o.root}
 	defer func() {
 		if err != nil {
 			t.rollback()
@@ -84,7 +84,7 @@ func (m *Manager) prepare(ctx context.Context, t *txn, vmi *virtv1.VirtualMachin
 			if err != nil {
 				return err
 			}
-			if files, err = readTree(p.ContentDir, names); err != nil {
+			if files, err = readTree(inRoot(m.o.root, p.ContentDir), names); err != nil {
 				return err
 			}
 		}
@@ -110,17 +110,18 @@ func (m *Manager) Release(ctx context.Context, plan Plan) error {
 		if !p.Discardable() || p.Path == "" {
 			continue
 		}
-		if err := os.Remove(p.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		path := inRoot(m.o.root, p.Path)
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, &VolumeError{Volume: p.Volume, Path: p.Path, Detail: "removing", Err: err})
 			continue
 		}
-		m.o.log.V(1).Info("removed", "path", p.Path)
+		m.o.log.V(1).Info("removed", "path", path)
 		// Overlays and cloud-init ISOs sit in folders of their own.
 		if p.Kind == KindEphemeral || p.Kind == KindContainerDisk {
-			_ = os.Remove(filepath.Dir(p.Path))
+			_ = os.Remove(filepath.Dir(path))
 		}
 		if p.Kind == KindCloudInitNoCloud || p.Kind == KindCloudInitConfigDrive {
-			dir := filepath.Dir(p.Path)
+			dir := filepath.Dir(path)
 			if os.Remove(dir) == nil {
 				_ = os.Remove(filepath.Dir(dir)) // the namespace's folder, when it was the last VMI
 			}
@@ -129,8 +130,10 @@ func (m *Manager) Release(ctx context.Context, plan Plan) error {
 	return errors.Join(errs...)
 }
 
-// txn stages new images and moves them into place together.
+// txn stages new images and moves them into place together. Its final
+// paths are the plan's; root (WithRoot) prefixes them on disk.
 type txn struct {
+	root  string
 	dirs  []string // folders made, in creation order
 	files []*staged
 }
@@ -167,6 +170,7 @@ func (t *txn) mkdirAll(dir string) error {
 
 // stage opens a temporary file in final's folder.
 func (t *txn) stage(final string, replace bool, mode os.FileMode) (*os.File, error) {
+	final = inRoot(t.root, final)
 	if !replace {
 		if _, err := os.Lstat(final); err == nil {
 			return nil, fmt.Errorf("%s: %w", final, fs.ErrExist)

@@ -116,8 +116,12 @@ func deviceChange(op, name, text string, attach bool, d *fakeDomain) (func(doc *
 			case attach:
 				add := disk
 				if doc == d.live {
-					d.aliases++
-					add.Alias = &libvirtxml.DomainAlias{Name: fmt.Sprintf("virtio-disk%d", d.aliases)}
+					// libvirt keeps a user alias ("ua-" prefix) and names
+					// the device itself otherwise.
+					if add.Alias == nil || !strings.HasPrefix(add.Alias.Name, "ua-") {
+						d.aliases++
+						add.Alias = &libvirtxml.DomainAlias{Name: fmt.Sprintf("virtio-disk%d", d.aliases)}
+					}
 					d.hotAlias = add.Alias.Name
 				}
 				doc.Devices.Disks = append(doc.Devices.Disks, add)

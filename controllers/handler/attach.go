@@ -1,0 +1,244 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	virtv1 "kubevirt.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/virtkit/virtkit/virt"
+	"github.com/virtkit/virtkit/virt/domain"
+	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virt/spec"
+)
+
+// errLauncherUnreachable marks a launcher whose libvirt cannot be reached:
+// not started yet, ended, or hung.
+var errLauncherUnreachable = errors.New("launcher unreachable")
+
+// attach takes up the guest of a VMI the handler does not drive yet: it
+// starts the guest of a Scheduled VMI once the launcher is ready, and adopts
+// the guest an earlier handler started (a state record exists, or the VMI
+// runs already). Without a guest to drive it returns nil and when to look again.
+func (r *Reconciler) attach(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (*guest, ctrl.Result, error) {
+	rec, persisted, err := r.states.load(vmi.UID)
+	if err != nil {
+		return nil, ctrl.Result{}, err
+	}
+	if persisted || vmi.Status.Phase == virtv1.Running {
+		var plans *record
+		if persisted {
+			plans = &rec
+		}
+		return r.adopt(ctx, vmi, plans)
+	}
+	return r.start(ctx, vmi)
+}
+
+// start defines and starts the guest of a Scheduled VMI whose launcher is
+// ready. A failed start leaves nothing set up (the Machine undoes its
+// steps) and is reported as Synchronized=False, then retried.
+func (r *Reconciler) start(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (*guest, ctrl.Result, error) {
+	if vmi.Status.Phase != virtv1.Scheduled || vmi.DeletionTimestamp != nil {
+		return nil, ctrl.Result{}, nil
+	}
+	host := r.hostLayout(vmi.UID)
+	if _, err := os.Stat(host.ReadyFile()); err != nil {
+		if _, ended, _ := launcher.ReadResult(host); ended {
+			// The launcher ended before it was ready: the VMI controller
+			// fails the VMI from its pod.
+			return nil, ctrl.Result{}, nil
+		}
+		return nil, ctrl.Result{RequeueAfter: readyPoll}, nil
+	}
+	g, err := r.open(ctx, vmi, nil)
+	if err == nil {
+		if err = g.machine.Start(ctx); err != nil {
+			_ = g.close()
+		}
+	}
+	if err != nil {
+		if errors.Is(err, errLauncherUnreachable) {
+			// Ready a moment ago: it may be ending, or slow. Look again.
+			logf.FromContext(ctx).Info("launcher not reachable yet", "error", err.Error())
+			return nil, ctrl.Result{RequeueAfter: readyPoll}, nil
+		}
+		return nil, ctrl.Result{}, errors.Join(err, r.syncFailed(ctx, vmi, err))
+	}
+	logf.FromContext(ctx).Info("guest started", "domain", g.domain)
+	r.register(g)
+	return g, ctrl.Result{}, nil
+}
+
+// adopt takes over a guest an earlier handler started, without disturbing
+// it: the domain keeps running, the network set-up stays, the DHCP servers
+// run again from this process, and events are followed again. A launcher
+// that ended meanwhile ends the VMI as its result says.
+func (r *Reconciler) adopt(ctx context.Context, vmi *virtv1.VirtualMachineInstance, rec *record) (*guest, ctrl.Result, error) {
+	log := logf.FromContext(ctx)
+	g, err := r.open(ctx, vmi, rec)
+	if err != nil {
+		if !errors.Is(err, errLauncherUnreachable) {
+			return nil, ctrl.Result{}, err
+		}
+		if vmi.Status.Phase != virtv1.Running {
+			// A start an earlier handler did not finish, in a launcher that
+			// is gone: the VMI controller fails the VMI from its pod.
+			return nil, ctrl.Result{}, r.states.remove(vmi.UID)
+		}
+		res, err := r.launcherGone(ctx, vmi)
+		return nil, res, err
+	}
+	r.setLost(vmi.UID, false)
+	err = g.machine.Adopt(ctx)
+	if err != nil && !errors.Is(err, domain.ErrNotFound) {
+		// Nothing of the earlier handler was undone; try again later.
+		_ = g.close()
+		return nil, ctrl.Result{}, err
+	}
+	if vmi.Status.Phase != virtv1.Running {
+		// An earlier handler was starting this guest. Unless the domain
+		// runs, undo what it did and start again.
+		st, _, serr := g.dom.State(ctx, g.domain)
+		if err != nil || serr != nil || !active(st) {
+			log.Info("an earlier start did not finish; starting again", "domain", g.domain)
+			r.finish(ctx, g)
+			return nil, ctrl.Result{RequeueAfter: readyPoll}, r.states.remove(vmi.UID)
+		}
+	}
+	log.Info("guest adopted", "domain", g.domain)
+	r.register(g)
+	return g, ctrl.Result{}, nil
+}
+
+// launcherGone ends a running VMI whose launcher cannot be reached: as its
+// result says once it left one, else Failed once it has been silent for the
+// lost timeout.
+func (r *Reconciler) launcherGone(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (ctrl.Result, error) {
+	e, res := r.launcherEnding(vmi)
+	if e == nil {
+		return res, nil
+	}
+	if err := r.writeStatus(ctx, vmi, Status(vmi, Facts{Ending: e}, r.clock.Now())); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.setLost(vmi.UID, false)
+	return ctrl.Result{}, r.states.remove(vmi.UID)
+}
+
+// launcherEnding is how a VMI whose launcher does not answer ends: its
+// result, or lost after the timeout; nil and when to look again otherwise.
+func (r *Reconciler) launcherEnding(vmi *virtv1.VirtualMachineInstance) (*Ending, ctrl.Result) {
+	res, ended, err := launcher.ReadResult(r.hostLayout(vmi.UID))
+	if err == nil && ended {
+		e := LauncherEnding(res)
+		return &e, ctrl.Result{}
+	}
+	if e := LostEnding(r.setLost(vmi.UID, true), r.clock.Now(), r.lostTimeout); e != nil {
+		return e, ctrl.Result{}
+	}
+	return nil, ctrl.Result{RequeueAfter: lostPoll}
+}
+
+// open connects to the VMI's launcher and pod and builds its Machine, not
+// started; rec gives the plans an earlier handler kept.
+func (r *Reconciler) open(ctx context.Context, vmi *virtv1.VirtualMachineInstance, rec *record) (g *guest, err error) {
+	key := client.ObjectKeyFromObject(vmi)
+	g = &guest{key: key, uid: vmi.UID, host: r.hostLayout(vmi.UID)}
+	defer func() {
+		if err != nil {
+			_ = g.close()
+		}
+	}()
+	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if g.dom, err = r.connect(callCtx, g.host.LibvirtURI()); err != nil {
+		return nil, fmt.Errorf("handler: VMI %s: %w: %w", key, errLauncherUnreachable, err)
+	}
+	if g.pod, err = r.openPod(callCtx, g.host.LibvirtSocket()); err != nil {
+		return nil, fmt.Errorf("handler: VMI %s: %w: %w", key, errLauncherUnreachable, err)
+	}
+	g.storage, g.inspect = r.storageFor(g.pod.Root)
+	facts, err := r.podFacts(ctx, vmi)
+	if err != nil {
+		return nil, err
+	}
+	defaulted := vmi.DeepCopy()
+	spec.DefaultVMI(defaulted)
+	pod := r.podLayout(vmi.UID)
+	opts := []virt.Option{
+		virt.WithDomainManager(g.dom),
+		virt.WithStorage(g.storage, facts),
+		virt.WithHost(domain.Host{Emulation: r.cfg.Emulation, Paths: domain.Paths{
+			SerialConsole:    pod.SerialSocket(),
+			SerialConsoleLog: pod.SerialLog(),
+			VNC:              pod.VNCSocket(),
+		}}),
+		virt.WithLogger(r.log.WithValues("vmi", key.String())),
+		virt.WithSteps(r.steps(vmi)),
+	}
+	if g.pod.Network != nil {
+		opts = append(opts, virt.WithNetwork(g.pod.Network))
+	}
+	if rec != nil {
+		opts = append(opts, virt.WithPlans(rec.Storage, rec.Network))
+	}
+	if g.machine, err = virt.New(defaulted, append(opts, r.machineOpts...)...); err != nil {
+		return nil, err
+	}
+	g.domain = g.machine.DomainName()
+	// Subscribe before anything starts, so no event is missed.
+	evCtx, stop := context.WithCancel(context.Background())
+	g.stopEvents = stop
+	ch, err := g.dom.Events(evCtx)
+	if err != nil {
+		return nil, fmt.Errorf("handler: VMI %s: %w: %w", key, errLauncherUnreachable, err)
+	}
+	go r.forward(evCtx, key, g.domain, ch)
+	return g, nil
+}
+
+// StepSaveState is the step the handler adds to the start-up chain, after
+// the plans are made and before anything is set up: it keeps the plans on
+// the node (Config.StateDir) for a restarted handler, and removes them when
+// the chain is undone.
+const StepSaveState = "save-state"
+
+// steps is the start-up chain of vmi's Machine: virt.DefaultSteps with the
+// state record saved once both plans are made, edited by WithSteps.
+func (r *Reconciler) steps(vmi *virtv1.VirtualMachineInstance) []virt.Step {
+	save := virt.Step{
+		Name: StepSaveState,
+		Run: func(_ context.Context, m *virt.Machine) error {
+			return r.states.save(record{Namespace: vmi.Namespace, Name: vmi.Name, UID: vmi.UID,
+				Storage: m.StoragePlan, Network: m.NetworkPlan})
+		},
+		Undo: func(context.Context, *virt.Machine) error { return r.states.remove(vmi.UID) },
+	}
+	var out []virt.Step
+	for _, s := range virt.DefaultSteps() {
+		out = append(out, s)
+		if s.Name == virt.StepPlanNetwork {
+			out = append(out, save)
+		}
+	}
+	if r.editSteps != nil {
+		out = r.editSteps(out)
+	}
+	return out
+}
+
+// active reports whether a domain in state st has a guest that runs (or is
+// paused, or shutting down).
+func active(st domain.State) bool {
+	switch st {
+	case domain.StateRunning, domain.StateBlocked, domain.StatePaused, domain.StateShutdown, domain.StatePMSuspended:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,168 @@
+package handler
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	k8sv1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	virtv1 "kubevirt.io/api/core/v1"
+	"libvirt.org/go/libvirtxml"
+
+	"github.com/virtkit/virtkit/virt/domain"
+	"github.com/virtkit/virtkit/virt/storage"
+)
+
+// podFacts reads what the storage planner needs from the cluster: each
+// claim's volume mode, capacity and read-only access, and the data of the
+// secrets cloud-init volumes name. Claims and secrets are read uncached,
+// once per start: the handler watches neither.
+func (r *Reconciler) podFacts(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (storage.Pod, error) {
+	pod := storage.Pod{}
+	for i, v := range vmi.Spec.Volumes {
+		claim, readOnly := "", false
+		switch {
+		case v.PersistentVolumeClaim != nil:
+			claim, readOnly = v.PersistentVolumeClaim.ClaimName, v.PersistentVolumeClaim.ReadOnly
+		case v.DataVolume != nil:
+			claim = v.DataVolume.Name
+		}
+		if claim != "" {
+			f, err := r.claimFacts(ctx, vmi.Namespace, claim, readOnly)
+			if err != nil {
+				return pod, fmt.Errorf("handler: VMI %s/%s spec.volumes[%d] (%s): %w", vmi.Namespace, vmi.Name, i, v.Name, err)
+			}
+			if pod.Volumes == nil {
+				pod.Volumes = map[string]storage.VolumeFacts{}
+			}
+			pod.Volumes[v.Name] = f
+		}
+		for _, ref := range cloudInitSecrets(v) {
+			if _, done := pod.Secrets[ref]; done {
+				continue
+			}
+			var s k8sv1.Secret
+			err := r.reader.Get(ctx, types.NamespacedName{Namespace: vmi.Namespace, Name: ref}, &s)
+			if apierrors.IsNotFound(err) {
+				continue // the planner names the missing secret
+			}
+			if err != nil {
+				return pod, fmt.Errorf("handler: VMI %s/%s spec.volumes[%d] (%s): secret %s: %w", vmi.Namespace, vmi.Name, i, v.Name, ref, err)
+			}
+			if pod.Secrets == nil {
+				pod.Secrets = map[string]map[string][]byte{}
+			}
+			pod.Secrets[ref] = s.Data
+		}
+	}
+	return pod, nil
+}
+
+func (r *Reconciler) claimFacts(ctx context.Context, ns, name string, readOnly bool) (storage.VolumeFacts, error) {
+	var pvc k8sv1.PersistentVolumeClaim
+	err := r.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &pvc)
+	if apierrors.IsNotFound(err) {
+		return storage.VolumeFacts{ReadOnly: readOnly}, nil // the planner names what is missing in the pod
+	}
+	if err != nil {
+		return storage.VolumeFacts{}, fmt.Errorf("claim %s: %w", name, err)
+	}
+	f := storage.VolumeFacts{ReadOnly: readOnly}
+	if m := pvc.Spec.VolumeMode; m != nil && *m == k8sv1.PersistentVolumeBlock {
+		f.Mode = storage.VolumeModeBlock
+	}
+	if q, ok := pvc.Status.Capacity[k8sv1.ResourceStorage]; ok {
+		f.CapacityBytes = q.Value()
+	}
+	modes := pvc.Spec.AccessModes
+	if len(modes) == 1 && modes[0] == k8sv1.ReadOnlyMany {
+		f.ReadOnly = true
+	}
+	return f, nil
+}
+
+func cloudInitSecrets(v virtv1.Volume) []string {
+	var out []string
+	add := func(ref *k8sv1.LocalObjectReference) {
+		if ref != nil && ref.Name != "" {
+			out = append(out, ref.Name)
+		}
+	}
+	if c := v.CloudInitNoCloud; c != nil {
+		add(c.UserDataSecretRef)
+		add(c.NetworkDataSecretRef)
+	}
+	if c := v.CloudInitConfigDrive; c != nil {
+		add(c.UserDataSecretRef)
+		add(c.NetworkDataSecretRef)
+	}
+	return out
+}
+
+// runningDomain reads the facts KubeVirt reports from the running domain's
+// document: machine type, CPU topology, memory and each disk's device.
+func (r *Reconciler) runningDomain(ctx context.Context, g *guest) (RunningDomain, error) {
+	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	doc, err := g.dom.XML(callCtx, g.domain, domain.XMLOptions{})
+	if err != nil {
+		return RunningDomain{}, fmt.Errorf("handler: VMI %s: %w", g.key, err)
+	}
+	return RunningDomainOf(doc), nil
+}
+
+// RunningDomainOf extracts RunningDomain from a running domain's document.
+func RunningDomainOf(doc *libvirtxml.Domain) RunningDomain {
+	var rd RunningDomain
+	if doc.OS != nil && doc.OS.Type != nil {
+		rd.Machine = doc.OS.Type.Machine
+	}
+	if doc.CPU != nil && doc.CPU.Topology != nil {
+		t := doc.CPU.Topology
+		rd.Topology = &virtv1.CPUTopology{Sockets: uint32(t.Sockets), Cores: uint32(t.Cores), Threads: uint32(t.Threads)}
+	}
+	switch {
+	case doc.CurrentMemory != nil:
+		rd.MemoryBytes = bytesOf(doc.CurrentMemory.Value, doc.CurrentMemory.Unit)
+	case doc.Memory != nil:
+		rd.MemoryBytes = bytesOf(doc.Memory.Value, doc.Memory.Unit)
+	}
+	if doc.Devices != nil {
+		for _, d := range doc.Devices.Disks {
+			if d.Alias == nil || d.Target == nil {
+				continue
+			}
+			if vol, ok := strings.CutPrefix(d.Alias.Name, "ua-"); ok {
+				if rd.Targets == nil {
+					rd.Targets = map[string]string{}
+				}
+				rd.Targets[vol] = d.Target.Dev
+			}
+		}
+	}
+	return rd
+}
+
+// bytesOf converts a libvirt memory amount; libvirt's default unit is KiB.
+func bytesOf(v uint, unit string) int64 {
+	mult := int64(1024)
+	switch strings.ToLower(unit) {
+	case "b", "bytes":
+		mult = 1
+	case "kb":
+		mult = 1000
+	case "k", "kib":
+		mult = 1 << 10
+	case "mb":
+		mult = 1000 * 1000
+	case "m", "mib":
+		mult = 1 << 20
+	case "gb":
+		mult = 1000 * 1000 * 1000
+	case "g", "gib":
+		mult = 1 << 30
+	}
+	return int64(v) * mult
+}

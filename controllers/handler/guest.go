@@ -1,0 +1,115 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtkit/virtkit/virt"
+	"github.com/virtkit/virtkit/virt/domain"
+	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virt/storage"
+)
+
+// guest is one VMI the handler drives: its Machine and the connections into
+// its launcher pod. Reconciles of one VMI never run at once; Ops read dom,
+// domain and host, which do not change after the guest is registered.
+type guest struct {
+	key     types.NamespacedName
+	uid     types.UID
+	domain  string          // libvirt name
+	host    launcher.Layout // the launcher folder as the node sees it
+	dom     domain.Manager
+	pod     *Pod
+	machine *virt.Machine
+	storage storage.Interface
+	inspect storage.Inspector
+
+	// shutdownAt is when a graceful shutdown was asked for (deletion).
+	shutdownAt time.Time
+	// ending, once known, is how the VMI ends; it is kept until written.
+	ending *Ending
+
+	stopEvents context.CancelFunc
+	closeOnce  sync.Once
+	closeErr   error
+}
+
+// close ends the event stream and releases the connections; what the
+// Machine set up stays unless it was stopped before.
+func (g *guest) close() error {
+	g.closeOnce.Do(func() {
+		if g.stopEvents != nil {
+			g.stopEvents()
+		}
+		var errs []error
+		if g.dom != nil {
+			errs = append(errs, g.dom.Close())
+		}
+		if g.pod != nil && g.pod.Close != nil {
+			errs = append(errs, g.pod.Close())
+		}
+		g.closeErr = errors.Join(errs...)
+	})
+	return g.closeErr
+}
+
+// register makes g the guest of its VMI.
+// After Close, g is let go at once instead.
+func (r *Reconciler) register(g *guest) {
+	r.mu.Lock()
+	closed := r.closed
+	if !closed {
+		r.guests[g.key] = g
+	}
+	r.mu.Unlock()
+	if closed {
+		_ = g.release()
+	}
+}
+
+// forget drops g and releases its connections.
+func (r *Reconciler) forget(g *guest) {
+	r.mu.Lock()
+	if r.guests[g.key] == g {
+		delete(r.guests, g.key)
+	}
+	delete(r.lost, g.uid)
+	r.mu.Unlock()
+	_ = g.close()
+}
+
+// finish stops g's machine (destroying a guest still running) and undoes
+// every start step: no domain, network set-up, DHCP server or prepared disk
+// stays. Failures of the domain steps of a launcher that is gone are
+// expected (its libvirtd went with it) and only logged.
+func (r *Reconciler) finish(ctx context.Context, g *guest) {
+	if g.machine != nil && g.machine.Started() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
+		err := g.machine.Stop(stopCtx, 0)
+		cancel()
+		if err != nil {
+			_, ended, _ := launcher.ReadResult(g.host)
+			level := 0
+			if ended || errors.Is(err, domain.ErrConnectionLost) {
+				level = 1
+			}
+			r.log.V(level).Info("stopping the guest left errors", "vmi", g.key, "error", err.Error())
+		}
+	}
+	_ = g.close()
+}
+
+// release lets go of g without stopping its guest: the Machine's DHCP
+// servers stop (they run in this process), the connections close, and the
+// guest runs on for the next handler to adopt.
+func (g *guest) release() error {
+	var err error
+	if g.machine != nil {
+		err = g.machine.Release()
+	}
+	return errors.Join(err, g.close())
+}

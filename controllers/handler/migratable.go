@@ -1,0 +1,104 @@
+package handler
+
+import (
+	"fmt"
+	"slices"
+
+	k8sv1 "k8s.io/api/core/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+)
+
+// AllowPodBridgeMigrationAnnotation lets a VMI whose pod network uses the
+// bridge binding migrate (KubeVirt's annotation of the same name).
+const AllowPodBridgeMigrationAnnotation = "kubevirt.io/allow-pod-bridge-network-live-migration"
+
+// liveMigratable is KubeVirt's LiveMigratable condition: true, or false with
+// the first reason a migration would be refused.
+func liveMigratable(vmi *virtv1.VirtualMachineInstance) virtv1.VirtualMachineInstanceCondition {
+	c := virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceIsMigratable, Status: k8sv1.ConditionTrue}
+	if reason, msg := notMigratable(vmi); reason != "" {
+		c.Status, c.Reason, c.Message = k8sv1.ConditionFalse, reason, msg
+	}
+	return c
+}
+
+func notMigratable(vmi *virtv1.VirtualMachineInstance) (reason, message string) {
+	if msg := volumesNotMigratable(vmi); msg != "" {
+		return virtv1.VirtualMachineInstanceReasonDisksNotMigratable, msg
+	}
+	if _, ok := vmi.Annotations[AllowPodBridgeMigrationAnnotation]; !ok {
+		pod := map[string]bool{}
+		for _, n := range vmi.Spec.Networks {
+			if n.Pod != nil {
+				pod[n.Name] = true
+			}
+		}
+		for _, iface := range vmi.Spec.Domain.Devices.Interfaces {
+			if iface.Bridge != nil && pod[iface.Name] {
+				return virtv1.VirtualMachineInstanceReasonInterfaceNotMigratable,
+					"cannot migrate VMI which does not use masquerade, bridge with " + AllowPodBridgeMigrationAnnotation +
+						" VM annotation or a migratable plugin to connect to the pod network"
+			}
+		}
+	}
+	d := vmi.Spec.Domain.Devices
+	if len(d.HostDevices) > 0 || len(d.GPUs) > 0 {
+		return virtv1.VirtualMachineInstanceReasonHostDeviceNotMigratable, "VMI uses a PCI host devices"
+	}
+	if len(d.Filesystems) > 0 {
+		return virtv1.VirtualMachineInstanceReasonVirtIOFSNotMigratable, "VMI uses virtiofs"
+	}
+	for _, disk := range d.Disks {
+		if disk.LUN != nil && disk.LUN.Reservation {
+			return virtv1.VirtualMachineInstanceReasonPRNotMigratable, "VMI uses SCSI persistent reservation"
+		}
+	}
+	if f := vmi.Spec.Domain.Features; f != nil && f.HypervPassthrough != nil && f.HypervPassthrough.Enabled != nil && *f.HypervPassthrough.Enabled {
+		return virtv1.VirtualMachineInstanceReasonHypervPassthroughNotMigratable, "VMI uses hyperv passthrough"
+	}
+	return "", ""
+}
+
+// volumesNotMigratable says why a volume cannot follow the guest: a claim
+// that is not ReadWriteMany (as its volumeStatus reports the claim; without
+// that report, it is not known to be shared), or a host disk that is not shared.
+func volumesNotMigratable(vmi *virtv1.VirtualMachineInstance) string {
+	claims := map[string]*virtv1.PersistentVolumeClaimInfo{}
+	for _, vs := range vmi.Status.VolumeStatus {
+		claims[vs.Name] = vs.PersistentVolumeClaimInfo
+	}
+	for _, v := range vmi.Spec.Volumes {
+		claim := ""
+		switch {
+		case v.PersistentVolumeClaim != nil:
+			claim = v.PersistentVolumeClaim.ClaimName
+		case v.DataVolume != nil:
+			claim = v.DataVolume.Name
+		case v.HostDisk != nil:
+			if v.HostDisk.Shared == nil || !*v.HostDisk.Shared {
+				return "cannot migrate VMI with non-shared HostDisk"
+			}
+			continue
+		default:
+			continue
+		}
+		info := claims[v.Name]
+		if info == nil || !slices.Contains(info.AccessModes, k8sv1.ReadWriteMany) {
+			return fmt.Sprintf("cannot migrate VMI: PVC %v is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)", claim)
+		}
+	}
+	return ""
+}
+
+// migrationMethod is BlockMigration when a disk lives on the node and must
+// be copied (containerDisk, ephemeral and emptyDisk overlays and images),
+// LiveMigration otherwise. Cloud-init and config disks are made again on the
+// target and do not count.
+func migrationMethod(vmi *virtv1.VirtualMachineInstance) virtv1.VirtualMachineInstanceMigrationMethod {
+	for _, v := range vmi.Spec.Volumes {
+		if v.ContainerDisk != nil || v.Ephemeral != nil || v.EmptyDisk != nil {
+			return virtv1.BlockMigration
+		}
+	}
+	return virtv1.LiveMigration
+}

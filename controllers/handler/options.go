@@ -1,0 +1,145 @@
+package handler
+
+import (
+	"errors"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vmictrl "github.com/virtkit/virtkit/controllers/vmi"
+	"github.com/virtkit/virtkit/virt"
+	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virt/storage"
+)
+
+// Config is what one node's handler is. It is plain data, read once.
+type Config struct {
+	// NodeName is the node the handler runs on (required): it takes the
+	// VMIs whose status.nodeName is this.
+	NodeName string
+	// HostRunDir is the node folder that holds each VMI's launcher folder,
+	// HostRunDir/<vmi uid>: a launcher.Layout root as the node sees it,
+	// where the handler finds the launcher's libvirt socket, ready and exit
+	// files, console and VNC sockets. Default /var/run/virtkit/pods
+	// (controllers/vmi.HostRunDir).
+	HostRunDir string
+	// PodRunDir is where the launcher pod sees the same folders,
+	// PodRunDir/<vmi uid>. The paths written into the domain (console and
+	// VNC sockets, console log) are below it, because QEMU runs in the pod.
+	// Default /var/run/virtkit (controllers/vmi.PodRunDir).
+	PodRunDir string
+	// StateDir is a node folder, private to the handler, where it keeps per
+	// VMI the plans it started the VMI with (<uid>.json), so that a
+	// restarted handler can adopt the guest and later tear down exactly
+	// what was set up. Default /var/run/virtkit/handler.
+	StateDir string
+	// Emulation runs guests under software emulation (TCG), as KubeVirt's
+	// useEmulation. It is configuration: /dev/kvm is never probed.
+	Emulation bool
+	// StorageLayout is where launcher pods keep volumes, as the pod sees
+	// them; the zero value is KubeVirt's layout (storage.DefaultLayout).
+	StorageLayout storage.Layout
+}
+
+// Defaults of Config.
+const (
+	DefaultHostRunDir = vmictrl.HostRunDir
+	DefaultPodRunDir  = vmictrl.PodRunDir
+	DefaultStateDir   = "/var/run/virtkit/handler"
+	// DefaultLauncherLostTimeout is how long a VMI whose launcher stopped
+	// answering without leaving a result stays as it is before it fails.
+	DefaultLauncherLostTimeout = 30 * time.Second
+)
+
+func (c Config) withDefaults() Config {
+	if c.HostRunDir == "" {
+		c.HostRunDir = DefaultHostRunDir
+	}
+	if c.PodRunDir == "" {
+		c.PodRunDir = DefaultPodRunDir
+	}
+	if c.StateDir == "" {
+		c.StateDir = DefaultStateDir
+	}
+	return c
+}
+
+// Validate reports the first field that makes c unusable.
+func (c Config) Validate() error {
+	if c.NodeName == "" {
+		return errors.New("handler: Config.NodeName: required")
+	}
+	return nil
+}
+
+// Connector opens a domain Manager on a launcher's libvirt URI; the daemon
+// passes virt/domain/libvirt's constructor (the only cgo), tests may pass a
+// fake. It has the shape of launcher.Connector.
+type Connector = launcher.Connector
+
+// StorageFor returns the storage Manager that plans and prepares the disks of
+// a launcher pod whose file system is below root (Pod.Root), and the
+// Inspector hotplug checks the pod's files with. The default is storage.New
+// with Config.StorageLayout and storage.WithRoot(root).
+type StorageFor func(root string) (storage.Interface, storage.Inspector)
+
+// Option changes a Reconciler.
+type Option func(*Reconciler)
+
+// WithConnector sets how the handler reaches a launcher's libvirt
+// (required).
+func WithConnector(c Connector) Option { return func(r *Reconciler) { r.connect = c } }
+
+// WithPodOpener sets how the handler finds a launcher pod's network
+// namespace and file system from its libvirt socket. The default is
+// OpenPod (the socket's peer credentials and /proc).
+func WithPodOpener(o PodOpener) Option { return func(r *Reconciler) { r.openPod = o } }
+
+// WithStorage sets how the handler makes the storage Manager of a pod.
+func WithStorage(f StorageFor) Option { return func(r *Reconciler) { r.storageFor = f } }
+
+// WithClock sets the clock for condition and phase timestamps, grace
+// periods and timeouts. The default is the real clock.
+func WithClock(c clock.PassiveClock) Option { return func(r *Reconciler) { r.clock = c } }
+
+// WithLogger sets the logger for what the handler does outside a reconcile
+// (event streams, adoption at start). Reconciles log through the context's
+// logger, as controller-runtime sets it. The default discards.
+func WithLogger(l logr.Logger) Option { return func(r *Reconciler) { r.log = l } }
+
+// WithClient sets the client the handler reads VMIs through (the manager's
+// cache) and writes status with, and the uncached reader for what it reads
+// rarely (secrets, claims, a VMI missing from the cache). SetupWithManager
+// uses the manager's unless set; tests wrap them to count writes.
+func WithClient(c client.Client, uncached client.Reader) Option {
+	return func(r *Reconciler) { r.client, r.reader = c, uncached }
+}
+
+// WithMachineOptions adds options to every virt.Machine the handler makes,
+// after its own: edit the start-up chain (virt.WithSteps), add conversion
+// options, and so on.
+func WithMachineOptions(opts ...virt.Option) Option {
+	return func(r *Reconciler) { r.machineOpts = append(r.machineOpts, opts...) }
+}
+
+// WithLauncherLostTimeout sets how long a VMI stays as it is after its
+// launcher stopped answering without leaving a result, before it is Failed
+// (default DefaultLauncherLostTimeout).
+func WithLauncherLostTimeout(d time.Duration) Option {
+	return func(r *Reconciler) { r.lostTimeout = d }
+}
+
+// WithMaxConcurrentReconciles sets how many VMIs the handler works on at
+// once (default 4): starting a guest waits on libvirt.
+func WithMaxConcurrentReconciles(n int) Option { return func(r *Reconciler) { r.workers = n } }
+
+// WithSteps edits the start-up chain of every Machine the handler makes:
+// edit receives virt.DefaultSteps with the handler's StepSaveState in it and
+// returns the chain to run. Keep StepSaveState, or a restarted handler
+// cannot adopt the guests. (Do not pass virt.WithSteps to
+// WithMachineOptions: it would drop the handler's step.)
+func WithSteps(edit func([]virt.Step) []virt.Step) Option {
+	return func(r *Reconciler) { r.editSteps = edit }
+}

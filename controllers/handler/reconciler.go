@@ -1,0 +1,242 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	virtv1 "kubevirt.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/virtkit/virtkit/virt"
+	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virt/storage"
+)
+
+// How often the handler looks again while it waits for something that sends
+// no event: a launcher becoming ready, a launcher that stopped answering.
+const (
+	readyPoll = 500 * time.Millisecond
+	lostPoll  = time.Second
+	// callTimeout bounds one libvirt call of a reconcile.
+	callTimeout = 30 * time.Second
+	// staleRetry is how soon a reconcile that saw a VMI older than the
+	// handler's own last write of it runs again.
+	staleRetry = 200 * time.Millisecond
+)
+
+// Reconciler is the node's handler: a controller-runtime reconciler over the
+// VMIs of one node, each driven through a virt.Machine on its launcher's
+// libvirt, and the node API (nodeapi.Ops) for those VMIs. Build it with New,
+// then call SetupWithManager.
+type Reconciler struct {
+	cfg         Config
+	client      client.Client
+	reader      client.Reader
+	connect     Connector
+	openPod     PodOpener
+	storageFor  StorageFor
+	clock       clock.PassiveClock
+	log         logr.Logger
+	machineOpts []virt.Option
+	editSteps   func([]virt.Step) []virt.Step
+	lostTimeout time.Duration
+	workers     int
+	states      states
+
+	// events carries the keys of VMIs whose domain or launcher connection
+	// reported something; the controller watches it.
+	events chan event.TypedGenericEvent[types.NamespacedName]
+
+	mu     sync.Mutex
+	guests map[types.NamespacedName]*guest
+	// lost is when a launcher, by VMI uid, was first found not answering
+	// without a result; cleared when it answers.
+	lost map[types.UID]time.Time
+	// replaced is, per VMI, the resourceVersion the handler's last status
+	// write replaced: a cache still showing it is stale.
+	replaced map[types.NamespacedName]string
+	// closed is set by Close: guests taken up afterwards are let go at once.
+	closed bool
+}
+
+var _ reconcile.Reconciler = (*Reconciler)(nil)
+
+// New returns the handler for cfg. A Connector (WithConnector) is required.
+func New(cfg Config, opts ...Option) (*Reconciler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	r := &Reconciler{
+		cfg:         cfg,
+		openPod:     OpenPod,
+		clock:       clock.RealClock{},
+		log:         logr.Discard(),
+		lostTimeout: DefaultLauncherLostTimeout,
+		workers:     4,
+		states:      states{dir: cfg.StateDir},
+		events:      make(chan event.TypedGenericEvent[types.NamespacedName], 256),
+		guests:      map[types.NamespacedName]*guest{},
+		lost:        map[types.UID]time.Time{},
+		replaced:    map[types.NamespacedName]string{},
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	if r.connect == nil {
+		return nil, errors.New("handler: WithConnector: required (virt/domain/libvirt's New in the daemon)")
+	}
+	if r.storageFor == nil {
+		layout := cfg.StorageLayout
+		r.storageFor = func(root string) (storage.Interface, storage.Inspector) {
+			return storage.New(storage.WithLayout(layout), storage.WithRoot(root), storage.WithLogger(r.log)),
+				storage.RootInspector(root, storage.OSInspector{})
+		}
+	}
+	return r, nil
+}
+
+// hostLayout is the VMI's launcher folder as the node sees it.
+func (r *Reconciler) hostLayout(uid types.UID) launcher.Layout {
+	return launcher.Layout{Root: filepath.Join(r.cfg.HostRunDir, string(uid))}
+}
+
+// podLayout is the same folder as the launcher pod (and QEMU) sees it.
+func (r *Reconciler) podLayout(uid types.UID) launcher.Layout {
+	return launcher.Layout{Root: filepath.Join(r.cfg.PodRunDir, string(uid))}
+}
+
+// Reconcile brings one VMI of this node a step closer to what it asks for:
+// it starts the guest of a Scheduled VMI once its launcher is ready, adopts
+// the guest of a running VMI after a handler restart, reports the domain's
+// state, stops the guest of a deleted VMI within its grace period, and ends
+// the VMI when its guest or launcher ended, leaving nothing set up behind.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	key := req.NamespacedName
+	vmi := &virtv1.VirtualMachineInstance{}
+	if err := r.client.Get(ctx, key, vmi); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.setReplaced(key, "")
+			return ctrl.Result{}, r.gone(ctx, key)
+		}
+		return ctrl.Result{}, fmt.Errorf("handler: read VirtualMachineInstance %s: %w", key, err)
+	}
+	if r.isStale(key, vmi.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: staleRetry}, nil
+	}
+	res, err := r.reconcile(ctx, key, vmi)
+	switch {
+	case apierrors.IsConflict(err):
+		// Someone else wrote the VMI meanwhile; look again, quietly.
+		return ctrl.Result{RequeueAfter: staleRetry}, nil
+	case apierrors.IsNotFound(err):
+		return ctrl.Result{}, nil // deleted meanwhile: its delete event follows
+	}
+	return res, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, key types.NamespacedName, vmi *virtv1.VirtualMachineInstance) (ctrl.Result, error) {
+	if vmi.Status.NodeName != r.cfg.NodeName {
+		return ctrl.Result{}, r.elsewhere(ctx, key)
+	}
+	g := r.guest(key)
+	if g != nil && g.uid != vmi.UID {
+		// The name now belongs to a new VMI; the old one's guest goes.
+		if err := r.gone(ctx, key); err != nil {
+			return ctrl.Result{}, err
+		}
+		g = nil
+	}
+	if vmi.IsFinal() {
+		if g != nil {
+			r.finish(ctx, g)
+			r.forget(g)
+		} else if rec, ok, err := r.states.load(vmi.UID); err == nil && ok {
+			return ctrl.Result{}, r.stopRecorded(ctx, rec)
+		}
+		return ctrl.Result{}, r.states.remove(vmi.UID)
+	}
+	if g == nil {
+		var res ctrl.Result
+		var err error
+		g, res, err = r.attach(ctx, vmi)
+		if g == nil {
+			return res, err
+		}
+	}
+	return r.sync(ctx, vmi, g)
+}
+
+// writeStatus writes st as vmi's status when it differs: a merge patch of
+// the status subresource, guarded by vmi's resourceVersion.
+func (r *Reconciler) writeStatus(ctx context.Context, vmi *virtv1.VirtualMachineInstance, st virtv1.VirtualMachineInstanceStatus) error {
+	if equality.Semantic.DeepEqual(vmi.Status, st) {
+		return nil
+	}
+	updated := vmi.DeepCopy()
+	updated.Status = st
+	err := r.client.Status().Patch(ctx, updated, client.MergeFromWithOptions(vmi, client.MergeFromWithOptimisticLock{}))
+	if err != nil {
+		return fmt.Errorf("handler: status of VirtualMachineInstance %s/%s (phase %s): %w", vmi.Namespace, vmi.Name, st.Phase, err)
+	}
+	logf.FromContext(ctx).V(1).Info("status written", "phase", st.Phase, "reason", st.Reason)
+	r.setReplaced(client.ObjectKeyFromObject(vmi), vmi.ResourceVersion)
+	*vmi = *updated
+	return nil
+}
+
+func (r *Reconciler) setReplaced(key types.NamespacedName, rv string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rv == "" {
+		delete(r.replaced, key)
+		return
+	}
+	r.replaced[key] = rv
+}
+
+// isStale reports whether rv is one the handler's own write replaced.
+func (r *Reconciler) isStale(key types.NamespacedName, rv string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old, ok := r.replaced[key]
+	if ok && old != rv {
+		delete(r.replaced, key) // the cache has caught up
+	}
+	return ok && old == rv
+}
+
+// guest returns the guest the handler runs for key, nil if none.
+func (r *Reconciler) guest(key types.NamespacedName) *guest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.guests[key]
+}
+
+func (r *Reconciler) setLost(uid types.UID, lost bool) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !lost {
+		delete(r.lost, uid)
+		return time.Time{}
+	}
+	t, ok := r.lost[uid]
+	if !ok {
+		t = r.clock.Now()
+		r.lost[uid] = t
+	}
+	return t
+}

@@ -1,0 +1,114 @@
+package handler
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtkit/virtkit/virt/network"
+	"github.com/virtkit/virtkit/virt/storage"
+)
+
+// record is what the handler keeps on the node for each VMI it started, in
+// Config.StateDir/<uid>.json: the plans a restarted handler needs to adopt
+// the guest and, later, to tear down exactly what was set up (a bridge
+// binding's pod addresses cannot be discovered again once the guest has them).
+type record struct {
+	Namespace string       `json:"namespace"`
+	Name      string       `json:"name"`
+	UID       types.UID    `json:"uid"`
+	Storage   storage.Plan `json:"storage,omitempty"`
+	Network   network.Plan `json:"network,omitempty"`
+}
+
+func (r record) key() types.NamespacedName {
+	return types.NamespacedName{Namespace: r.Namespace, Name: r.Name}
+}
+
+// states reads and writes records in one folder.
+type states struct{ dir string }
+
+func (s states) path(uid types.UID) string { return filepath.Join(s.dir, string(uid)+".json") }
+
+// save writes rec atomically (a temporary file renamed over the old one).
+func (s states) save(rec record) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("handler: state of VMI %s/%s: %w", rec.Namespace, rec.Name, err)
+	}
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("handler: state folder: %w", err)
+	}
+	tmp, err := os.CreateTemp(s.dir, "."+string(rec.UID)+".*")
+	if err != nil {
+		return fmt.Errorf("handler: state of VMI %s/%s: %w", rec.Namespace, rec.Name, err)
+	}
+	_, werr := tmp.Write(append(b, '\n'))
+	if err := errors.Join(werr, tmp.Sync(), tmp.Close()); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("handler: state of VMI %s/%s: %w", rec.Namespace, rec.Name, err)
+	}
+	if err := os.Rename(tmp.Name(), s.path(rec.UID)); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("handler: state of VMI %s/%s: %w", rec.Namespace, rec.Name, err)
+	}
+	return nil
+}
+
+// load returns the record of uid; ok is false when there is none.
+func (s states) load(uid types.UID) (rec record, ok bool, err error) {
+	b, err := os.ReadFile(s.path(uid))
+	if errors.Is(err, fs.ErrNotExist) {
+		return record{}, false, nil
+	}
+	if err != nil {
+		return record{}, false, fmt.Errorf("handler: state of VMI uid %s: %w", uid, err)
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return record{}, false, fmt.Errorf("handler: state of VMI uid %s in %s: %w", uid, s.path(uid), err)
+	}
+	return rec, true, nil
+}
+
+// remove deletes the record of uid; a missing one is fine.
+func (s states) remove(uid types.UID) error {
+	if err := os.Remove(s.path(uid)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("handler: state of VMI uid %s: %w", uid, err)
+	}
+	return nil
+}
+
+// list returns every record in the folder; unreadable ones are reported
+// together and skipped.
+func (s states) list() ([]record, error) {
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("handler: state folder: %w", err)
+	}
+	var out []record
+	var errs []error
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || strings.HasPrefix(name, ".") {
+			continue
+		}
+		rec, found, err := s.load(types.UID(name))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if found {
+			out = append(out, rec)
+		}
+	}
+	return out, errors.Join(errs...)
+}

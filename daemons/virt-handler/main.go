@@ -1,0 +1,209 @@
+// Command virt-handler is virtkit's per-node agent: it runs
+// controllers/handler in a controller-runtime manager, connected to each
+// launcher's libvirt with virt/domain/libvirt (the only cgo), and serves the
+// node API (nodeapi) that virt-api calls for pause, unpause, soft reboot,
+// console and VNC.
+//
+//	virt-handler --node-name $(NODE_NAME) --emulation \
+//	    --node-api-address :8186 --advertise-address https://$(NODE_IP):8186 \
+//	    --tls-cert-file /etc/virt-handler/tls.crt --tls-key-file /etc/virt-handler/tls.key \
+//	    --client-ca-file /etc/virt-handler/virt-api-ca.crt
+//
+// It needs root on the node: it enters launcher pods' network namespaces
+// and writes into their file systems. docs/controllers/handler.md describes
+// what it does and the folders it shares with launcher pods.
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/virtkit/virtkit/controllers/handler"
+	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/nodeapi"
+	"github.com/virtkit/virtkit/virt/domain"
+	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
+)
+
+// options are the daemon's flags.
+type options struct {
+	cfg       handler.Config
+	apiAddr   string
+	advertise string
+	certFile  string
+	keyFile   string
+	clientCA  string
+	metrics   string
+	probes    string
+	verbose   bool
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.cfg.NodeName, "node-name", os.Getenv("NODE_NAME"), "the node this handler runs on (default $NODE_NAME)")
+	flag.StringVar(&o.cfg.HostRunDir, "host-run-dir", handler.DefaultHostRunDir, "node folder of the launcher folders, <dir>/<vmi uid>")
+	flag.StringVar(&o.cfg.PodRunDir, "pod-run-dir", handler.DefaultPodRunDir, "where launcher pods see the same folders")
+	flag.StringVar(&o.cfg.StateDir, "state-dir", handler.DefaultStateDir, "node folder for the handler's own records (not shared with pods)")
+	flag.BoolVar(&o.cfg.Emulation, "emulation", false, "run guests under software emulation (TCG), as KubeVirt's useEmulation")
+	flag.StringVar(&o.apiAddr, "node-api-address", ":8186", "listen address of the node API for virt-api; 0 turns it off")
+	flag.StringVar(&o.advertise, "advertise-address", "", "URL virt-api reaches the node API at, published on the Node as "+nodeapi.HandlerAddressAnnotation+" (empty: not published)")
+	flag.StringVar(&o.certFile, "tls-cert-file", "", "serving certificate of the node API (without it the node API speaks plain HTTP)")
+	flag.StringVar(&o.keyFile, "tls-key-file", "", "key of --tls-cert-file")
+	flag.StringVar(&o.clientCA, "client-ca-file", "", "CA of the client certificates the node API requires (virt-api's)")
+	flag.StringVar(&o.metrics, "metrics-bind-address", "0", "address of /metrics; 0 turns it off")
+	flag.StringVar(&o.probes, "health-probe-bind-address", ":8187", "address of /healthz and /readyz; 0 turns it off")
+	flag.BoolVar(&o.verbose, "v", false, "debug logging")
+	flag.Parse()
+	level := slog.LevelInfo
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	log := logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	ctrl.SetLogger(log)
+	if err := run(ctrl.SetupSignalHandler(), o, log); err != nil {
+		log.Error(err, "virt-handler failed")
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options, log logr.Logger) error {
+	if o.cfg.NodeName == "" {
+		return errors.New("--node-name (or $NODE_NAME) is required")
+	}
+	restCfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+		Scheme:                 scheme.New(),
+		Cache:                  handler.CacheOptions(o.cfg.NodeName),
+		Metrics:                metricsserver.Options{BindAddress: o.metrics},
+		HealthProbeBindAddress: o.probes,
+	})
+	if err != nil {
+		return fmt.Errorf("manager: %w", err)
+	}
+	r, err := handler.New(o.cfg,
+		handler.WithConnector(func(ctx context.Context, uri string) (domain.Manager, error) {
+			return domainlibvirt.New(ctx, uri, domainlibvirt.WithLogger(log.WithName("libvirt")))
+		}),
+		handler.WithLogger(log.WithName("handler")),
+	)
+	if err != nil {
+		return err
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if o.apiAddr != "0" {
+		srv, err := nodeAPIServer(o, r, log)
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(serve(srv, o.apiAddr, mgr.GetClient(), o.cfg.NodeName, o.advertise, log)); err != nil {
+			return err
+		}
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// nodeAPIServer is the node API over the handler, behind TLS when a
+// certificate is given (requiring client certificates of --client-ca-file).
+func nodeAPIServer(o options, ops nodeapi.Ops, log logr.Logger) (*http.Server, error) {
+	srv := &http.Server{
+		Handler:           nodeapi.NewServer(ops, nodeapi.WithServerLogger(log.WithName("node-api"))),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	if o.certFile == "" {
+		log.Info("the node API speaks plain HTTP: give --tls-cert-file, --tls-key-file and --client-ca-file on a real cluster")
+		return srv, nil
+	}
+	cert, err := tls.LoadX509KeyPair(o.certFile, o.keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert-file/--tls-key-file: %w", err)
+	}
+	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if o.clientCA != "" {
+		pem, err := os.ReadFile(o.clientCA)
+		if err != nil {
+			return nil, fmt.Errorf("--client-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--client-ca-file %s: no certificate", o.clientCA)
+		}
+		srv.TLSConfig.ClientCAs, srv.TLSConfig.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return srv, nil
+}
+
+// serve runs the node API while the manager runs and, once it listens,
+// publishes advertise on the Node for virt-api's locator.
+func serve(srv *http.Server, addr string, c client.Client, node, advertise string, log logr.Logger) manager.RunnableFunc {
+	return func(ctx context.Context) error {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("node API: %w", err)
+		}
+		errc := make(chan error, 1)
+		go func() {
+			if srv.TLSConfig != nil {
+				errc <- srv.ServeTLS(ln, "", "")
+			} else {
+				errc <- srv.Serve(ln)
+			}
+		}()
+		log.Info("node API listening", "address", ln.Addr().String())
+		if advertise != "" {
+			if err := publish(ctx, c, node, advertise); err != nil {
+				log.Error(err, "publishing the node API address")
+			}
+		}
+		select {
+		case err := <-errc:
+			return fmt.Errorf("node API: %w", err)
+		case <-ctx.Done():
+			shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			return srv.Shutdown(shutCtx)
+		}
+	}
+}
+
+// publish sets the handler's address annotation on its Node (a merge patch).
+func publish(ctx context.Context, c client.Client, node, advertise string) error {
+	if _, err := nodeapi.ParseAddress(advertise); err != nil {
+		return err
+	}
+	n := &corev1.Node{}
+	n.Name = node
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, nodeapi.HandlerAddressAnnotation, advertise)
+	if err := c.Patch(ctx, n, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		return fmt.Errorf("annotate node %s: %w", node, err)
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/nodeapi"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// The binary starts against a real apiserver, publishes its node API on
+// its Node, answers it, and stops cleanly on SIGTERM. (What it does with
+// VMIs is controllers/handler's, tested there on real launchers.)
+func TestVirtHandlerBinary(t *testing.T) {
+	cp := testenv.ControlPlane(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	must(t, cp.Client.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}))
+	admin, err := cp.Env.AddUser(envtest.User{Name: "virt-handler", Groups: []string{"system:masters"}}, nil)
+	must(t, err)
+	kubeconfig, err := admin.KubeConfig()
+	must(t, err)
+	dir := testenv.Dir(t)
+	kcPath := filepath.Join(dir, "kubeconfig")
+	must(t, os.WriteFile(kcPath, kubeconfig, 0o600))
+	bin := filepath.Join(dir, "virt-handler")
+	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+
+	// Without a node name it refuses to start.
+	out, err := exec.Command(bin, "--node-name", "").CombinedOutput()
+	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "--node-name") {
+		t.Errorf("without --node-name: exit %d, %s", code, out)
+	}
+
+	addr := freeAddress(t)
+	cmd := exec.Command(bin, "--node-name", "node-1", "--emulation",
+		"--host-run-dir", filepath.Join(dir, "pods"), "--state-dir", filepath.Join(dir, "state"),
+		"--node-api-address", addr, "--advertise-address", "http://"+addr, "--health-probe-bind-address", "0")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kcPath, testenv.OwnerEnv+"="+strconv.Itoa(os.Getpid()))
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	must(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		_ = cmd.Process.Kill()
+		<-done
+	}()
+
+	for {
+		var n corev1.Node
+		must(t, cp.Client.Get(ctx, client.ObjectKey{Name: "node-1"}, &n))
+		if n.Annotations[nodeapi.HandlerAddressAnnotation] == "http://"+addr {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the handler did not publish its address; it said:\n%s", logs.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	u, err := url.Parse("http://" + addr)
+	must(t, err)
+	c := nodeapi.NewClient(nodeapi.Endpoint{URL: u})
+	if err := c.Pause(ctx, "default", "nothing"); !errors.Is(err, nodeapi.ErrNotFound) {
+		t.Errorf("pause of a VMI the node does not run: %v, want ErrNotFound", err)
+	}
+
+	must(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v\n%s", err, logs.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no exit after SIGTERM:\n%s", logs.String())
+	}
+	done <- nil // for the deferred wait
+}
+
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
