@@ -48,7 +48,7 @@ func TestHandlerRoutes(t *testing.T) {
 	raw, _ := json.Marshal(vmi)
 	review := admissionv1.AdmissionReview{TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
 		Request: &admissionv1.AdmissionRequest{UID: "1", Kind: metav1.GroupVersionKind{Group: "kubevirt.io", Version: "v1", Kind: "VirtualMachineInstance"},
-			Resource: metav1.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstances"},
+			Resource:  metav1.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstances"},
 			Operation: admissionv1.Create, Namespace: "default", Name: "v", Object: runtime.RawExtension{Raw: raw}}}
 	body, _ := json.Marshal(review)
 	req := httptest.NewRequest(http.MethodPost, admission.MutatePath, bytes.NewReader(body))
