@@ -150,9 +150,10 @@ func (r *Reconciler) launcherEnding(vmi *virtv1.VirtualMachineInstance) (*Ending
 func (r *Reconciler) open(ctx context.Context, vmi *virtv1.VirtualMachineInstance, rec *record) (g *guest, err error) {
 	key := client.ObjectKeyFromObject(vmi)
 	g = &guest{key: key, uid: vmi.UID, host: r.hostLayout(vmi.UID)}
+	opened := g // the result is nil on error; what was opened must still close
 	defer func() {
 		if err != nil {
-			_ = g.close()
+			_ = opened.close()
 		}
 	}()
 	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
@@ -164,7 +165,7 @@ func (r *Reconciler) open(ctx context.Context, vmi *virtv1.VirtualMachineInstanc
 		return nil, fmt.Errorf("handler: VMI %s: %w: %w", key, errLauncherUnreachable, err)
 	}
 	g.storage, g.inspect = r.storageFor(g.pod.Root)
-	facts, err := r.podFacts(ctx, vmi)
+	facts, err := r.podFacts(ctx, vmi, g.pod.Root)
 	if err != nil {
 		return nil, err
 	}

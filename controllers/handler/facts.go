@@ -15,13 +15,24 @@ import (
 	"github.com/virtkit/virtkit/virt/storage"
 )
 
-// podFacts reads what the storage planner needs from the cluster: each
-// claim's volume mode, capacity and read-only access, and the data of the
-// secrets cloud-init volumes name. Claims and secrets are read uncached,
-// once per start: the handler watches neither.
-func (r *Reconciler) podFacts(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (storage.Pod, error) {
+// podFacts reads what the storage planner needs from the cluster and the
+// pod (whose file system is at root on the node): each claim's volume mode,
+// capacity and read-only access, the data of the secrets cloud-init volumes
+// name, and the disk file in each containerDisk's image. Claims and secrets
+// are read uncached, once per start: the handler watches neither.
+func (r *Reconciler) podFacts(ctx context.Context, vmi *virtv1.VirtualMachineInstance, root string) (storage.Pod, error) {
 	pod := storage.Pod{}
 	for i, v := range vmi.Spec.Volumes {
+		if v.ContainerDisk != nil {
+			f, err := containerDiskFacts(root, r.cfg.StorageLayout, v.Name, v.ContainerDisk)
+			if err != nil {
+				return pod, fmt.Errorf("handler: VMI %s/%s spec.volumes[%d].containerDisk (%s): %w", vmi.Namespace, vmi.Name, i, v.Name, err)
+			}
+			if pod.Volumes == nil {
+				pod.Volumes = map[string]storage.VolumeFacts{}
+			}
+			pod.Volumes[v.Name] = f
+		}
 		claim, readOnly := "", false
 		switch {
 		case v.PersistentVolumeClaim != nil:

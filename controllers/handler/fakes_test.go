@@ -49,6 +49,7 @@ type fakeNode struct {
 	clock  *clocktesting.FakeClock
 	run    string // HostRunDir
 	state  string // StateDir
+	root   string // the pods' file system, as Pod.Root
 	r      *handler.Reconciler
 }
 
@@ -70,7 +71,12 @@ func newFakeNode(t *testing.T, objs ...client.Object) *fakeNode {
 		clock: clocktesting.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)),
 		run:   filepath.Join(dir, "pods"),
 		state: filepath.Join(dir, "state"),
+		root:  filepath.Join(dir, "podroot"),
 	}
+	// The pod's containerDisk image volume, as the VMI controller mounts it.
+	disk := filepath.Join(n.root, storage.DefaultLayout().ContainerDisksDir, "root", "disk")
+	assert.NilError(t, os.MkdirAll(disk, 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(disk, "guest.qcow2"), nil, 0o644))
 	// The plain tracker: the field-managed one cannot convert the VMI's
 	// status (a uint64 field).
 	s := scheme.New()
@@ -88,7 +94,7 @@ func (n *fakeNode) handler() *handler.Reconciler {
 	r, err := handler.New(handler.Config{NodeName: node, HostRunDir: n.run, PodRunDir: "/var/run/virtkit", StateDir: n.state, Emulation: true},
 		handler.WithConnector(func(context.Context, string) (domain.Manager, error) { return sharedManager{n.dom}, nil }),
 		handler.WithPodOpener(func(context.Context, string) (*handler.Pod, error) {
-			return &handler.Pod{PID: 4242, Network: n.net, Close: func() error { return nil }}, nil
+			return &handler.Pod{PID: 4242, Network: n.net, Root: n.root, Close: func() error { return nil }}, nil
 		}),
 		handler.WithStorage(func(string) (storage.Interface, storage.Inspector) { return n.disks, n.files }),
 		handler.WithClock(n.clock),

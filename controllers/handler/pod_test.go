@@ -56,11 +56,11 @@ type testPod struct {
 const podScript = `set -e
 pod="$1"; host="$2"; uid="$3"; disk="$4"; shift 4
 mount -t tmpfs -o mode=0755,size=512m vkt-pod "$pod"
-mkdir -p "$pod/run/$uid" "$pod/cd"
+mkdir -p "$pod/run/$uid" "$pod/cd/root/disk"
 mount --bind "$host" "$pod/run/$uid"
-: > "$pod/cd/disk_0.img"
-mount --bind "$disk" "$pod/cd/disk_0.img"
-mount -o remount,bind,ro "$pod/cd/disk_0.img"
+: > "$pod/cd/root/disk/guest.img"
+mount --bind "$disk" "$pod/cd/root/disk/guest.img"
+mount -o remount,bind,ro "$pod/cd/root/disk/guest.img"
 exec "$@"
 `
 

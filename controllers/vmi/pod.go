@@ -39,8 +39,11 @@ const (
 	// CPUAllocationRatio is KubeVirt's default: a vCPU requests 1/10 of a CPU.
 	CPUAllocationRatio = 10
 
-	runVolume         = "virtkit-run"
-	containerDiskPath = "/var/run/kubevirt-ephemeral-disks/disk-data"
+	runVolume = "virtkit-run"
+	// containerDiskPath holds each containerDisk image volume at
+	// containerDiskPath/<volume> (virt/storage Layout.ContainerDisksDir,
+	// where the handler looks for the disk file).
+	containerDiskPath = "/var/run/kubevirt/container-disks"
 	privatePath       = "/var/run/kubevirt-private"
 )
 

@@ -207,7 +207,7 @@ func TestRenderPodVolumes(t *testing.T) {
 	}
 	assert.DeepEqual(t, pod.Spec.Volumes[1:], wantVols)
 	wantMounts := []corev1.VolumeMount{
-		{Name: "rootdisk", MountPath: "/var/run/kubevirt-ephemeral-disks/disk-data/rootdisk", ReadOnly: true},
+		{Name: "rootdisk", MountPath: "/var/run/kubevirt/container-disks/rootdisk", ReadOnly: true},
 		{Name: "data", MountPath: "/var/run/kubevirt-private/vmi-disks/data"},
 		{Name: "dv", MountPath: "/var/run/kubevirt-private/vmi-disks/dv"},
 		{Name: "cfg", MountPath: "/var/run/kubevirt-private/config-map-disks/cfg", ReadOnly: true},

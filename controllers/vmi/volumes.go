@@ -18,7 +18,7 @@ type serviceAccount struct {
 // volumes. Pod volumes are named after the VMI's volumes.
 //
 //   - containerDisk: an image volume (Kubernetes 1.33+) at
-//     /var/run/kubevirt-ephemeral-disks/disk-data/<volume>, read-only; the
+//     /var/run/kubevirt/container-disks/<volume>, read-only; the
 //     node mounts the image (in virt-local, the local node: issue 8);
 //   - persistentVolumeClaim and dataVolume (whose PVC has the DataVolume's
 //     name): a persistentVolumeClaim volume at /var/run/kubevirt-private/vmi-disks/<volume>;
