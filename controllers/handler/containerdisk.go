@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 
 	virtv1 "kubevirt.io/api/core/v1"
 
@@ -26,7 +25,11 @@ func containerDiskFacts(root string, layout storage.Layout, volume string, src *
 		return storage.VolumeFacts{Path: path.Join(mount, src.Path)}, nil
 	}
 	dir := path.Join(mount, "disk")
-	ents, err := os.ReadDir(filepath.Join(root, dir))
+	node, err := storage.InRoot(root, dir)
+	if err != nil {
+		return storage.VolumeFacts{}, fmt.Errorf("image %s: %w", src.Image, err)
+	}
+	ents, err := os.ReadDir(node)
 	if err != nil {
 		return storage.VolumeFacts{}, fmt.Errorf("image %s: %w", src.Image, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -75,6 +76,46 @@ func TestWithRoot(t *testing.T) {
 		_, err := os.Stat(filepath.Join(podFS, p.Path))
 		if p.Discardable() != errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("after Release, %s (%s): %v", name, p.Path, err)
+		}
+	}
+}
+
+// InRoot follows links as the pod sees them and never leaves the root.
+func TestInRoot(t *testing.T) {
+	root := t.TempDir()
+	mkdir(t, filepath.Join(root, "run/kubevirt/disks"))
+	mkdir(t, filepath.Join(root, "var"))
+	mkdir(t, filepath.Join(root, "data"))
+	for link, target := range map[string]string{
+		"var/run":    "/run",               // absolute: from the pod's root
+		"data/up":    "../run/kubevirt",    // relative
+		"data/evil":  "../../../../../etc", // .. stops at the root
+		"data/loop1": "loop2", "data/loop2": "loop1",
+	} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		path, want, wantErr string
+	}{
+		{path: "/var/run/kubevirt/disks", want: "run/kubevirt/disks"},
+		{path: "/var/run/kubevirt/missing/new.img", want: "run/kubevirt/missing/new.img"},
+		{path: "/data/up/disks", want: "run/kubevirt/disks"},
+		{path: "/data/evil/passwd", want: "etc/passwd"},
+		{path: "/missing/../../../x", want: "x"},
+		{path: "/data/loop1/x", wantErr: "too many levels of symbolic links"},
+	}
+	for _, tc := range tests {
+		got, err := storage.InRoot(root, tc.path)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("InRoot(%s) = %q, %v; want error %q", tc.path, got, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != filepath.Join(root, tc.want) {
+			t.Errorf("InRoot(%s) = %q, %v; want %q", tc.path, got, err, filepath.Join(root, tc.want))
 		}
 	}
 }
