@@ -3,6 +3,7 @@ package subresources_test
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -274,6 +275,39 @@ func TestThroughTheAggregator(t *testing.T) {
 		_, resp, err := dialer(t, w.bob).Dial(wsURL(w.bob, vmiPath("tty", "vnc")), nil)
 		if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
 			t.Errorf("bob's vnc: %v, %v; want 403", err, resp)
+		}
+	})
+
+	t.Run("the Go client speaks the same wire", func(t *testing.T) {
+		alice, err := subresources.NewClient(w.alice)
+		must(t, err)
+		bob, err := subresources.NewClient(w.bob)
+		must(t, err)
+		w.createVM(t, "by-client", virtv1.RunStrategyHalted)
+		must(t, alice.Start(ctx, "default", "by-client", virtv1.StartOptions{}))
+		if rs := w.getVM(t, "by-client").Spec.RunStrategy; rs == nil || *rs != virtv1.RunStrategyAlways {
+			t.Errorf("after Start, runStrategy = %v, want Always", rs)
+		}
+		err = bob.Stop(ctx, "default", "by-client", virtv1.StopOptions{})
+		var se *subresources.StatusError
+		if !errors.As(err, &se) || se.Status.Code != http.StatusForbidden {
+			t.Errorf("bob's Stop = %v, want a 403 StatusError", err)
+		}
+		err = alice.Start(ctx, "default", "by-client", virtv1.StartOptions{})
+		if !errors.As(err, &se) || se.Status.Code != http.StatusConflict {
+			t.Errorf("second Start = %v, want a 409 StatusError", err)
+		}
+		w.runVMI(t, "tty2", "node-a")
+		con, err := alice.Console(ctx, "default", "tty2")
+		must(t, err)
+		defer con.Close()
+		_, err = con.Write([]byte("ping\n"))
+		must(t, err)
+		got := make([]byte, 5)
+		_, err = io.ReadFull(con, got)
+		must(t, err)
+		if string(got) != "ping\n" {
+			t.Errorf("console echo %q", got)
 		}
 	})
 

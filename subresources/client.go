@@ -1,0 +1,160 @@
+package subresources
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/internal/wsstream"
+)
+
+// Client calls the subresources API through the apiserver, on the wire as
+// KubeVirt's virtctl does: the verbs are PUTs with a JSON options body,
+// console and VNC are websockets with the plain.kubevirt.io subprotocol.
+// Errors are *StatusError values carrying the server's metav1.Status.
+type Client struct {
+	cfg  *rest.Config
+	http *http.Client
+}
+
+// NewClient returns a Client for the apiserver of cfg.
+func NewClient(cfg *rest.Config) (*Client, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("subresources client: %w", err)
+	}
+	return &Client{cfg: rest.CopyConfig(cfg), http: hc}, nil
+}
+
+// StatusError is a refusal from the server: its Status says why.
+type StatusError struct{ Status metav1.Status }
+
+func (e *StatusError) Error() string {
+	if e.Status.Message != "" {
+		return e.Status.Message
+	}
+	return fmt.Sprintf("%d %s", e.Status.Code, e.Status.Reason)
+}
+
+// Start asks a VM to start (PUT virtualmachines/NAME/start).
+func (c *Client) Start(ctx context.Context, namespace, name string, opts virtv1.StartOptions) error {
+	return c.put(ctx, "virtualmachines", namespace, name, "start", opts)
+}
+
+// Stop asks a VM to stop (PUT virtualmachines/NAME/stop).
+func (c *Client) Stop(ctx context.Context, namespace, name string, opts virtv1.StopOptions) error {
+	return c.put(ctx, "virtualmachines", namespace, name, "stop", opts)
+}
+
+// Restart asks a VM to restart (PUT virtualmachines/NAME/restart).
+func (c *Client) Restart(ctx context.Context, namespace, name string, opts virtv1.RestartOptions) error {
+	return c.put(ctx, "virtualmachines", namespace, name, "restart", opts)
+}
+
+// Migrate asks for a live migration of a VM's VMI (PUT virtualmachines/NAME/migrate).
+func (c *Client) Migrate(ctx context.Context, namespace, name string, opts virtv1.MigrateOptions) error {
+	return c.put(ctx, "virtualmachines", namespace, name, "migrate", opts)
+}
+
+// Pause pauses a VMI (PUT virtualmachineinstances/NAME/pause).
+func (c *Client) Pause(ctx context.Context, namespace, name string, opts virtv1.PauseOptions) error {
+	return c.put(ctx, "virtualmachineinstances", namespace, name, "pause", opts)
+}
+
+// Unpause unpauses a VMI (PUT virtualmachineinstances/NAME/unpause).
+func (c *Client) Unpause(ctx context.Context, namespace, name string, opts virtv1.UnpauseOptions) error {
+	return c.put(ctx, "virtualmachineinstances", namespace, name, "unpause", opts)
+}
+
+// SoftReboot asks a VMI's guest to reboot (PUT virtualmachineinstances/NAME/softreboot).
+func (c *Client) SoftReboot(ctx context.Context, namespace, name string) error {
+	return c.put(ctx, "virtualmachineinstances", namespace, name, "softreboot", struct{}{})
+}
+
+// AddVolume hotplugs a volume into a VM (and its running VMI).
+func (c *Client) AddVolume(ctx context.Context, namespace, name string, opts virtv1.AddVolumeOptions) error {
+	return c.put(ctx, "virtualmachines", namespace, name, "addvolume", opts)
+}
+
+// RemoveVolume unplugs a hotplugged volume from a VM (and its running VMI).
+func (c *Client) RemoveVolume(ctx context.Context, namespace, name string, opts virtv1.RemoveVolumeOptions) error {
+	return c.put(ctx, "virtualmachines", namespace, name, "removevolume", opts)
+}
+
+// Console opens a VMI's serial console: reads are what the guest prints
+// from now on, writes are typed into it. Close ends the session.
+func (c *Client) Console(ctx context.Context, namespace, name string) (io.ReadWriteCloser, error) {
+	return c.stream(ctx, namespace, name, "console")
+}
+
+// VNC opens a VMI's VNC server as a byte stream (RFB).
+func (c *Client) VNC(ctx context.Context, namespace, name string) (io.ReadWriteCloser, error) {
+	return c.stream(ctx, namespace, name, "vnc")
+}
+
+func (c *Client) url(resource, namespace, name, verb string) string {
+	return strings.TrimSuffix(c.cfg.Host, "/") + Prefix + "/namespaces/" + url.PathEscape(namespace) + "/" +
+		resource + "/" + url.PathEscape(name) + "/" + verb
+}
+
+func (c *Client) put(ctx context.Context, resource, namespace, name, verb string, body any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.url(resource, namespace, name, verb), bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s/%s: %w", verb, namespace, name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 == 2 {
+		return nil
+	}
+	return statusFrom(resp)
+}
+
+func (c *Client) stream(ctx context.Context, namespace, name, verb string) (io.ReadWriteCloser, error) {
+	tlsCfg, err := rest.TLSConfigFor(c.cfg)
+	if err != nil {
+		return nil, err
+	}
+	d := wsstream.Dialer()
+	d.TLSClientConfig = tlsCfg
+	hdr := http.Header{}
+	if c.cfg.BearerToken != "" {
+		hdr.Set("Authorization", "Bearer "+c.cfg.BearerToken)
+	}
+	u := strings.Replace(c.url("virtualmachineinstances", namespace, name, verb), "https://", "wss://", 1)
+	ws, resp, err := d.DialContext(ctx, u, hdr)
+	if err != nil {
+		if resp != nil && resp.StatusCode >= 300 {
+			defer resp.Body.Close()
+			return nil, statusFrom(resp)
+		}
+		return nil, fmt.Errorf("%s %s/%s: %w", verb, namespace, name, err)
+	}
+	return wsstream.New(ws), nil
+}
+
+func statusFrom(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	st := metav1.Status{}
+	if json.Unmarshal(b, &st) != nil || st.Code == 0 {
+		st = metav1.Status{Code: int32(resp.StatusCode), Message: fmt.Sprintf("%s: %s", resp.Status, strings.TrimSpace(string(b)))}
+	}
+	return &StatusError{Status: st}
+}
