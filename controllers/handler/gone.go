@@ -15,7 +15,17 @@ import (
 // has the last word: a VMI that now runs elsewhere keeps its guest; one that
 // no longer exists has its guest stopped at once (its grace period was its
 // deletion's), including a guest an earlier handler started (state records).
-func (r *Reconciler) gone(ctx context.Context, key types.NamespacedName) error {
+//
+// Then it removes the launcher folders of VMIs that are gone; pending says
+// a launcher was still ending, and gone should run again (sweepRetry).
+func (r *Reconciler) gone(ctx context.Context, key types.NamespacedName) (pending bool, err error) {
+	if err := r.stopGone(ctx, key); err != nil {
+		return false, err
+	}
+	return r.sweep(ctx)
+}
+
+func (r *Reconciler) stopGone(ctx context.Context, key types.NamespacedName) error {
 	var vmi virtv1.VirtualMachineInstance
 	err := r.reader.Get(ctx, key, &vmi)
 	switch {

@@ -130,7 +130,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, key, vmi); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.setReplaced(key, "")
-			return ctrl.Result{}, r.gone(ctx, key)
+			pending, err := r.gone(ctx, key)
+			if pending && err == nil {
+				return ctrl.Result{RequeueAfter: sweepRetry}, nil
+			}
+			return ctrl.Result{}, err
 		}
 		return ctrl.Result{}, fmt.Errorf("handler: read VirtualMachineInstance %s: %w", key, err)
 	}
@@ -155,7 +159,7 @@ func (r *Reconciler) reconcile(ctx context.Context, key types.NamespacedName, vm
 	g := r.guest(key)
 	if g != nil && g.uid != vmi.UID {
 		// The name now belongs to a new VMI; the old one's guest goes.
-		if err := r.gone(ctx, key); err != nil {
+		if _, err := r.gone(ctx, key); err != nil {
 			return ctrl.Result{}, err
 		}
 		g = nil

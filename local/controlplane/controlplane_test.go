@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,33 +24,6 @@ import (
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
-
-// freePorts finds a base port with n free loopback ports after it.
-func freePorts(t *testing.T, n int) int {
-	t.Helper()
-	for try := 0; try < 50; try++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		ok := base+n < 65535
-		for i := 1; ok && i < n; i++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
-			if err != nil {
-				ok = false
-				break
-			}
-			l.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free port range")
-	return 0
-}
 
 func TestConfigErrors(t *testing.T) {
 	for _, tc := range []struct {
@@ -78,7 +50,7 @@ func TestControlPlane(t *testing.T) {
 	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	base := freePorts(t, 4)
+	base := testenv.FreePorts(t, 4)
 	cfg := controlplane.Config{DataDir: filepath.Join(testenv.Dir(t), "data"), BinDir: testenv.Output(t, "bin"),
 		APIServerPort: base, EtcdPort: base + 1, Logger: testr.New(t)}
 
