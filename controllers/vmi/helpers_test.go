@@ -77,3 +77,11 @@ func computeExited(code int32, msg string) podOpt {
 }
 
 func fixedSuffix() string { return "abcde" }
+
+// imageWaiting: the compute container waits for its image, as the kubelet says.
+func imageWaiting(reason, msg string) podOpt {
+	return func(p *corev1.Pod) {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: ComputeContainer,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}}}
+	}
+}

@@ -42,6 +42,10 @@ const (
 	ReasonGuestDestroyed      = "GuestDestroyed"
 	ReasonLibvirtdDied        = "LibvirtdDied"
 	ReasonLauncherSetupFailed = "LauncherSetupFailed"
+	// ReasonErrImagePull and ReasonImagePullBackOff are the kubelet's
+	// reasons for a container waiting for its image, copied to the VMI.
+	ReasonErrImagePull     = "ErrImagePull"
+	ReasonImagePullBackOff = "ImagePullBackOff"
 )
 
 // Plan is what one reconcile does about a VMI's launcher pod and metadata.
@@ -145,7 +149,34 @@ func NextStatus(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, createErr e
 		setPhase(virtv1.Scheduled)
 		st.NodeName = pod.Spec.NodeName
 	}
+	if st.Phase == virtv1.Scheduling || st.Phase == virtv1.Scheduled {
+		syncImagePull(st, pod, ts)
+	}
 	return *st
+}
+
+// syncImagePull says on the VMI, as KubeVirt does, that its launcher pod
+// cannot get an image (a containerDisk or the launcher's own): the
+// Synchronized condition goes False with the container's reason
+// (ErrImagePull, ImagePullBackOff) and message, which the VM shows as its
+// printable status. It is dropped once no container waits for an image.
+func syncImagePull(st *virtv1.VirtualMachineInstanceStatus, pod *corev1.Pod, ts metav1.Time) {
+	var waiting *corev1.ContainerStateWaiting
+	for _, cs := range append(append([]corev1.ContainerStatus(nil), pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
+		if w := cs.State.Waiting; w != nil && (w.Reason == ReasonErrImagePull || w.Reason == ReasonImagePullBackOff) {
+			waiting = w
+			break
+		}
+	}
+	c := findCondition(st, virtv1.VirtualMachineInstanceSynchronized)
+	mine := c != nil && (c.Reason == ReasonErrImagePull || c.Reason == ReasonImagePullBackOff)
+	switch {
+	case waiting != nil && (c == nil || mine): // the handler's own reasons stay
+		setCondition(st, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceSynchronized,
+			Status: corev1.ConditionFalse, Reason: waiting.Reason, Message: waiting.Message, LastTransitionTime: ts})
+	case waiting == nil && mine:
+		removeCondition(st, virtv1.VirtualMachineInstanceSynchronized)
+	}
 }
 
 // syncPodScheduled mirrors a false PodScheduled condition of the pod on the

@@ -83,6 +83,19 @@ func TestNextStatus(t *testing.T) {
 			"Ready": "False Evicted: node low on memory"}}},
 		{"pod deleted before the handler took over", newVMI(phase(virtv1.Scheduled)), nil, nil, brief{Phase: virtv1.Failed, Reason: ReasonPodNotExists,
 			Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{"Ready": "False PodNotExists: the launcher pod was deleted before the VirtualMachineInstance ended"}}},
+		{"containerDisk image missing: said on the VMI", newVMI(phase(virtv1.Scheduled), func(v *virtv1.VirtualMachineInstance) { v.Status.NodeName = "n1" }),
+			newPod(onNode("n1"), imageWaiting(ReasonErrImagePull, `image "no/such:1" is not in the local image store`)), nil,
+			brief{Phase: virtv1.Scheduled, NodeName: "n1", Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{
+				"Synchronized": `False ErrImagePull: image "no/such:1" is not in the local image store`}}},
+		{"image arrived: the condition goes", newVMI(phase(virtv1.Scheduled), func(v *virtv1.VirtualMachineInstance) {
+			v.Status.NodeName = "n1"
+			v.Status.Conditions = []virtv1.VirtualMachineInstanceCondition{{Type: virtv1.VirtualMachineInstanceSynchronized, Status: corev1.ConditionFalse, Reason: ReasonImagePullBackOff}}
+		}), newPod(onNode("n1")), nil, brief{Phase: virtv1.Scheduled, NodeName: "n1"}},
+		{"the handler's Synchronized reason stays", newVMI(phase(virtv1.Scheduled), func(v *virtv1.VirtualMachineInstance) {
+			v.Status.NodeName = "n1"
+			v.Status.Conditions = []virtv1.VirtualMachineInstanceCondition{{Type: virtv1.VirtualMachineInstanceSynchronized, Status: corev1.ConditionFalse, Reason: "SyncFailed", Message: "x"}}
+		}), newPod(onNode("n1"), imageWaiting(ReasonErrImagePull, "m")), nil, brief{Phase: virtv1.Scheduled, NodeName: "n1",
+			Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{"Synchronized": "False SyncFailed: x"}}},
 		{"pod being deleted while Scheduling: wait for it", newVMI(phase(virtv1.Scheduling)), newPod(podDeleting()), nil, brief{Phase: virtv1.Scheduling}},
 		{"Running: launcher end is the handler's", newVMI(phase(virtv1.Running)), newPod(onNode("n1"), computeExited(exitGuestCrashed, "guest crashed")), nil,
 			brief{Phase: virtv1.Running}},
