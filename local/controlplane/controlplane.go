@@ -11,13 +11,15 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/virtkit/virtkit/internal/spawn"
 )
 
 // ControlPlane is a running control plane. Start one with Start; Stop ends it.
 type ControlPlane struct {
 	cfg    Config
 	procs  []*process
-	spawn  *spawner
+	spawn  *spawn.Spawner
 	cancel context.CancelFunc
 }
 
@@ -49,7 +51,7 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 	superCtx, cancel := context.WithCancel(context.Background())
-	cp := &ControlPlane{cfg: cfg, spawn: newSpawner(), cancel: cancel}
+	cp := &ControlPlane{cfg: cfg, spawn: spawn.New(), cancel: cancel}
 	defer func() {
 		if err != nil {
 			_ = cp.Stop()
@@ -147,7 +149,7 @@ func (cp *ControlPlane) Stop() error {
 			errs = append(errs, err)
 		}
 	}
-	cp.spawn.close()
+	cp.spawn.Close()
 	return errors.Join(errs...)
 }
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"github.com/virtkit/virtkit/internal/spawn"
 )
 
 // process supervises one component: it starts it with its output in
@@ -19,7 +21,7 @@ import (
 // it with SIGTERM, then SIGKILL after a grace period.
 type process struct {
 	comp   component
-	spawn  *spawner
+	spawn  *spawn.Spawner
 	bin    string
 	logDir string
 	log    logr.Logger
@@ -32,8 +34,8 @@ type process struct {
 	done     chan struct{} // closed when supervision ends
 }
 
-func newProcess(c Config, comp component, spawn *spawner) *process {
-	return &process{comp: comp, spawn: spawn, bin: filepath.Join(c.BinDir, comp.name), logDir: c.LogDir(),
+func newProcess(c Config, comp component, sp *spawn.Spawner) *process {
+	return &process{comp: comp, spawn: sp, bin: filepath.Join(c.BinDir, comp.name), logDir: c.LogDir(),
 		log: c.Logger.WithValues("component", comp.name), done: make(chan struct{})}
 }
 
@@ -50,7 +52,7 @@ func (p *process) start() error {
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group, and gone with us if we die without stopping it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	if err := p.spawn.start(cmd); err != nil {
+	if err := p.spawn.Start(cmd); err != nil {
 		out.Close()
 		return fmt.Errorf("controlplane: start %s: %w", p.bin, err)
 	}
