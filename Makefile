@@ -13,14 +13,14 @@ CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/daemons/vir
 # API groups whose CRDs deploy/crds serves (see hack/crdgen).
 CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1
 
-.PHONY: run test test-short deps kube-bins guest tools generate verify-generated lint check-pure clean daemons bench-overhead
+.PHONY: run test test-short deps kube-bins cni-bins guest tools generate verify-generated lint check-pure clean daemons bench-overhead
 
 ## run: boot the test guest under a private libvirtd and print its console (Ctrl-C stops it)
 run: deps guest
 	go run ./hack/bootguest -out $(OUT)/run
 
 ## test: every test, installing and building what the tests need first
-test: deps kube-bins guest lint check-pure verify-generated
+test: deps kube-bins cni-bins guest lint check-pure verify-generated
 	go test -count=1 -timeout 45m ./...
 
 ## test-short: unit tests only (no real processes)
@@ -34,6 +34,10 @@ deps:
 ## kube-bins: etcd, kube-apiserver, kube-scheduler, kube-controller-manager into _output/bin
 kube-bins:
 	@bash hack/kube/build.sh $(OUT)/bin
+
+## cni-bins: the CNI plugins of a local node's pod network (bridge, host-local, loopback) into _output/cni/bin
+cni-bins:
+	@bash hack/cni/build.sh $(OUT)/cni/bin
 
 ## guest: the test guest (kernel, initramfs, BIOS disk) into _output/guest
 guest:

@@ -1,0 +1,104 @@
+package node
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/virtkit/virtkit/internal/linuxproc"
+)
+
+// The helper mode: HostRunner starts /proc/self/exe with argv[0] helperArg0
+// and helperEnv=1; the program's init then becomes the helper before main
+// runs, so every program that imports this package can run pods, and the
+// marker cannot be set by accident.
+const (
+	helperArg0 = "virtkit-pod-helper"
+	helperEnv  = "VIRTKIT_POD_HELPER"
+)
+
+func init() {
+	if len(os.Args) == 1 && os.Args[0] == helperArg0 && os.Getenv(helperEnv) == "1" {
+		// setns and execve act on this thread: keep the goroutine on it.
+		runtime.LockOSThread()
+		os.Exit(helperMain(os.NewFile(3, "spec"), os.NewFile(4, "status")))
+	}
+}
+
+// helperMain reads the spec, builds the mount view, joins the network
+// namespace and executes the command. It returns only on failure, after
+// writing "error: WHY" to status; on success the kernel closes status
+// (close-on-exec) after the line "exec".
+func helperMain(spec, status *os.File) int {
+	unix.CloseOnExec(int(status.Fd()))
+	fail := func(err error) int {
+		fmt.Fprintf(status, "error: %v", err)
+		fmt.Fprintf(os.Stderr, "virtkit-pod-helper: %v\n", err)
+		return 127
+	}
+	var s helperSpec
+	if err := json.NewDecoder(spec).Decode(&s); err != nil {
+		return fail(fmt.Errorf("reading the spec: %w", err))
+	}
+	spec.Close()
+	netns := -1
+	if s.NetNS != "" {
+		fd, err := unix.Open(s.NetNS, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fail(fmt.Errorf("network namespace %s: %w", s.NetNS, err))
+		}
+		netns = fd
+	}
+	if err := detachNamespaceFiles(); err != nil {
+		return fail(err)
+	}
+	v := newMountView(s.Scratch)
+	for _, m := range s.Mounts {
+		if err := v.bind(m); err != nil {
+			return fail(err)
+		}
+	}
+	dir := s.Dir
+	if dir == "" {
+		dir = "/"
+	}
+	if err := v.ensure(dir, true); err != nil {
+		return fail(fmt.Errorf("working directory: %w", err))
+	}
+	if err := unix.Chdir(dir); err != nil {
+		return fail(fmt.Errorf("working directory %s: %w", dir, err))
+	}
+	if netns >= 0 {
+		if err := unix.Setns(netns, unix.CLONE_NEWNET); err != nil {
+			return fail(fmt.Errorf("joining network namespace %s: %w", s.NetNS, err))
+		}
+		unix.Close(netns)
+	}
+	fmt.Fprint(status, "exec\n")
+	err := syscall.Exec(s.Path, s.Args, s.Env)
+	return fail(fmt.Errorf("exec %s: %w", s.Path, err))
+}
+
+// detachNamespaceFiles detaches the namespace files (nsfs mounts: other
+// pods' network namespaces, /run/netns entries) the new mount namespace
+// copied from the node's: a copy would keep those namespaces alive for as
+// long as this pod lives.
+func detachNamespaceFiles() error {
+	mounts, err := linuxproc.ReadMounts("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	for _, m := range mounts {
+		if m.FSType != "nsfs" {
+			continue
+		}
+		if err := unix.Unmount(m.MountPoint, unix.MNT_DETACH); err != nil && err != unix.EINVAL && err != unix.ENOENT {
+			return fmt.Errorf("detaching namespace file %s: %w", m.MountPoint, err)
+		}
+	}
+	return nil
+}

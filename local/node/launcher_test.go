@@ -1,0 +1,73 @@
+package node_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	virtv1 "kubevirt.io/api/core/v1"
+
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
+)
+
+// launcherPod runs a launcher pod as controllers/vmi renders it, with a
+// script in place of virt-launcher that keeps the launcher's side of the
+// contract: it finds its containerDisk (an image volume), marks itself
+// ready in the VMI's folder the handler shares (a hostPath volume mounted
+// where the host has no folder), and ends with a termination message when
+// the handler's side asks it to.
+func launcherPod(ctx context.Context, t *testing.T, c *cluster) {
+	t.Helper()
+	vmi := &virtv1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Name: "vm1", Namespace: "t", UID: types.UID("0f5b9a3e-5c1d-4a43-9d8e-" + fmt.Sprintf("%012d", os.Getpid()))},
+		Spec: virtv1.VirtualMachineInstanceSpec{
+			Domain: virtv1.DomainSpec{Resources: virtv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}}},
+			Volumes: []virtv1.Volume{{Name: "rootdisk", VolumeSource: virtv1.VolumeSource{
+				ContainerDisk: &virtv1.ContainerDiskSource{Image: "example.com/disk:v1"}}}},
+		},
+	}
+	pod, err := vmictl.RenderPod(vmi, vmictl.PodOptions{LauncherImage: "example.com/virt-launcher:v1", Emulation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostDir := vmictl.HostDir(vmi)
+	t.Cleanup(func() { _ = os.RemoveAll(hostDir) })
+	compute := &pod.Spec.Containers[0]
+	// $0 is virt-launcher, then its flags: --dir DIR ...
+	script := `d=$2
+test -f "$DISK/disk.img" || exit 9
+touch "$d/ready"
+while ! test -f "$d/stop"; do sleep 0.1; done
+echo "guest stopped" > /dev/termination-log`
+	compute.Command = append([]string{"/bin/sh", "-c", script}, compute.Command...)
+	for _, m := range compute.VolumeMounts {
+		if m.Name == "rootdisk" {
+			compute.Env = append(compute.Env, corev1.EnvVar{Name: "DISK", Value: m.MountPath})
+		}
+	}
+	pod.OwnerReferences = nil // no VMI object in this API
+	if _, err := c.cs.CoreV1().Pods("t").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitPod(ctx, pod.Name, "Ready", podReady)
+	if _, err := os.Stat(filepath.Join(hostDir, "ready")); err != nil {
+		t.Errorf("launcher: the ready file is not in the handler's folder: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(hostDir, "stop"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := c.waitPod(ctx, pod.Name, "Succeeded", phaseIs(corev1.PodSucceeded))
+	if term := got.Status.ContainerStatuses[0].State.Terminated; term.Message != "guest stopped\n" {
+		t.Errorf("launcher: termination message %q", term.Message)
+	}
+	if err := c.cs.CoreV1().Pods("t").Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitGone(ctx, pod.Name)
+}
