@@ -8,19 +8,27 @@ export GOFLAGS := -buildvcs=false
 
 # Packages that link libvirt through cgo (a regular expression over import
 # paths); everything else must build without cgo.
-CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/daemons/virt-handler$$|/test/|/hack/bootguest$$|/hack/bench/
+CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/daemons/virt-handler$$|/daemons/virt-local$$|/test/|/hack/bootguest$$|/hack/bench/
 
 # API groups whose CRDs deploy/crds serves (see hack/crdgen).
 CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1
 
-.PHONY: run test test-short deps kube-bins cni-bins guest tools generate verify-generated lint check-pure clean daemons bench-overhead
+.PHONY: run stop boot-guest test test-short deps kube-bins cni-bins guest tools generate verify-generated lint check-pure clean daemons bench-overhead
 
-## run: boot the test guest under a private libvirtd and print its console (Ctrl-C stops it)
-run: deps guest
+## run: start virt-local (a real single-machine Kubernetes with virtkit), boot examples/manifests/vm-tiny.yaml, show its console
+run: deps kube-bins cni-bins guest daemons
+	go run ./hack/run -data-dir $(OUT)/local -bin-dir $(OUT)/bin -guest $(OUT)/guest -manifest examples/manifests/vm-tiny.yaml
+
+## stop: stop virt-local (guests shut down gracefully; state stays in _output/local)
+stop:
+	@if [ -x $(OUT)/bin/virt-local ]; then $(OUT)/bin/virt-local down --data-dir $(OUT)/local; else echo "virt-local: not built"; fi
+
+## boot-guest: boot the test guest under a private libvirtd, no Kubernetes, and print its console (Ctrl-C stops it)
+boot-guest: deps guest
 	go run ./hack/bootguest -out $(OUT)/run
 
 ## test: every test, installing and building what the tests need first
-test: deps kube-bins cni-bins guest lint check-pure verify-generated
+test: deps kube-bins cni-bins guest daemons lint check-pure verify-generated
 	go test -count=1 -timeout 45m ./...
 
 ## test-short: unit tests only (no real processes)
@@ -72,7 +80,7 @@ check-pure:
 
 ## daemons: build the daemons into _output/bin
 daemons:
-	go build -o $(OUT)/bin/ ./daemons/virt-launcher ./daemons/virt-handler ./daemons/virt-api ./daemons/virt-controller
+	go build -o $(OUT)/bin/ ./daemons/virt-launcher ./daemons/virt-handler ./daemons/virt-api ./daemons/virt-controller ./daemons/virt-local
 
 ## bench-overhead: memory and start-up cost of a launcher per VM (N=4 VMs, RUNS=20 start-ups)
 N ?= 4

@@ -13,9 +13,9 @@ import (
 	"github.com/virtkit/virtkit/internal/testenv"
 )
 
-// What `make run` runs boots the guest, shows its console, shuts it down
+// What `make boot-guest` runs boots the guest, shows its console, shuts it down
 // through ACPI and exits cleanly.
-func TestMakeRunProgram(t *testing.T) {
+func TestBootGuestProgram(t *testing.T) {
 	testenv.Integration(t)
 	root, err := testenv.RepoRoot()
 	if err != nil {

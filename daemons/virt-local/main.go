@@ -1,0 +1,170 @@
+// Command virt-local runs virtkit on one machine: a real Kubernetes control
+// plane (etcd, kube-apiserver, kube-scheduler, kube-controller-manager from
+// `make kube-bins`), virt-api, the controllers, and local nodes that run
+// launcher pods as host processes, all kept under one data directory
+// (package local/cluster).
+//
+//	virt-local up       start in the background and wait until it is ready
+//	virt-local down     stop it: guests shut down gracefully, nothing left running
+//	virt-local status   whether it runs, its kubeconfig and nodes
+//	virt-local serve    run in the foreground (what up starts)
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/virtkit/virtkit/local/cluster"
+	"github.com/virtkit/virtkit/virt/domain"
+	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
+)
+
+func usage() {
+	fmt.Fprintf(os.Stderr, `usage: virt-local up|down|status|serve [flags]
+
+  up       start virt-local in the background; returns when it is ready
+  down     stop it (guests shut down gracefully)
+  status   say whether it runs, and how to reach it
+  serve    run in the foreground until SIGTERM or SIGINT
+
+flags:
+`)
+	flag.PrintDefaults()
+}
+
+func main() {
+	if len(os.Args) < 2 || strings.HasPrefix(os.Args[1], "-") {
+		usage()
+		os.Exit(2)
+	}
+	verb := os.Args[1]
+	fs := flag.NewFlagSet("virt-local", flag.ExitOnError)
+	fs.Usage = usage
+	o := defaultOptions()
+	o.register(fs)
+	_ = fs.Parse(os.Args[2:])
+	flag.CommandLine = fs
+
+	var err error
+	switch verb {
+	case "up":
+		err = up(o)
+	case "down":
+		err = down(o)
+	case "status":
+		err = status(o)
+	case "serve":
+		err = serve(o)
+	default:
+		usage()
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "virt-local:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the flags every verb shares.
+type options struct {
+	dataDir, binDir, cniBinDir, nodes string
+	apiPort, etcdPort, virtAPIPort    int
+	timeout                           time.Duration
+}
+
+func defaultOptions() options {
+	bin := "."
+	if exe, err := os.Executable(); err == nil {
+		bin = filepath.Dir(exe)
+	}
+	return options{dataDir: "/var/lib/virt-local", binDir: bin, cniBinDir: filepath.Join(bin, "..", "cni", "bin"),
+		nodes: "local", apiPort: 6443, etcdPort: 2379, virtAPIPort: 8443, timeout: 5 * time.Minute}
+}
+
+func (o *options) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.dataDir, "data-dir", o.dataDir, "folder of all state (control plane, nodes, pods)")
+	fs.StringVar(&o.binDir, "bin-dir", o.binDir, "folder of etcd, kube-apiserver, kube-scheduler, kube-controller-manager and virt-launcher")
+	fs.StringVar(&o.cniBinDir, "cni-bin-dir", o.cniBinDir, "folder of the CNI plugins (bridge, host-local, loopback)")
+	fs.StringVar(&o.nodes, "nodes", o.nodes, "comma-separated names of the local nodes")
+	fs.IntVar(&o.apiPort, "apiserver-port", o.apiPort, "loopback port of kube-apiserver")
+	fs.IntVar(&o.etcdPort, "etcd-port", o.etcdPort, "loopback port of etcd (it also uses the next two)")
+	fs.IntVar(&o.virtAPIPort, "virt-api-port", o.virtAPIPort, "loopback port of virt-api")
+	fs.DurationVar(&o.timeout, "timeout", o.timeout, "how long up and down wait")
+}
+
+func (o options) args() []string {
+	return []string{"--data-dir", o.dataDir, "--bin-dir", o.binDir, "--cni-bin-dir", o.cniBinDir, "--nodes", o.nodes,
+		"--apiserver-port", fmt.Sprint(o.apiPort), "--etcd-port", fmt.Sprint(o.etcdPort), "--virt-api-port", fmt.Sprint(o.virtAPIPort)}
+}
+
+func (o options) pidFile() string   { return filepath.Join(o.dataDir, "virt-local.pid") }
+func (o options) readyFile() string { return filepath.Join(o.dataDir, "virt-local.ready") }
+func (o options) logFile() string   { return filepath.Join(o.dataDir, "virt-local.log") }
+
+func (o options) clusterConfig(log logr.Logger) cluster.Config {
+	var nodes []string
+	for _, n := range strings.Split(o.nodes, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			nodes = append(nodes, n)
+		}
+	}
+	return cluster.Config{DataDir: o.dataDir, BinDir: o.binDir, CNIBinDir: o.cniBinDir, Nodes: nodes,
+		APIServerPort: o.apiPort, EtcdPort: o.etcdPort, VirtAPIPort: o.virtAPIPort, Logger: log,
+		Connector: func(ctx context.Context, uri string) (domain.Manager, error) {
+			return domainlibvirt.New(ctx, uri, domainlibvirt.WithLogger(log.WithName("libvirt")))
+		}}
+}
+
+// serve runs the cluster in the foreground until SIGTERM or SIGINT.
+func serve(o options) error {
+	if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
+		return err
+	}
+	log := funcr.New(func(prefix, args string) {
+		fmt.Fprintf(os.Stderr, "%s %s %s\n", time.Now().Format("15:04:05.000"), prefix, args)
+	}, funcr.Options{})
+	ctrl.SetLogger(log) // the process's one controller-runtime logger
+	if pid, ok := running(o); ok {
+		return fmt.Errorf("virt-local already runs on %s (pid %d); `virt-local down` first", o.dataDir, pid)
+	}
+	if err := os.WriteFile(o.pidFile(), []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
+		return err
+	}
+	defer os.Remove(o.pidFile())
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	upCtx, cancel := context.WithTimeout(ctx, o.timeout)
+	c, err := cluster.Up(upCtx, o.clusterConfig(log))
+	cancel()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(o.readyFile(), []byte(c.Kubeconfig()+"\n"), 0o644); err != nil {
+		return errors.Join(err, c.Down(context.Background()))
+	}
+	log.Info("ready", "kubeconfig", c.Kubeconfig())
+	<-ctx.Done()
+	os.Remove(o.readyFile())
+	log.Info("stopping")
+	downCtx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+	if err := c.Down(downCtx); err != nil {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func nopLogger() logr.Logger { return logr.Discard() }

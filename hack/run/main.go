@@ -1,0 +1,289 @@
+// Command run is `make run`: it starts virt-local (or finds it running),
+// applies a VM manifest, waits until the VM runs, shows the guest's console
+// through the subresources API as virtctl console does, and says what to
+// try next. It ends with one machine-readable line:
+//
+//	vm=<name> phase=Running console_marker=<yes|no>
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/clientcmd"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/subresources"
+)
+
+// guestImage is where the manifest's containerDisk reference lives in
+// virt-local's image store (local/node.DirImageStore's layout).
+const guestImage = "localhost:5000/virtkit/test-guest/latest"
+
+func main() {
+	var (
+		data     = flag.String("data-dir", "_output/local", "virt-local's data directory")
+		bin      = flag.String("bin-dir", "_output/bin", "folder of virt-local and the other binaries")
+		guest    = flag.String("guest", "_output/guest", "the test guest (make guest), published as "+guestImage)
+		manifest = flag.String("manifest", "examples/manifests/vm-tiny.yaml", "the VirtualMachine to run")
+		timeout  = flag.Duration("timeout", 10*time.Minute, "how long to wait for the VM")
+	)
+	flag.Parse()
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	name, marker, err := run(ctx, *data, *bin, *guest, *manifest)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "make run:", err)
+		fmt.Printf("vm=%s phase=NotRunning console_marker=no\n", name)
+		os.Exit(1)
+	}
+	fmt.Printf("vm=%s phase=Running console_marker=%s\n", name, yesNo(marker))
+}
+
+func run(ctx context.Context, data, bin, guest, manifest string) (string, bool, error) {
+	vm, err := readVM(manifest)
+	if err != nil {
+		return "", false, err
+	}
+	step("starting virt-local (a second run finds it running)")
+	up := exec.CommandContext(ctx, filepath.Join(bin, "virt-local"), "up", "--data-dir", data)
+	up.Stdout, up.Stderr = os.Stdout, os.Stderr
+	if err := up.Run(); err != nil {
+		return vm.Name, false, fmt.Errorf("virt-local up: %w", err)
+	}
+	if err := publishGuest(guest, filepath.Join(data, "images", guestImage)); err != nil {
+		return vm.Name, false, err
+	}
+	kubeconfig := filepath.Join(data, "controlplane", "kubeconfig")
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return vm.Name, false, err
+	}
+	cl, err := client.New(rc, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return vm.Name, false, err
+	}
+	step("applying " + manifest)
+	if err := cl.Create(ctx, vm); apierrors.IsAlreadyExists(err) {
+		fmt.Printf("  VirtualMachine %s/%s exists; using it\n", vm.Namespace, vm.Name)
+	} else if err != nil {
+		return vm.Name, false, fmt.Errorf("creating VirtualMachine %s/%s: %w", vm.Namespace, vm.Name, err)
+	}
+	step("waiting for the VM to run")
+	vmi, err := waitRunning(ctx, cl, client.ObjectKeyFromObject(vm))
+	if err != nil {
+		return vm.Name, false, err
+	}
+	step("the guest's console (virtctl console, through the apiserver)")
+	printBootLog(vmi)
+	sub, err := subresources.NewClient(rc)
+	if err != nil {
+		return vm.Name, false, err
+	}
+	marker, err := watchConsole(ctx, sub, vmi, 30*time.Second)
+	if err != nil {
+		return vm.Name, false, err
+	}
+	ip := ""
+	if len(vmi.Status.Interfaces) > 0 {
+		ip = vmi.Status.Interfaces[0].IP
+	}
+	step("try next")
+	fmt.Printf(`  export KUBECONFIG=%s
+  kubectl get vm,vmi,pods -o wide
+  curl http://%s/                      # the guest's web server, through the pod network
+  tail -f /var/run/virtkit/pods/%s/serial0.log   # its console log
+  make stop                            # stops virt-local; guests shut down gracefully
+`, kubeconfig, ip, vmi.UID)
+	return vm.Name, marker, nil
+}
+
+func readVM(path string) (*virtv1.VirtualMachine, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	vm := &virtv1.VirtualMachine{}
+	if err := yaml.UnmarshalStrict(b, vm); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if vm.Kind != "VirtualMachine" {
+		return nil, fmt.Errorf("%s: kind %q, want VirtualMachine", path, vm.Kind)
+	}
+	if vm.Namespace == "" {
+		vm.Namespace = "default"
+	}
+	return vm, nil
+}
+
+// publishGuest puts the test guest's disk where virt-local's image store
+// finds the manifest's containerDisk (until virt-local serves a registry).
+func publishGuest(guest, image string) error {
+	src := filepath.Join(guest, "disk.qcow2")
+	dst := filepath.Join(image, "disk", "disk.qcow2")
+	si, err := os.Stat(src)
+	if err != nil {
+		return fmt.Errorf("the test guest: %w (run `make guest`)", err)
+	}
+	if di, err := os.Stat(dst); err == nil && di.Size() == si.Size() && !di.ModTime().Before(si.ModTime()) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp := dst + ".tmp"
+	out, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
+}
+
+func waitRunning(ctx context.Context, cl client.Client, key client.ObjectKey) (*virtv1.VirtualMachineInstance, error) {
+	last := ""
+	for {
+		vmi := &virtv1.VirtualMachineInstance{}
+		err := cl.Get(ctx, key, vmi)
+		state := "no VMI yet"
+		if err == nil {
+			state = "phase " + string(vmi.Status.Phase)
+			for _, c := range vmi.Status.Conditions {
+				if c.Status == "False" && c.Message != "" {
+					state += fmt.Sprintf(" (%s: %s)", c.Type, c.Message)
+				}
+			}
+			if vmi.Status.Phase == virtv1.Running {
+				// A VMI left Running by a virt-local that stopped has no
+				// launcher any more: wait for the one that runs.
+				if ok, perr := launcherRuns(ctx, cl, vmi); perr != nil {
+					return nil, perr
+				} else if ok {
+					fmt.Printf("  %s/%s: Running on %s\n", key.Namespace, key.Name, vmi.Status.NodeName)
+					return vmi, nil
+				}
+				state += ", its launcher pod is not running (being replaced)"
+			}
+			if vmi.IsFinal() {
+				vm := &virtv1.VirtualMachine{}
+				if err := cl.Get(ctx, key, vm); err != nil {
+					return nil, err
+				}
+				if rs, _ := vm.RunStrategy(); rs != virtv1.RunStrategyAlways && rs != virtv1.RunStrategyRerunOnFailure {
+					return nil, fmt.Errorf("VMI %s ended (%s) and its VM's run strategy %s does not restart it; start it again with the subresource API (virtctl start)", key, state, rs)
+				}
+				state += ", the VM starts a new one"
+			}
+		} else if !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+		if state != last {
+			fmt.Printf("  %s/%s: %s\n", key.Namespace, key.Name, state)
+			last = state
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("VMI %s not Running (last: %s): %w", key, last, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// launcherRuns reports whether the VMI's launcher pod runs.
+func launcherRuns(ctx context.Context, cl client.Client, vmi *virtv1.VirtualMachineInstance) (bool, error) {
+	var pods corev1.PodList
+	if err := cl.List(ctx, &pods, client.InNamespace(vmi.Namespace), client.MatchingLabels{virtv1.CreatedByLabel: string(vmi.UID)}); err != nil {
+		return false, err
+	}
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// printBootLog shows what the guest printed before the console was opened
+// (the launcher keeps a console log on the node).
+func printBootLog(vmi *virtv1.VirtualMachineInstance) {
+	f, err := os.Open(filepath.Join("/var/run/virtkit/pods", string(vmi.UID), "serial0.log"))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	beat := ""
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case strings.HasPrefix(line, "VIRTKIT-HEARTBEAT"):
+			beat = line // one a second: only the last is worth showing
+		case strings.HasPrefix(line, "VIRTKIT-") || strings.Contains(line, "hello from"):
+			fmt.Println("  log|", line)
+		}
+	}
+	if beat != "" {
+		fmt.Println("  log|", beat)
+	}
+}
+
+// watchConsole prints console lines until the guest shows a marker (its
+// heartbeat) or d passes; it reports whether a marker came through.
+func watchConsole(ctx context.Context, c *subresources.Client, vmi *virtv1.VirtualMachineInstance, d time.Duration) (bool, error) {
+	cctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	con, err := c.Console(cctx, vmi.Namespace, vmi.Name)
+	if err != nil {
+		return false, fmt.Errorf("console of %s/%s: %w", vmi.Namespace, vmi.Name, err)
+	}
+	go func() { <-cctx.Done(); con.Close() }()
+	sc := bufio.NewScanner(con)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		fmt.Println("  console|", line)
+		if strings.HasPrefix(line, "VIRTKIT-HEARTBEAT") || strings.HasPrefix(line, "VIRTKIT-READY") {
+			return true, nil
+		}
+	}
+	if err := sc.Err(); err != nil && !errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return false, err
+	}
+	return false, nil
+}
+
+func step(s string) { fmt.Println("==>", s) }
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

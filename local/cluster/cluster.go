@@ -1,0 +1,307 @@
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	virtv1 "kubevirt.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/virtkit/virtkit/controllers"
+	"github.com/virtkit/virtkit/controllers/handler"
+	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/local/controlplane"
+	"github.com/virtkit/virtkit/local/node"
+	"github.com/virtkit/virtkit/nodeapi"
+	"github.com/virtkit/virtkit/subresources"
+	"github.com/virtkit/virtkit/virtapi"
+)
+
+// Namespace is where virt-local keeps the KubeVirt CR and virt-api's Service.
+const Namespace = "kubevirt"
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	cfg    Config
+	cp     *controlplane.ControlPlane
+	rest   *rest.Config
+	api    *http.Server
+	ctrl   *manager
+	nodes  []*localNode
+	config controllers.Config
+}
+
+// localNode is one node and its handler.
+type localNode struct {
+	name    string
+	node    *node.Node
+	handler *handler.Reconciler
+	mgr     *manager
+}
+
+// Up starts (or restarts, on an existing data directory) a local cluster
+// and returns once every node is registered and every component runs. On
+// failure, what it started is stopped again.
+func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
+	cfg, err = cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	c := &Cluster{cfg: cfg}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, c.Down(context.Background()))
+		}
+	}()
+
+	log.Info("starting the control plane", "data", cfg.DataDir)
+	c.cp, err = controlplane.Start(ctx, controlplane.Config{
+		DataDir: filepath.Join(cfg.DataDir, "controlplane"), BinDir: cfg.BinDir,
+		APIServerPort: cfg.APIServerPort, EtcdPort: cfg.EtcdPort, Logger: log.WithName("controlplane"),
+	})
+	if err != nil {
+		return c, err
+	}
+	if c.rest, err = c.cp.RESTConfig(); err != nil {
+		return c, err
+	}
+	s := scheme.New()
+	cl, err := client.New(c.rest, client.Options{Scheme: s})
+	if err != nil {
+		return c, fmt.Errorf("cluster: client: %w", err)
+	}
+	log.Info("installing CRDs, the KubeVirt CR and virt-api's registration")
+	if err := install(ctx, cl, cfg, c.cp.Config().PKI()); err != nil {
+		return c, err
+	}
+	c.config, err = controllers.ReadConfig(ctx, cl, Namespace, controllers.Config{LauncherImage: cfg.LauncherImage})
+	if err != nil {
+		return c, err
+	}
+
+	for _, name := range cfg.Nodes {
+		ln, err := c.startNode(ctx, name)
+		if ln != nil {
+			c.nodes = append(c.nodes, ln)
+		}
+		if err != nil {
+			return c, err
+		}
+	}
+	if err := c.serveVirtAPI(ctx, cl); err != nil {
+		return c, err
+	}
+	log.Info("starting the VM and VMI controllers")
+	c.ctrl, err = startManager(c.rest, ctrl.Options{}, func(mgr ctrl.Manager) error { return controllers.AddToManager(mgr, c.config) })
+	if err != nil {
+		return c, fmt.Errorf("cluster: controllers: %w", err)
+	}
+	log.Info("up", "kubeconfig", c.Kubeconfig(), "nodes", cfg.Nodes)
+	return c, nil
+}
+
+// startNode starts one local node and its handler.
+func (c *Cluster) startNode(ctx context.Context, name string) (*localNode, error) {
+	cfg := c.cfg
+	log := cfg.Logger.WithValues("node", name)
+	log.Info("starting node")
+	cs, err := kubernetes.NewForConfig(c.rest)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: node %s: %w", name, err)
+	}
+	ln := &localNode{name: name}
+	ln.node, err = node.Start(ctx, node.Config{
+		Name: name, StateDir: filepath.Join(cfg.DataDir, "nodes", name), BinDirs: []string{cfg.BinDir},
+		CNIBinDir: cfg.CNIBinDir, ImageDir: cfg.ImageDir, Logger: log.WithName("node"),
+	}, cs)
+	if err != nil {
+		return nil, err
+	}
+	ln.handler, err = handler.New(handler.Config{
+		NodeName: name, StateDir: filepath.Join(cfg.DataDir, "handlers", name), Emulation: c.config.Emulation,
+	}, handler.WithConnector(cfg.Connector), handler.WithLogger(log.WithName("handler")))
+	if err != nil {
+		return ln, err
+	}
+	ln.mgr, err = startManager(c.rest, ctrl.Options{Cache: handler.CacheOptions(name)}, ln.handler.SetupWithManager)
+	if err != nil {
+		return ln, fmt.Errorf("cluster: handler of node %s: %w", name, err)
+	}
+	return ln, nil
+}
+
+// serveVirtAPI serves virt-api on the loopback port the apiserver's
+// ExternalName Service points at. The node verbs go to the in-process
+// handlers directly.
+func (c *Cluster) serveVirtAPI(ctx context.Context, cl client.Client) error {
+	pki := c.cp.Config().PKI()
+	cert, err := tls.LoadX509KeyPair(pki.Cert(virtAPICert), pki.Key(virtAPICert))
+	if err != nil {
+		return fmt.Errorf("cluster: virt-api certificate: %w", err)
+	}
+	front, err := frontProxy(ctx, cl)
+	if err != nil {
+		return err
+	}
+	ops := map[string]nodeapi.Ops{}
+	for _, n := range c.nodes {
+		ops[n.name] = n.handler
+	}
+	h := virtapi.Handler(cl, cl.Scheme(), virtapi.Config{
+		SpecOptions: c.config.SpecOptions(),
+		Subresources: []subresources.Option{
+			subresources.WithAuthenticator(front),
+			subresources.WithNodeOps(func(_ context.Context, node string) (nodeapi.Ops, error) {
+				if o, ok := ops[node]; ok {
+					return o, nil
+				}
+				return nil, fmt.Errorf("node %q is not a node of this virt-local: %w", node, nodeapi.ErrUnavailable)
+			}),
+			subresources.WithLogger(c.cfg.Logger.WithName("virt-api")),
+		},
+	})
+	addr := "127.0.0.1:" + strconv.Itoa(c.cfg.VirtAPIPort)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("cluster: virt-api on %s: %w (is another virt-local running? set VirtAPIPort)", addr, err)
+	}
+	c.api = &http.Server{Handler: h, TLSConfig: virtapi.TLSConfig(cert), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = c.api.ServeTLS(ln, "", "") }()
+	return nil
+}
+
+// frontProxy reads the aggregator's identity, which the apiserver
+// publishes shortly after it starts.
+func frontProxy(ctx context.Context, cl client.Client) (*subresources.FrontProxy, error) {
+	for {
+		fp, err := subresources.FrontProxyFromCluster(ctx, cl)
+		if err == nil {
+			return fp, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("cluster: the apiserver's front-proxy settings: %w", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Kubeconfig is the administrator's kubeconfig.
+func (c *Cluster) Kubeconfig() string { return c.cfg.Kubeconfig() }
+
+// RESTConfig is the administrator's client configuration.
+func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.rest) }
+
+// Down stops the cluster: the controllers first (so that nothing restarts
+// what stops), then each node's pods (launchers shut their guests down
+// gracefully) and handler, then virt-api and the control plane. State stays
+// in the data directory.
+func (c *Cluster) Down(ctx context.Context) error {
+	var errs []error
+	if c.ctrl != nil {
+		errs = append(errs, c.ctrl.stop())
+	}
+	for _, n := range c.nodes {
+		if n.node != nil {
+			errs = append(errs, n.node.Stop(ctx))
+			if n.mgr != nil {
+				// The handler still runs: let it record how each guest ended
+				// before it stops, so that the next Up finds no VMI that
+				// claims to run.
+				errs = append(errs, c.waitSettled(ctx, n.name))
+			}
+		}
+		if n.mgr != nil {
+			errs = append(errs, n.mgr.stop())
+		}
+		if n.handler != nil {
+			errs = append(errs, n.handler.Close())
+		}
+	}
+	if c.api != nil {
+		shut, cancel := context.WithTimeout(ctx, 10*time.Second)
+		errs = append(errs, c.api.Shutdown(shut))
+		cancel()
+	}
+	if c.cp != nil {
+		errs = append(errs, c.cp.Stop())
+	}
+	return errors.Join(errs...)
+}
+
+// settleTimeout bounds how long Down waits for a node's VMIs to be final.
+const settleTimeout = 20 * time.Second
+
+// waitSettled waits until no VMI on node is in a phase that needs a
+// running launcher (Scheduled, Running), or settleTimeout passes.
+func (c *Cluster) waitSettled(ctx context.Context, node string) error {
+	cl, err := client.New(c.rest, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	defer cancel()
+	for {
+		var list virtv1.VirtualMachineInstanceList
+		err := cl.List(ctx, &list, client.MatchingFields{"status.nodeName": node})
+		busy := []string{}
+		for _, v := range list.Items {
+			if v.Status.Phase == virtv1.Running || v.Status.Phase == virtv1.Scheduled {
+				busy = append(busy, v.Namespace+"/"+v.Name)
+			}
+		}
+		if err == nil && len(busy) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			c.cfg.Logger.Info("VMIs still claim to run on a stopped node; the handler settles them at the next start", "node", node, "vmis", busy, "error", fmt.Sprint(err))
+			return nil
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// manager is a started controller-runtime manager.
+type manager struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startManager(rc *rest.Config, opts ctrl.Options, setup func(ctrl.Manager) error) (*manager, error) {
+	skip := true
+	opts.Scheme = scheme.New()
+	opts.Metrics = metricsserver.Options{BindAddress: "0"}
+	opts.HealthProbeBindAddress = "0"
+	opts.LeaderElection = false
+	opts.Controller = config.Controller{SkipNameValidation: &skip}
+	mgr, err := ctrl.NewManager(rc, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := setup(mgr); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &manager{cancel: cancel, done: make(chan error, 1)}
+	go func() { m.done <- mgr.Start(ctx) }()
+	return m, nil
+}
+
+func (m *manager) stop() error {
+	m.cancel()
+	return <-m.done
+}

@@ -1,0 +1,77 @@
+package cluster
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/go-logr/logr"
+
+	"github.com/virtkit/virtkit/controllers/handler"
+)
+
+// Config is what a local cluster is. The zero value of an optional field
+// takes its default.
+type Config struct {
+	// DataDir holds all state: controlplane/ (etcd, PKI, kubeconfigs,
+	// logs), nodes/<name>/ (pods) and handlers/<name>/ (required).
+	DataDir string
+	// BinDir holds the control plane binaries and virt-launcher (required;
+	// `make kube-bins daemons` builds them into _output/bin).
+	BinDir string
+	// CNIBinDir holds the CNI plugins (`make cni-bins`: _output/cni/bin) (required).
+	CNIBinDir string
+	// ImageDir holds container images as unpacked folders, one per
+	// reference (local/node.DirImageStore); default DataDir/images.
+	ImageDir string
+	// Nodes names the local nodes; default one, "local".
+	Nodes []string
+	// APIServerPort, EtcdPort (and the two ports after it) and VirtAPIPort
+	// are loopback ports; defaults 6443, 2379 and 8443.
+	APIServerPort, EtcdPort, VirtAPIPort int
+	// Connector connects a handler to a launcher's libvirt (required):
+	// virt/domain/libvirt's New.
+	Connector handler.Connector
+	// LauncherImage names the launcher in launcher pods; the local node
+	// runs BinDir/virt-launcher for it. Default "virtkit/virt-launcher:local".
+	LauncherImage string
+	// Logger receives progress.
+	Logger logr.Logger
+}
+
+func (c Config) withDefaults() (Config, error) {
+	switch {
+	case c.DataDir == "":
+		return c, fmt.Errorf("cluster: Config.DataDir: required")
+	case c.BinDir == "":
+		return c, fmt.Errorf("cluster: Config.BinDir: required")
+	case c.CNIBinDir == "":
+		return c, fmt.Errorf("cluster: Config.CNIBinDir: required")
+	case c.Connector == nil:
+		return c, fmt.Errorf("cluster: Config.Connector: required")
+	}
+	var err error
+	for _, p := range []*string{&c.DataDir, &c.BinDir, &c.CNIBinDir} {
+		if *p, err = filepath.Abs(*p); err != nil {
+			return c, fmt.Errorf("cluster: %w", err)
+		}
+	}
+	if c.ImageDir == "" {
+		c.ImageDir = filepath.Join(c.DataDir, "images")
+	}
+	if len(c.Nodes) == 0 {
+		c.Nodes = []string{"local"}
+	}
+	if c.VirtAPIPort == 0 {
+		c.VirtAPIPort = 8443
+	}
+	if c.LauncherImage == "" {
+		c.LauncherImage = "virtkit/virt-launcher:local"
+	}
+	if c.Logger.GetSink() == nil {
+		c.Logger = logr.Discard()
+	}
+	return c, nil
+}
+
+// Kubeconfig is the administrator's kubeconfig of a cluster with this data directory.
+func (c Config) Kubeconfig() string { return filepath.Join(c.DataDir, "controlplane", "kubeconfig") }

@@ -1,0 +1,65 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/deploy"
+	"github.com/virtkit/virtkit/local/controlplane"
+)
+
+// virtAPICert names virt-api's serving certificate in the cluster's PKI.
+const virtAPICert = "virt-api"
+
+// install puts what virtkit needs into the cluster: the CRDs, the
+// namespace with a KubeVirt CR asking for software emulation (left as it is
+// when it exists), and virt-api's registration (an ExternalName Service to
+// localhost, the APIService, the webhooks, the ClusterRoles). Installing
+// again changes nothing.
+func install(ctx context.Context, cl client.Client, cfg Config, pki controlplane.PKI) error {
+	crds, err := deploy.CRDs()
+	if err != nil {
+		return err
+	}
+	objs := make([]client.Object, 0, len(crds))
+	for _, c := range crds {
+		objs = append(objs, c)
+	}
+	if err := deploy.Apply(ctx, cl, objs...); err != nil {
+		return err
+	}
+	if err := deploy.WaitEstablished(ctx, cl, crds); err != nil {
+		return err
+	}
+	if err := deploy.Apply(ctx, cl, &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: Namespace}}); err != nil {
+		return err
+	}
+	kv := &virtv1.KubeVirt{ObjectMeta: metav1.ObjectMeta{Name: "kubevirt", Namespace: Namespace},
+		Spec: virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{
+			// This machine may have no usable /dev/kvm; emulation is chosen, never probed.
+			DeveloperConfiguration: &virtv1.DeveloperConfiguration{UseEmulation: true}}}}
+	if err := cl.Create(ctx, kv); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("cluster: KubeVirt CR: %w", err)
+	}
+	if err := pki.EnsureServingCert(virtAPICert, "virt-api."+Namespace+".svc"); err != nil {
+		return err
+	}
+	ca, err := os.ReadFile(pki.CACert())
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	api, err := deploy.VirtAPIObjects(deploy.VirtAPI{Namespace: Namespace, Service: "virt-api", Port: int32(cfg.VirtAPIPort),
+		ExternalName: "localhost", CABundle: ca})
+	if err != nil {
+		return err
+	}
+	return deploy.Apply(ctx, cl, api...)
+}

@@ -1,0 +1,276 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/local/cluster"
+	"github.com/virtkit/virtkit/subresources"
+	"github.com/virtkit/virtkit/virt/domain"
+	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
+)
+
+// guestImage is the containerDisk reference of examples/manifests/vm-tiny.yaml.
+const guestImage = "localhost:5000/virtkit/test-guest:latest"
+
+type world struct {
+	c   client.Client
+	sub *subresources.Client
+}
+
+// up starts virt-local from an empty data directory with the test guest
+// published as the manifest's containerDisk.
+func up(t *testing.T) *world {
+	t.Helper()
+	testenv.Integration(t)
+	guest := testenv.Guest(t)
+	data := filepath.Join(testenv.Dir(t), "data")
+	img := filepath.Join(data, "images", "localhost:5000/virtkit/test-guest/latest/disk")
+	must(t, os.MkdirAll(img, 0o755))
+	must(t, copyFile(guest.Disk, filepath.Join(img, "disk.qcow2")))
+
+	base := testenv.FreePorts(t, 5)
+	log := testr.NewWithOptions(t, testr.Options{Verbosity: 0})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := cluster.Up(ctx, cluster.Config{
+		DataDir: data, BinDir: testenv.Output(t, "bin"), CNIBinDir: testenv.Output(t, "cni", "bin"),
+		APIServerPort: base, EtcdPort: base + 1, VirtAPIPort: base + 4, Logger: log,
+		// A node name of its own: a node's bridge and pod range derive from
+		// it, and a virt-local of `make run` may be up on this machine.
+		Nodes:     []string{strings.TrimSuffix(testenv.NamePrefix(), "-") + "-node"},
+		Connector: func(ctx context.Context, uri string) (domain.Manager, error) { return domainlibvirt.New(ctx, uri) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if err := c.Down(ctx); err != nil {
+			t.Errorf("virt-local down: %v", err)
+		}
+	})
+	cl, err := client.New(c.RESTConfig(), client.Options{Scheme: scheme.New()})
+	must(t, err)
+	sub, err := subresources.NewClient(c.RESTConfig())
+	must(t, err)
+	return &world{c: cl, sub: sub}
+}
+
+// TestVMTiny is issue 8's proof on the example manifest: it runs, its
+// console shows the guest's markers through the apiserver, its web server
+// answers through the pod network, virtctl stop ends it gracefully and
+// start boots it again, and deleting the VM leaves nothing behind.
+func TestVMTiny(t *testing.T) {
+	w := up(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	vm := readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	must(t, w.c.Create(ctx, vm))
+
+	vmi := w.waitRunning(ctx, t, vm)
+	if len(vmi.Status.Interfaces) == 0 || vmi.Status.Interfaces[0].IP == "" {
+		t.Fatalf("VMI interfaces = %+v, want the pod IP", vmi.Status.Interfaces)
+	}
+	w.consoleShows(ctx, t, vmi, "VIRTKIT-HEARTBEAT")
+	serial := filepath.Join("/var/run/virtkit/pods", string(vmi.UID), "serial0.log")
+	waitFile(ctx, t, serial, "VIRTKIT-HOSTNAME tiny")
+	waitFile(ctx, t, serial, "hello from tiny") // cloud-init's user data ran
+	httpAnswers(ctx, t, "http://"+vmi.Status.Interfaces[0].IP+"/", "tiny")
+
+	// virtctl stop: the guest powers off (ACPI), the VMI goes.
+	must(t, w.sub.Stop(ctx, vm.Namespace, vm.Name, virtv1.StopOptions{}))
+	waitFile(ctx, t, serial, "VIRTKIT-POWEROFF") // before the handler removes the folder of a VMI that is gone
+	w.waitNoVMI(ctx, t, vm)
+
+	// virtctl start: a new VMI boots again.
+	must(t, w.sub.Start(ctx, vm.Namespace, vm.Name, virtv1.StartOptions{}))
+	again := w.waitRunning(ctx, t, vm)
+	if again.UID == vmi.UID {
+		t.Fatalf("the VMI after start is the old one")
+	}
+	w.consoleShows(ctx, t, again, "VIRTKIT-HEARTBEAT")
+
+	// kubectl delete: no VM, VMI, pod, launcher or domain remains (the
+	// leftover check of TestMain looks for processes, mounts and netns).
+	must(t, w.c.Delete(ctx, vm))
+	eventually(ctx, t, "the VM, its VMI and its pods gone", func() (bool, string) {
+		var pods corev1.PodList
+		must(t, w.c.List(ctx, &pods, client.InNamespace(vm.Namespace)))
+		vmErr := w.c.Get(ctx, client.ObjectKeyFromObject(vm), &virtv1.VirtualMachine{})
+		vmiErr := w.c.Get(ctx, client.ObjectKeyFromObject(vm), &virtv1.VirtualMachineInstance{})
+		return len(pods.Items) == 0 && apierrors.IsNotFound(vmErr) && apierrors.IsNotFound(vmiErr),
+			fmt.Sprintf("%d pods, VM: %v, VMI: %v", len(pods.Items), vmErr, vmiErr)
+	})
+	if _, err := os.Stat(filepath.Join("/var/run/virtkit/pods", string(again.UID), "libvirt")); err == nil {
+		t.Errorf("the launcher folder of %s is still there", again.UID)
+	}
+}
+
+// TestRefusals: a bad manifest is refused by the webhook with its field
+// path; a VM whose image is missing says so instead of a silent Pending.
+func TestRefusals(t *testing.T) {
+	w := up(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bad := readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	bad.Name = "bad"
+	bad.Spec.Template.Spec.Domain.Devices.Disks[0].Disk.Bus = "floppy"
+	err := w.c.Create(ctx, bad)
+	if err == nil || !strings.Contains(err.Error(), "spec.template.spec.domain.devices.disks[0].disk.bus") {
+		t.Errorf("creating a VM with a bad disk bus = %v, want a refusal naming the field", err)
+	}
+
+	missing := readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	missing.Name = "missing"
+	missing.Spec.Template.Spec.Volumes[0].ContainerDisk.Image = "localhost:5000/no/such-image:1"
+	must(t, w.c.Create(ctx, missing))
+	eventually(ctx, t, "the VM saying its image is missing", func() (bool, string) {
+		vm := &virtv1.VirtualMachine{}
+		must(t, w.c.Get(ctx, client.ObjectKeyFromObject(missing), vm))
+		vmi := &virtv1.VirtualMachineInstance{}
+		msg := ""
+		if err := w.c.Get(ctx, client.ObjectKeyFromObject(missing), vmi); err == nil {
+			for _, c := range vmi.Status.Conditions {
+				if c.Type == virtv1.VirtualMachineInstanceSynchronized {
+					msg = c.Reason + ": " + c.Message
+				}
+			}
+		}
+		return vm.Status.PrintableStatus == virtv1.VirtualMachineStatusErrImagePull && strings.Contains(msg, "localhost:5000/no/such-image:1"),
+			fmt.Sprintf("VM %s, VMI Synchronized %q", vm.Status.PrintableStatus, msg)
+	})
+}
+
+func (w *world) waitRunning(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine) *virtv1.VirtualMachineInstance {
+	t.Helper()
+	var vmi *virtv1.VirtualMachineInstance
+	eventually(ctx, t, "VMI "+vm.Name+" Running", func() (bool, string) {
+		v := &virtv1.VirtualMachineInstance{}
+		if err := w.c.Get(ctx, client.ObjectKeyFromObject(vm), v); err != nil {
+			return false, err.Error()
+		}
+		vmi = v
+		return v.Status.Phase == virtv1.Running, fmt.Sprintf("phase %s conditions %+v", v.Status.Phase, v.Status.Conditions)
+	})
+	return vmi
+}
+
+func (w *world) waitNoVMI(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine) {
+	t.Helper()
+	eventually(ctx, t, "VMI "+vm.Name+" gone", func() (bool, string) {
+		v := &virtv1.VirtualMachineInstance{}
+		err := w.c.Get(ctx, client.ObjectKeyFromObject(vm), v)
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		return false, fmt.Sprintf("phase %s, err %v", v.Status.Phase, err)
+	})
+}
+
+// consoleShows reads the VMI's console through the apiserver until want.
+func (w *world) consoleShows(ctx context.Context, t *testing.T, vmi *virtv1.VirtualMachineInstance, want string) {
+	t.Helper()
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	con, err := w.sub.Console(cctx, vmi.Namespace, vmi.Name)
+	must(t, err)
+	defer con.Close()
+	go func() { <-cctx.Done(); con.Close() }()
+	sc := bufio.NewScanner(con)
+	var seen []string
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), want) {
+			return
+		}
+		seen = append(seen, sc.Text())
+	}
+	t.Fatalf("console of %s never showed %q; saw %q (%v)", vmi.Name, want, seen, sc.Err())
+}
+
+func httpAnswers(ctx context.Context, t *testing.T, url, want string) {
+	t.Helper()
+	eventually(ctx, t, url+" answering", func() (bool, string) {
+		rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(rctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode == 200 && strings.Contains(string(b), want), fmt.Sprintf("%d %q", resp.StatusCode, b)
+	})
+}
+
+func waitFile(ctx context.Context, t *testing.T, path, want string) {
+	t.Helper()
+	eventually(ctx, t, path+" showing "+want, func() (bool, string) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return false, err.Error()
+		}
+		return strings.Contains(string(b), want), fmt.Sprintf("%d bytes", len(b))
+	})
+}
+
+func readVM(t *testing.T, path string) *virtv1.VirtualMachine {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	must(t, err)
+	vm := &virtv1.VirtualMachine{}
+	must(t, yaml.UnmarshalStrict(b, vm))
+	vm.Namespace = "default"
+	return vm
+}
+
+func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	last := ""
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s; last: %s", what, last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
