@@ -78,9 +78,9 @@ check-pure:
 	@pkgs=$$(go list ./... | grep -v -E '$(CGO_PACKAGES)'); \
 	  CGO_ENABLED=0 go build $$pkgs
 
-## daemons: build the daemons into _output/bin
+## daemons: build the daemons and virtctl into _output/bin
 daemons:
-	go build -o $(OUT)/bin/ ./daemons/virt-launcher ./daemons/virt-handler ./daemons/virt-api ./daemons/virt-controller ./daemons/virt-local
+	go build -o $(OUT)/bin/ ./daemons/virt-launcher ./daemons/virt-handler ./daemons/virt-api ./daemons/virt-controller ./daemons/virt-local ./cmd/virtctl
 
 ## bench-overhead: memory and start-up cost of a launcher per VM (N=4 VMs, RUNS=20 start-ups)
 N ?= 4

@@ -297,6 +297,9 @@ func TestThroughTheAggregator(t *testing.T) {
 		if !errors.As(err, &se) || se.Status.Code != http.StatusConflict {
 			t.Errorf("second Start = %v, want a 409 StatusError", err)
 		}
+		if v, err := bob.Version(ctx); err != nil || v.GitVersion != "v9.9.9-test" {
+			t.Errorf("Version = %+v, %v; want v9.9.9-test", v, err)
+		}
 		w.runVMI(t, "tty2", "node-a")
 		con, err := alice.Console(ctx, "default", "tty2")
 		must(t, err)

@@ -90,6 +90,40 @@ func (c *Client) RemoveVolume(ctx context.Context, namespace, name string, opts 
 	return c.put(ctx, "virtualmachines", namespace, name, "removevolume", opts)
 }
 
+// AddVMIVolume hotplugs a volume into a running VMI only
+// (PUT virtualmachineinstances/NAME/addvolume): the VM's template is left
+// alone, so the volume is gone after a restart.
+func (c *Client) AddVMIVolume(ctx context.Context, namespace, name string, opts virtv1.AddVolumeOptions) error {
+	return c.put(ctx, "virtualmachineinstances", namespace, name, "addvolume", opts)
+}
+
+// RemoveVMIVolume unplugs a hotplugged volume from a running VMI only
+// (PUT virtualmachineinstances/NAME/removevolume).
+func (c *Client) RemoveVMIVolume(ctx context.Context, namespace, name string, opts virtv1.RemoveVolumeOptions) error {
+	return c.put(ctx, "virtualmachineinstances", namespace, name, "removevolume", opts)
+}
+
+// Version returns virt-api's version (GET .../v1/version).
+func (c *Client) Version(ctx context.Context) (VersionInfo, error) {
+	var v VersionInfo
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.cfg.Host, "/")+Prefix+"/version", nil)
+	if err != nil {
+		return v, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return v, fmt.Errorf("version: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return v, statusFrom(resp)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&v); err != nil {
+		return v, fmt.Errorf("version: decoding the answer: %w", err)
+	}
+	return v, nil
+}
+
 // Console opens a VMI's serial console: reads are what the guest prints
 // from now on, writes are typed into it. Close ends the session.
 func (c *Client) Console(ctx context.Context, namespace, name string) (io.ReadWriteCloser, error) {

@@ -23,8 +23,10 @@ type VersionInfo struct {
 	Platform     string `json:"platform"`
 }
 
-// buildVersion reads the version from the binary's build information.
-func buildVersion() VersionInfo {
+// BuildVersion reads the running binary's version from its build
+// information: what virt-api answers on .../v1/version and what virtctl
+// version prints as the client's.
+func BuildVersion() VersionInfo {
 	v := VersionInfo{GitVersion: "v0.0.0-unknown", GitTreeState: "unknown", GoVersion: runtime.Version(),
 		Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	bi, ok := debug.ReadBuildInfo()

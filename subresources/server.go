@@ -84,7 +84,7 @@ func New(c client.Client, opts ...Option) *Server {
 	s := &Server{
 		client:  c,
 		authz:   &SubjectAccessReviewer{Client: c},
-		version: buildVersion(),
+		version: BuildVersion(),
 		log:     logr.Discard(),
 	}
 	for _, o := range opts {

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// command is one virtctl command.
+type command struct {
+	name    string
+	use     string // the arguments, as in "start (VM)"
+	short   string
+	example string
+	args    int // how many positional arguments it takes
+	// setup defines the command's flags on fs and returns what runs it once
+	// they are parsed.
+	setup func(fs *pflag.FlagSet) action
+}
+
+// action runs a parsed command with its positional arguments.
+type action func(ctx context.Context, s *session, args []string) error
+
+// commands are virtctl's commands, in the order help lists them.
+func commands() []command {
+	return []command{
+		startCommand(), stopCommand(), restartCommand(),
+		pauseCommand(), unpauseCommand(), softRebootCommand(),
+		migrateCommand(), migrateCancelCommand(),
+		consoleCommand(), vncCommand(),
+		addVolumeCommand(), removeVolumeCommand(),
+		createCommand(), versionCommand(),
+	}
+}
+
+func findCommand(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// usageError is a command line virtctl cannot parse.
+type usageError struct {
+	cmd string
+	err error
+}
+
+func (e *usageError) Error() string {
+	see := "virtctl help"
+	if e.cmd != "" {
+		see = "virtctl " + e.cmd + " --help"
+	}
+	return fmt.Sprintf("%v\nSee '%s' for usage.", e.err, see)
+}
+
+func (e *usageError) Unwrap() error { return e.err }
+
+// run runs one virtctl invocation and returns its exit code: 0, or 1 after
+// printing the error.
+func run(ctx context.Context, args []string, d deps) int {
+	s := &session{deps: d}
+	if err := dispatch(ctx, s, args); err != nil {
+		fmt.Fprintf(d.stderr, "Error: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// dispatch parses the global flags up to the command name, then the
+// command's flags (the global ones are valid there too, as with kubectl)
+// and runs it.
+func dispatch(ctx context.Context, s *session, args []string) error {
+	global := pflag.NewFlagSet("virtctl", pflag.ContinueOnError)
+	global.SetOutput(io.Discard)
+	global.SetInterspersed(false)
+	s.g.bind(global)
+	if err := global.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			printUsage(s.stdout)
+			return nil
+		}
+		return &usageError{err: err}
+	}
+	rest := global.Args()
+	if len(rest) == 0 {
+		printUsage(s.stdout)
+		return nil
+	}
+	switch rest[0] {
+	case "help":
+		if len(rest) > 1 {
+			if c, ok := findCommand(rest[1]); ok {
+				printCommandUsage(s.stdout, c)
+				return nil
+			}
+		}
+		printUsage(s.stdout)
+		return nil
+	case "options":
+		fmt.Fprintf(s.stdout, "The following options can be passed to any command:\n\n%s", global.FlagUsages())
+		return nil
+	}
+	c, ok := findCommand(rest[0])
+	if !ok {
+		return &usageError{err: fmt.Errorf("unknown command %q", rest[0])}
+	}
+	fs := pflag.NewFlagSet("virtctl "+c.name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	act := c.setup(fs)
+	fs.AddFlagSet(global)
+	// The global flags before the command were parsed already; parsing them
+	// again with the command's is harmless and keeps one code path.
+	before := args[:len(args)-len(rest)]
+	cmdArgs := append(append([]string{}, before...), rest[1:]...)
+	if err := fs.Parse(cmdArgs); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			printCommandUsage(s.stdout, c)
+			return nil
+		}
+		return &usageError{cmd: c.name, err: err}
+	}
+	if n := fs.NArg(); n != c.args {
+		got := fmt.Sprint(n)
+		if n > 0 {
+			got += ": " + strings.Join(fs.Args(), " ")
+		}
+		return &usageError{cmd: c.name, err: fmt.Errorf("wrong number of arguments: 'virtctl %s' takes %d, got %s", c.use, c.args, got)}
+	}
+	return act(ctx, s, fs.Args())
+}
+
+func printUsage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("virtctl controls KubeVirt virtual machines (on virtkit or KubeVirt) through the\n" +
+		"subresources.kubevirt.io API, as KubeVirt's virtctl does.\n\n" +
+		"Usage:\n  virtctl [options] COMMAND [flags] ARGS\n\nCommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-15s %s\n", c.name, c.short)
+	}
+	b.WriteString("  options         Print the options every command takes (--kubeconfig, -n, --context, ...).\n" +
+		"\nUse 'virtctl COMMAND --help' for a command's flags and examples.\n")
+	fmt.Fprint(w, b.String())
+}
+
+func printCommandUsage(w io.Writer, c command) {
+	fs := pflag.NewFlagSet(c.name, pflag.ContinueOnError)
+	c.setup(fs)
+	fmt.Fprintf(w, "%s\n\nUsage:\n  virtctl %s [flags]\n", c.short, c.use)
+	if c.example != "" {
+		fmt.Fprintf(w, "\nExamples:\n%s\n", c.example)
+	}
+	if fs.HasFlags() {
+		fmt.Fprintf(w, "\nFlags:\n%s", fs.FlagUsages())
+	}
+	fmt.Fprint(w, "\nUse 'virtctl options' for the options every command takes (--kubeconfig, -n, --context, ...).\n")
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/virtkit/virtkit/virt/spec"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// `create vm` prints KubeVirt's manifest for its flags; every golden
+// manifest passes virtkit's VM admission (defaulting, then validation), and
+// so does the VMI it yields.
+func TestCreateVMGolden(t *testing.T) {
+	userData := "I2Nsb3VkLWNvbmZpZwpob3N0bmFtZTogdGlueQo=" // #cloud-config\nhostname: tiny\n
+	cases := []struct{ golden, args string }{
+		{"defaults", "create vm"},
+		{"containerdisk-cloudinit", "create vm --name=tiny --memory=128Mi --volume-containerdisk=src:localhost:5000/virtkit/test-guest:latest --cloud-init-user-data=" + userData},
+		{"instancetype-preference-pvc", "create vm --name=db --instancetype=u1.medium --preference=virtualmachinepreference/fedora --volume-pvc=src:db-root --run-strategy=Manual --termination-grace-period=30"},
+		{"boot-order", "create vm --name=two --volume-containerdisk=src:registry.example/a:1,name:a,bootorder:2 --volume-pvc=src:b,bootorder:1"},
+	}
+	for _, c := range cases {
+		t.Run(c.golden, func(t *testing.T) {
+			h := newHarness(t, "")
+			if code := h.run(strings.Fields(c.args)...); code != 0 {
+				t.Fatalf("exit %d: %s", code, h.stderr)
+			}
+			got := h.stdout.String()
+			path := filepath.Join("testdata", "create-vm", c.golden+".yaml")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to write it)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", path, diff)
+			}
+			vm := &virtv1.VirtualMachine{}
+			if err := yaml.UnmarshalStrict([]byte(got), vm); err != nil {
+				t.Fatal(err)
+			}
+			spec.DefaultVM(vm)
+			if errs := spec.ValidateVM(vm); len(errs) > 0 {
+				t.Errorf("virtkit's VM admission refuses it: %v", errs.ToAggregate())
+			}
+			if vm.Spec.Instancetype != nil {
+				return // its VMI needs the instancetype object
+			}
+			vmi := spec.NewVMIFromVM(vm)
+			spec.DefaultVMI(vmi)
+			if errs := spec.ValidateVMI(vmi); len(errs) > 0 {
+				t.Errorf("virtkit's VMI admission refuses the VMI it yields: %v", errs.ToAggregate())
+			}
+		})
+	}
+}
+
+func TestCreateVMErrors(t *testing.T) {
+	cases := []struct{ args, stderr string }{
+		{"create vmi", `unknown resource "vmi": virtctl creates only vm manifests`},
+		{"create vm --run-strategy=Sometimes", `--run-strategy: invalid RunStrategy "Sometimes", supported values are: Always, Manual, Halted, Once, RerunOnFailure`},
+		{"create vm --instancetype=u1.small --memory=1Gi", "--memory and --instancetype exclude each other: the instancetype sets the memory"},
+		{"create vm --instancetype=pod/x", `--instancetype: invalid kind "pod", supported values are: virtualmachineinstancetype, virtualmachineclusterinstancetype`},
+		{"create vm --memory=lots", `--memory "lots": quantities must match the regular expression`},
+		{"create vm --volume-containerdisk=name:x", "--volume-containerdisk=name:x: src must be specified"},
+		{"create vm --volume-containerdisk=image:x", `--volume-containerdisk=image:x: unknown key "image" (keys src, name, bootorder)`},
+		{"create vm --volume-pvc=src:ns/claim", `--volume-pvc: not allowed to specify namespace of pvc "ns/claim"`},
+		{"create vm --volume-pvc=src:a,bootorder:0", "--volume-pvc=src:a,bootorder:0: bootorder must be a number greater than 0"},
+		{"create vm --volume-pvc=src:a,bootorder:1 --volume-pvc=src:b,bootorder:1", "--volume-pvc: bootorder 1 is given to a already"},
+		{"create vm --volume-pvc=src:a --volume-pvc=src:a", `--volume-pvc: there is already a Volume with name "a"`},
+		{"create vm --cloud-init-user-data=#cloud-config", "--cloud-init-user-data is not base64 (encode the file with `base64 -w0 FILE`)"},
+	}
+	for _, c := range cases {
+		t.Run(c.args, func(t *testing.T) {
+			h := newHarness(t, "")
+			if code := h.run(strings.Fields(c.args)...); code != 1 {
+				t.Errorf("exit %d, want 1", code)
+			}
+			if !strings.HasPrefix(h.stderr.String(), "Error: "+c.stderr) {
+				t.Errorf("stderr %q\nwant it to start with %q", h.stderr, "Error: "+c.stderr)
+			}
+			if h.stdout.String() != "" {
+				t.Errorf("stdout %q", h.stdout)
+			}
+		})
+	}
+}
