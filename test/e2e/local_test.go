@@ -27,9 +27,6 @@ import (
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
 )
 
-// guestImage is the containerDisk reference of examples/manifests/vm-tiny.yaml.
-const guestImage = "localhost:5000/virtkit/test-guest:latest"
-
 type world struct {
 	c   client.Client
 	sub *subresources.Client
