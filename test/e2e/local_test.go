@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,8 +29,9 @@ import (
 )
 
 type world struct {
-	c   client.Client
-	sub *subresources.Client
+	c          client.Client
+	sub        *subresources.Client
+	kubeconfig string
 }
 
 // up starts virt-local from an empty data directory with the test guest
@@ -69,13 +71,13 @@ func up(t *testing.T) *world {
 	must(t, err)
 	sub, err := subresources.NewClient(c.RESTConfig())
 	must(t, err)
-	return &world{c: cl, sub: sub}
+	return &world{c: cl, sub: sub, kubeconfig: c.Kubeconfig()}
 }
 
 // TestVMTiny is issue 8's proof on the example manifest: it runs, its
 // console shows the guest's markers through the apiserver, its web server
-// answers through the pod network, virtctl stop ends it gracefully and
-// start boots it again, and deleting the VM leaves nothing behind.
+// answers through the pod network, `virtctl stop` (the binary) ends it
+// gracefully and `virtctl start` boots it again, and deleting the VM leaves nothing behind.
 func TestVMTiny(t *testing.T) {
 	w := up(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -94,12 +96,12 @@ func TestVMTiny(t *testing.T) {
 	httpAnswers(ctx, t, "http://"+vmi.Status.Interfaces[0].IP+"/", "tiny")
 
 	// virtctl stop: the guest powers off (ACPI), the VMI goes.
-	must(t, w.sub.Stop(ctx, vm.Namespace, vm.Name, virtv1.StopOptions{}))
+	w.virtctl(ctx, t, "stop", vm.Name, "-n", vm.Namespace)
 	waitFile(ctx, t, serial, "VIRTKIT-POWEROFF") // before the handler removes the folder of a VMI that is gone
 	w.waitNoVMI(ctx, t, vm)
 
 	// virtctl start: a new VMI boots again.
-	must(t, w.sub.Start(ctx, vm.Namespace, vm.Name, virtv1.StartOptions{}))
+	w.virtctl(ctx, t, "start", vm.Name, "-n", vm.Namespace)
 	again := w.waitRunning(ctx, t, vm)
 	if again.UID == vmi.UID {
 		t.Fatalf("the VMI after start is the old one")
@@ -155,6 +157,17 @@ func TestRefusals(t *testing.T) {
 		return vm.Status.PrintableStatus == virtv1.VirtualMachineStatusErrImagePull && strings.Contains(msg, "localhost:5000/no/such-image:1"),
 			fmt.Sprintf("VM %s, VMI Synchronized %q", vm.Status.PrintableStatus, msg)
 	})
+}
+
+// virtctl runs the virtctl binary `make daemons` builds, as a user would.
+func (w *world) virtctl(ctx context.Context, t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, testenv.Output(t, "bin", "virtctl"), append(args, "--kubeconfig", w.kubeconfig)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("virtctl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	t.Logf("virtctl %s: %s", strings.Join(args, " "), strings.TrimSpace(string(out)))
 }
 
 func (w *world) waitRunning(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine) *virtv1.VirtualMachineInstance {
