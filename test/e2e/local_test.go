@@ -157,6 +157,21 @@ func TestRefusals(t *testing.T) {
 		return vm.Status.PrintableStatus == virtv1.VirtualMachineStatusErrImagePull && strings.Contains(msg, "localhost:5000/no/such-image:1"),
 			fmt.Sprintf("VM %s, VMI Synchronized %q", vm.Status.PrintableStatus, msg)
 	})
+
+	// Deleting it leaves nothing either: no pod, and no launcher folder on
+	// the node (its launcher never started; the pod's hostPath made it).
+	vmi := &virtv1.VirtualMachineInstance{}
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(missing), vmi))
+	must(t, w.c.Delete(ctx, missing))
+	folder := filepath.Join("/var/run/virtkit/pods", string(vmi.UID))
+	eventually(ctx, t, "the VM, its pod and its launcher folder gone", func() (bool, string) {
+		var pods corev1.PodList
+		must(t, w.c.List(ctx, &pods, client.InNamespace("default"), client.MatchingLabels{"vm.kubevirt.io/name": "missing"}))
+		_, ferr := os.Stat(folder)
+		vmiErr := w.c.Get(ctx, client.ObjectKeyFromObject(missing), &virtv1.VirtualMachineInstance{})
+		return len(pods.Items) == 0 && os.IsNotExist(ferr) && apierrors.IsNotFound(vmiErr),
+			fmt.Sprintf("%d pods, folder: %v, VMI: %v", len(pods.Items), ferr, vmiErr)
+	})
 }
 
 // virtctl runs the virtctl binary `make daemons` builds, as a user would.
