@@ -3,6 +3,7 @@ package node_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +22,7 @@ import (
 )
 
 // crashStateEnv tells the test binary to act as a node process that runs
-// one pod and then waits to be killed (TestCrashHelper).
+// one pod and then waits to be killed (crashHelper).
 const crashStateEnv = "VKT_CRASH_STATE"
 
 func crashConfig(state, prefix, cniBin string) node.Config {
@@ -35,20 +36,21 @@ func crashPod() *corev1.Pod {
 			Containers: []corev1.Container{{Name: "main", Command: []string{"/bin/sh", "-c", "exec sleep 1000"}}}}}
 }
 
-// TestCrashHelper is the node process TestRestartAfterCrash kills.
-func TestCrashHelper(t *testing.T) {
-	state := os.Getenv(crashStateEnv)
-	if state == "" {
-		t.Skip("run by TestRestartAfterCrash")
-	}
+// crashHelper is the node process TestRestartAfterCrash kills: TestMain
+// runs it instead of the tests when crashStateEnv is set. It runs one pod,
+// says "running IP" on stdout, and waits to be killed.
+func crashHelper(state string) error {
 	parts := strings.SplitN(state, ":", 3)
+	if len(parts) != 3 {
+		return fmt.Errorf("%s=%q: want STATE:PREFIX:CNIBIN", crashStateEnv, state)
+	}
 	p, err := node.NewProvider(context.Background(), crashConfig(parts[0], parts[1], parts[2]), fake.NewClientset(),
 		node.WithEnv(testenv.OwnerEnv+"="+os.Getenv(testenv.OwnerEnv)))
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if err := p.CreatePod(context.Background(), crashPod()); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	for {
 		got, _ := p.GetPod(context.Background(), "t", "victim")
@@ -59,6 +61,7 @@ func TestCrashHelper(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(time.Hour) // until killed
+	return nil
 }
 
 // A node process killed with its pods running: its pods die with it (their
@@ -74,7 +77,7 @@ func TestRestartAfterCrash(t *testing.T) {
 	prefix := testenv.NamePrefix()
 	owner := strconv.Itoa(os.Getpid())
 
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCrashHelper$", "-test.v")
+	cmd := exec.CommandContext(ctx, os.Args[0])
 	cmd.Env = append(os.Environ(), crashStateEnv+"="+state+":"+prefix+":"+cniBin, testenv.OwnerEnv+"="+owner)
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -27,7 +27,16 @@ import (
 	"github.com/virtkit/virtkit/local/node"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	if state := os.Getenv(crashStateEnv); state != "" {
+		if err := crashHelper(state); err != nil {
+			fmt.Fprintln(os.Stderr, "crash helper:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	testenv.Main(m)
+}
 
 // cluster is a real control plane and a local node on it.
 type cluster struct {
