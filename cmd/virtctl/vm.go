@@ -51,45 +51,39 @@ func startCommand() command {
 func stopCommand() command {
 	return command{name: "stop", use: "stop (VM)", short: "Stop a virtual machine.", args: 1,
 		example: "  # Stop the virtual machine 'tiny' gracefully:\n  virtctl stop tiny\n  # Stop it now, without waiting for the guest:\n  virtctl stop tiny --force --grace-period=0",
-		setup: func(fs *pflag.FlagSet) action {
-			force := fs.Bool("force", false, forceUsage)
-			grace := fs.Int64("grace-period", -1, gracePeriodUsage)
-			dry := fs.Bool("dry-run", false, dryRunUsage)
-			return func(ctx context.Context, s *session, args []string) error {
-				if fs.Changed("grace-period") != *force {
-					return &usageError{cmd: "stop", err: errForceGrace}
-				}
-				if err := s.connect(); err != nil {
-					return err
-				}
-				opts := virtv1.StopOptions{DryRun: s.dryRun(*dry)}
-				if *force {
-					opts.GracePeriod = grace
-				}
-				return s.scheduled(op{"stop", kindVM, args[0]}, func() error { return s.sub.Stop(ctx, s.ns, args[0], opts) })
-			}
-		}}
+		setup: forcedVerb("stop", func(ctx context.Context, s *session, name string, dry []string, grace *int64) error {
+			return s.sub.Stop(ctx, s.ns, name, virtv1.StopOptions{DryRun: dry, GracePeriod: grace})
+		})}
 }
 
 func restartCommand() command {
 	return command{name: "restart", use: "restart (VM)", short: "Restart a virtual machine.", args: 1,
 		example: "  # Restart the virtual machine 'tiny':\n  virtctl restart tiny\n  # Restart it at once, deleting its pod:\n  virtctl restart tiny --force --grace-period=0",
-		setup: func(fs *pflag.FlagSet) action {
-			force := fs.Bool("force", false, forceUsage)
-			grace := fs.Int64("grace-period", -1, gracePeriodUsage)
-			dry := fs.Bool("dry-run", false, dryRunUsage)
-			return func(ctx context.Context, s *session, args []string) error {
-				if fs.Changed("grace-period") != *force {
-					return &usageError{cmd: "restart", err: errForceGrace}
-				}
-				if err := s.connect(); err != nil {
-					return err
-				}
-				opts := virtv1.RestartOptions{DryRun: s.dryRun(*dry)}
-				if *force {
-					opts.GracePeriodSeconds = grace
-				}
-				return s.scheduled(op{"restart", kindVM, args[0]}, func() error { return s.sub.Restart(ctx, s.ns, args[0], opts) })
+		setup: forcedVerb("restart", func(ctx context.Context, s *session, name string, dry []string, grace *int64) error {
+			return s.sub.Restart(ctx, s.ns, name, virtv1.RestartOptions{DryRun: dry, GracePeriodSeconds: grace})
+		})}
+}
+
+// forcedVerb is the flag handling stop and restart share, as KubeVirt's
+// virtctl has it: --force and --grace-period go together (the grace period
+// is sent only then, else nil), and --dry-run. call sends the verb.
+func forcedVerb(verb string, call func(ctx context.Context, s *session, name string, dry []string, grace *int64) error) func(*pflag.FlagSet) action {
+	return func(fs *pflag.FlagSet) action {
+		force := fs.Bool("force", false, forceUsage)
+		grace := fs.Int64("grace-period", -1, gracePeriodUsage)
+		dry := fs.Bool("dry-run", false, dryRunUsage)
+		return func(ctx context.Context, s *session, args []string) error {
+			if fs.Changed("grace-period") != *force {
+				return &usageError{cmd: verb, err: errForceGrace}
 			}
-		}}
+			if err := s.connect(); err != nil {
+				return err
+			}
+			var g *int64
+			if *force {
+				g = grace
+			}
+			return s.scheduled(op{verb, kindVM, args[0]}, func() error { return call(ctx, s, args[0], s.dryRun(*dry), g) })
+		}
+	}
 }
