@@ -11,7 +11,10 @@
 //   - GuestPrint and GuestInput: the guest's side of the serial console.
 //   - SetAgent / WithAgent: replace the modelled guest agent.
 //   - IgnoreACPI: a guest that ignores the power button; Crash: a guest that dies.
-//   - WithClock: the clock that stamps events and times CPU use.
+//   - WithClock: the clock that stamps events, times CPU use and drives
+//     migrations.
+//   - AddPeer, SetMigrationModel / WithMigrationModel, FailMigration: the
+//     destinations of migrations, how they progress, and a failing one.
 //
 // What it does not model (use virt/domain/libvirt with test:///default or a
 // private libvirtd, as the contract tests do, for these):
@@ -31,5 +34,8 @@
 //     detached device at once. No PCI slots, no bus limits.
 //   - There is one connection that never breaks: no EventConnectionLost,
 //     unless emitted with Emit.
-//   - No migration, snapshots, managed save or NVRAM.
+//   - Migration (migration.go) is a model, not a copy: progress follows a
+//     MigrationModel and the clock, advancing only when JobStats is called;
+//     peers are other fake Managers joined with AddPeer. No snapshots,
+//     managed save or NVRAM.
 package fake

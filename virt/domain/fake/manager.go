@@ -32,6 +32,7 @@ type Manager struct {
 	fail    map[string][]error         // op -> errors for its next calls
 	holds   map[string][]chan struct{} // op -> gates its calls wait on
 	uuids   int
+	mig     *migrations // migration jobs, peers and models (migration.go); nil until used
 }
 
 // fakeDomain is one domain: its persistent definition and, while it runs,

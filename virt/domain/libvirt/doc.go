@@ -33,6 +33,10 @@
 //     caller pick the method (test:///default) use their own graceful one.
 //   - Guest agent: through virDomainQemuAgentCommand; the domain needs an
 //     org.qemu.guest_agent.0 channel and an agent in the guest.
+//   - Migration (domain.Migrator, migrate.go): peer to peer with
+//     virDomainMigrateToURI3, on a connection opened for the migration so
+//     that JobStats and AbortJob on the Manager's own connection are not
+//     held up by the long call. virt/migrate drives it.
 //
 // The test driver test:///default needs no daemon and runs the contract
 // suite (virt/domain/domaintest) in milliseconds; it has no console, agent,
