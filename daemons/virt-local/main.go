@@ -1,13 +1,16 @@
 // Command virt-local runs virtkit on one machine: a real Kubernetes control
 // plane (etcd, kube-apiserver, kube-scheduler, kube-controller-manager from
 // `make kube-bins`), virt-api, the controllers, and local nodes that run
-// launcher pods as host processes, all kept under one data directory
-// (package local/cluster).
+// launcher pods as host processes, and an OCI registry on loopback that
+// image volumes (containerDisks) are pulled from, all kept under one data
+// directory (package local/cluster).
 //
 //	virt-local up       start in the background and wait until it is ready
 //	virt-local down     stop it: guests shut down gracefully, nothing left running
-//	virt-local status   whether it runs, its kubeconfig and nodes
+//	virt-local status   whether it runs, its kubeconfig, registry and nodes
 //	virt-local serve    run in the foreground (what up starts)
+//	virt-local push DISK REFERENCE
+//	                    push a disk image file as a containerDisk to the registry
 package main
 
 import (
@@ -27,17 +30,21 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/virtkit/virtkit/local/cluster"
+	"github.com/virtkit/virtkit/local/registry"
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
 )
 
 func usage() {
 	fmt.Fprintf(os.Stderr, `usage: virt-local up|down|status|serve [flags]
+       virt-local push [flags] DISK REFERENCE
 
   up       start virt-local in the background; returns when it is ready
   down     stop it (guests shut down gracefully)
   status   say whether it runs, and how to reach it
   serve    run in the foreground until SIGTERM or SIGINT
+  push     push the disk image file DISK (qcow2 or raw) as a containerDisk
+           image to the registry, e.g. as localhost:5000/vms/fedora:41
 
 flags:
 `)
@@ -67,6 +74,8 @@ func main() {
 		err = status(o)
 	case "serve":
 		err = serve(o)
+	case "push":
+		err = push(o, fs.Args())
 	default:
 		usage()
 		os.Exit(2)
@@ -81,6 +90,7 @@ func main() {
 type options struct {
 	dataDir, binDir, cniBinDir, nodes string
 	apiPort, etcdPort, virtAPIPort    int
+	registryAddr                      string
 	timeout                           time.Duration
 }
 
@@ -90,7 +100,8 @@ func defaultOptions() options {
 		bin = filepath.Dir(exe)
 	}
 	return options{dataDir: "/var/lib/virt-local", binDir: bin, cniBinDir: filepath.Join(bin, "..", "cni", "bin"),
-		nodes: "local", apiPort: 6443, etcdPort: 2379, virtAPIPort: 8443, timeout: 5 * time.Minute}
+		nodes: "local", apiPort: 6443, etcdPort: 2379, virtAPIPort: 8443, registryAddr: registry.DefaultAddr,
+		timeout: 5 * time.Minute}
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -101,17 +112,29 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.apiPort, "apiserver-port", o.apiPort, "loopback port of kube-apiserver")
 	fs.IntVar(&o.etcdPort, "etcd-port", o.etcdPort, "loopback port of etcd (it also uses the next two)")
 	fs.IntVar(&o.virtAPIPort, "virt-api-port", o.virtAPIPort, "loopback port of virt-api")
+	fs.StringVar(&o.registryAddr, "registry-addr", o.registryAddr, "loopback host:port of the image registry (images are pushed there as localhost:PORT/NAME:TAG)")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "how long up and down wait")
 }
 
 func (o options) args() []string {
 	return []string{"--data-dir", o.dataDir, "--bin-dir", o.binDir, "--cni-bin-dir", o.cniBinDir, "--nodes", o.nodes,
-		"--apiserver-port", fmt.Sprint(o.apiPort), "--etcd-port", fmt.Sprint(o.etcdPort), "--virt-api-port", fmt.Sprint(o.virtAPIPort)}
+		"--apiserver-port", fmt.Sprint(o.apiPort), "--etcd-port", fmt.Sprint(o.etcdPort), "--virt-api-port", fmt.Sprint(o.virtAPIPort),
+		"--registry-addr", o.registryAddr}
 }
 
 func (o options) pidFile() string   { return filepath.Join(o.dataDir, "virt-local.pid") }
 func (o options) readyFile() string { return filepath.Join(o.dataDir, "virt-local.ready") }
 func (o options) logFile() string   { return filepath.Join(o.dataDir, "virt-local.log") }
+
+// registry is the address of the running serve's registry, which its
+// ready file records; o.registryAddr before it is ready.
+func (o options) registry() string {
+	b, err := os.ReadFile(o.readyFile())
+	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); err == nil && len(lines) > 1 {
+		return strings.TrimSpace(lines[1])
+	}
+	return o.registryAddr
+}
 
 func (o options) clusterConfig(log logr.Logger) cluster.Config {
 	var nodes []string
@@ -121,7 +144,7 @@ func (o options) clusterConfig(log logr.Logger) cluster.Config {
 		}
 	}
 	return cluster.Config{DataDir: o.dataDir, BinDir: o.binDir, CNIBinDir: o.cniBinDir, Nodes: nodes,
-		APIServerPort: o.apiPort, EtcdPort: o.etcdPort, VirtAPIPort: o.virtAPIPort, Logger: log,
+		APIServerPort: o.apiPort, EtcdPort: o.etcdPort, VirtAPIPort: o.virtAPIPort, RegistryAddr: o.registryAddr, Logger: log,
 		Connector: func(ctx context.Context, uri string) (domain.Manager, error) {
 			return domainlibvirt.New(ctx, uri, domainlibvirt.WithLogger(log.WithName("libvirt")))
 		}}
@@ -151,10 +174,11 @@ func serve(o options) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(o.readyFile(), []byte(c.Kubeconfig()+"\n"), 0o644); err != nil {
+	// The kubeconfig's path, then the registry's address (see options.registry).
+	if err := os.WriteFile(o.readyFile(), []byte(c.Kubeconfig()+"\n"+c.Registry()+"\n"), 0o644); err != nil {
 		return errors.Join(err, c.Down(context.Background()))
 	}
-	log.Info("ready", "kubeconfig", c.Kubeconfig())
+	log.Info("ready", "kubeconfig", c.Kubeconfig(), "registry", c.Registry())
 	<-ctx.Done()
 	os.Remove(o.readyFile())
 	log.Info("stopping")

@@ -39,7 +39,7 @@ func running(o options) (int, bool) {
 func up(o options) error {
 	if pid, ok := running(o); ok {
 		if _, err := os.Stat(o.readyFile()); err == nil {
-			fmt.Printf("virt-local already runs (pid %d)\nexport KUBECONFIG=%s\n", pid, o.kubeconfig())
+			fmt.Printf("virt-local already runs (pid %d)\nexport KUBECONFIG=%s\nregistry %s\n", pid, o.kubeconfig(), o.registry())
 			return nil
 		}
 		return fmt.Errorf("virt-local (pid %d) is starting or stopping; see %s", pid, o.logFile())
@@ -73,7 +73,8 @@ func up(o options) error {
 	for {
 		follow.print(os.Stdout)
 		if _, err := os.Stat(o.readyFile()); err == nil {
-			fmt.Printf("virt-local: ready\nexport KUBECONFIG=%s\n", o.kubeconfig())
+			fmt.Printf("virt-local: ready\nexport KUBECONFIG=%s\nregistry %s (push images as localhost:%s/NAME:TAG)\n",
+				o.kubeconfig(), o.registry(), port(o.registry()))
 			return nil
 		}
 		select {
@@ -121,6 +122,7 @@ func status(o options) error {
 		return nil
 	}
 	fmt.Printf("virt-local: running (pid %d)\nexport KUBECONFIG=%s\n", pid, o.kubeconfig())
+	fmt.Printf("registry %s %s\n", o.registry(), registryState(o.registry()))
 	rc, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig())
 	if err != nil {
 		return err

@@ -1,5 +1,7 @@
 // Command run is `make run`: it starts virt-local (or finds it running),
-// applies a VM manifest, waits until the VM runs, shows the guest's console
+// pushes the test guest's disk into virt-local's registry as the
+// manifest's containerDisk (unless it is there already), applies a VM
+// manifest, waits until the VM runs, shows the guest's console
 // through the subresources API as virtctl console does, and says what to
 // try next. It ends with one machine-readable line:
 //
@@ -12,7 +14,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,12 +28,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/local/registry"
 	"github.com/virtkit/virtkit/subresources"
 )
 
-// guestImage is where the manifest's containerDisk reference lives in
-// virt-local's image store (local/node.DirImageStore's layout).
-const guestImage = "localhost:5000/virtkit/test-guest/latest"
+// guestImage is the manifest's containerDisk, in the registry virt-local
+// serves on its default address (local/registry.DefaultAddr).
+const guestImage = "localhost:5000/virtkit/test-guest:latest"
 
 func main() {
 	var (
@@ -65,7 +67,8 @@ func run(ctx context.Context, data, bin, guest, manifest string) (string, bool, 
 	if err := up.Run(); err != nil {
 		return vm.Name, false, fmt.Errorf("virt-local up: %w", err)
 	}
-	if err := publishGuest(guest, filepath.Join(data, "images", guestImage)); err != nil {
+	step("publishing the test guest as " + guestImage)
+	if err := publishGuest(ctx, guest); err != nil {
 		return vm.Name, false, err
 	}
 	kubeconfig := filepath.Join(data, "controlplane", "kubeconfig")
@@ -130,39 +133,24 @@ func readVM(path string) (*virtv1.VirtualMachine, error) {
 	return vm, nil
 }
 
-// publishGuest puts the test guest's disk where virt-local's image store
-// finds the manifest's containerDisk (until virt-local serves a registry).
-func publishGuest(guest, image string) error {
-	src := filepath.Join(guest, "disk.qcow2")
-	dst := filepath.Join(image, "disk", "disk.qcow2")
-	si, err := os.Stat(src)
-	if err != nil {
+// publishGuest pushes the test guest's disk as the manifest's
+// containerDisk into virt-local's registry; a push of the disk it already
+// has sends nothing.
+func publishGuest(ctx context.Context, guest string) error {
+	disk := filepath.Join(guest, "disk.qcow2")
+	if _, err := os.Stat(disk); err != nil {
 		return fmt.Errorf("the test guest: %w (run `make guest`)", err)
 	}
-	if di, err := os.Stat(dst); err == nil && di.Size() == si.Size() && !di.ModTime().Before(si.ModTime()) {
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	in, err := os.Open(src)
+	digest, pushed, err := registry.PushContainerDisk(ctx, guestImage, disk)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (`virt-local status` shows the registry; a virt-local older than its registry needs `make stop` first)", err)
 	}
-	defer in.Close()
-	tmp := dst + ".tmp"
-	out, err := os.Create(tmp)
-	if err != nil {
-		return err
+	if pushed {
+		fmt.Printf("  pushed %s as %s@%s\n", disk, guestImage, digest)
+	} else {
+		fmt.Printf("  %s is in the registry (%s)\n", guestImage, digest)
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, dst)
+	return nil
 }
 
 func waitRunning(ctx context.Context, cl client.Client, key client.ObjectKey) (*virtv1.VirtualMachineInstance, error) {

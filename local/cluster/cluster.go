@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -24,6 +25,8 @@ import (
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/local/controlplane"
 	"github.com/virtkit/virtkit/local/node"
+	"github.com/virtkit/virtkit/local/registry"
+	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/nodeapi"
 	"github.com/virtkit/virtkit/subresources"
 	"github.com/virtkit/virtkit/virtapi"
@@ -35,12 +38,17 @@ const Namespace = "kubevirt"
 // Cluster is a running local cluster.
 type Cluster struct {
 	cfg    Config
+	reg    *registry.Registry
 	cp     *controlplane.ControlPlane
 	rest   *rest.Config
 	api    *http.Server
 	ctrl   *manager
+	prov   *manager
 	nodes  []*localNode
 	config controllers.Config
+
+	metrics  *prometheus.Registry
+	requests *metrics.ClientRequests
 }
 
 // localNode is one node and its handler.
@@ -67,6 +75,11 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		}
 	}()
 
+	// First: a taken port fails fast, and the nodes pull from it.
+	log.Info("starting the registry", "address", cfg.RegistryAddr, "images", cfg.RegistryDir())
+	if err := c.startRegistry(ctx); err != nil {
+		return c, err
+	}
 	log.Info("starting the control plane", "data", cfg.DataDir)
 	c.cp, err = controlplane.Start(ctx, controlplane.Config{
 		DataDir: filepath.Join(cfg.DataDir, "controlplane"), BinDir: cfg.BinDir,
@@ -78,8 +91,11 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if c.rest, err = c.cp.RESTConfig(); err != nil {
 		return c, err
 	}
+	if err := c.startMetrics(); err != nil {
+		return c, fmt.Errorf("cluster: metrics: %w", err)
+	}
 	s := scheme.New()
-	cl, err := client.New(c.rest, client.Options{Scheme: s})
+	cl, err := client.New(c.clientConfig(ComponentInstall), client.Options{Scheme: s})
 	if err != nil {
 		return c, fmt.Errorf("cluster: client: %w", err)
 	}
@@ -89,6 +105,10 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	}
 	c.config, err = controllers.ReadConfig(ctx, cl, Namespace, controllers.Config{LauncherImage: cfg.LauncherImage})
 	if err != nil {
+		return c, err
+	}
+	log.Info("starting the volume provisioner", "class", StorageClassName, "folders", cfg.VolumeDir())
+	if c.prov, err = c.startProvisioner(ctx, cl); err != nil {
 		return c, err
 	}
 
@@ -101,15 +121,16 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			return c, err
 		}
 	}
-	if err := c.serveVirtAPI(ctx, cl); err != nil {
+	if err := c.serveVirtAPI(ctx); err != nil {
 		return c, err
 	}
 	log.Info("starting the VM and VMI controllers")
-	c.ctrl, err = startManager(c.rest, ctrl.Options{}, func(mgr ctrl.Manager) error { return controllers.AddToManager(mgr, c.config) })
+	c.ctrl, err = startManager(ComponentController, c.clientConfig(ComponentController), ctrl.Options{},
+		func(mgr ctrl.Manager) error { return controllers.AddToManager(mgr, c.config) })
 	if err != nil {
 		return c, fmt.Errorf("cluster: controllers: %w", err)
 	}
-	log.Info("up", "kubeconfig", c.Kubeconfig(), "nodes", cfg.Nodes)
+	log.Info("up", "kubeconfig", c.Kubeconfig(), "registry", c.Registry(), "nodes", cfg.Nodes)
 	return c, nil
 }
 
@@ -118,15 +139,17 @@ func (c *Cluster) startNode(ctx context.Context, name string) (*localNode, error
 	cfg := c.cfg
 	log := cfg.Logger.WithValues("node", name)
 	log.Info("starting node")
-	cs, err := kubernetes.NewForConfig(c.rest)
+	cs, err := kubernetes.NewForConfig(c.clientConfig(ComponentNode))
 	if err != nil {
 		return nil, fmt.Errorf("cluster: node %s: %w", name, err)
 	}
 	ln := &localNode{name: name}
-	ln.node, err = node.Start(ctx, node.Config{
-		Name: name, StateDir: filepath.Join(cfg.DataDir, "nodes", name), BinDirs: []string{cfg.BinDir},
-		CNIBinDir: cfg.CNIBinDir, ImageDir: cfg.ImageDir, Logger: log.WithName("node"),
-	}, cs)
+	as(ComponentNode, func() {
+		ln.node, err = node.Start(ctx, node.Config{
+			Name: name, StateDir: filepath.Join(cfg.DataDir, "nodes", name), BinDirs: []string{cfg.BinDir},
+			CNIBinDir: cfg.CNIBinDir, Registry: c.Registry(), Logger: log.WithName("node"),
+		}, cs)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +159,7 @@ func (c *Cluster) startNode(ctx context.Context, name string) (*localNode, error
 	if err != nil {
 		return ln, err
 	}
-	ln.mgr, err = startManager(c.rest, ctrl.Options{Cache: handler.CacheOptions(name)}, ln.handler.SetupWithManager)
+	ln.mgr, err = startManager(ComponentHandler, c.clientConfig(ComponentHandler), ctrl.Options{Cache: handler.CacheOptions(name)}, ln.handler.SetupWithManager)
 	if err != nil {
 		return ln, fmt.Errorf("cluster: handler of node %s: %w", name, err)
 	}
@@ -146,7 +169,11 @@ func (c *Cluster) startNode(ctx context.Context, name string) (*localNode, error
 // serveVirtAPI serves virt-api on the loopback port the apiserver's
 // ExternalName Service points at. The node verbs go to the in-process
 // handlers directly.
-func (c *Cluster) serveVirtAPI(ctx context.Context, cl client.Client) error {
+func (c *Cluster) serveVirtAPI(ctx context.Context) error {
+	cl, err := client.New(c.clientConfig(ComponentAPI), client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return fmt.Errorf("cluster: virt-api client: %w", err)
+	}
 	pki := c.cp.Config().PKI()
 	cert, err := tls.LoadX509KeyPair(pki.Cert(virtAPICert), pki.Key(virtAPICert))
 	if err != nil {
@@ -179,7 +206,7 @@ func (c *Cluster) serveVirtAPI(ctx context.Context, cl client.Client) error {
 		return fmt.Errorf("cluster: virt-api on %s: %w (is another virt-local running? set VirtAPIPort)", addr, err)
 	}
 	c.api = &http.Server{Handler: h, TLSConfig: virtapi.TLSConfig(cert), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = c.api.ServeTLS(ln, "", "") }()
+	as(ComponentAPI, func() { go func() { _ = c.api.ServeTLS(ln, "", "") }() })
 	return nil
 }
 
@@ -207,8 +234,8 @@ func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.rest) }
 
 // Down stops the cluster: the controllers first (so that nothing restarts
 // what stops), then each node's pods (launchers shut their guests down
-// gracefully) and handler, then virt-api and the control plane. State stays
-// in the data directory.
+// gracefully) and handler, then the volume provisioner, virt-api, the
+// control plane and the registry. State stays in the data directory.
 func (c *Cluster) Down(ctx context.Context) error {
 	var errs []error
 	if c.ctrl != nil {
@@ -231,6 +258,9 @@ func (c *Cluster) Down(ctx context.Context) error {
 			errs = append(errs, n.handler.Close())
 		}
 	}
+	if c.prov != nil {
+		errs = append(errs, c.prov.stop())
+	}
 	if c.api != nil {
 		shut, cancel := context.WithTimeout(ctx, 10*time.Second)
 		errs = append(errs, c.api.Shutdown(shut))
@@ -238,6 +268,9 @@ func (c *Cluster) Down(ctx context.Context) error {
 	}
 	if c.cp != nil {
 		errs = append(errs, c.cp.Stop())
+	}
+	if c.reg != nil {
+		errs = append(errs, c.stopRegistry(ctx))
 	}
 	return errors.Join(errs...)
 }
@@ -281,7 +314,9 @@ type manager struct {
 	done   chan error
 }
 
-func startManager(rc *rest.Config, opts ctrl.Options, setup func(ctrl.Manager) error) (*manager, error) {
+// startManager starts a controller-runtime manager as component (its
+// goroutines carry the component's pprof label).
+func startManager(component string, rc *rest.Config, opts ctrl.Options, setup func(ctrl.Manager) error) (*manager, error) {
 	skip := true
 	opts.Scheme = scheme.New()
 	opts.Metrics = metricsserver.Options{BindAddress: "0"}
@@ -297,7 +332,7 @@ func startManager(rc *rest.Config, opts ctrl.Options, setup func(ctrl.Manager) e
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &manager{cancel: cancel, done: make(chan error, 1)}
-	go func() { m.done <- mgr.Start(ctx) }()
+	as(component, func() { go func() { m.done <- mgr.Start(ctx) }() })
 	return m, nil
 }
 

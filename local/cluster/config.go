@@ -5,24 +5,32 @@ import (
 	"path/filepath"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/virtkit/virtkit/controllers/handler"
+	"github.com/virtkit/virtkit/local/registry"
 )
 
 // Config is what a local cluster is. The zero value of an optional field
 // takes its default.
 type Config struct {
 	// DataDir holds all state: controlplane/ (etcd, PKI, kubeconfigs,
-	// logs), nodes/<name>/ (pods) and handlers/<name>/ (required).
+	// logs), registry/ (the registry's images), nodes/<name>/ (pods, and
+	// under images/ the image volumes' images, unpacked),
+	// handlers/<name>/ and volumes/ (the folders behind
+	// PersistentVolumes) (required).
 	DataDir string
 	// BinDir holds the control plane binaries and virt-launcher (required;
 	// `make kube-bins daemons` builds them into _output/bin).
 	BinDir string
 	// CNIBinDir holds the CNI plugins (`make cni-bins`: _output/cni/bin) (required).
 	CNIBinDir string
-	// ImageDir holds container images as unpacked folders, one per
-	// reference (local/node.DirImageStore); default DataDir/images.
-	ImageDir string
+	// RegistryAddr is the loopback host:port of the cluster's OCI registry
+	// (local/registry, its images under DataDir/registry), which the nodes
+	// pull image volumes (containerDisks, kernel-boot images) from;
+	// references name it as localhost:PORT or 127.0.0.1:PORT. Port 0 picks
+	// a free one (Cluster.Registry tells which). Default 127.0.0.1:5000.
+	RegistryAddr string
 	// Nodes names the local nodes; default one, "local".
 	Nodes []string
 	// APIServerPort, EtcdPort (and the two ports after it) and VirtAPIPort
@@ -34,6 +42,11 @@ type Config struct {
 	// LauncherImage names the launcher in launcher pods; the local node
 	// runs BinDir/virt-launcher for it. Default "virtkit/virt-launcher:local".
 	LauncherImage string
+	// Metrics receives the components' series (each component's requests
+	// to the apiserver, kubevirt_rest_client_requests_total); default a
+	// registry of the cluster's own with the Go and process collectors.
+	// Cluster.Metrics returns it.
+	Metrics *prometheus.Registry
 	// Logger receives progress.
 	Logger logr.Logger
 }
@@ -55,8 +68,8 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("cluster: %w", err)
 		}
 	}
-	if c.ImageDir == "" {
-		c.ImageDir = filepath.Join(c.DataDir, "images")
+	if c.RegistryAddr == "" {
+		c.RegistryAddr = registry.DefaultAddr
 	}
 	if len(c.Nodes) == 0 {
 		c.Nodes = []string{"local"}

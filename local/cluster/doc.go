@@ -1,12 +1,16 @@
 // Package cluster is virt-local as a library: a real single-machine
 // Kubernetes (local/controlplane) with virtkit installed and running in
-// this process. [Up] starts the control plane, installs the kubevirt.io
+// this process. [Up] starts an OCI registry on loopback (local/registry:
+// images for image volumes, such as containerDisks, are pushed there and
+// kept in the data directory), the control plane, installs the kubevirt.io
 // CRDs, the KubeVirt CR (software emulation) and the objects that make the
-// apiserver call virt-api, then serves virt-api (webhooks and the
+// apiserver call virt-api, starts the default StorageClass's folder
+// provisioner (local/provisioner), then serves virt-api (webhooks and the
 // subresources API), runs the VM and VMI controllers, and runs, per local
-// node, a node that runs launcher pods as host processes (local/node) and
-// that node's handler (controllers/handler). [Cluster.Down] stops it all,
-// guests first, gracefully.
+// node, a node that runs launcher pods as host processes (local/node),
+// pulling image volumes from the registry, and that node's handler
+// (controllers/handler). [Cluster.Down] stops it all, guests first,
+// gracefully.
 //
 // It owns the order of that start and stop and where each part keeps its
 // state under Config.DataDir. It does not link libvirt: the handlers'

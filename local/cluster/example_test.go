@@ -6,6 +6,7 @@ import (
 	"log"
 
 	"github.com/virtkit/virtkit/local/cluster"
+	"github.com/virtkit/virtkit/local/registry"
 	"github.com/virtkit/virtkit/virt/domain"
 )
 
@@ -26,4 +27,10 @@ func ExampleUp() {
 	}
 	defer c.Down(context.Background())
 	fmt.Println("export KUBECONFIG=" + c.Kubeconfig())
+
+	// containerDisks come from the cluster's registry (c.Registry(),
+	// 127.0.0.1:5000): a VM may then name localhost:5000/vms/fedora:41.
+	if _, _, err := registry.PushContainerDisk(context.Background(), "localhost:5000/vms/fedora:41", "fedora.qcow2"); err != nil {
+		log.Fatal(err)
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/virtkit/virtkit/local/registry"
 )
 
 // Config is what a local node is: its name, where it keeps its pods, which
@@ -37,7 +39,13 @@ type Config struct {
 	// Bridge is the name of the host bridge pods attach to. Default "vkl-"
 	// and 8 hex digits derived from Name.
 	Bridge string
-	// ImageDir is the folder of the default [DirImageStore]. Default
+	// Registry is the host:port of the OCI registry image volumes are
+	// pulled from by the default [RegistryImageStore] (local/registry;
+	// virt-local serves it). Default registry.DefaultAddr, 127.0.0.1:5000.
+	// Ignored with WithImageStore.
+	Registry string
+	// ImageDir holds the default RegistryImageStore's unpacked images, one
+	// folder per image manifest digest (ImageDir/sha256/HEX). Default
 	// StateDir/images. Ignored with WithImageStore.
 	ImageDir string
 	// InternalIP is the node's reported address. Default: the source
@@ -96,8 +104,17 @@ func (c Config) withDefaults() (Config, error) {
 	if len(c.Bridge) > 15 {
 		return c, fmt.Errorf("node: Config.Bridge %q: longer than 15 bytes", c.Bridge)
 	}
+	if c.Registry == "" {
+		c.Registry = registry.DefaultAddr
+	}
+	if _, _, err := net.SplitHostPort(c.Registry); err != nil {
+		return c, fmt.Errorf("node: Config.Registry %q: want host:port: %w", c.Registry, err)
+	}
 	if c.ImageDir == "" {
 		c.ImageDir = filepath.Join(c.StateDir, "images")
+	}
+	if c.ImageDir, err = filepath.Abs(c.ImageDir); err != nil {
+		return c, fmt.Errorf("node: Config.ImageDir: %w", err)
 	}
 	if c.InternalIP != "" && net.ParseIP(c.InternalIP) == nil {
 		return c, fmt.Errorf("node: Config.InternalIP %q: not an IP address", c.InternalIP)

@@ -23,10 +23,12 @@
 // local/node/nodefake: [ProcessRunner] (the host implementation re-executes
 // the running program as a small helper that builds the pod's mount view
 // and executes the command), [Network] ([CNI]) and [ImageStore]
-// ([DirImageStore]).
+// ([RegistryImageStore], which pulls image volumes' images from one
+// registry, virt-local's local/registry on loopback, and unpacks them under
+// Config.ImageDir).
 //
 // The package owns the Node object, the pods bound to it and everything under
-// Config.StateDir. It does not schedule, pull images or run anything
-// KubeVirt-specific: launcher pods are pods like any other. See
-// docs/sdk/local-node.md.
+// Config.StateDir. It does not schedule, pull containers' images (only
+// image volumes') or run anything KubeVirt-specific: launcher pods are pods
+// like any other. See docs/sdk/local-node.md.
 package node

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/virtkit/virtkit/local/node"
+	"github.com/virtkit/virtkit/local/registry"
 )
 
 // A local node on a running control plane (local/controlplane): pods the
@@ -38,21 +39,38 @@ func ExampleStart() {
 	fmt.Println("node", n.Config().Name, "runs pods on bridge", n.Config().Bridge)
 }
 
-// Image volumes (containerDisks) come from an ImageStore; DirImageStore
-// reads unpacked images from folders named after the reference.
-func ExampleDirImageStore() {
-	root, _ := os.MkdirTemp("", "images")
-	defer os.RemoveAll(root)
-	_ = os.MkdirAll(filepath.Join(root, "registry:5000", "disks", "alpine", "v1", "disk"), 0o755)
+// Image volumes (containerDisks) come from an ImageStore. The default,
+// RegistryImageStore, pulls them from one registry (virt-local's
+// local/registry, on loopback) and unpacks each under its Dir; an image of
+// another registry is not found, as one missing from it.
+func ExampleRegistryImageStore() {
+	dir, _ := os.MkdirTemp("", "images")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	reg, err := registry.Start(ctx, registry.Config{Dir: filepath.Join(dir, "registry"), Addr: "127.0.0.1:0"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer reg.Stop(ctx)
+	disk := filepath.Join(dir, "disk.qcow2")
+	_ = os.WriteFile(disk, []byte("a disk image"), 0o644)
+	if _, _, err := registry.PushContainerDisk(ctx, reg.Addr()+"/disks/alpine:v1", disk); err != nil {
+		log.Fatal(err)
+	}
 
-	store := node.DirImageStore{Root: root}
-	dir, err := store.Mount(context.Background(), "registry:5000/disks/alpine:v1")
-	fmt.Println(filepath.Rel(root, dir))
-	fmt.Println(err)
-	_, err = store.Mount(context.Background(), "registry:5000/disks/alpine:v2")
+	store := &node.RegistryImageStore{Registry: reg.Addr(), Dir: filepath.Join(dir, "images")}
+	folder, err := store.Mount(ctx, reg.Addr()+"/disks/alpine:v1")
+	if err != nil {
+		log.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(folder, "disk", "disk.qcow2"))
+	fmt.Printf("%q %v\n", b, err)
+	_, err = store.Mount(ctx, reg.Addr()+"/disks/alpine:v2")
+	fmt.Println(errors.Is(err, node.ErrImageNotFound))
+	_, err = store.Mount(ctx, "quay.io/containerdisks/fedora:41")
 	fmt.Println(errors.Is(err, node.ErrImageNotFound))
 	// Output:
-	// registry:5000/disks/alpine/v1 <nil>
-	// <nil>
+	// "a disk image" <nil>
+	// true
 	// true
 }

@@ -18,18 +18,19 @@ import (
 
 // launcherPod runs a launcher pod as controllers/vmi renders it, with a
 // script in place of virt-launcher that keeps the launcher's side of the
-// contract: it finds its containerDisk (an image volume), marks itself
+// contract: it finds its containerDisk (an image volume of the node's
+// registry, the disk in its /disk folder), marks itself
 // ready in the VMI's folder the handler shares (a hostPath volume mounted
 // where the host has no folder), and ends with a termination message when
 // the handler's side asks it to.
-func launcherPod(ctx context.Context, t *testing.T, c *cluster) {
+func launcherPod(ctx context.Context, t *testing.T, c *cluster, diskImage string) {
 	t.Helper()
 	vmi := &virtv1.VirtualMachineInstance{
 		ObjectMeta: metav1.ObjectMeta{Name: "vm1", Namespace: "t", UID: types.UID("0f5b9a3e-5c1d-4a43-9d8e-" + fmt.Sprintf("%012d", os.Getpid()))},
 		Spec: virtv1.VirtualMachineInstanceSpec{
 			Domain: virtv1.DomainSpec{Resources: virtv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}}},
 			Volumes: []virtv1.Volume{{Name: "rootdisk", VolumeSource: virtv1.VolumeSource{
-				ContainerDisk: &virtv1.ContainerDiskSource{Image: "example.com/disk:v1"}}}},
+				ContainerDisk: &virtv1.ContainerDiskSource{Image: diskImage}}}},
 		},
 	}
 	pod, err := vmictl.RenderPod(vmi, vmictl.PodOptions{LauncherImage: "example.com/virt-launcher:v1", Emulation: true})
@@ -41,7 +42,7 @@ func launcherPod(ctx context.Context, t *testing.T, c *cluster) {
 	compute := &pod.Spec.Containers[0]
 	// $0 is virt-launcher, then its flags: --dir DIR ...
 	script := `d=$2
-test -f "$DISK/disk.img" || exit 9
+test -f "$DISK/disk/disk.img" || exit 9
 touch "$d/ready"
 while ! test -f "$d/stop"; do sleep 0.1; done
 echo "guest stopped" > /dev/termination-log`

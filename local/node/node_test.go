@@ -25,6 +25,7 @@ import (
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/local/controlplane"
 	"github.com/virtkit/virtkit/local/node"
+	"github.com/virtkit/virtkit/local/registry"
 )
 
 func TestMain(m *testing.M) {
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 	testenv.Main(m)
 }
 
-// cluster is a real control plane and a local node on it.
+// cluster is a real control plane, a registry and a local node on them.
 type cluster struct {
 	t     *testing.T
 	dir   string
@@ -48,13 +49,28 @@ type cluster struct {
 	owner string
 }
 
+// pushDisk pushes a containerDisk image whose /disk/disk.img holds content
+// to the node's registry as REPOSITORY:TAG and returns its reference.
+func (c *cluster) pushDisk(repoTag, content string) string {
+	c.t.Helper()
+	disk := filepath.Join(c.dir, "disk.img")
+	if err := os.WriteFile(disk, []byte(content), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	ref := c.cfg.Registry + "/" + repoTag
+	if _, _, err := registry.PushContainerDisk(context.Background(), ref, disk); err != nil {
+		c.t.Fatal(err)
+	}
+	return ref
+}
+
 func startCluster(t *testing.T, ctx context.Context) *cluster {
 	t.Helper()
 	// Everything started from here carries the leftover check's marker.
 	owner := testenv.OwnerEnv + "=" + strconv.Itoa(os.Getpid())
 	t.Setenv(testenv.OwnerEnv, strconv.Itoa(os.Getpid()))
 	dir := testenv.Dir(t)
-	base := testenv.FreePorts(t, 4)
+	base := testenv.FreePorts(t, 5) // the apiserver, etcd's three, the registry
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: filepath.Join(dir, "cp"), BinDir: testenv.Output(t, "bin"),
 		APIServerPort: base, EtcdPort: base + 1, Logger: testr.New(t).WithName("controlplane")})
 	if err != nil {
@@ -77,8 +93,19 @@ func startCluster(t *testing.T, ctx context.Context) *cluster {
 	if err := os.WriteFile(filepath.Join(bin, "vkt-hello"), []byte("#!/bin/sh\necho hello from the binary folder\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	reg, err := registry.Start(ctx, registry.Config{Dir: filepath.Join(dir, "registry"),
+		Addr: fmt.Sprintf("127.0.0.1:%d", base+4), Logger: testr.New(t).WithName("registry")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := reg.Stop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
 	c := &cluster{t: t, dir: dir, cs: kubernetes.NewForConfigOrDie(rc), owner: owner}
 	c.cfg = node.Config{
+		Registry:  reg.Addr(),
 		Name:      testenv.NamePrefix() + "node",
 		StateDir:  filepath.Join(dir, "node"),
 		BinDirs:   []string{bin},
@@ -238,13 +265,7 @@ func TestLocalNode(t *testing.T) {
 		Data: map[string][]byte{"token": []byte("s3cret")}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	imageDir := filepath.Join(c.cfg.StateDir, "images", "example.com", "disk", "v1")
-	if err := os.MkdirAll(imageDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(imageDir, "disk.img"), []byte("a disk"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	diskImage := c.pushDisk("disk:v1", "a disk")
 	hostDir := filepath.Join(c.dir, "host-data")
 	dirOrCreate := corev1.HostPathDirectoryOrCreate
 
@@ -270,11 +291,12 @@ exec busybox httpd -f -p 8080 -h /www`, func(p *corev1.Pod) {
 	})
 	done := shPod("done", `echo "bye: $(vkt-hello)" > /dev/termination-log; exit 3`)
 	ok := shPod("ok", "", func(p *corev1.Pod) { p.Spec.Containers[0].Command = []string{"vkt-hello"} })
-	image := shPod("image", "test -f /disk/disk.img", func(p *corev1.Pod) {
-		mount(p, corev1.Volume{Name: "disk", VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "example.com/disk:v1"}}}, "/disk")
+	image := shPod("image", `test "$(cat /img/disk/disk.img)" = "a disk" && ! touch /img/disk/x`, func(p *corev1.Pod) {
+		mount(p, corev1.Volume{Name: "disk", VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: diskImage}}}, "/img")
 	})
+	missingImage := c.cfg.Registry + "/missing:v1"
 	noImage := shPod("noimage", "true", func(p *corev1.Pod) {
-		mount(p, corev1.Volume{Name: "disk", VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "example.com/missing:v1"}}}, "/disk")
+		mount(p, corev1.Volume{Name: "disk", VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: missingImage}}}, "/disk")
 	})
 	for _, p := range []*corev1.Pod{web, done, ok, image, noImage} {
 		if _, err := cs.CoreV1().Pods("t").Create(ctx, p, metav1.CreateOptions{}); err != nil {
@@ -295,11 +317,11 @@ exec busybox httpd -f -p 8080 -h /www`, func(p *corev1.Pod) {
 		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil &&
 			p.Status.ContainerStatuses[0].State.Waiting.Reason == "ErrImagePull"
 	})
-	if msg := got.Status.ContainerStatuses[0].State.Waiting.Message; !strings.Contains(msg, "example.com/missing:v1") {
+	if msg := got.Status.ContainerStatuses[0].State.Waiting.Message; !strings.Contains(msg, missingImage) {
 		t.Errorf("noimage: waiting message %q does not name the image", msg)
 	}
 
-	launcherPod(ctx, t, c)
+	launcherPod(ctx, t, c, diskImage)
 
 	got = c.waitPod(ctx, "web", "Running", phaseIs(corev1.PodRunning))
 	ip := got.Status.PodIP

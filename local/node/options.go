@@ -29,7 +29,8 @@ func WithProcessRunner(r ProcessRunner) Option { return func(o *options) { o.run
 // WithNetwork replaces the CNI network (and makes Config.CNIBinDir optional).
 func WithNetwork(n Network) Option { return func(o *options) { o.network = n } }
 
-// WithImageStore replaces the DirImageStore over Config.ImageDir.
+// WithImageStore replaces the RegistryImageStore over Config.Registry and
+// Config.ImageDir.
 func WithImageStore(s ImageStore) Option { return func(o *options) { o.images = s } }
 
 // WithClock sets the clock that stamps statuses.

@@ -83,7 +83,7 @@ func NewProvider(ctx context.Context, cfg Config, client kubernetes.Interface, o
 		closers = append(closers, h.Close)
 	}
 	if o.images == nil {
-		o.images = DirImageStore{Root: cfg.ImageDir}
+		o.images = &RegistryImageStore{Registry: cfg.Registry, Dir: cfg.ImageDir, Logger: cfg.Logger.WithName("images")}
 	}
 	if err := os.MkdirAll(cfg.podsDir(), 0o700); err != nil {
 		return nil, fmt.Errorf("node: Config.StateDir: %w", err)

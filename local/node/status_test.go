@@ -3,7 +3,6 @@ package node
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -217,29 +216,6 @@ func TestExpandVars(t *testing.T) {
 	} {
 		if got := expandVars(in, vars); got != want {
 			t.Errorf("expandVars(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestImagePath(t *testing.T) {
-	for _, tc := range []struct{ ref, want, err string }{
-		{"registry:5000/vm/disk:v1", "registry:5000/vm/disk/v1", ""},
-		{"registry:5000/vm/disk", "registry:5000/vm/disk/latest", ""},
-		{"vm/disk@sha256:abc", "vm/disk/sha256:abc", ""},
-		{"disk", "disk/latest", ""},
-		{"", "", "empty"},
-		{"../x:1", "", ". or .."},
-		{"a//b", "", ". or .."},
-	} {
-		got, err := imagePath(tc.ref)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("imagePath(%q) error = %v, want one with %q", tc.ref, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || got != tc.want {
-			t.Errorf("imagePath(%q) = %q, %v; want %q", tc.ref, got, err, tc.want)
 		}
 	}
 }

@@ -23,27 +23,32 @@ import (
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/local/cluster"
+	"github.com/virtkit/virtkit/local/registry"
 	"github.com/virtkit/virtkit/subresources"
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
 )
 
 type world struct {
+	data       string // the data directory
+	registry   string // host:port of its registry
 	c          client.Client
 	sub        *subresources.Client
 	kubeconfig string
 }
 
+// manifestRegistry is the registry the example manifests name, virt-local's
+// default address; the tests' virt-local listens on a free port instead,
+// so that it runs next to the one of `make run`.
+const manifestRegistry = "localhost:5000/"
+
 // up starts virt-local from an empty data directory with the test guest
-// published as the manifest's containerDisk.
+// pushed to its registry as the manifest's containerDisk.
 func up(t *testing.T) *world {
 	t.Helper()
 	testenv.Integration(t)
 	guest := testenv.Guest(t)
 	data := filepath.Join(testenv.Dir(t), "data")
-	img := filepath.Join(data, "images", "localhost:5000/virtkit/test-guest/latest/disk")
-	must(t, os.MkdirAll(img, 0o755))
-	must(t, copyFile(guest.Disk, filepath.Join(img, "disk.qcow2")))
 
 	base := testenv.FreePorts(t, 5)
 	log := testr.NewWithOptions(t, testr.Options{Verbosity: 0})
@@ -51,7 +56,7 @@ func up(t *testing.T) *world {
 	defer cancel()
 	c, err := cluster.Up(ctx, cluster.Config{
 		DataDir: data, BinDir: testenv.Output(t, "bin"), CNIBinDir: testenv.Output(t, "cni", "bin"),
-		APIServerPort: base, EtcdPort: base + 1, VirtAPIPort: base + 4, Logger: log,
+		APIServerPort: base, EtcdPort: base + 1, VirtAPIPort: base + 4, RegistryAddr: "127.0.0.1:0", Logger: log,
 		// A node name of its own: a node's bridge and pod range derive from
 		// it, and a virt-local of `make run` may be up on this machine.
 		Nodes:     []string{strings.TrimSuffix(testenv.NamePrefix(), "-") + "-node"},
@@ -67,11 +72,16 @@ func up(t *testing.T) *world {
 			t.Errorf("virt-local down: %v", err)
 		}
 	})
-	cl, err := client.New(c.RESTConfig(), client.Options{Scheme: scheme.New()})
+	w := &world{data: data, registry: c.Registry()}
+	if _, _, err := registry.PushContainerDisk(ctx, w.localImage("virtkit/test-guest:latest"), guest.Disk); err != nil {
+		t.Fatal(err)
+	}
+	w.c, err = client.New(c.RESTConfig(), client.Options{Scheme: scheme.New()})
 	must(t, err)
-	sub, err := subresources.NewClient(c.RESTConfig())
+	w.sub, err = subresources.NewClient(c.RESTConfig())
 	must(t, err)
-	return &world{c: cl, sub: sub, kubeconfig: c.Kubeconfig()}
+	w.kubeconfig = c.Kubeconfig()
+	return w
 }
 
 // TestVMTiny is issue 8's proof on the example manifest: it runs, its
@@ -82,7 +92,7 @@ func TestVMTiny(t *testing.T) {
 	w := up(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	vm := readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
 	must(t, w.c.Create(ctx, vm))
 
 	vmi := w.waitRunning(ctx, t, vm)
@@ -130,7 +140,7 @@ func TestRefusals(t *testing.T) {
 	w := up(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bad := readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	bad := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
 	bad.Name = "bad"
 	bad.Spec.Template.Spec.Domain.Devices.Disks[0].Disk.Bus = "floppy"
 	err := w.c.Create(ctx, bad)
@@ -138,9 +148,10 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("creating a VM with a bad disk bus = %v, want a refusal naming the field", err)
 	}
 
-	missing := readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	missing := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
 	missing.Name = "missing"
-	missing.Spec.Template.Spec.Volumes[0].ContainerDisk.Image = "localhost:5000/no/such-image:1"
+	missingImage := w.localImage("no/such-image:1")
+	missing.Spec.Template.Spec.Volumes[0].ContainerDisk.Image = missingImage
 	must(t, w.c.Create(ctx, missing))
 	eventually(ctx, t, "the VM saying its image is missing", func() (bool, string) {
 		vm := &virtv1.VirtualMachine{}
@@ -154,7 +165,7 @@ func TestRefusals(t *testing.T) {
 				}
 			}
 		}
-		return vm.Status.PrintableStatus == virtv1.VirtualMachineStatusErrImagePull && strings.Contains(msg, "localhost:5000/no/such-image:1"),
+		return vm.Status.PrintableStatus == virtv1.VirtualMachineStatusErrImagePull && strings.Contains(msg, missingImage),
 			fmt.Sprintf("VM %s, VMI Synchronized %q", vm.Status.PrintableStatus, msg)
 	})
 
@@ -258,14 +269,26 @@ func waitFile(ctx context.Context, t *testing.T, path, want string) {
 	})
 }
 
-func readVM(t *testing.T, path string) *virtv1.VirtualMachine {
+// readVM reads a VirtualMachine manifest; its containerDisks of
+// localhost:5000 name the running test's registry (see up).
+func (w *world) readVM(t *testing.T, path string) *virtv1.VirtualMachine {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	must(t, err)
 	vm := &virtv1.VirtualMachine{}
 	must(t, yaml.UnmarshalStrict(b, vm))
 	vm.Namespace = "default"
+	for _, v := range vm.Spec.Template.Spec.Volumes {
+		if cd := v.ContainerDisk; cd != nil && strings.HasPrefix(cd.Image, manifestRegistry) {
+			cd.Image = w.localImage(strings.TrimPrefix(cd.Image, manifestRegistry))
+		}
+	}
 	return vm
+}
+
+// localImage is REPOSITORY:TAG in the running test's registry.
+func (w *world) localImage(repoTag string) string {
+	return w.registry + "/" + repoTag
 }
 
 func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string)) {
@@ -283,14 +306,6 @@ func eventually(ctx context.Context, t *testing.T, what string, cond func() (boo
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
-}
-
-func copyFile(src, dst string) error {
-	b, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(dst, b, 0o644)
 }
 
 func must(t testing.TB, err error) {

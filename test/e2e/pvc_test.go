@@ -1,0 +1,89 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/local/cluster"
+)
+
+// TestPVCKeepsData is the issue's persistence proof: a VM with a data disk
+// on a PVC (bound by virt-local's folder provisioner) keeps what the guest
+// wrote there across `virtctl stop` and `virtctl start`; deleting the VM and
+// the claim removes the claim's folder.
+func TestPVCKeepsData(t *testing.T) {
+	w := up(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "keeper-data"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}},
+		},
+	}
+	must(t, w.c.Create(ctx, pvc))
+	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	vm.Name = "keeper"
+	spec := &vm.Spec.Template.Spec
+	spec.Domain.Devices.Disks = append(spec.Domain.Devices.Disks, virtv1.Disk{Name: "data",
+		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}})
+	spec.Volumes = append(spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
+		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}})
+	must(t, w.c.Create(ctx, vm))
+
+	first := w.waitRunning(ctx, t, vm)
+	// vda is the containerDisk, vdb cloud-init's, vdc the claim's.
+	waitFile(ctx, t, serialLog(first), "VIRTKIT-DISK vdc previous=none wrote=1 readback=ok")
+
+	// The claim is Bound to a folder of the data directory, holding the
+	// disk.img virt-handler made for it.
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(pvc), pvc))
+	if pvc.Status.Phase != corev1.ClaimBound || pvc.Spec.StorageClassName == nil || *pvc.Spec.StorageClassName != cluster.StorageClassName {
+		t.Fatalf("claim phase %s, class %v; want Bound, of the default class %q", pvc.Status.Phase, pvc.Spec.StorageClassName, cluster.StorageClassName)
+	}
+	folder := filepath.Join(w.data, "volumes", pvc.Spec.VolumeName)
+	if st, err := os.Stat(filepath.Join(folder, "disk.img")); err != nil || st.Size() == 0 {
+		t.Fatalf("disk.img in the claim's folder: %v, %v", st, err)
+	}
+
+	w.virtctl(ctx, t, "stop", vm.Name, "-n", vm.Namespace)
+	waitFile(ctx, t, serialLog(first), "VIRTKIT-POWEROFF")
+	w.waitNoVMI(ctx, t, vm)
+	w.virtctl(ctx, t, "start", vm.Name, "-n", vm.Namespace)
+	second := w.waitRunning(ctx, t, vm)
+	if second.UID == first.UID {
+		t.Fatal("the VMI after start is the old one")
+	}
+	// The guest finds its own marker from the first boot.
+	waitFile(ctx, t, serialLog(second), "VIRTKIT-DISK vdc previous=1 wrote=2 readback=ok")
+
+	must(t, w.c.Delete(ctx, vm))
+	w.waitNoVMI(ctx, t, vm)
+	must(t, w.c.Delete(ctx, pvc))
+	eventually(ctx, t, "the claim, its volume and its folder gone", func() (bool, string) {
+		var pvs corev1.PersistentVolumeList
+		must(t, w.c.List(ctx, &pvs))
+		cerr := w.c.Get(ctx, client.ObjectKeyFromObject(pvc), &corev1.PersistentVolumeClaim{})
+		_, ferr := os.Stat(folder)
+		return len(pvs.Items) == 0 && apierrors.IsNotFound(cerr) && os.IsNotExist(ferr),
+			fmt.Sprintf("%d volumes, claim: %v, folder: %v", len(pvs.Items), cerr, ferr)
+	})
+}
+
+// serialLog is the guest's serial console log in its launcher folder.
+func serialLog(vmi *virtv1.VirtualMachineInstance) string {
+	return filepath.Join("/var/run/virtkit/pods", string(vmi.UID), "serial0.log")
+}
