@@ -13,7 +13,7 @@ CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/daemons/vir
 # API groups whose CRDs deploy/crds serves (see hack/crdgen).
 CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1
 
-.PHONY: run stop boot-guest test test-short deps kube-bins cni-bins guest tools generate verify-generated lint check-pure clean daemons bench-overhead
+.PHONY: run stop boot-guest test test-short deps kube-bins cni-bins guest tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density
 
 ## run: start virt-local (a real single-machine Kubernetes with virtkit), boot examples/manifests/vm-tiny.yaml, show its console
 run: deps kube-bins cni-bins guest daemons
@@ -87,6 +87,11 @@ N ?= 4
 RUNS ?= 20
 bench-overhead: deps guest daemons
 	go run ./hack/bench/overhead -launcher $(OUT)/bin/virt-launcher -n $(N) -runs $(RUNS)
+
+## bench-density: KubeVirt's density test on virt-local next to plain libvirt (DENSITY_N VMIs, 100 ms apart)
+DENSITY_N ?= 20
+bench-density: deps kube-bins cni-bins guest daemons
+	go run ./hack/bench/density -n $(DENSITY_N) $(DENSITY_FLAGS)
 
 clean:
 	rm -rf $(OUT)/run $(OUT)/crd-raw $(OUT)/crd-check
