@@ -22,6 +22,10 @@ type Config struct {
 	Emulation bool
 	// LauncherImage is the image launcher pods run.
 	LauncherImage string
+	// LauncherCapabilitiesCache is the node folder launchers share for
+	// libvirt's QEMU capability probe (vmi.PodOptions.CapabilitiesCache);
+	// empty: none. Not in the KubeVirt CR.
+	LauncherCapabilitiesCache string
 	// ImagePullPolicy is the launcher container's pull policy (imagePullPolicy).
 	ImagePullPolicy corev1.PullPolicy
 	// CPUModel is the guest CPU model of specs without one (cpuModel).
@@ -121,6 +125,7 @@ func (cfg Config) PodOptions() vmi.PodOptions {
 		CPURequest:         cfg.CPURequest,
 		NodeSelector:       cfg.NodeSelector,
 		RuntimeClassName:   cfg.RuntimeClassName,
+		CapabilitiesCache:  cfg.LauncherCapabilitiesCache,
 	}
 }
 

@@ -192,6 +192,22 @@ func TestRenderPodShape(t *testing.T) {
 	assert.Equal(t, pod.Spec.Containers[0].Command[len(pod.Spec.Containers[0].Command)-1], "30s")
 }
 
+// TestRenderPodCapabilitiesCache: a node's shared capability cache is a
+// hostPath volume and the launcher's --libvirt-cache-dir.
+func TestRenderPodCapabilitiesCache(t *testing.T) {
+	opts := kvmOpts
+	opts.CapabilitiesCache = "/var/lib/virt-local/cache/libvirt"
+	pod, err := RenderPod(newVMI(), opts)
+	assert.NilError(t, err)
+	dirType := corev1.HostPathDirectoryOrCreate
+	vols := pod.Spec.Volumes
+	assert.DeepEqual(t, vols[len(vols)-1], corev1.Volume{Name: "virtkit-libvirt-cache", VolumeSource: corev1.VolumeSource{
+		HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/virt-local/cache/libvirt", Type: &dirType}}})
+	c := pod.Spec.Containers[0]
+	assert.DeepEqual(t, c.VolumeMounts[len(c.VolumeMounts)-1], corev1.VolumeMount{Name: "virtkit-libvirt-cache", MountPath: "/var/cache/virtkit/libvirt"})
+	assert.DeepEqual(t, c.Command[len(c.Command)-2:], []string{"--libvirt-cache-dir", "/var/cache/virtkit/libvirt"})
+}
+
 func TestRenderPodVolumes(t *testing.T) {
 	f := false
 	vmi := newVMI(withVolumes())

@@ -103,7 +103,9 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err := install(ctx, cl, cfg, c.cp.Config().PKI()); err != nil {
 		return c, err
 	}
-	c.config, err = controllers.ReadConfig(ctx, cl, Namespace, controllers.Config{LauncherImage: cfg.LauncherImage})
+	c.config, err = controllers.ReadConfig(ctx, cl, Namespace, controllers.Config{LauncherImage: cfg.LauncherImage,
+		// One probe of QEMU's capabilities for all launchers, not one each.
+		LauncherCapabilitiesCache: cfg.CapabilitiesCacheDir()})
 	if err != nil {
 		return c, err
 	}

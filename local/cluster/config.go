@@ -86,5 +86,9 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
+// CapabilitiesCacheDir is the libvirt capability cache every launcher of
+// the cluster shares (controllers.Config.LauncherCapabilitiesCache).
+func (c Config) CapabilitiesCacheDir() string { return filepath.Join(c.DataDir, "cache", "libvirt") }
+
 // Kubeconfig is the administrator's kubeconfig of a cluster with this data directory.
 func (c Config) Kubeconfig() string { return filepath.Join(c.DataDir, "controlplane", "kubeconfig") }

@@ -79,7 +79,7 @@ func runLocal(ctx context.Context, o options) (_ *localResult, err error) {
 		Nodes:     []string{fmt.Sprintf("density-%d", os.Getpid())},
 		Connector: func(ctx context.Context, uri string) (domain.Manager, error) { return domainlibvirt.New(ctx, uri) },
 		Metrics:   reg,
-		Logger:    progressLogger(),
+		Logger:    progressLogger(o.verbose),
 	})
 	if err != nil {
 		return nil, err
@@ -444,10 +444,14 @@ func sortedKeys[V any](m map[string]V) []string {
 	return ks
 }
 
-// progressLogger writes virt-local's progress, and with -v its components'
-// logs, to stderr with timestamps.
-func progressLogger() logr.Logger {
+// progressLogger writes virt-local's progress, and when verbose its
+// components' logs and start-up steps, to stderr with timestamps.
+func progressLogger(verbose bool) logr.Logger {
+	v := 0
+	if verbose {
+		v = 1
+	}
 	return funcr.New(func(prefix, args string) {
 		fmt.Fprintln(os.Stderr, time.Now().Format("15:04:05.000"), prefix, args)
-	}, funcr.Options{Verbosity: 0})
+	}, funcr.Options{Verbosity: v})
 }

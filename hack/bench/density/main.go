@@ -68,7 +68,7 @@ func main() {
 	flag.BoolVar(&o.verbose, "v", false, "the components' logs (controllers, handler) on stderr")
 	flag.Parse()
 	if o.verbose {
-		ctrllog.SetLogger(progressLogger())
+		ctrllog.SetLogger(progressLogger(true))
 	} else {
 		ctrllog.SetLogger(logr.Discard())
 	}
