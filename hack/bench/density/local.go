@@ -37,7 +37,7 @@ import (
 // localResult is what the virt-local run measured.
 type localResult struct {
 	latencies []float64
-	// requests: component -> "verb resource" -> count.
+	// requests: component -> "verb resource code" -> count.
 	requests map[string]map[string]float64
 	// cpu: component -> CPU seconds from the labelled profile.
 	cpu         map[string]float64
@@ -285,7 +285,7 @@ func waitNone(ctx context.Context, cl client.Client) error {
 }
 
 // gatherRequests reads kubevirt_rest_client_requests_total by component
-// and "verb resource".
+// and "verb resource code".
 func gatherRequests(g prometheus.Gatherer) (map[string]map[string]float64, error) {
 	mfs, err := g.Gather()
 	if err != nil {
@@ -301,7 +301,7 @@ func gatherRequests(g prometheus.Gatherer) (map[string]map[string]float64, error
 			if out[l["component"]] == nil {
 				out[l["component"]] = map[string]float64{}
 			}
-			out[l["component"]][l["verb"]+" "+l["resource"]] += m.GetCounter().GetValue()
+			out[l["component"]][l["verb"]+" "+l["resource"]+" "+l["code"]] += m.GetCounter().GetValue()
 		}
 	}
 	return out, nil
@@ -405,7 +405,7 @@ func (r *localResult) print(n int) {
 			fmt.Printf("  %-24s %6.3f s\n", stage, percentile(r.timeline.since("created", stage), 50))
 		}
 	}
-	fmt.Println("requests to the apiserver during the run, per VMI (component, verb, resource):")
+	fmt.Println("requests to the apiserver during the run, per VMI (component, verb, resource, HTTP code):")
 	for _, comp := range sortedKeys(r.requests) {
 		for _, k := range sortedKeys(r.requests[comp]) {
 			fmt.Printf("  %-16s %-40s %6.2f\n", comp, k, r.requests[comp][k]/float64(n))
@@ -419,15 +419,19 @@ func (r *localResult) print(n int) {
 	fmt.Printf("per VM: launcher + libvirtd %.1f MiB RSS, QEMU %.1f MiB RSS\n", r.launcherMiB, r.qemuMiB)
 }
 
-// writesPerVMI counts what KubeVirt's figure counts: PATCH and UPDATE of
-// VMIs and pods by the components, per VMI.
+// writesPerVMI counts what KubeVirt's figure counts, PATCH and UPDATE of
+// VMIs and pods by the components, per VMI; only those that wrote (2xx):
+// a 409 conflict changed nothing, and the breakdown shows it apart.
 func (r *localResult) writesPerVMI(n int) float64 {
 	var w float64
 	for _, comp := range []string{cluster.ComponentController, cluster.ComponentHandler, cluster.ComponentAPI} {
 		for k, v := range r.requests[comp] {
-			verb, res, _ := strings.Cut(k, " ")
-			base, _, _ := strings.Cut(res, "/")
-			if (verb == "patch" || verb == "update") && (base == "virtualmachineinstances" || base == "pods") {
+			f := strings.Fields(k) // verb, resource, code
+			if len(f) != 3 {
+				continue
+			}
+			base, _, _ := strings.Cut(f[1], "/")
+			if (f[0] == "patch" || f[0] == "update") && (base == "virtualmachineinstances" || base == "pods") && strings.HasPrefix(f[2], "2") {
 				w += v
 			}
 		}

@@ -23,7 +23,8 @@
 //
 // Writes per VMI counts what KubeVirt's published figure counts: PATCH
 // and UPDATE requests on VMIs and pods by virtkit's components, divided by
-// N; the breakdown also shows creates and events. With -max-writes it
+// N, counting those that wrote (2xx, not a 409 conflict); the breakdown
+// also shows creates, events and failed attempts. With -max-writes it
 // fails when writes per VMI exceed that.
 //
 // It ends with one machine-readable line:
