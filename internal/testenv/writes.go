@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,6 +41,21 @@ func (c *WriteCounter) record(verb string, obj client.Object, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.log = append(c.log, obj.GetNamespace()+"|"+w)
+}
+
+// WritesAtLeast waits up to timeout until n writes to objects in namespace
+// ns have returned, and returns the writes then. An object changes on the
+// apiserver before its write returns to the client: a test that saw the
+// change uses it so as not to miss the write still on its way back.
+func (c *WriteCounter) WritesAtLeast(ns string, n int, timeout time.Duration) []string {
+	deadline := time.Now().Add(timeout)
+	for {
+		w := c.Writes(ns)
+		if len(w) >= n || time.Now().After(deadline) {
+			return w
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Writes returns the writes made so far to objects in namespace ns, in order.
