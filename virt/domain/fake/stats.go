@@ -8,8 +8,10 @@ import (
 
 // Stats reports synthetic counters; see domain.Manager.Stats. CPU time is
 // the running time by the clock plus a fixed tick per call (so that it grows
-// under a frozen clock); memory is the document's; disks and interfaces of
-// the live document are listed with zero I/O.
+// under a frozen clock), not split into user and system time; memory is the
+// document's (actual and maximum; resident a quarter of it; no balloon
+// statistics); disks and interfaces of the live document are listed with
+// zero I/O.
 func (m *Manager) Stats(ctx context.Context, name string) (*domain.Stats, error) {
 	var out *domain.Stats
 	err := m.onDomain(ctx, domain.OpStats, name, func(d *fakeDomain) error {
@@ -23,7 +25,7 @@ func (m *Manager) Stats(ctx context.Context, name string) (*domain.Stats, error)
 		out.CPUTime = d.cpu + m.now().Sub(d.started)
 		if mem := d.live.Memory; mem != nil {
 			kib := kibibytes(mem.Value, mem.Unit)
-			out.Memory = domain.MemoryStats{ActualKiB: kib, RSSKiB: kib / 4}
+			out.Memory = domain.MemoryStats{ActualKiB: kib, MaximumKiB: kib, RSSKiB: kib / 4}
 		}
 		if devs := d.live.Devices; devs != nil {
 			for _, disk := range devs.Disks {

@@ -61,21 +61,25 @@ func convertStats(name string, r *libvirt.DomainStats) *domain.Stats {
 	if r.State != nil && r.State.StateSet {
 		s.State = domain.State(r.State.State)
 	}
-	if r.Cpu != nil && r.Cpu.TimeSet {
-		s.CPUTime = time.Duration(r.Cpu.Time)
+	if c := r.Cpu; c != nil {
+		// Unset fields are zero, as domain.Stats wants.
+		s.CPUTime, s.CPUUser, s.CPUSystem = time.Duration(c.Time), time.Duration(c.User), time.Duration(c.System)
 	}
 	if b := r.Balloon; b != nil {
-		s.Memory = domain.MemoryStats{ActualKiB: b.Current, RSSKiB: b.Rss, AvailableKiB: b.Available, UsableKiB: b.Usable}
+		s.Memory = domain.MemoryStats{ActualKiB: b.Current, MaximumKiB: b.Maximum, RSSKiB: b.Rss,
+			AvailableKiB: b.Available, UsableKiB: b.Usable, UnusedKiB: b.Unused}
 	}
 	for _, b := range r.Block {
 		s.Blocks = append(s.Blocks, domain.BlockStats{
 			Name: b.Name, Path: b.Path,
-			ReadBytes: b.RdBytes, ReadRequests: b.RdReqs, WriteBytes: b.WrBytes, WriteRequests: b.WrReqs,
+			ReadBytes: b.RdBytes, ReadRequests: b.RdReqs, WriteBytes: b.WrBytes, WriteRequests: b.WrReqs, FlushRequests: b.FlReqs,
+			ReadTime: time.Duration(b.RdTimes), WriteTime: time.Duration(b.WrTimes), FlushTime: time.Duration(b.FlTimes),
 		})
 	}
 	for _, n := range r.Net {
 		s.Interfaces = append(s.Interfaces, domain.InterfaceStats{
 			Name: n.Name, RxBytes: n.RxBytes, RxPackets: n.RxPkts, TxBytes: n.TxBytes, TxPackets: n.TxPkts,
+			RxErrors: n.RxErrs, RxDrops: n.RxDrop, TxErrors: n.TxErrs, TxDrops: n.TxDrop,
 		})
 	}
 	return s
@@ -90,6 +94,6 @@ func infoStats(d *libvirt.Domain, name string) (*domain.Stats, error) {
 		Domain:  name,
 		State:   domain.State(info.State),
 		CPUTime: time.Duration(info.CpuTime),
-		Memory:  domain.MemoryStats{ActualKiB: info.Memory},
+		Memory:  domain.MemoryStats{ActualKiB: info.Memory, MaximumKiB: info.MaxMem},
 	}, nil
 }
