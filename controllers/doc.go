@@ -9,5 +9,6 @@
 // controller (launcher pod rendering with the documented overhead, phases up
 // to Scheduled, pod failures surfaced with their reason); see
 // docs/controllers/vmi.md. The migration and snapshot controllers are still
-// to come (issue 9 and later).
+// to come (issue 9 and later). AddMetrics registers virt-controller's
+// Prometheus collectors over the manager's cache (docs/metrics.md).
 package controllers

@@ -22,7 +22,9 @@
 //     ([SubjectAccessReviewer]), with the resources and verbs KubeVirt's
 //     kubevirt.io:edit ClusterRole names (virtualmachines/start: update,
 //     virtualmachineinstances/console: get, ...);
-//   - errors as metav1.Status with KubeVirt's codes and messages.
+//   - errors as metav1.Status with KubeVirt's codes and messages;
+//   - telling an [Observer] (metrics.Subresources) about each call's outcome
+//     and each open console or VNC stream.
 //
 // It must not touch: virt/ (no domains, no nodes), the VMI's status, launcher
 // pods except the force-restart pod delete KubeVirt also does, or anything

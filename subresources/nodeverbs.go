@@ -193,6 +193,7 @@ func (s *Server) stream(ctx context.Context, req *request, verb string,
 		_ = guest.Close()
 		return nil // the upgrader has answered with 400
 	}
+	defer s.observer.Stream(verb, vmi.Namespace, vmi.Name)()
 	if err := wsstream.Splice(ctx, wsstream.New(ws), guest); err != nil {
 		s.log.Info("stream ended with an error", "verb", verb, "namespace", vmi.Namespace, "name", vmi.Name, "error", err.Error())
 	}

@@ -25,13 +25,14 @@ const (
 // over TLS that requests (but does not require) client certificates, so the
 // aggregator's front-proxy certificate reaches the Authenticator.
 type Server struct {
-	client  client.Client
-	authn   Authenticator
-	authz   Authorizer
-	nodeOps func(ctx context.Context, node string) (nodeapi.Ops, error)
-	version VersionInfo
-	log     logr.Logger
-	routes  map[string]route
+	client   client.Client
+	authn    Authenticator
+	authz    Authorizer
+	nodeOps  func(ctx context.Context, node string) (nodeapi.Ops, error)
+	version  VersionInfo
+	log      logr.Logger
+	observer Observer
+	routes   map[string]route
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -82,10 +83,11 @@ func WithLogger(l logr.Logger) Option { return func(s *Server) { s.log = l } }
 // create on subjectaccessreviews, get on nodes (for AnnotationLocator).
 func New(c client.Client, opts ...Option) *Server {
 	s := &Server{
-		client:  c,
-		authz:   &SubjectAccessReviewer{Client: c},
-		version: BuildVersion(),
-		log:     logr.Discard(),
+		client:   c,
+		authz:    &SubjectAccessReviewer{Client: c},
+		version:  BuildVersion(),
+		log:      logr.Discard(),
+		observer: nopObserver{},
 	}
 	for _, o := range opts {
 		o(s)
@@ -167,6 +169,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, notFoundPath(r.URL.Path))
 		return
 	}
+	rec := &statusRecorder{ResponseWriter: w}
+	w, req.w = rec, rec
+	defer func() { s.observer.Call(parts[1], parts[3], rec.outcome(rt.method)) }()
 	if r.Method != rt.method {
 		writeStatus(w, methodNotAllowed(r.Method, key, rt.method))
 		return

@@ -35,7 +35,9 @@
 // It owns the VMI's status fields a node reports (phase from Scheduled on,
 // interfaces, the Ready, Paused, LiveMigratable and Synchronized conditions,
 // migrationMethod and migrationTransport, volumeStatus, machine,
-// currentCPUTopology, memory) and its per-VMI records in Config.StateDir.
+// currentCPUTopology, memory), the Warning events of the failures those
+// report (StatusWarnings), the guest list its metrics read (Guests, for
+// metrics.DomainStats) and its per-VMI records in Config.StateDir.
 // It must not touch the VMI's metadata (finalizers and labels are the VMI
 // controller's), its spec, launcher pods, or anything in a pod's network
 // namespace or file system that its Machine did not make. It imports virt/

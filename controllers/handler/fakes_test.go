@@ -51,6 +51,7 @@ type fakeNode struct {
 	state  string // StateDir
 	root   string // the pods' file system, as Pod.Root
 	r      *handler.Reconciler
+	extra  []handler.Option // added to every handler the node builds
 }
 
 // sharedManager keeps the fake alive when a guest closes its connection:
@@ -92,13 +93,15 @@ func newFakeNode(t *testing.T, objs ...client.Object) *fakeNode {
 func (n *fakeNode) handler() *handler.Reconciler {
 	n.t.Helper()
 	r, err := handler.New(handler.Config{NodeName: node, HostRunDir: n.run, PodRunDir: "/var/run/virtkit", StateDir: n.state, Emulation: true},
-		handler.WithConnector(func(context.Context, string) (domain.Manager, error) { return sharedManager{n.dom}, nil }),
-		handler.WithPodOpener(func(context.Context, string) (*handler.Pod, error) {
-			return &handler.Pod{PID: 4242, Network: n.net, Root: n.root, Close: func() error { return nil }}, nil
-		}),
-		handler.WithStorage(func(string) (storage.Interface, storage.Inspector) { return n.disks, n.files }),
-		handler.WithClock(n.clock),
-		handler.WithClient(n.writes, n.c),
+		append([]handler.Option{
+			handler.WithConnector(func(context.Context, string) (domain.Manager, error) { return sharedManager{n.dom}, nil }),
+			handler.WithPodOpener(func(context.Context, string) (*handler.Pod, error) {
+				return &handler.Pod{PID: 4242, Network: n.net, Root: n.root, Close: func() error { return nil }}, nil
+			}),
+			handler.WithStorage(func(string) (storage.Interface, storage.Inspector) { return n.disks, n.files }),
+			handler.WithClock(n.clock),
+			handler.WithClient(n.writes, n.c),
+		}, n.extra...)...,
 	)
 	assert.NilError(n.t, err)
 	return r

@@ -109,6 +109,11 @@ func WithClock(c clock.PassiveClock) Option { return func(r *Reconciler) { r.clo
 // logger, as controller-runtime sets it. The default discards.
 func WithLogger(l logr.Logger) Option { return func(r *Reconciler) { r.log = l } }
 
+// WithEventRecorder sets where the handler's Warning events about VMIs go
+// (see StatusWarnings). SetupWithManager uses the manager's recorder unless
+// one is set; the default otherwise drops events.
+func WithEventRecorder(rec EventRecorder) Option { return func(r *Reconciler) { r.recorder = rec } }
+
 // WithClient sets the client the handler reads VMIs through (the manager's
 // cache) and writes status with, and the uncached reader for what it reads
 // rarely (secrets, claims, a VMI missing from the cache). SetupWithManager

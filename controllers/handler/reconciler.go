@@ -50,6 +50,7 @@ type Reconciler struct {
 	storageFor  StorageFor
 	clock       clock.PassiveClock
 	log         logr.Logger
+	recorder    EventRecorder
 	machineOpts []virt.Option
 	editSteps   func([]virt.Step) []virt.Step
 	lostTimeout time.Duration
@@ -85,6 +86,7 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 		openPod:     OpenPod,
 		clock:       clock.RealClock{},
 		log:         logr.Discard(),
+		recorder:    discardRecorder{},
 		lostTimeout: DefaultLauncherLostTimeout,
 		workers:     4,
 		states:      states{dir: cfg.StateDir},
@@ -198,6 +200,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, vmi *virtv1.VirtualMachine
 	}
 	logf.FromContext(ctx).V(1).Info("status written", "phase", st.Phase, "reason", st.Reason)
 	r.setReplaced(client.ObjectKeyFromObject(vmi), vmi.ResourceVersion)
+	r.warn(vmi, st)
 	*vmi = *updated
 	return nil
 }

@@ -44,6 +44,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.client == nil {
 		r.client, r.reader = mgr.GetClient(), mgr.GetAPIReader()
 	}
+	if _, ok := r.recorder.(discardRecorder); ok {
+		// KubeVirt's clients read core/v1 Events; the new events API writes events.k8s.io.
+		//lint:ignore SA1019 see above
+		r.recorder = mgr.GetEventRecorderFor("virt-handler")
+	}
 	if err := mgr.Add(manager.RunnableFunc(r.reviewRecords)); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	k8sv1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -113,6 +114,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// As KubeVirt, reported as FailedCreate; only a spec change helps.
 		syncErr = &SyncError{Reason: ReasonFailedCreate, Terminal: true,
 			Err: fmt.Errorf("VirtualMachine %s: %w", req.NamespacedName, planErr)}
+		if !hasFailure(vm, syncErr) {
+			r.recorder.Eventf(vm, k8sv1.EventTypeWarning, ReasonFailedCreate, "Error creating virtual machine instance: %v", syncErr.Err)
+		}
 	}
 	view := vmi
 	switch {

@@ -19,7 +19,9 @@
 //     only after its launcher pod is gone. VMIs are born with it (the
 //     mutating webhook and the VM controller add it); it is added here only
 //     to a VMI created without either;
-//   - deleting the pod of a deleted, Succeeded or Failed VMI.
+//   - deleting the pod of a deleted, Succeeded or Failed VMI;
+//   - Warning events on the VMI for the failures its status reports
+//     (StatusWarnings: image pulls, scheduling, a failed launcher).
 //
 // It must not touch: the phases Running and Succeeded and the Ready condition
 // of a running guest (virt-handler owns them), the VMI's spec, or any virt/

@@ -205,6 +205,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, vmi *virtv1.VirtualMachine
 		return fmt.Errorf("updating status of VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)
 	}
 	r.written(client.ObjectKeyFromObject(vmi), vmi.ResourceVersion, upd.ResourceVersion)
+	r.warn(vmi, st)
 	logf.FromContext(ctx).V(1).Info("status updated", "phase", st.Phase, "reason", st.Reason)
 	return nil
 }

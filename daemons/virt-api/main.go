@@ -12,6 +12,12 @@
 // Without --requestheader-client-ca-file the front-proxy settings are read
 // from kube-system/extension-apiserver-authentication, as any extension API
 // server does.
+//
+// Prometheus metrics (its requests to the apiserver, the subresource calls,
+// the open console and VNC streams; docs/metrics.md) are served at /metrics
+// on the TLS port, without authentication, as KubeVirt's virt-api serves
+// them; --metrics-bind-address serves them over plain HTTP elsewhere
+// instead, or (0) not at all.
 package main
 
 import (
@@ -22,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -33,9 +40,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/virtkit/virtkit/controllers"
 	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/nodeapi"
 	"github.com/virtkit/virtkit/subresources"
 	"github.com/virtkit/virtkit/virtapi"
@@ -50,6 +59,7 @@ type config struct {
 	handlerCAFile                   string
 	handlerCertFile, handlerKeyFile string
 	privileged                      string
+	metricsAddr                     string
 	install                         bool
 	installOpts                     installOptions
 }
@@ -70,6 +80,7 @@ func main() {
 	flag.StringVar(&c.handlerCertFile, "handler-client-cert-file", "", "client certificate presented to node handlers")
 	flag.StringVar(&c.handlerKeyFile, "handler-client-key-file", "", "key of --handler-client-cert-file")
 	flag.StringVar(&c.privileged, "privileged-users", "", "comma-separated users that may change a VMI's spec after creation; empty: the kubevirt-handler, kubevirt-controller and kubevirt-apiserver service accounts of --namespace")
+	flag.StringVar(&c.metricsAddr, "metrics-bind-address", "", "address of /metrics over plain HTTP; empty: /metrics on --listen's TLS port, as KubeVirt; 0 turns it off")
 	flag.BoolVar(&c.install, "install", false, "create or update the APIService, Service, webhook configurations and ClusterRoles, then serve")
 	flag.StringVar(&c.installOpts.namespace, "namespace", "kubevirt", "namespace of virt-api's Service and of the KubeVirt CR it reads")
 	flag.StringVar(&c.installOpts.service, "service-name", "virt-api", "name of virt-api's Service")
@@ -99,6 +110,17 @@ func run(ctx context.Context, c config, log logr.Logger) error {
 	restCfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	// /metrics serves controller-runtime's registry: this process's
+	// requests, and the subresource calls and open console and VNC streams.
+	requests, err := metrics.NewClientRequests(ctrlmetrics.Registry)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	restCfg = requests.Wrap("virt-api", restCfg)
+	observer, err := metrics.NewSubresources(ctrlmetrics.Registry)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
 	}
 	s := scheme.New()
 	cl, err := client.New(restCfg, client.Options{Scheme: s})
@@ -139,25 +161,51 @@ func run(ctx context.Context, c config, log logr.Logger) error {
 			subresources.WithAuthenticator(fp),
 			subresources.WithLocator(nodeapi.NewAnnotationLocator(cl, nodeapi.WithTLSConfig(handlerTLS))),
 			subresources.WithLogger(log.WithName("subresources")),
+			subresources.WithObserver(observer),
 		},
 	})
+	errc := make(chan error, 2)
+	servers := []*http.Server{}
+	switch c.metricsAddr {
+	case "":
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics.Handler(ctrlmetrics.Registry))
+		mux.Handle("/", h)
+		h = mux
+	case "0":
+	default:
+		ln, err := net.Listen("tcp", c.metricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics-bind-address: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics.Handler(ctrlmetrics.Registry))
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, msrv)
+		go func() { errc <- fmt.Errorf("serving /metrics on %s: %w", c.metricsAddr, msrv.Serve(ln)) }()
+		log.Info("serving /metrics", "address", ln.Addr().String())
+	}
 	srv := &http.Server{
 		Addr:              c.listen,
 		Handler:           h,
 		TLSConfig:         virtapi.TLSConfig(cert),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServeTLS("", "") }()
+	servers = append(servers, srv)
+	go func() { errc <- fmt.Errorf("serving on %s: %w", c.listen, srv.ListenAndServeTLS("", "")) }()
 	log.Info("serving", "address", c.listen, "apiserver", restCfg.Host)
+	var serveErr error
 	select {
-	case err := <-errc:
-		return fmt.Errorf("serving on %s: %w", c.listen, err)
+	case serveErr = <-errc:
 	case <-ctx.Done():
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return srv.Shutdown(shutdown)
+	var errs []error
+	for _, server := range servers {
+		errs = append(errs, server.Shutdown(shutdown))
+	}
+	return errors.Join(append([]error{serveErr}, errs...)...)
 }
 
 // frontProxy builds the authenticator from the flags, or from the cluster.

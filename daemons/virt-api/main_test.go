@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -30,7 +33,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // The binary installs itself (APIService, ExternalName Service, webhooks,
 // ClusterRoles) and serves both the webhooks and the aggregated API on one
 // port: a VM is defaulted by its mutating webhook, started through the
-// aggregator, and deleted once the binary is gone.
+// aggregator (which /metrics counts), and deleted once the binary is gone.
 func TestVirtAPIBinary(t *testing.T) {
 	agg := testenv.NewAggregatedAPI(t, subresources.Group, subresources.Version)
 	cp := testenv.ControlPlane(t, agg.ControlPlaneOption())
@@ -104,6 +107,19 @@ func TestVirtAPIBinary(t *testing.T) {
 		t.Errorf("runStrategy %s after start, want Always", *vm.Spec.RunStrategy)
 	}
 
+	// /metrics on the TLS port, as KubeVirt's: the start call, and the
+	// requests virt-api made for it.
+	pem, err := os.ReadFile(agg.ServingCAFile)
+	must(t, err)
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	scraper := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}}
+	scrape(ctx, t, scraper, "https://127.0.0.1:"+port+"/metrics",
+		`virtkit_subresource_requests_total{code="202",resource="virtualmachines",subresource="start"} 1`,
+		`kubevirt_rest_client_requests_total{code="201",component="virt-api",resource="subjectaccessreviews",verb="create"}`,
+		`kubevirt_rest_client_requests_total{code="200",component="virt-api",resource="virtualmachines",verb="patch"}`,
+	)
+
 	stop()
 	err = c.Create(ctx, &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "vm2"}, Spec: vm.Spec})
 	if err == nil || !strings.Contains(err.Error(), "virtualmachines.kubevirt.io") {
@@ -111,6 +127,36 @@ func TestVirtAPIBinary(t *testing.T) {
 	}
 	if err := c.Delete(ctx, vm); err != nil && !apierrors.IsNotFound(err) {
 		t.Errorf("delete without virt-api: %v", err)
+	}
+}
+
+// scrape reads url until its answer has a line starting with each of want.
+func scrape(ctx context.Context, t *testing.T, hc *http.Client, url string, want ...string) {
+	t.Helper()
+	var body string
+	var missing []string
+	for {
+		missing = missing[:0]
+		if resp, err := hc.Get(url); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body = string(b)
+		} else {
+			body = err.Error()
+		}
+		for _, w := range want {
+			if !strings.HasPrefix(body, w) && !strings.Contains(body, "\n"+w) {
+				missing = append(missing, w)
+			}
+		}
+		if len(missing) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s lacks %q; it serves:\n%s", url, missing, body)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 }
 

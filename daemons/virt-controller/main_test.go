@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,7 +26,8 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// The binary takes the lease, then turns a VM into a VMI and a launcher pod.
+// The binary takes the lease, then turns a VM into a VMI and a launcher pod,
+// and its /metrics has the documented series (docs/metrics.md).
 func TestVirtControllerBinary(t *testing.T) {
 	cp := testenv.ControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -49,8 +53,9 @@ func TestVirtControllerBinary(t *testing.T) {
 	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, b)
 	}
+	metricsAddr := "127.0.0.1:" + strconv.Itoa(testenv.FreePorts(t, 1))
 	cmd := exec.Command(bin, "--launcher-image", "localhost/virt-launcher:test", "--emulation",
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", "0")
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kcPath, testenv.OwnerEnv+"="+strconv.Itoa(os.Getpid()))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -78,6 +83,7 @@ func TestVirtControllerBinary(t *testing.T) {
 	if err := c.Create(ctx, vm); err != nil {
 		t.Fatal(err)
 	}
+running:
 	for {
 		var pods corev1.PodList
 		var lease coordinationv1.Lease
@@ -86,12 +92,55 @@ func TestVirtControllerBinary(t *testing.T) {
 		}
 		leaseErr := c.Get(ctx, client.ObjectKey{Namespace: "kubevirt", Name: "virt-controller.kubevirt.io"}, &lease)
 		if len(pods.Items) == 1 && leaseErr == nil && lease.Spec.HolderIdentity != nil {
-			return
+			break running
 		}
 		select {
 		case <-ctx.Done():
 			t.Fatalf("no launcher pod (%d) or no lease (%v); virt-controller said:\n%s", len(pods.Items), leaseErr, out.String())
 		case <-time.After(100 * time.Millisecond):
+		}
+	}
+
+	// The VMI waits for a node in Scheduling; the VM and the migrations
+	// (none) are counted too.
+	scrape(ctx, t, "http://"+metricsAddr+"/metrics", &out,
+		`kubevirt_vmi_phase_count{flavor="<none>",instance_type="<none>",node="",os="<none>",phase="scheduling",preference="<none>",workload="<none>"} 1`,
+		`kubevirt_vmi_info{`,
+		`kubevirt_number_of_vms{namespace="default"} 1`,
+		`kubevirt_vmi_migrations_in_pending_phase 0`,
+		`kubevirt_vmi_migrations_in_running_phase 0`,
+		`kubevirt_rest_client_requests_total{code="201",component="virt-controller",resource="pods",verb="create"} 1`,
+		`controller_runtime_reconcile_total{controller="virtualmachineinstance",result="success"}`,
+		`controller_runtime_reconcile_time_seconds_bucket{controller="virtualmachine",`,
+		`workqueue_depth{controller="virtualmachineinstance",name="virtualmachineinstance",priority=`,
+	)
+}
+
+// scrape reads url until its answer has a line starting with each of want,
+// and fails with what the daemon said when ctx ends first.
+func scrape(ctx context.Context, t *testing.T, url string, said *bytes.Buffer, want ...string) {
+	t.Helper()
+	var body string
+	var missing []string
+	for {
+		missing = missing[:0]
+		if resp, err := http.Get(url); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body = string(b)
+		}
+		for _, w := range want {
+			if !strings.HasPrefix(body, w) && !strings.Contains(body, "\n"+w) {
+				missing = append(missing, w)
+			}
+		}
+		if len(missing) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s lacks %q; it serves:\n%s\nvirt-controller said:\n%s", url, missing, body, said.String())
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }

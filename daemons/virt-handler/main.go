@@ -2,7 +2,12 @@
 // controllers/handler in a controller-runtime manager, connected to each
 // launcher's libvirt with virt/domain/libvirt (the only cgo), and serves the
 // node API (nodeapi) that virt-api calls for pause, unpause, soft reboot,
-// console and VNC.
+// console and VNC. It serves Prometheus metrics over plain HTTP on
+// --metrics-bind-address (default :8188, next to the node API's :8186 and
+// the probes' :8187) at /metrics:
+// reconcile counts and latencies, workqueue depth, its requests to the
+// apiserver, and each running guest's CPU, memory, disk and network
+// counters, read from libvirt at scrape time (docs/metrics.md).
 //
 //	virt-handler --node-name $(NODE_NAME) --emulation \
 //	    --node-api-address :8186 --advertise-address https://$(NODE_IP):8186 \
@@ -34,10 +39,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/virtkit/virtkit/controllers/handler"
 	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/nodeapi"
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
@@ -68,7 +75,7 @@ func main() {
 	flag.StringVar(&o.certFile, "tls-cert-file", "", "serving certificate of the node API (without it the node API speaks plain HTTP)")
 	flag.StringVar(&o.keyFile, "tls-key-file", "", "key of --tls-cert-file")
 	flag.StringVar(&o.clientCA, "client-ca-file", "", "CA of the client certificates the node API requires (virt-api's)")
-	flag.StringVar(&o.metrics, "metrics-bind-address", "0", "address of /metrics; 0 turns it off")
+	flag.StringVar(&o.metrics, "metrics-bind-address", ":8188", "address of /metrics (plain HTTP); 0 turns it off")
 	flag.StringVar(&o.probes, "health-probe-bind-address", ":8187", "address of /healthz and /readyz; 0 turns it off")
 	flag.BoolVar(&o.verbose, "v", false, "debug logging")
 	flag.Parse()
@@ -92,6 +99,13 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
+	// /metrics serves controller-runtime's registry: the reconcile and
+	// workqueue series, this process's requests and its guests' counters.
+	requests, err := metrics.NewClientRequests(ctrlmetrics.Registry)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	restCfg = requests.Wrap("virt-handler", restCfg)
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                 scheme.New(),
 		Cache:                  handler.CacheOptions(o.cfg.NodeName),
@@ -112,6 +126,9 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
+	}
+	if err := ctrlmetrics.Registry.Register(metrics.NewDomainStats([]metrics.GuestLister{r}, metrics.WithLogger(log.WithName("metrics")))); err != nil {
+		return fmt.Errorf("metrics: %w", err)
 	}
 	if o.apiAddr != "0" {
 		srv, err := nodeAPIServer(o, r, log)

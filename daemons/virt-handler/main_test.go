@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -16,7 +18,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -27,7 +31,7 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // The binary starts against a real apiserver, publishes its node API on
-// its Node, answers it, and stops cleanly on SIGTERM. (What it does with
+// its Node, answers it, serves its /metrics, and stops cleanly on SIGTERM. (What it does with
 // VMIs is controllers/handler's, tested there on real launchers.)
 func TestVirtHandlerBinary(t *testing.T) {
 	cp := testenv.ControlPlane(t)
@@ -52,10 +56,11 @@ func TestVirtHandlerBinary(t *testing.T) {
 		t.Errorf("without --node-name: exit %d, %s", code, out)
 	}
 
-	addr := freeAddress(t)
+	addr, metricsAddr := freeAddress(t), freeAddress(t)
 	cmd := exec.Command(bin, "--node-name", "node-1", "--emulation",
 		"--host-run-dir", filepath.Join(dir, "pods"), "--state-dir", filepath.Join(dir, "state"),
-		"--node-api-address", addr, "--advertise-address", "http://"+addr, "--health-probe-bind-address", "0")
+		"--node-api-address", addr, "--advertise-address", "http://"+addr, "--health-probe-bind-address", "0",
+		"--metrics-bind-address", metricsAddr)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kcPath, testenv.OwnerEnv+"="+strconv.Itoa(os.Getpid()))
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -86,6 +91,24 @@ func TestVirtHandlerBinary(t *testing.T) {
 		t.Errorf("pause of a VMI the node does not run: %v, want ErrNotFound", err)
 	}
 
+	// /metrics: the handler's reconciles of a VMI scheduled to its node
+	// (whose launcher never comes), its workqueue and its requests. The
+	// per-guest series need a launcher: controllers/handler's tests and the
+	// e2e test show them.
+	vmi := &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "waits"},
+		Spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{
+			Resources: virtv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}}}}}
+	must(t, cp.Client.Create(ctx, vmi))
+	vmi.Status = virtv1.VirtualMachineInstanceStatus{Phase: virtv1.Scheduled, NodeName: "node-1"}
+	must(t, cp.Client.Status().Update(ctx, vmi))
+	scrape(ctx, t, "http://"+metricsAddr+"/metrics", &logs,
+		`controller_runtime_reconcile_total{controller="virt-handler",result="requeue_after"}`,
+		`controller_runtime_reconcile_time_seconds_count{controller="virt-handler"}`,
+		`workqueue_depth{controller="virt-handler",name="virt-handler",priority=`,
+		`kubevirt_rest_client_requests_total{code="200",component="virt-handler",resource="nodes",verb="patch"} 1`,
+		`kubevirt_rest_client_requests_total{code="200",component="virt-handler",resource="virtualmachineinstances",verb="watch"}`,
+	)
+
 	must(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case err := <-done:
@@ -96,6 +119,35 @@ func TestVirtHandlerBinary(t *testing.T) {
 		t.Fatalf("no exit after SIGTERM:\n%s", logs.String())
 	}
 	done <- nil // for the deferred wait
+}
+
+// scrape reads url until its answer has a line starting with each of want,
+// and fails with what the daemon said when ctx ends first.
+func scrape(ctx context.Context, t *testing.T, url string, said *bytes.Buffer, want ...string) {
+	t.Helper()
+	var body string
+	var missing []string
+	for {
+		missing = missing[:0]
+		if resp, err := http.Get(url); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body = string(b)
+		}
+		for _, w := range want {
+			if !strings.HasPrefix(body, w) && !strings.Contains(body, "\n"+w) {
+				missing = append(missing, w)
+			}
+		}
+		if len(missing) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s lacks %q; it serves:\n%s\nvirt-handler said:\n%s", url, missing, body, said.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 func freeAddress(t *testing.T) string {

@@ -7,7 +7,7 @@
 //
 //	virt-local up       start in the background and wait until it is ready
 //	virt-local down     stop it: guests shut down gracefully, nothing left running
-//	virt-local status   whether it runs, its kubeconfig, registry and nodes
+//	virt-local status   whether it runs, its kubeconfig, registry, metrics address and nodes
 //	virt-local serve    run in the foreground (what up starts)
 //	virt-local push DISK REFERENCE
 //	                    push a disk image file as a containerDisk to the registry
@@ -91,6 +91,7 @@ type options struct {
 	dataDir, binDir, cniBinDir, nodes string
 	apiPort, etcdPort, virtAPIPort    int
 	registryAddr                      string
+	metricsAddr                       string
 	timeout                           time.Duration
 }
 
@@ -100,7 +101,7 @@ func defaultOptions() options {
 		bin = filepath.Dir(exe)
 	}
 	return options{dataDir: "/var/lib/virt-local", binDir: bin, cniBinDir: filepath.Join(bin, "..", "cni", "bin"),
-		nodes: "local", apiPort: 6443, etcdPort: 2379, virtAPIPort: 8443, registryAddr: registry.DefaultAddr,
+		nodes: "local", apiPort: 6443, etcdPort: 2379, virtAPIPort: 8443, registryAddr: registry.DefaultAddr, metricsAddr: cluster.DefaultMetricsAddr,
 		timeout: 5 * time.Minute}
 }
 
@@ -113,13 +114,14 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.etcdPort, "etcd-port", o.etcdPort, "loopback port of etcd (it also uses the next two)")
 	fs.IntVar(&o.virtAPIPort, "virt-api-port", o.virtAPIPort, "loopback port of virt-api")
 	fs.StringVar(&o.registryAddr, "registry-addr", o.registryAddr, "loopback host:port of the image registry (images are pushed there as localhost:PORT/NAME:TAG)")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", o.metricsAddr, "host:port of /metrics (plain HTTP), every component's Prometheus series; port 0 picks a free one (status tells it), 0 turns it off")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "how long up and down wait")
 }
 
 func (o options) args() []string {
 	return []string{"--data-dir", o.dataDir, "--bin-dir", o.binDir, "--cni-bin-dir", o.cniBinDir, "--nodes", o.nodes,
 		"--apiserver-port", fmt.Sprint(o.apiPort), "--etcd-port", fmt.Sprint(o.etcdPort), "--virt-api-port", fmt.Sprint(o.virtAPIPort),
-		"--registry-addr", o.registryAddr}
+		"--registry-addr", o.registryAddr, "--metrics-addr", o.metricsAddr}
 }
 
 func (o options) pidFile() string   { return filepath.Join(o.dataDir, "virt-local.pid") }
@@ -136,6 +138,16 @@ func (o options) registry() string {
 	return o.registryAddr
 }
 
+// metrics is the address the running serve serves /metrics on, which its
+// ready file records; empty when it serves none or is not ready.
+func (o options) metrics() string {
+	b, err := os.ReadFile(o.readyFile())
+	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); err == nil && len(lines) > 2 {
+		return strings.TrimSpace(lines[2])
+	}
+	return ""
+}
+
 func (o options) clusterConfig(log logr.Logger) cluster.Config {
 	var nodes []string
 	for _, n := range strings.Split(o.nodes, ",") {
@@ -144,7 +156,7 @@ func (o options) clusterConfig(log logr.Logger) cluster.Config {
 		}
 	}
 	return cluster.Config{DataDir: o.dataDir, BinDir: o.binDir, CNIBinDir: o.cniBinDir, Nodes: nodes,
-		APIServerPort: o.apiPort, EtcdPort: o.etcdPort, VirtAPIPort: o.virtAPIPort, RegistryAddr: o.registryAddr, Logger: log,
+		APIServerPort: o.apiPort, EtcdPort: o.etcdPort, VirtAPIPort: o.virtAPIPort, RegistryAddr: o.registryAddr, MetricsAddr: o.metricsAddr, Logger: log,
 		Connector: func(ctx context.Context, uri string) (domain.Manager, error) {
 			return domainlibvirt.New(ctx, uri, domainlibvirt.WithLogger(log.WithName("libvirt")))
 		}}
@@ -174,11 +186,12 @@ func serve(o options) error {
 	if err != nil {
 		return err
 	}
-	// The kubeconfig's path, then the registry's address (see options.registry).
-	if err := os.WriteFile(o.readyFile(), []byte(c.Kubeconfig()+"\n"+c.Registry()+"\n"), 0o644); err != nil {
+	// The kubeconfig's path, the registry's address (see options.registry),
+	// then the metrics address (options.metrics).
+	if err := os.WriteFile(o.readyFile(), []byte(c.Kubeconfig()+"\n"+c.Registry()+"\n"+c.MetricsAddr()+"\n"), 0o644); err != nil {
 		return errors.Join(err, c.Down(context.Background()))
 	}
-	log.Info("ready", "kubeconfig", c.Kubeconfig(), "registry", c.Registry())
+	log.Info("ready", "kubeconfig", c.Kubeconfig(), "registry", c.Registry(), "metrics", c.MetricsAddr())
 	<-ctx.Done()
 	os.Remove(o.readyFile())
 	log.Info("stopping")

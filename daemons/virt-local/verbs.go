@@ -75,6 +75,9 @@ func up(o options) error {
 		if _, err := os.Stat(o.readyFile()); err == nil {
 			fmt.Printf("virt-local: ready\nexport KUBECONFIG=%s\nregistry %s (push images as localhost:%s/NAME:TAG)\n",
 				o.kubeconfig(), o.registry(), port(o.registry()))
+			if m := o.metrics(); m != "" {
+				fmt.Printf("metrics http://%s/metrics\n", m)
+			}
 			return nil
 		}
 		select {
@@ -123,6 +126,9 @@ func status(o options) error {
 	}
 	fmt.Printf("virt-local: running (pid %d)\nexport KUBECONFIG=%s\n", pid, o.kubeconfig())
 	fmt.Printf("registry %s %s\n", o.registry(), registryState(o.registry()))
+	if m := o.metrics(); m != "" {
+		fmt.Printf("metrics http://%s/metrics\n", m)
+	}
 	rc, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig())
 	if err != nil {
 		return err

@@ -47,13 +47,17 @@ type Cluster struct {
 	nodes  []*localNode
 	config controllers.Config
 
-	metrics  *prometheus.Registry
-	requests *metrics.ClientRequests
+	metrics     *prometheus.Registry
+	requests    *metrics.ClientRequests
+	apiMetrics  *metrics.Subresources
+	metricsSrv  *http.Server
+	metricsAddr string
 }
 
 // localNode is one node and its handler.
 type localNode struct {
 	name    string
+	network NodeNetwork
 	node    *node.Node
 	handler *handler.Reconciler
 	mgr     *manager
@@ -114,8 +118,9 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return c, err
 	}
 
-	for _, name := range cfg.Nodes {
-		ln, err := c.startNode(ctx, name)
+	nets := newNetworks(cfg.DataDir)
+	for i, name := range cfg.Nodes {
+		ln, err := c.startNode(ctx, name, i, nets)
 		if ln != nil {
 			c.nodes = append(c.nodes, ln)
 		}
@@ -123,37 +128,53 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			return c, err
 		}
 	}
+	if err := c.addGuestMetrics(); err != nil {
+		return c, err
+	}
 	if err := c.serveVirtAPI(ctx); err != nil {
 		return c, err
 	}
 	log.Info("starting the VM and VMI controllers")
 	c.ctrl, err = startManager(ComponentController, c.clientConfig(ComponentController), ctrl.Options{},
-		func(mgr ctrl.Manager) error { return controllers.AddToManager(mgr, c.config) })
+		func(mgr ctrl.Manager) error {
+			if err := controllers.AddToManager(mgr, c.config); err != nil {
+				return err
+			}
+			return controllers.AddMetrics(mgr, c.metrics, metrics.WithLogger(log.WithName("metrics")))
+		})
 	if err != nil {
 		return c, fmt.Errorf("cluster: controllers: %w", err)
 	}
-	log.Info("up", "kubeconfig", c.Kubeconfig(), "registry", c.Registry(), "nodes", cfg.Nodes)
+	if err := c.serveMetrics(); err != nil {
+		return c, err
+	}
+	log.Info("up", "kubeconfig", c.Kubeconfig(), "registry", c.Registry(), "metrics", c.MetricsAddr(), "nodes", cfg.Nodes)
 	return c, nil
 }
 
-// startNode starts one local node and its handler.
-func (c *Cluster) startNode(ctx context.Context, name string) (*localNode, error) {
+// startNode starts one local node, the index-th, and its handler. The
+// node's bridge and pod range come from nets (see networks.assign).
+func (c *Cluster) startNode(ctx context.Context, name string, index int, nets *networks) (*localNode, error) {
 	cfg := c.cfg
 	log := cfg.Logger.WithValues("node", name)
-	log.Info("starting node")
 	cs, err := kubernetes.NewForConfig(c.clientConfig(ComponentNode))
 	if err != nil {
 		return nil, fmt.Errorf("cluster: node %s: %w", name, err)
 	}
 	ln := &localNode{name: name}
+	if ln.network, err = nets.assign(name, index); err != nil {
+		return nil, err
+	}
+	log.Info("starting node", "bridge", ln.network.Bridge, "pods", ln.network.PodCIDR)
 	as(ComponentNode, func() {
 		ln.node, err = node.Start(ctx, node.Config{
 			Name: name, StateDir: filepath.Join(cfg.DataDir, "nodes", name), BinDirs: []string{cfg.BinDir},
 			CNIBinDir: cfg.CNIBinDir, Registry: c.Registry(), Logger: log.WithName("node"),
+			Bridge: ln.network.Bridge, PodCIDR: ln.network.PodCIDR,
 		}, cs)
 	})
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, removeHostBridge(ln.network.Bridge))
 	}
 	ln.handler, err = handler.New(handler.Config{
 		NodeName: name, StateDir: filepath.Join(cfg.DataDir, "handlers", name), Emulation: c.config.Emulation,
@@ -200,6 +221,7 @@ func (c *Cluster) serveVirtAPI(ctx context.Context) error {
 				return nil, fmt.Errorf("node %q is not a node of this virt-local: %w", node, nodeapi.ErrUnavailable)
 			}),
 			subresources.WithLogger(c.cfg.Logger.WithName("virt-api")),
+			subresources.WithObserver(c.apiMetrics),
 		},
 	})
 	addr := "127.0.0.1:" + strconv.Itoa(c.cfg.VirtAPIPort)
@@ -237,9 +259,10 @@ func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.rest) }
 // Down stops the cluster: the controllers first (so that nothing restarts
 // what stops), then each node's pods (launchers shut their guests down
 // gracefully) and handler, then the volume provisioner, virt-api, the
-// control plane and the registry. State stays in the data directory.
+// control plane and the registry; /metrics goes first. State stays in the
+// data directory.
 func (c *Cluster) Down(ctx context.Context) error {
-	var errs []error
+	errs := []error{c.stopMetrics(ctx)}
 	if c.ctrl != nil {
 		errs = append(errs, c.ctrl.stop())
 	}

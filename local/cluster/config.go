@@ -43,10 +43,18 @@ type Config struct {
 	// runs BinDir/virt-launcher for it. Default "virtkit/virt-launcher:local".
 	LauncherImage string
 	// Metrics receives the components' series (each component's requests
-	// to the apiserver, kubevirt_rest_client_requests_total); default a
+	// to the apiserver, kubevirt_rest_client_requests_total; the VMI, VM
+	// and migration counts of the controllers; the guests' counters of the
+	// handlers; virt-api's calls and streams: docs/metrics.md); default a
 	// registry of the cluster's own with the Go and process collectors.
 	// Cluster.Metrics returns it.
 	Metrics *prometheus.Registry
+	// MetricsAddr is the host:port where /metrics is served over plain
+	// HTTP: Metrics' series and controller-runtime's (reconcile counts and
+	// latencies, workqueue depth), gathered together. Port 0 picks a free
+	// one (Cluster.MetricsAddr tells which); "0" serves none. Default
+	// 127.0.0.1:0: loopback only, as every port of virt-local.
+	MetricsAddr string
 	// Logger receives progress.
 	Logger logr.Logger
 }
@@ -76,6 +84,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.VirtAPIPort == 0 {
 		c.VirtAPIPort = 8443
+	}
+	if c.MetricsAddr == "" {
+		c.MetricsAddr = DefaultMetricsAddr
 	}
 	if c.LauncherImage == "" {
 		c.LauncherImage = "virtkit/virt-launcher:local"

@@ -9,7 +9,9 @@
 // subresources API), runs the VM and VMI controllers, and runs, per local
 // node, a node that runs launcher pods as host processes (local/node),
 // pulling image volumes from the registry, and that node's handler
-// (controllers/handler). [Cluster.Down] stops it all, guests first,
+// (controllers/handler). It serves every component's Prometheus series,
+// with controller-runtime's, on Config.MetricsAddr ([Cluster.MetricsAddr],
+// docs/metrics.md). [Cluster.Down] stops it all, guests first,
 // gracefully.
 //
 // It owns the order of that start and stop and where each part keeps its

@@ -2,11 +2,16 @@ package cluster
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"net/http"
 	"runtime/pprof"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/client-go/rest"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/virtkit/virtkit/metrics"
 )
@@ -28,9 +33,13 @@ const (
 // label tells what each costs.
 const ComponentLabel = "component"
 
+// DefaultMetricsAddr is where /metrics is served by default: a free
+// loopback port, which Cluster.MetricsAddr (and `virt-local status`) tells.
+const DefaultMetricsAddr = "127.0.0.1:0"
+
 // startMetrics makes the cluster's registry (Config.Metrics, or one of its
-// own with the Go and process collectors) and the request counter every
-// component's client goes through.
+// own with the Go and process collectors), the request counter every
+// component's client goes through and virt-api's series.
 func (c *Cluster) startMetrics() error {
 	c.metrics = c.cfg.Metrics
 	if c.metrics == nil {
@@ -38,12 +47,61 @@ func (c *Cluster) startMetrics() error {
 		c.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	var err error
-	c.requests, err = metrics.NewClientRequests(c.metrics)
+	if c.requests, err = metrics.NewClientRequests(c.metrics); err != nil {
+		return err
+	}
+	c.apiMetrics, err = metrics.NewSubresources(c.metrics)
 	return err
+}
+
+// addGuestMetrics registers the per-VMI series of every node's handler:
+// one collector over all handlers (their series differ by the node label).
+func (c *Cluster) addGuestMetrics() error {
+	listers := make([]metrics.GuestLister, 0, len(c.nodes))
+	for _, n := range c.nodes {
+		listers = append(listers, n.handler)
+	}
+	if err := c.metrics.Register(metrics.NewDomainStats(listers, metrics.WithLogger(c.cfg.Logger.WithName("metrics")))); err != nil {
+		return fmt.Errorf("cluster: metrics: %w", err)
+	}
+	return nil
+}
+
+// serveMetrics serves /metrics on Config.MetricsAddr: the cluster's
+// registry and controller-runtime's (reconciles and workqueues of every
+// manager in this process), gathered together.
+func (c *Cluster) serveMetrics() error {
+	if c.cfg.MetricsAddr == "0" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", c.cfg.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("cluster: metrics on %s: %w (set MetricsAddr)", c.cfg.MetricsAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", metrics.Handler(metrics.Merge(c.metrics, ctrlmetrics.Registry)))
+	c.metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	c.metricsAddr = ln.Addr().String()
+	go func() { _ = c.metricsSrv.Serve(ln) }()
+	return nil
+}
+
+// stopMetrics stops serving /metrics.
+func (c *Cluster) stopMetrics(ctx context.Context) error {
+	if c.metricsSrv == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return c.metricsSrv.Shutdown(ctx)
 }
 
 // Metrics is the cluster's registry: its components' series.
 func (c *Cluster) Metrics() *prometheus.Registry { return c.metrics }
+
+// MetricsAddr is the host:port /metrics is served on; empty when
+// Config.MetricsAddr turned it off.
+func (c *Cluster) MetricsAddr() string { return c.metricsAddr }
 
 // clientConfig is the administrator's client configuration, counted as
 // component's requests.

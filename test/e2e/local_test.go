@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -35,6 +37,7 @@ type world struct {
 	c          client.Client
 	sub        *subresources.Client
 	kubeconfig string
+	metrics    string // host:port of its /metrics
 }
 
 // manifestRegistry is the registry the example manifests name, virt-local's
@@ -81,13 +84,15 @@ func up(t *testing.T) *world {
 	w.sub, err = subresources.NewClient(c.RESTConfig())
 	must(t, err)
 	w.kubeconfig = c.Kubeconfig()
+	w.metrics = c.MetricsAddr()
 	return w
 }
 
 // TestVMTiny is issue 8's proof on the example manifest: it runs, its
 // console shows the guest's markers through the apiserver, its web server
-// answers through the pod network, `virtctl stop` (the binary) ends it
-// gracefully and `virtctl start` boots it again, and deleting the VM leaves nothing behind.
+// answers through the pod network, virt-local's /metrics has its series
+// (issue 10), `virtctl stop` (the binary) ends it gracefully and `virtctl
+// start` boots it again, and deleting the VM leaves nothing behind.
 func TestVMTiny(t *testing.T) {
 	w := up(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -104,6 +109,79 @@ func TestVMTiny(t *testing.T) {
 	waitFile(ctx, t, serial, "VIRTKIT-HOSTNAME tiny")
 	waitFile(ctx, t, serial, "hello from tiny") // cloud-init's user data ran
 	httpAnswers(ctx, t, "http://"+vmi.Status.Interfaces[0].IP+"/", "tiny")
+
+	// /metrics: every component's series, for the running VMI (docs/metrics.md).
+	vmiLabels := map[string]string{"namespace": vmi.Namespace, "name": vmi.Name, "node": vmi.Status.NodeName}
+	eventually(ctx, t, "the documented series on http://"+w.metrics+"/metrics", func() (bool, string) {
+		resp, err := http.Get("http://" + w.metrics + "/metrics")
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		families, err := parser.TextToMetricFamilies(resp.Body)
+		if err != nil {
+			return false, err.Error()
+		}
+		// value is the value of name's series with labels (and maybe
+		// others), -1 when there is none.
+		value := func(name string, labels map[string]string) float64 {
+			for _, m := range families[name].GetMetric() {
+				have := map[string]string{}
+				for _, l := range m.GetLabel() {
+					have[l.GetName()] = l.GetValue()
+				}
+				match := true
+				for k, v := range labels {
+					match = match && have[k] == v
+				}
+				if match {
+					for _, v := range []float64{m.GetCounter().GetValue(), m.GetGauge().GetValue()} {
+						if v != 0 {
+							return v
+						}
+					}
+					return 0
+				}
+			}
+			return -1
+		}
+		with := func(extra map[string]string) map[string]string {
+			out := map[string]string{}
+			for k, v := range vmiLabels {
+				out[k] = v
+			}
+			for k, v := range extra {
+				out[k] = v
+			}
+			return out
+		}
+		var missing []string
+		for _, c := range []struct {
+			name   string
+			labels map[string]string
+			ok     func(float64) bool
+		}{
+			{"kubevirt_vmi_phase_count", map[string]string{"node": vmi.Status.NodeName, "phase": "running"}, func(v float64) bool { return v == 1 }},
+			{"kubevirt_vmi_info", with(map[string]string{"phase": "running"}), func(v float64) bool { return v == 1 }},
+			{"kubevirt_number_of_vms", map[string]string{"namespace": vm.Namespace}, func(v float64) bool { return v == 1 }},
+			{"kubevirt_vmi_memory_resident_bytes", vmiLabels, func(v float64) bool { return v > 0 }},
+			{"kubevirt_vmi_cpu_usage_seconds_total", vmiLabels, func(v float64) bool { return v > 0 }},
+			{"kubevirt_vmi_storage_read_traffic_bytes_total", with(map[string]string{"drive": "containerdisk"}), func(v float64) bool { return v > 0 }},
+			{"kubevirt_vmi_network_transmit_bytes_total", with(map[string]string{"interface": "default", "network": "default"}), func(v float64) bool { return v > 0 }},
+			{"controller_runtime_reconcile_total", map[string]string{"controller": "virt-handler", "result": "success"}, func(v float64) bool { return v > 0 }},
+			{"controller_runtime_reconcile_total", map[string]string{"controller": "virtualmachineinstance", "result": "success"}, func(v float64) bool { return v > 0 }},
+			{"workqueue_depth", map[string]string{"name": "virt-handler"}, func(v float64) bool { return v >= 0 }},
+			{"workqueue_depth", map[string]string{"name": "virtualmachine"}, func(v float64) bool { return v >= 0 }},
+			{"kubevirt_rest_client_requests_total", map[string]string{"component": "virt-handler", "resource": "virtualmachineinstances/status", "verb": "patch"}, func(v float64) bool { return v > 0 }},
+			{"virtkit_subresource_requests_total", map[string]string{"resource": "virtualmachineinstances", "subresource": "console", "code": "101"}, func(v float64) bool { return v > 0 }},
+		} {
+			if v := value(c.name, c.labels); !c.ok(v) {
+				missing = append(missing, fmt.Sprintf("%s%v = %v", c.name, c.labels, v))
+			}
+		}
+		return len(missing) == 0, strings.Join(missing, "; ")
+	})
 
 	// virtctl stop: the guest powers off (ACPI), the VMI goes.
 	w.virtctl(ctx, t, "stop", vm.Name, "-n", vm.Namespace)

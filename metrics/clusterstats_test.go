@@ -1,0 +1,131 @@
+package metrics_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/metrics"
+)
+
+func vmi(ns, name, node string, phase virtv1.VirtualMachineInstancePhase, annotations map[string]string) *virtv1.VirtualMachineInstance {
+	return &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: annotations},
+		Status: virtv1.VirtualMachineInstanceStatus{NodeName: node, Phase: phase}}
+}
+
+func reader(objs ...client.Object) client.Reader {
+	return fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).Build()
+}
+
+// VMIs are counted per node, phase (lower case, as KubeVirt) and template
+// annotations, and each has an info series.
+func TestVMIStats(t *testing.T) {
+	fedora := map[string]string{"vm.kubevirt.io/os": "fedora", "vm.kubevirt.io/workload": "server", "vm.kubevirt.io/flavor": "small"}
+	typed := map[string]string{virtv1.InstancetypeAnnotation: "u1.small", virtv1.ClusterPreferenceAnnotation: "fedora"}
+	running := vmi("ns", "c", "node-1", virtv1.Running, typed)
+	running.Status.GuestOSInfo = virtv1.VirtualMachineInstanceGuestOSInfo{Name: "Fedora Linux", VersionID: "41", KernelRelease: "6.11", Machine: "x86_64"}
+	running.Status.Machine = &virtv1.Machine{Type: "pc-q35-9.1"}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics.NewVMIStats(reader(
+		vmi("ns", "a", "node-1", virtv1.Running, fedora),
+		vmi("ns", "b", "node-1", virtv1.Running, fedora),
+		running,
+		vmi("other", "d", "", virtv1.Pending, nil),
+	)))
+	want := `
+# HELP kubevirt_vmi_phase_count VMI phase.
+# TYPE kubevirt_vmi_phase_count gauge
+kubevirt_vmi_phase_count{flavor="<none>",instance_type="<none>",node="",os="<none>",phase="pending",preference="<none>",workload="<none>"} 1
+kubevirt_vmi_phase_count{flavor="<none>",instance_type="<other>",node="node-1",os="<none>",phase="running",preference="<other>",workload="<none>"} 1
+kubevirt_vmi_phase_count{flavor="small",instance_type="<none>",node="node-1",os="fedora",phase="running",preference="<none>",workload="server"} 2
+# HELP kubevirt_vmi_info Information about VirtualMachineInstances.
+# TYPE kubevirt_vmi_info gauge
+kubevirt_vmi_info{flavor="",guest_os_arch="",guest_os_kernel_release="",guest_os_machine="",guest_os_name="",guest_os_version_id="",instance_type="",name="d",namespace="other",node="",os="",phase="pending",preference="",workload=""} 1
+kubevirt_vmi_info{flavor="",guest_os_arch="x86_64",guest_os_kernel_release="6.11",guest_os_machine="pc-q35-9.1",guest_os_name="Fedora Linux",guest_os_version_id="41",instance_type="<other>",name="c",namespace="ns",node="node-1",os="",phase="running",preference="<other>",workload=""} 1
+kubevirt_vmi_info{flavor="small",guest_os_arch="",guest_os_kernel_release="",guest_os_machine="",guest_os_name="",guest_os_version_id="",instance_type="",name="a",namespace="ns",node="node-1",os="fedora",phase="running",preference="",workload="server"} 1
+kubevirt_vmi_info{flavor="small",guest_os_arch="",guest_os_kernel_release="",guest_os_machine="",guest_os_name="",guest_os_version_id="",instance_type="",name="b",namespace="ns",node="node-1",os="fedora",phase="running",preference="",workload="server"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "kubevirt_vmi_phase_count", "kubevirt_vmi_info"); err != nil {
+		t.Error(err)
+	}
+}
+
+// Migrations in progress are counted per phase (zeros included); ended
+// ones each have a series saying how they ended.
+func TestMigrationStats(t *testing.T) {
+	mig := func(name string, phase virtv1.VirtualMachineInstanceMigrationPhase) *virtv1.VirtualMachineInstanceMigration {
+		return &virtv1.VirtualMachineInstanceMigration{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+			Spec: virtv1.VirtualMachineInstanceMigrationSpec{VMIName: "vm-" + name}, Status: virtv1.VirtualMachineInstanceMigrationStatus{Phase: phase}}
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics.NewMigrationStats(reader(
+		mig("new", virtv1.MigrationPhaseUnset), mig("p", virtv1.MigrationPending),
+		mig("r1", virtv1.MigrationRunning), mig("r2", virtv1.MigrationTargetReady), mig("r3", virtv1.MigrationScheduled),
+		mig("ok", virtv1.MigrationSucceeded), mig("bad", virtv1.MigrationFailed),
+	)))
+	want := `
+# HELP kubevirt_vmi_migrations_in_pending_phase Number of current pending migrations.
+# TYPE kubevirt_vmi_migrations_in_pending_phase gauge
+kubevirt_vmi_migrations_in_pending_phase 1
+# HELP kubevirt_vmi_migrations_in_running_phase Number of current running migrations.
+# TYPE kubevirt_vmi_migrations_in_running_phase gauge
+kubevirt_vmi_migrations_in_running_phase 3
+# HELP kubevirt_vmi_migrations_in_scheduling_phase Number of current scheduling migrations.
+# TYPE kubevirt_vmi_migrations_in_scheduling_phase gauge
+kubevirt_vmi_migrations_in_scheduling_phase 0
+# HELP kubevirt_vmi_migrations_in_unset_phase Number of current unset migrations.
+# TYPE kubevirt_vmi_migrations_in_unset_phase gauge
+kubevirt_vmi_migrations_in_unset_phase 1
+# HELP kubevirt_vmi_migration_succeeded Indicates if the VMI migration succeeded.
+# TYPE kubevirt_vmi_migration_succeeded gauge
+kubevirt_vmi_migration_succeeded{namespace="ns",vmi="vm-ok",vmim="ok"} 1
+# HELP kubevirt_vmi_migration_failed Indicates if the VMI migration failed.
+# TYPE kubevirt_vmi_migration_failed gauge
+kubevirt_vmi_migration_failed{namespace="ns",vmi="vm-bad",vmim="bad"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestVMStats(t *testing.T) {
+	vm := func(ns, name string) *virtv1.VirtualMachine {
+		return &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics.NewVMStats(reader(vm("a", "1"), vm("a", "2"), vm("b", "1"))))
+	want := `
+# HELP kubevirt_number_of_vms The number of VMs in the cluster by namespace.
+# TYPE kubevirt_number_of_vms gauge
+kubevirt_number_of_vms{namespace="a"} 2
+kubevirt_number_of_vms{namespace="b"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+}
+
+// A list that fails leaves the series out; the scrape itself does not fail.
+func TestClusterStatsListFailure(t *testing.T) {
+	failing := fake.NewClientBuilder().WithScheme(scheme.New()).WithInterceptorFuncs(interceptor.Funcs{
+		List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
+			return errors.New("cache not synced")
+		},
+	}).Build()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics.NewVMIStats(failing), metrics.NewMigrationStats(failing), metrics.NewVMStats(failing))
+	mfs, err := reg.Gather()
+	if err != nil || len(mfs) != 0 {
+		t.Errorf("gather: %d families, %v; want none and no error", len(mfs), err)
+	}
+}
