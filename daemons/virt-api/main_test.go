@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -114,7 +113,7 @@ func TestVirtAPIBinary(t *testing.T) {
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(pem)
 	scraper := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}}
-	scrape(ctx, t, scraper, "https://127.0.0.1:"+port+"/metrics",
+	testenv.WaitSeries(ctx, t, scraper, "https://127.0.0.1:"+port+"/metrics", nil,
 		`virtkit_subresource_requests_total{code="202",resource="virtualmachines",subresource="start"} 1`,
 		`kubevirt_rest_client_requests_total{code="201",component="virt-api",resource="subjectaccessreviews",verb="create"}`,
 		`kubevirt_rest_client_requests_total{code="200",component="virt-api",resource="virtualmachines",verb="patch"}`,
@@ -127,36 +126,6 @@ func TestVirtAPIBinary(t *testing.T) {
 	}
 	if err := c.Delete(ctx, vm); err != nil && !apierrors.IsNotFound(err) {
 		t.Errorf("delete without virt-api: %v", err)
-	}
-}
-
-// scrape reads url until its answer has a line starting with each of want.
-func scrape(ctx context.Context, t *testing.T, hc *http.Client, url string, want ...string) {
-	t.Helper()
-	var body string
-	var missing []string
-	for {
-		missing = missing[:0]
-		if resp, err := hc.Get(url); err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			body = string(b)
-		} else {
-			body = err.Error()
-		}
-		for _, w := range want {
-			if !strings.HasPrefix(body, w) && !strings.Contains(body, "\n"+w) {
-				missing = append(missing, w)
-			}
-		}
-		if len(missing) == 0 {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s lacks %q; it serves:\n%s", url, missing, body)
-		case <-time.After(200 * time.Millisecond):
-		}
 	}
 }
 

@@ -3,13 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -103,7 +100,7 @@ running:
 
 	// The VMI waits for a node in Scheduling; the VM and the migrations
 	// (none) are counted too.
-	scrape(ctx, t, "http://"+metricsAddr+"/metrics", &out,
+	testenv.WaitSeries(ctx, t, nil, "http://"+metricsAddr+"/metrics", out.String,
 		`kubevirt_vmi_phase_count{flavor="<none>",instance_type="<none>",node="",os="<none>",phase="scheduling",preference="<none>",workload="<none>"} 1`,
 		`kubevirt_vmi_info{`,
 		`kubevirt_number_of_vms{namespace="default"} 1`,
@@ -114,33 +111,4 @@ running:
 		`controller_runtime_reconcile_time_seconds_bucket{controller="virtualmachine",`,
 		`workqueue_depth{controller="virtualmachineinstance",name="virtualmachineinstance",priority=`,
 	)
-}
-
-// scrape reads url until its answer has a line starting with each of want,
-// and fails with what the daemon said when ctx ends first.
-func scrape(ctx context.Context, t *testing.T, url string, said *bytes.Buffer, want ...string) {
-	t.Helper()
-	var body string
-	var missing []string
-	for {
-		missing = missing[:0]
-		if resp, err := http.Get(url); err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			body = string(b)
-		}
-		for _, w := range want {
-			if !strings.HasPrefix(body, w) && !strings.Contains(body, "\n"+w) {
-				missing = append(missing, w)
-			}
-		}
-		if len(missing) == 0 {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s lacks %q; it serves:\n%s\nvirt-controller said:\n%s", url, missing, body, said.String())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -101,7 +99,7 @@ func TestVirtHandlerBinary(t *testing.T) {
 	must(t, cp.Client.Create(ctx, vmi))
 	vmi.Status = virtv1.VirtualMachineInstanceStatus{Phase: virtv1.Scheduled, NodeName: "node-1"}
 	must(t, cp.Client.Status().Update(ctx, vmi))
-	scrape(ctx, t, "http://"+metricsAddr+"/metrics", &logs,
+	testenv.WaitSeries(ctx, t, nil, "http://"+metricsAddr+"/metrics", logs.String,
 		`controller_runtime_reconcile_total{controller="virt-handler",result="requeue_after"}`,
 		`controller_runtime_reconcile_time_seconds_count{controller="virt-handler"}`,
 		`workqueue_depth{controller="virt-handler",name="virt-handler",priority=`,
@@ -119,35 +117,6 @@ func TestVirtHandlerBinary(t *testing.T) {
 		t.Fatalf("no exit after SIGTERM:\n%s", logs.String())
 	}
 	done <- nil // for the deferred wait
-}
-
-// scrape reads url until its answer has a line starting with each of want,
-// and fails with what the daemon said when ctx ends first.
-func scrape(ctx context.Context, t *testing.T, url string, said *bytes.Buffer, want ...string) {
-	t.Helper()
-	var body string
-	var missing []string
-	for {
-		missing = missing[:0]
-		if resp, err := http.Get(url); err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			body = string(b)
-		}
-		for _, w := range want {
-			if !strings.HasPrefix(body, w) && !strings.Contains(body, "\n"+w) {
-				missing = append(missing, w)
-			}
-		}
-		if len(missing) == 0 {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s lacks %q; it serves:\n%s\nvirt-handler said:\n%s", url, missing, body, said.String())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 func freeAddress(t *testing.T) string {

@@ -93,7 +93,7 @@ func TestControlPlane(t *testing.T) {
 	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(ctx, t, "the Deployment's pod bound to n1 and the default service account", func() (bool, string) {
+	testenv.Eventually(ctx, t, "the Deployment's pod bound to n1 and the default service account", func() (bool, string) {
 		pods, err := cs.CoreV1().Pods("kept").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -117,7 +117,7 @@ func TestControlPlane(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(ctx, t, "kube-scheduler restarted", func() (bool, string) {
+	testenv.Eventually(ctx, t, "kube-scheduler restarted", func() (bool, string) {
 		st := cp.Status()["kube-scheduler"]
 		return st.Running && st.Restarts == 1, fmt.Sprintf("%+v", st)
 	})
@@ -174,23 +174,6 @@ func findPID(t *testing.T, bin, dataDir string) int {
 	}
 	t.Fatalf("no %s process for %s", bin, dataDir)
 	return 0
-}
-
-func waitFor(ctx context.Context, t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	last := ""
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s; last: %s", what, last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 func mustQ(s string) resource.Quantity { return resource.MustParse(s) }

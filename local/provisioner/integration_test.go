@@ -64,7 +64,7 @@ func TestBindsClaimsOnARealControlPlane(t *testing.T) {
 	pvc, err := cs.CoreV1().PersistentVolumeClaims("default").Create(ctx, claim(nil), metav1.CreateOptions{})
 	must(t, err)
 	var dir string
-	eventually(ctx, t, "the claim Bound to a folder", func() (bool, string) {
+	testenv.Eventually(ctx, t, "the claim Bound to a folder", func() (bool, string) {
 		c, err := cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, pvc.Name, metav1.GetOptions{})
 		if err != nil || c.Status.Phase != corev1.ClaimBound {
 			return false, fmt.Sprintf("%v %v", c.Status.Phase, err)
@@ -87,7 +87,7 @@ func TestBindsClaimsOnARealControlPlane(t *testing.T) {
 	bad := claim(func(c *corev1.PersistentVolumeClaim) { c.Name = "raw"; c.Spec.VolumeMode = &block })
 	_, err = cs.CoreV1().PersistentVolumeClaims("default").Create(ctx, bad, metav1.CreateOptions{})
 	must(t, err)
-	eventually(ctx, t, "a ProvisioningFailed event naming spec.volumeMode", func() (bool, string) {
+	testenv.Eventually(ctx, t, "a ProvisioningFailed event naming spec.volumeMode", func() (bool, string) {
 		evs, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=raw"})
 		if err != nil {
 			return false, err.Error()
@@ -103,7 +103,7 @@ func TestBindsClaimsOnARealControlPlane(t *testing.T) {
 	})
 
 	must(t, cs.CoreV1().PersistentVolumeClaims("default").Delete(ctx, pvc.Name, metav1.DeleteOptions{}))
-	eventually(ctx, t, "the volume and its folder gone", func() (bool, string) {
+	testenv.Eventually(ctx, t, "the volume and its folder gone", func() (bool, string) {
 		pvs, err := cs.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -117,23 +117,6 @@ func TestBindsClaimsOnARealControlPlane(t *testing.T) {
 	_, err = cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, "raw", metav1.GetOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		t.Error(err)
-	}
-}
-
-func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	last := ""
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s; last: %s", what, last)
-		case <-time.After(200 * time.Millisecond):
-		}
 	}
 }
 
