@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,8 +22,8 @@ const virtAPICert = "virt-api"
 // install puts what virtkit needs into the cluster: the CRDs, the
 // namespace with a KubeVirt CR asking for software emulation (left as it is
 // when it exists), and virt-api's registration (an ExternalName Service to
-// localhost, the APIService, the webhooks, the ClusterRoles). Installing
-// again changes nothing.
+// localhost, the APIService, the webhooks, the ClusterRoles), then waits
+// for the default service account. Installing again changes nothing.
 func install(ctx context.Context, cl client.Client, cfg Config, pki controlplane.PKI) error {
 	crds, err := deploy.CRDs()
 	if err != nil {
@@ -61,5 +62,26 @@ func install(ctx context.Context, cl client.Client, cfg Config, pki controlplane
 	if err != nil {
 		return err
 	}
-	return deploy.Apply(ctx, cl, api...)
+	if err := deploy.Apply(ctx, cl, api...); err != nil {
+		return err
+	}
+	return waitDefaultServiceAccount(ctx, cl)
+}
+
+// waitDefaultServiceAccount waits for the default namespace's service
+// account, which kube-controller-manager makes a few seconds after a fresh
+// start: until then every pod there is refused, and the first VM of a new
+// cluster would show a failed launcher pod create.
+func waitDefaultServiceAccount(ctx context.Context, cl client.Client) error {
+	for {
+		err := cl.Get(ctx, client.ObjectKey{Namespace: "default", Name: "default"}, &corev1.ServiceAccount{})
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: waiting for service account default/default: %w (last: %w)", ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
