@@ -13,7 +13,7 @@ CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/daemons/vir
 # API groups whose CRDs deploy/crds serves (see hack/crdgen).
 CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1
 
-.PHONY: run stop boot-guest test test-short deps kube-bins cni-bins guest tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density
+.PHONY: run stop boot-guest test test-short deps kube-bins cni-bins guest tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration
 
 ## run: start virt-local (a real single-machine Kubernetes with virtkit), boot examples/manifests/vm-tiny.yaml, show its console
 run: deps kube-bins cni-bins guest daemons
@@ -92,6 +92,12 @@ bench-overhead: deps guest daemons
 DENSITY_N ?= 20
 bench-density: deps kube-bins cni-bins guest daemons
 	go run ./hack/bench/density -n $(DENSITY_N) $(DENSITY_FLAGS)
+
+## bench-migration: live migration on virt-local (two nodes) next to a plain libvirt migration, for each of MIGRATION_SIZES MiB
+MIGRATION_SIZES ?= 256,1024
+MIGRATION_RUNS ?= 3
+bench-migration: deps kube-bins cni-bins guest daemons
+	go run ./hack/bench/migration -sizes $(MIGRATION_SIZES) -runs $(MIGRATION_RUNS)
 
 clean:
 	rm -rf $(OUT)/run $(OUT)/crd-raw $(OUT)/crd-check

@@ -48,6 +48,10 @@ type Config struct {
 	NodeSelector map[string]string
 	// RuntimeClassName is given to launcher pods (defaultRuntimeClass).
 	RuntimeClassName string
+	// KubeVirtNamespace is where the KubeVirt CR lives, whose
+	// spec.configuration.migrations the migration controller reads at each
+	// migration's start; empty: "kubevirt". Not in the KubeVirt CR.
+	KubeVirtNamespace string
 }
 
 // FromKubeVirt returns base with the settings of kv that virtkit honours

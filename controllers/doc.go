@@ -8,7 +8,10 @@
 // docs/controllers/vm.md. controllers/vmi is the VirtualMachineInstance
 // controller (launcher pod rendering with the documented overhead, phases up
 // to Scheduled, pod failures surfaced with their reason); see
-// docs/controllers/vmi.md. The migration and snapshot controllers are still
-// to come (issue 9 and later). AddMetrics registers virt-controller's
+// docs/controllers/vmi.md. controllers/migration is the
+// VirtualMachineInstanceMigration controller (target pods, parallel limits,
+// phases, cancel) and controllers/evacuation turns node drains into
+// migrations for VMIs whose evictionStrategy asks for it; see
+// docs/migration.md. The snapshot controllers are still to come. AddMetrics registers virt-controller's
 // Prometheus collectors over the manager's cache (docs/metrics.md).
 package controllers

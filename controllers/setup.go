@@ -5,12 +5,15 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/virtkit/virtkit/controllers/evacuation"
+	"github.com/virtkit/virtkit/controllers/migration"
 	"github.com/virtkit/virtkit/controllers/vm"
 	"github.com/virtkit/virtkit/controllers/vmi"
 )
 
-// AddToManager registers the VirtualMachine and VirtualMachineInstance
-// controllers with mgr, configured by cfg. daemons/virt-controller calls it;
+// AddToManager registers the VirtualMachine, VirtualMachineInstance,
+// VirtualMachineInstanceMigration and evacuation controllers with mgr,
+// configured by cfg. daemons/virt-controller calls it;
 // so can an integrator's own manager.
 func AddToManager(mgr ctrl.Manager, cfg Config) error {
 	if cfg.LauncherImage == "" {
@@ -21,6 +24,16 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 	}
 	if err := vmi.New(vmi.WithPodOptions(cfg.PodOptions())).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: VirtualMachineInstance controller: %w", err)
+	}
+	migOpts := []migration.Option{migration.WithPodOptions(cfg.PodOptions())}
+	if cfg.KubeVirtNamespace != "" {
+		migOpts = append(migOpts, migration.WithKubeVirtNamespace(cfg.KubeVirtNamespace))
+	}
+	if err := migration.New(migOpts...).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("controllers: VirtualMachineInstanceMigration controller: %w", err)
+	}
+	if err := evacuation.New(cfg.KubeVirtNamespace).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("controllers: evacuation controller: %w", err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/admission"
+	"github.com/virtkit/virtkit/controllers/evacuation"
 	"github.com/virtkit/virtkit/subresources"
 )
 
@@ -35,8 +36,9 @@ const Label = "app.kubernetes.io/part-of"
 
 // VirtAPIObjects returns what makes the apiserver call virt-api: its
 // Namespace, its Service, the v1.subresources.kubevirt.io APIService, the
-// mutating and validating webhook configurations, and the subresource
-// ClusterRoles with their binding.
+// mutating and validating webhook configurations, the pod eviction
+// webhook's (controllers/evacuation), and the subresource ClusterRoles with
+// their binding.
 func VirtAPIObjects(o VirtAPI) ([]client.Object, error) {
 	switch {
 	case o.Namespace == "" || o.Service == "":
@@ -74,11 +76,12 @@ func VirtAPIObjects(o VirtAPI) ([]client.Object, error) {
 			"groupPriorityMinimum": int64(1000), "versionPriority": int64(15),
 		},
 	}}
-	mutating, validating := admission.Configurations(admission.Service{Namespace: o.Namespace, Name: o.Service, Port: o.Port, CABundle: o.CABundle})
+	webhookSvc := admission.Service{Namespace: o.Namespace, Name: o.Service, Port: o.Port, CABundle: o.CABundle}
+	mutating, validating := admission.Configurations(webhookSvc)
 	roles, binding := subresources.RBAC()
 	objs := []client.Object{
 		&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}},
-		svc, apiService, mutating, validating, binding,
+		svc, apiService, mutating, validating, evacuation.Configuration(webhookSvc), binding,
 	}
 	for _, r := range roles {
 		objs = append(objs, r)

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/admission"
+	"github.com/virtkit/virtkit/controllers/evacuation"
 	"github.com/virtkit/virtkit/subresources"
 	"github.com/virtkit/virtkit/virt/spec"
 )
@@ -23,15 +24,20 @@ type Config struct {
 	// Subresources are the options of the subresources API: its
 	// authenticator, and how it reaches nodes (WithLocator or WithNodeOps).
 	Subresources []subresources.Option
+	// KubeVirtNamespace holds the KubeVirt CR, whose evictionStrategy the
+	// pod eviction webhook applies to VMIs that set none; "" is "kubevirt".
+	KubeVirtNamespace string
 }
 
 // Handler returns virt-api: the webhooks at admission.MutatePath and
-// admission.ValidatePath, everything else to the subresources API.
+// admission.ValidatePath, the pod eviction webhook at
+// evacuation.WebhookPath, everything else to the subresources API.
 func Handler(cl client.Client, scheme *runtime.Scheme, cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	for path, h := range admission.Handlers(scheme, cfg.SpecOptions, admission.WithPrivilegedUsers(cfg.PrivilegedUsers...)) {
 		mux.Handle(path, h)
 	}
+	mux.Handle(evacuation.WebhookPath, evacuation.NewWebhook(cl, cfg.KubeVirtNamespace).Handler())
 	mux.Handle("/", subresources.New(cl, cfg.Subresources...))
 	return mux
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,7 +48,7 @@ func (r *Reconciler) start(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 	if vmi.Status.Phase != virtv1.Scheduled || vmi.DeletionTimestamp != nil {
 		return nil, ctrl.Result{}, nil
 	}
-	host := r.hostLayout(vmi.UID)
+	host := r.hostLayout(r.folderOf(vmi, nil))
 	if _, err := os.Stat(host.ReadyFile()); err != nil {
 		if _, ended, _ := launcher.ReadResult(host); ended {
 			// The launcher ended before it was ready: the VMI controller
@@ -91,7 +92,7 @@ func (r *Reconciler) adopt(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 			// is gone: the VMI controller fails the VMI from its pod.
 			return nil, ctrl.Result{}, r.states.remove(vmi.UID)
 		}
-		res, err := r.launcherGone(ctx, vmi)
+		res, err := r.launcherGone(ctx, vmi, r.folderOf(vmi, rec))
 		return nil, res, err
 	}
 	r.setLost(vmi.UID, false)
@@ -119,8 +120,8 @@ func (r *Reconciler) adopt(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 // launcherGone ends a running VMI whose launcher cannot be reached: as its
 // result says once it left one, else Failed once it has been silent for the
 // lost timeout.
-func (r *Reconciler) launcherGone(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (ctrl.Result, error) {
-	e, res := r.launcherEnding(vmi)
+func (r *Reconciler) launcherGone(ctx context.Context, vmi *virtv1.VirtualMachineInstance, folder types.UID) (ctrl.Result, error) {
+	e, res := r.launcherEnding(vmi, folder)
 	if e == nil {
 		return res, nil
 	}
@@ -131,10 +132,11 @@ func (r *Reconciler) launcherGone(ctx context.Context, vmi *virtv1.VirtualMachin
 	return ctrl.Result{}, r.states.remove(vmi.UID)
 }
 
-// launcherEnding is how a VMI whose launcher does not answer ends: its
-// result, or lost after the timeout; nil and when to look again otherwise.
-func (r *Reconciler) launcherEnding(vmi *virtv1.VirtualMachineInstance) (*Ending, ctrl.Result) {
-	res, ended, err := launcher.ReadResult(r.hostLayout(vmi.UID))
+// launcherEnding is how a VMI whose launcher (in its node folder folder)
+// does not answer ends: its result, or lost after the timeout; nil and when
+// to look again otherwise.
+func (r *Reconciler) launcherEnding(vmi *virtv1.VirtualMachineInstance, folder types.UID) (*Ending, ctrl.Result) {
+	res, ended, err := launcher.ReadResult(r.hostLayout(folder))
 	if err == nil && ended {
 		e := LauncherEnding(res)
 		return &e, ctrl.Result{}
@@ -148,8 +150,18 @@ func (r *Reconciler) launcherEnding(vmi *virtv1.VirtualMachineInstance) (*Ending
 // open connects to the VMI's launcher and pod and builds its Machine, not
 // started; rec gives the plans an earlier handler kept.
 func (r *Reconciler) open(ctx context.Context, vmi *virtv1.VirtualMachineInstance, rec *record) (g *guest, err error) {
+	return r.openIn(ctx, vmi, rec, r.folderOf(vmi, rec), nil)
+}
+
+// openIn is open for the launcher in the node folder folder. With target
+// set, the launcher is the target of that migration: the Machine's chain
+// prepares storage and network as for a start but defines and starts no
+// domain (it comes by migration; the steps undo it all the same), and the
+// domain events go to the migration's reconcile.
+func (r *Reconciler) openIn(ctx context.Context, vmi *virtv1.VirtualMachineInstance, rec *record, folder types.UID, target *types.NamespacedName) (g *guest, err error) {
 	key := client.ObjectKeyFromObject(vmi)
-	g = &guest{key: key, uid: vmi.UID, host: r.hostLayout(vmi.UID)}
+	g = &guest{key: key, uid: vmi.UID, folder: folder, host: r.hostLayout(folder)}
+	g.target.Store(target)
 	opened := g // the result is nil on error; what was opened must still close
 	defer func() {
 		if err != nil {
@@ -181,7 +193,7 @@ func (r *Reconciler) open(ctx context.Context, vmi *virtv1.VirtualMachineInstanc
 			VNC:              pod.VNCSocket(),
 		}}),
 		virt.WithLogger(r.log.WithValues("vmi", key.String())),
-		virt.WithSteps(r.steps(vmi)),
+		virt.WithSteps(r.steps(vmi, folder, target != nil)),
 	}
 	if g.pod.Network != nil {
 		opts = append(opts, virt.WithNetwork(g.pod.Network))
@@ -200,7 +212,7 @@ func (r *Reconciler) open(ctx context.Context, vmi *virtv1.VirtualMachineInstanc
 	if err != nil {
 		return nil, fmt.Errorf("handler: VMI %s: %w: %w", key, errLauncherUnreachable, err)
 	}
-	go r.forward(evCtx, key, g.domain, ch)
+	go r.forward(evCtx, g, ch)
 	return g, nil
 }
 
@@ -210,13 +222,15 @@ func (r *Reconciler) open(ctx context.Context, vmi *virtv1.VirtualMachineInstanc
 // the chain is undone.
 const StepSaveState = "save-state"
 
-// steps is the start-up chain of vmi's Machine: virt.DefaultSteps with the
-// state record saved once both plans are made, edited by WithSteps.
-func (r *Reconciler) steps(vmi *virtv1.VirtualMachineInstance) []virt.Step {
+// steps is the start-up chain of vmi's Machine, whose launcher has the node
+// folder folder: virt.DefaultSteps with the state record saved once both
+// plans are made, edited by WithSteps. For a migration's target (incoming)
+// the define and start steps run nothing (incomingSteps).
+func (r *Reconciler) steps(vmi *virtv1.VirtualMachineInstance, folder types.UID, incoming bool) []virt.Step {
 	save := virt.Step{
 		Name: StepSaveState,
 		Run: func(_ context.Context, m *virt.Machine) error {
-			return r.states.save(record{Namespace: vmi.Namespace, Name: vmi.Name, UID: vmi.UID,
+			return r.states.save(record{Namespace: vmi.Namespace, Name: vmi.Name, UID: vmi.UID, Folder: folder,
 				Storage: m.StoragePlan, Network: m.NetworkPlan})
 		},
 		Undo: func(context.Context, *virt.Machine) error { return r.states.remove(vmi.UID) },
@@ -227,6 +241,9 @@ func (r *Reconciler) steps(vmi *virtv1.VirtualMachineInstance) []virt.Step {
 		if s.Name == virt.StepPlanNetwork {
 			out = append(out, save)
 		}
+	}
+	if incoming {
+		out = incomingSteps(out)
 	}
 	if r.editSteps != nil {
 		out = r.editSteps(out)

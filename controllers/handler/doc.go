@@ -30,12 +30,24 @@
 //   - attaches and detaches hotpluggable volumes as the VMI's spec lists them
 //     (virt/storage/hotplug);
 //   - implements nodeapi.Ops for virt-api: Pause, Unpause, SoftReboot,
-//     Console and VNC of the guests it runs.
+//     Console and VNC of the guests it runs;
+//   - live migration, on both nodes (docs/migration.md): as the target, a
+//     second reconciler keyed by VirtualMachineInstanceMigration prepares
+//     storage and network in the target pod as for a start, without a
+//     domain, reports the target ready, and takes the VMI over once the
+//     guest runs there; as the source, it runs virt/migrate.Run through a
+//     migration proxy (unix sockets in the source pod's folder forwarded by
+//     a MigrationDialer to the target launcher's sockets), cancels it on
+//     abortRequested, and reports a migration that did not complete.
 //
 // It owns the VMI's status fields a node reports (phase from Scheduled on,
 // interfaces, the Ready, Paused, LiveMigratable and Synchronized conditions,
 // migrationMethod and migrationTransport, volumeStatus, machine,
-// currentCPUTopology, memory), the Warning events of the failures those
+// currentCPUTopology, memory; nodeName when a migration's target takes the
+// VMI over; migrationState's targetNodeAddress, targetNodeDomainDetected,
+// targetNodeDomainReadyTimestamp, completed and endTimestamp as the target,
+// startTimestamp, mode, failed, failureReason and abortStatus as the
+// source), the Warning events of the failures those
 // report (StatusWarnings), the guest list its metrics read (Guests, for
 // metrics.DomainStats) and its per-VMI records in Config.StateDir.
 // It must not touch the VMI's metadata (finalizers and labels are the VMI

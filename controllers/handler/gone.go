@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 	"errors"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,6 +81,19 @@ func (r *Reconciler) elsewhere(ctx context.Context, key types.NamespacedName) er
 	g := r.guest(key)
 	if g == nil {
 		return nil
+	}
+	if o := g.outgoing; o != nil {
+		// It migrated away (the target's handler took it over, maybe
+		// before Run here saw the migration's end): undo what was set up
+		// for it in the source pod; its domain went with the migration.
+		select {
+		case <-o.done:
+		case <-time.After(callTimeout):
+		}
+		logf.FromContext(ctx).Info("VMI migrated to another node: undoing its set-up here", "domain", g.domain, "node", r.cfg.NodeName)
+		r.finish(ctx, g)
+		r.forget(g)
+		return r.states.remove(g.uid)
 	}
 	logf.FromContext(ctx).Info("VMI moved to another node: letting its guest go", "domain", g.domain)
 	r.forget(g)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -21,12 +22,21 @@ type guest struct {
 	key     types.NamespacedName
 	uid     types.UID
 	domain  string          // libvirt name
+	folder  types.UID       // the launcher's node folder, HostRunDir/<folder>
 	host    launcher.Layout // the launcher folder as the node sees it
 	dom     domain.Manager
 	pod     *Pod
 	machine *virt.Machine
 	storage storage.Interface
 	inspect storage.Inspector
+
+	// target, while set, is the key of the migration whose target this
+	// guest is, not yet taken over: its domain events go to that
+	// migration's reconcile instead of the VMI's.
+	target atomic.Pointer[types.NamespacedName]
+	// outgoing is the migration out of this node that the handler runs or
+	// ran for the guest (the source's side); nil when none.
+	outgoing *outgoing
 
 	// shutdownAt is when a graceful shutdown was asked for (deletion).
 	shutdownAt time.Time
@@ -44,6 +54,12 @@ func (g *guest) close() error {
 	g.closeOnce.Do(func() {
 		if g.stopEvents != nil {
 			g.stopEvents()
+		}
+		if o := g.outgoing; o != nil && !o.finished() {
+			// Without its connection the migration cannot be watched:
+			// abort it, the guest stays here.
+			o.cancel()
+			<-o.done
 		}
 		var errs []error
 		if g.dom != nil {

@@ -41,6 +41,11 @@ type Config struct {
 	// StorageLayout is where launcher pods keep volumes, as the pod sees
 	// them; the zero value is KubeVirt's layout (storage.DefaultLayout).
 	StorageLayout storage.Layout
+	// MigrationAddress is what the handler writes as
+	// status.migrationState.targetNodeAddress of a migration to this node
+	// once the target is prepared: where a source's MigrationDialer reaches
+	// this handler. Default NodeName (LocalMigrationDialer needs no address).
+	MigrationAddress string
 }
 
 // Defaults of Config.
@@ -62,6 +67,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StateDir == "" {
 		c.StateDir = DefaultStateDir
+	}
+	if c.MigrationAddress == "" {
+		c.MigrationAddress = c.NodeName
 	}
 	return c
 }
@@ -135,6 +143,11 @@ func WithMachineOptions(opts ...virt.Option) Option {
 func WithLauncherLostTimeout(d time.Duration) Option {
 	return func(r *Reconciler) { r.lostTimeout = d }
 }
+
+// WithMigrationDialer sets how the source's handler reaches a migration's
+// target launcher (see MigrationDialer). The default,
+// LocalMigrationDialer, reaches targets on this machine only.
+func WithMigrationDialer(d MigrationDialer) Option { return func(r *Reconciler) { r.dialer = d } }
 
 // WithMaxConcurrentReconciles sets how many VMIs the handler works on at
 // once (default 4): starting a guest waits on libvirt.

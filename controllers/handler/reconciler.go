@@ -60,9 +60,16 @@ type Reconciler struct {
 	// events carries the keys of VMIs whose domain or launcher connection
 	// reported something; the controller watches it.
 	events chan event.TypedGenericEvent[types.NamespacedName]
+	// targetEvents carries the keys of migrations whose target launcher,
+	// on this node, reported something (reconcileTarget).
+	targetEvents chan event.TypedGenericEvent[types.NamespacedName]
+	dialer       MigrationDialer
 
 	mu     sync.Mutex
 	guests map[types.NamespacedName]*guest
+	// targets are the guests prepared as migration targets on this node,
+	// by migration, until they are taken over (then they move to guests).
+	targets map[types.NamespacedName]*guest
 	// lost is when a launcher, by VMI uid, was first found not answering
 	// without a result; cleared when it answers.
 	lost map[types.UID]time.Time
@@ -92,14 +99,20 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 		states:      states{dir: cfg.StateDir},
 		events:      make(chan event.TypedGenericEvent[types.NamespacedName], 256),
 		guests:      map[types.NamespacedName]*guest{},
-		lost:        map[types.UID]time.Time{},
-		replaced:    map[types.NamespacedName]string{},
+		targets:     map[types.NamespacedName]*guest{},
+
+		targetEvents: make(chan event.TypedGenericEvent[types.NamespacedName], 64),
+		lost:         map[types.UID]time.Time{},
+		replaced:     map[types.NamespacedName]string{},
 	}
 	for _, o := range opts {
 		o(r)
 	}
 	if r.connect == nil {
 		return nil, errors.New("handler: WithConnector: required (virt/domain/libvirt's New in the daemon)")
+	}
+	if r.dialer == nil {
+		r.dialer = LocalMigrationDialer{HostRunDir: cfg.HostRunDir}
 	}
 	if r.storageFor == nil {
 		layout := cfg.StorageLayout
@@ -111,14 +124,32 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 	return r, nil
 }
 
-// hostLayout is the VMI's launcher folder as the node sees it.
-func (r *Reconciler) hostLayout(uid types.UID) launcher.Layout {
-	return launcher.Layout{Root: filepath.Join(r.cfg.HostRunDir, string(uid))}
+// hostLayout is a launcher folder as the node sees it, HostRunDir/<folder>:
+// folder is the VMI's UID for its first launcher pod, the migration's UID
+// for a migration's target pod (controllers/vmi.HostDirOf).
+func (r *Reconciler) hostLayout(folder types.UID) launcher.Layout {
+	return launcher.Layout{Root: filepath.Join(r.cfg.HostRunDir, string(folder))}
 }
 
-// podLayout is the same folder as the launcher pod (and QEMU) sees it.
+// podLayout is the launcher folder as the launcher pod (and QEMU) sees it,
+// PodRunDir/<vmi uid>, whatever the node's folder: the same in every
+// launcher pod of the VMI, so that the domain's paths hold on both ends of
+// a migration.
 func (r *Reconciler) podLayout(uid types.UID) launcher.Layout {
 	return launcher.Layout{Root: filepath.Join(r.cfg.PodRunDir, string(uid))}
+}
+
+// folderOf is the node folder of the launcher that runs vmi's guest: the
+// one its state record names; else, after a completed migration to this
+// node, the migration's target folder; else the VMI's own.
+func (r *Reconciler) folderOf(vmi *virtv1.VirtualMachineInstance, rec *record) types.UID {
+	if rec != nil && rec.Folder != "" {
+		return rec.Folder
+	}
+	if ms := vmi.Status.MigrationState; ms != nil && ms.Completed && !ms.Failed && ms.TargetNode == r.cfg.NodeName && ms.MigrationUID != "" {
+		return ms.MigrationUID
+	}
+	return vmi.UID
 }
 
 // Reconcile brings one VMI of this node a step closer to what it asks for:

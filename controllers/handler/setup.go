@@ -61,12 +61,37 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			q.Add(reconcile.Request{NamespacedName: e.Object})
 		},
 	})
-	return ctrl.NewControllerManagedBy(mgr).
+	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("virt-handler").
 		For(&virtv1.VirtualMachineInstance{}, builder.WithPredicates(onNode)).
 		WatchesRawSource(events).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers}).
-		Complete(r)
+		Complete(r); err != nil {
+		return err
+	}
+	// The target's side of migrations to this node (reconcileTarget):
+	// the VMI is not in this node's cache until the target takes it over.
+	toNode := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		m, ok := o.(*virtv1.VirtualMachineInstanceMigration)
+		if !ok {
+			return false
+		}
+		if ms := m.Status.MigrationState; ms != nil && ms.TargetNode == r.cfg.NodeName {
+			return true
+		}
+		return r.targetGuest(client.ObjectKeyFromObject(m)) != nil
+	})
+	targetEvents := source.TypedChannel(r.targetEvents, handler.TypedFuncs[types.NamespacedName, reconcile.Request]{
+		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[types.NamespacedName], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			q.Add(reconcile.Request{NamespacedName: e.Object})
+		},
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("virt-handler-migration-target").
+		For(&virtv1.VirtualMachineInstanceMigration{}, builder.WithPredicates(toNode)).
+		WatchesRawSource(targetEvents).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers}).
+		Complete(reconcile.Func(r.reconcileTarget))
 }
 
 // reviewRecords queues a reconcile for every state record on the node, so
@@ -97,11 +122,15 @@ func (r *Reconciler) reviewRecords(ctx context.Context) error {
 func (r *Reconciler) Close() error {
 	r.mu.Lock()
 	r.closed = true
-	gs := make([]*guest, 0, len(r.guests))
+	gs := make([]*guest, 0, len(r.guests)+len(r.targets))
 	for _, g := range r.guests {
 		gs = append(gs, g)
 	}
+	for _, g := range r.targets {
+		gs = append(gs, g)
+	}
 	r.guests = map[types.NamespacedName]*guest{}
+	r.targets = map[types.NamespacedName]*guest{}
 	r.mu.Unlock()
 	var errs []error
 	for _, g := range gs {

@@ -20,11 +20,15 @@ import (
 // the guest and, later, to tear down exactly what was set up (a bridge
 // binding's pod addresses cannot be discovered again once the guest has them).
 type record struct {
-	Namespace string       `json:"namespace"`
-	Name      string       `json:"name"`
-	UID       types.UID    `json:"uid"`
-	Storage   storage.Plan `json:"storage,omitempty"`
-	Network   network.Plan `json:"network,omitempty"`
+	Namespace string    `json:"namespace"`
+	Name      string    `json:"name"`
+	UID       types.UID `json:"uid"`
+	// Folder names the launcher's node folder, HostRunDir/<folder>: the
+	// VMI's UID (also when empty, as earlier handlers wrote it) or, for a
+	// guest that came by migration, the migration's.
+	Folder  types.UID    `json:"folder,omitempty"`
+	Storage storage.Plan `json:"storage,omitempty"`
+	Network network.Plan `json:"network,omitempty"`
 }
 
 func (r record) key() types.NamespacedName {

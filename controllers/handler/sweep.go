@@ -15,11 +15,15 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// sweep removes the launcher folders (HostRunDir/<uid>) of VMIs that no
-// longer exist and whose launchers have ended: the pod's hostPath outlives
-// the pod, and nobody else removes it. A folder whose VMI still exists (on
-// any node: local nodes of one machine share HostRunDir) or whose
-// launcher's libvirt still answers is kept; pending says there was such a
+// sweep removes the launcher folders (HostRunDir/<uid>) that nothing needs
+// any more and whose launchers have ended: the pod's hostPath outlives the
+// pod, and nobody else removes it. A folder is kept while its key is the
+// UID of a VMI that exists (on any node: local nodes of one machine share
+// HostRunDir), of the migration a VMI's status.migrationState names (unless
+// it failed), or of
+// a migration that has not failed and whose VMI exists (a target folder,
+// which after a successful migration holds the guest's launcher), and
+// while its launcher's libvirt still answers; pending says there was such a
 // launcher, ending, whose folder a later sweep removes.
 func (r *Reconciler) sweep(ctx context.Context) (pending bool, _ error) {
 	ents, err := os.ReadDir(r.cfg.HostRunDir)
@@ -33,9 +37,23 @@ func (r *Reconciler) sweep(ctx context.Context) (pending bool, _ error) {
 	if err := r.reader.List(ctx, &list); err != nil {
 		return false, fmt.Errorf("handler: sweeping %s: listing VMIs: %w", r.cfg.HostRunDir, err)
 	}
+	var migs virtv1.VirtualMachineInstanceMigrationList
+	if err := r.reader.List(ctx, &migs); err != nil {
+		return false, fmt.Errorf("handler: sweeping %s: listing VirtualMachineInstanceMigrations: %w", r.cfg.HostRunDir, err)
+	}
 	live := map[types.UID]bool{}
+	vmis := map[types.NamespacedName]bool{}
 	for _, v := range list.Items {
 		live[v.UID] = true
+		vmis[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = true
+		if ms := v.Status.MigrationState; ms != nil && ms.MigrationUID != "" && !ms.Failed {
+			live[ms.MigrationUID] = true
+		}
+	}
+	for _, m := range migs.Items {
+		if m.Status.Phase != virtv1.MigrationFailed && vmis[types.NamespacedName{Namespace: m.Namespace, Name: m.Spec.VMIName}] {
+			live[m.UID] = true
+		}
 	}
 	var errs []error
 	for _, e := range ents {

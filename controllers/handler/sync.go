@@ -18,6 +18,11 @@ import (
 // VMI is deleted, ends the VMI when the guest or its launcher ended, and
 // otherwise reports the domain's state in the VMI's status.
 func (r *Reconciler) sync(ctx context.Context, vmi *virtv1.VirtualMachineInstance, g *guest) (ctrl.Result, error) {
+	if g.ending == nil {
+		if res, handled, err := r.syncOutgoing(ctx, vmi, g); handled || err != nil {
+			return res, err
+		}
+	}
 	var ds *domain.DomainState
 	if g.ending == nil {
 		var res ctrl.Result
@@ -67,7 +72,7 @@ func (r *Reconciler) observe(ctx context.Context, vmi *virtv1.VirtualMachineInst
 		return nil, ctrl.Result{}, nil
 	}
 	logf.FromContext(ctx).V(1).Info("launcher not answering", "error", err.Error())
-	e, res := r.launcherEnding(vmi)
+	e, res := r.launcherEnding(vmi, g.folder)
 	g.ending = e
 	return nil, res, nil
 }

@@ -28,6 +28,7 @@ func TestController(t *testing.T) {
 	t.Run("DeleteVMI", func(t *testing.T) { testDeleteVMI(t, cl) })
 	t.Run("CreateFails", func(t *testing.T) { testCreateFails(t, cl) })
 	t.Run("ControllerRestart", func(t *testing.T) { testControllerRestart(t, cl) })
+	t.Run("Migrated", func(t *testing.T) { testMigrated(t, cl) })
 }
 
 // testLifecycle: VMI -> pod -> Scheduling -> bind -> Scheduled -> the

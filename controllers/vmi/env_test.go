@@ -42,7 +42,7 @@ func startCluster(t *testing.T) *cluster {
 		Controller:             config.Controller{SkipNameValidation: &skip},
 		// Namespace "manual" is left to tests that call Reconcile themselves.
 		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{
-			"lifecycle": {}, "born": {}, "unschedulable": {}, "poddeleted": {}, "deletevmi": {}, "createfails": {}}},
+			"lifecycle": {}, "born": {}, "unschedulable": {}, "poddeleted": {}, "deletevmi": {}, "createfails": {}, "migrated": {}}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -142,7 +142,8 @@ func (r *Reconciler) launcherPod(ctx context.Context, vmi *virtv1.VirtualMachine
 	return findPod(ctx, r.reader, vmi)
 }
 
-// findPod lists the pods vmi controls and picks the live one, else any.
+// findPod lists the pods vmi controls and picks its current launcher pod
+// (IsCurrentPod), the live one first.
 func findPod(ctx context.Context, rd client.Reader, vmi *virtv1.VirtualMachineInstance) (*corev1.Pod, error) {
 	pods := &corev1.PodList{}
 	if err := rd.List(ctx, pods, client.InNamespace(vmi.Namespace),
@@ -152,14 +153,33 @@ func findPod(ctx context.Context, rd client.Reader, vmi *virtv1.VirtualMachineIn
 	var found *corev1.Pod
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if controllerUID(p) != vmi.UID || p.Labels[virtv1.MigrationJobLabel] != "" {
-			continue // not ours, or a migration target pod (controllers/migration's)
+		if controllerUID(p) != vmi.UID || !IsCurrentPod(vmi, p) {
+			continue
 		}
 		if found == nil || (found.DeletionTimestamp != nil && p.DeletionTimestamp == nil) {
 			found = p
 		}
 	}
 	return found, nil
+}
+
+// IsCurrentPod reports whether pod, one of vmi's launcher pods, is the one
+// that holds (or is to hold) its guest. A migration's target pod becomes
+// current once the migration completed and the target's handler took the
+// VMI over (status.nodeName is the pod's node); until then it is
+// controllers/migration's. A pod on another node than status.nodeName is
+// the source of a completed migration: it ends on its own, and its end is
+// not the VMI's.
+func IsCurrentPod(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod) bool {
+	node := vmi.Status.NodeName
+	if IsTargetPod(pod) {
+		ms := vmi.Status.MigrationState
+		if ms != nil && string(ms.MigrationUID) == pod.Labels[virtv1.MigrationJobLabel] && !(ms.Completed && !ms.Failed) {
+			return false // its migration runs, or failed
+		}
+		return node != "" && pod.Spec.NodeName == node
+	}
+	return node == "" || pod.Spec.NodeName == "" || pod.Spec.NodeName == node
 }
 
 func controllerUID(p *corev1.Pod) types.UID {

@@ -70,7 +70,7 @@ func run(namespace, image string, emulation, leaderElect bool, metrics, probes s
 	}
 	ctx := ctrl.SetupSignalHandler()
 	readCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	cfg, err := controllers.ReadConfig(readCtx, reader, namespace, controllers.Config{LauncherImage: image, Emulation: emulation})
+	cfg, err := controllers.ReadConfig(readCtx, reader, namespace, controllers.Config{LauncherImage: image, Emulation: emulation, KubeVirtNamespace: namespace})
 	cancel()
 	if err != nil {
 		return err

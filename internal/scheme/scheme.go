@@ -7,10 +7,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	virtv1 "kubevirt.io/api/core/v1"
+	migrationsv1 "kubevirt.io/api/migrations/v1alpha1"
 )
 
-// New returns a scheme with the Kubernetes built-in types, the CRD types and
-// kubevirt.io/v1. Registration of these well-known groups cannot fail, so an
+// New returns a scheme with the Kubernetes built-in types, the CRD types,
+// kubevirt.io/v1 and migrations.kubevirt.io/v1alpha1 (MigrationPolicy). Registration of these well-known groups cannot fail, so an
 // error here is a programming error and panics.
 func New() *runtime.Scheme {
 	s := runtime.NewScheme()
@@ -18,6 +19,7 @@ func New() *runtime.Scheme {
 		clientgoscheme.AddToScheme,
 		apiextensionsv1.AddToScheme,
 		virtv1.AddToScheme,
+		migrationsv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)

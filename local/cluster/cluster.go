@@ -250,6 +250,15 @@ func frontProxy(ctx context.Context, cl client.Client) (*subresources.FrontProxy
 	}
 }
 
+// NodeNetworks returns each node's bridge and pod range, by node name.
+func (c *Cluster) NodeNetworks() map[string]NodeNetwork {
+	out := map[string]NodeNetwork{}
+	for _, n := range c.nodes {
+		out[n.name] = n.network
+	}
+	return out
+}
+
 // Kubeconfig is the administrator's kubeconfig.
 func (c *Cluster) Kubeconfig() string { return c.cfg.Kubeconfig() }
 

@@ -31,7 +31,12 @@ type Config struct {
 	// references name it as localhost:PORT or 127.0.0.1:PORT. Port 0 picks
 	// a free one (Cluster.Registry tells which). Default 127.0.0.1:5000.
 	RegistryAddr string
-	// Nodes names the local nodes; default one, "local".
+	// Nodes names the local nodes; default one, "local". Each gets a host
+	// bridge and a /24 of 10.88.0.0/16 of its own, distinct from every
+	// other address range on this machine (other virt-locals included) and
+	// kept in DataDir/networks.json while it stays free
+	// (Cluster.NodeNetworks); the host routes between the bridges, so pods
+	// of different nodes reach each other.
 	Nodes []string
 	// APIServerPort, EtcdPort (and the two ports after it) and VirtAPIPort
 	// are loopback ports; defaults 6443, 2379 and 8443.
@@ -81,6 +86,13 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if len(c.Nodes) == 0 {
 		c.Nodes = []string{"local"}
+	}
+	seen := map[string]bool{}
+	for i, n := range c.Nodes {
+		if seen[n] {
+			return c, fmt.Errorf("cluster: Config.Nodes[%d] %q: named twice", i, n)
+		}
+		seen[n] = true
 	}
 	if c.VirtAPIPort == 0 {
 		c.VirtAPIPort = 8443

@@ -9,7 +9,10 @@
 // subresources API), runs the VM and VMI controllers, and runs, per local
 // node, a node that runs launcher pods as host processes (local/node),
 // pulling image volumes from the registry, and that node's handler
-// (controllers/handler). It serves every component's Prometheus series,
+// (controllers/handler). Each node gets a host bridge and a pod range of
+// its own, distinct from every other range on the machine (other
+// virt-locals included; Cluster.NodeNetworks); the host routes between the
+// bridges, so several nodes make live migration testable on one machine. It serves every component's Prometheus series,
 // with controller-runtime's, on Config.MetricsAddr ([Cluster.MetricsAddr],
 // docs/metrics.md). [Cluster.Down] stops it all, guests first,
 // gracefully.

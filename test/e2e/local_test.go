@@ -46,13 +46,17 @@ type world struct {
 const manifestRegistry = "localhost:5000/"
 
 // up starts virt-local from an empty data directory with the test guest
-// pushed to its registry as the manifest's containerDisk.
-func up(t *testing.T) *world {
+// pushed to its registry as the manifest's containerDisk, with one local
+// node, or with the nodes named (names of their own, see nodeName).
+func up(t *testing.T, nodes ...string) *world {
 	t.Helper()
 	testenv.Integration(t)
 	guest := testenv.Guest(t)
 	data := filepath.Join(testenv.Dir(t), "data")
 
+	if len(nodes) == 0 {
+		nodes = []string{nodeName("node")}
+	}
 	base := testenv.FreePorts(t, 5)
 	log := testr.NewWithOptions(t, testr.Options{Verbosity: 0})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -60,9 +64,7 @@ func up(t *testing.T) *world {
 	c, err := cluster.Up(ctx, cluster.Config{
 		DataDir: data, BinDir: testenv.Output(t, "bin"), CNIBinDir: testenv.Output(t, "cni", "bin"),
 		APIServerPort: base, EtcdPort: base + 1, VirtAPIPort: base + 4, RegistryAddr: "127.0.0.1:0", Logger: log,
-		// A node name of its own: a node's bridge and pod range derive from
-		// it, and a virt-local of `make run` may be up on this machine.
-		Nodes:     []string{strings.TrimSuffix(testenv.NamePrefix(), "-") + "-node"},
+		Nodes:     nodes,
 		Connector: func(ctx context.Context, uri string) (domain.Manager, error) { return domainlibvirt.New(ctx, uri) },
 	})
 	if err != nil {
@@ -86,6 +88,12 @@ func up(t *testing.T) *world {
 	w.kubeconfig = c.Kubeconfig()
 	w.metrics = c.MetricsAddr()
 	return w
+}
+
+// nodeName is a node name of this test process's own: a virt-local of
+// `make run` may be up on this machine.
+func nodeName(suffix string) string {
+	return strings.TrimSuffix(testenv.NamePrefix(), "-") + "-" + suffix
 }
 
 // TestVMTiny is issue 8's proof on the example manifest: it runs, its

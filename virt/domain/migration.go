@@ -71,6 +71,12 @@ type MigrateParams struct {
 	// ListenAddress is the address the destination QEMU listens on for the
 	// stream (and the disk copy); empty means libvirt's default (all).
 	ListenAddress string
+	// DisksURI is where the disk copy (CopyStorage) goes, the destination's
+	// NBD server listening, e.g. "unix:///run/x/disks.sock" or
+	// "tcp://10.0.0.2:49153"; empty lets libvirt pick (the migration's
+	// host, a port of its range). With a unix MigrationURI, set a unix one
+	// here too.
+	DisksURI string
 	// DestinationXML is the document the domain gets on the destination,
 	// for paths that differ there (disks, serial logs, sockets). It must
 	// describe the same guest (libvirt checks ABI stability); start from

@@ -30,6 +30,11 @@ type Destination struct {
 	// ListenAddress is the address the destination QEMU listens on for the
 	// stream and any disk copy; empty is libvirt's default (all addresses).
 	ListenAddress string
+	// DisksURI is where the disk copy goes (WithCopyStorage), the
+	// destination's NBD server listening, e.g. "unix:///run/x/disks.sock";
+	// empty lets libvirt pick. A unix MigrationURI needs a unix DisksURI
+	// for a disk copy.
+	DisksURI string
 	// EditXML, when set, receives the source's migratable document and
 	// changes it into the destination's: the paths that differ there (disk
 	// images, serial log, sockets). It must not change the guest's hardware.

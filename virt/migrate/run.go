@@ -135,6 +135,7 @@ func (r *run) prepare(ctx context.Context) error {
 		DestinationURI: r.dest.URI,
 		MigrationURI:   r.dest.MigrationURI,
 		ListenAddress:  r.dest.ListenAddress,
+		DisksURI:       r.dest.DisksURI,
 		BandwidthMiB:   r.cfg.BandwidthMiB(),
 		AutoConverge:   r.cfg.AllowAutoConverge,
 		PostCopy:       r.cfg.postCopyAllowed(),

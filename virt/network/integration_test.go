@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -159,6 +160,11 @@ call VIRTKIT-OUTBOUND6 %s %s
 	netLine := testenv.WaitConsole(t, ctx, console, regexp.MustCompile(`VIRTKIT-NET eth0 .*event=bound`))
 	wantNet := fmt.Sprintf("VIRTKIT-NET eth0 ip=10.0.2.2/24 gw=10.0.2.1 dns=%s mtu=1500 event=bound", p.HostIP.Addr())
 	assert.Equal(t, strings.TrimSpace(netLine), wantNet)
+	// The gateway's MAC is the same in every pod, with the guest's tap on
+	// the bridge too: a migrated guest's ARP entry stays right.
+	gw := "link " + ip.Bridge + " type=bridge mac=" + network.MasqueradeBridgeMAC + " "
+	assert.Assert(t, slices.ContainsFunc(snapshot(t, p.NS), func(l string) bool { return strings.HasPrefix(l, gw) }),
+		"no %q in %v", gw, snapshot(t, p.NS))
 	out := waitMarked(t, ctx, console, regexp.MustCompile(`^VIRTKIT-OUTBOUND `))
 	assert.Equal(t, strings.TrimSpace(out), "VIRTKIT-OUTBOUND ok hello-from-outside")
 	for _, want := range []netip.Addr{p.PodIP.Addr(), p.PodIP6.Addr()} {

@@ -160,11 +160,22 @@ func (n *NetNS) setupBridge(u *undo, ip *InterfacePlan) error {
 
 // ensureBridge returns the interface's bridge, creating it (up, with the pod
 // interface's MTU) when missing.
+// MasqueradeBridgeMAC is the MAC of every masquerade binding's bridge, the
+// guest's gateway: the same in every launcher pod (KubeVirt's
+// StaticMasqueradeBridgeMAC), so that a migrated guest's ARP entry for its
+// gateway stays right on the target. Without it the bridge would take its
+// tap's random MAC, and the guest's replies would go to the source pod's
+// gateway MAC until its ARP entry expired.
+const MasqueradeBridgeMAC = "02:00:00:00:00:00"
+
 func ensureBridge(u *undo, ip *InterfacePlan) (netlink.Link, error) {
 	attrs := netlink.NewLinkAttrs()
 	attrs.Name = ip.Bridge
 	if ip.MTU > 0 {
 		attrs.MTU = ip.MTU
+	}
+	if ip.Binding == BindingMasquerade {
+		attrs.HardwareAddr, _ = net.ParseMAC(MasqueradeBridgeMAC)
 	}
 	br, err := ensureLink(u, ip, ip.Bridge, func() error {
 		return netlink.LinkAdd(&netlink.Bridge{LinkAttrs: attrs})

@@ -103,6 +103,9 @@ func migrateArgs(name string, p domain.MigrateParams) (*libvirt.DomainMigratePar
 	if p.ListenAddress != "" {
 		params.ListenAddress, params.ListenAddressSet = p.ListenAddress, true
 	}
+	if p.DisksURI != "" {
+		params.DisksURI, params.DisksURISet = p.DisksURI, true
+	}
 	if p.DestinationXML != nil {
 		xml, err := p.DestinationXML.Marshal()
 		if err != nil {
@@ -159,7 +162,10 @@ func migrateArgs(name string, p domain.MigrateParams) (*libvirt.DomainMigratePar
 func (m *Manager) JobStats(ctx context.Context, name string, opts domain.JobStatsOptions) (*domain.JobStats, error) {
 	var flags libvirt.DomainGetJobStatsFlags
 	if opts.Completed {
-		flags |= libvirt.DOMAIN_JOB_STATS_COMPLETED
+		// KEEP_COMPLETED: libvirt otherwise forgets the completed job's
+		// statistics once they are read, and a second reader (the
+		// migration's caller and a monitor) would find none.
+		flags |= libvirt.DOMAIN_JOB_STATS_COMPLETED | libvirt.DOMAIN_JOB_STATS_KEEP_COMPLETED
 	}
 	var info *libvirt.DomainJobInfo
 	err := m.onDomain(ctx, domain.OpJobStats, name, func(d *libvirt.Domain) error {

@@ -1,0 +1,245 @@
+package evacuation_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"gotest.tools/v3/assert"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	virtv1 "kubevirt.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	virtadmission "github.com/virtkit/virtkit/admission"
+	"github.com/virtkit/virtkit/controllers/evacuation"
+	"github.com/virtkit/virtkit/controllers/vmi"
+	"github.com/virtkit/virtkit/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
+	testenv.Main(m)
+}
+
+// start runs a real apiserver calling the eviction webhook, and the
+// evacuation controller in a manager. No scheduler, kubelet, migration
+// controller or handler runs: the test plays them.
+func start(t *testing.T) client.Client {
+	t.Helper()
+	cp := testenv.ControlPlane(t, testenv.WithWebhooks(nil, []*admissionregistrationv1.ValidatingWebhookConfiguration{
+		evacuation.Configuration(virtadmission.Service{Namespace: "kubevirt", Name: "virt-api", Port: 443})}))
+	o := cp.Env.WebhookInstallOptions
+	srv := webhook.NewServer(webhook.Options{Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir})
+	srv.Register(evacuation.WebhookPath, evacuation.NewWebhook(cp.Client, "").Handler())
+	skip := true
+	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cp.Client.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0", Controller: config.Controller{SkipNameValidation: &skip}})
+	assert.NilError(t, err)
+	assert.NilError(t, evacuation.New("").SetupWithManager(mgr))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 2)
+	go func() { done <- srv.Start(ctx) }()
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		for range 2 {
+			assert.Check(t, <-done)
+		}
+	})
+	addr := net.JoinHostPort(o.LocalServingHost, strconv.Itoa(o.LocalServingPort))
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true})
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("webhook server not serving on %s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cp.Client
+}
+
+// running creates a VMI running on node-a with its launcher pod there.
+func running(t *testing.T, c client.Client, name string, strategy *virtv1.EvictionStrategy, migratable bool) (*virtv1.VirtualMachineInstance, *corev1.Pod) {
+	t.Helper()
+	ctx := context.Background()
+	v := &virtv1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: virtv1.VirtualMachineInstanceSpec{EvictionStrategy: strategy, Domain: virtv1.DomainSpec{
+			Resources: virtv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}}}},
+	}
+	assert.NilError(t, c.Create(ctx, v))
+	pod, err := vmi.RenderPod(v, vmi.PodOptions{LauncherImage: "virtkit/virt-launcher:test", Emulation: true})
+	assert.NilError(t, err)
+	pod.Spec.NodeName = "node-a"
+	assert.NilError(t, c.Create(ctx, pod))
+	st := corev1.ConditionTrue
+	if !migratable {
+		st = corev1.ConditionFalse
+	}
+	v.Status = virtv1.VirtualMachineInstanceStatus{Phase: virtv1.Running, NodeName: "node-a", Conditions: []virtv1.VirtualMachineInstanceCondition{{
+		Type: virtv1.VirtualMachineInstanceIsMigratable, Status: st, Reason: "DisksNotLiveMigratable", Message: "not shared"}}}
+	assert.NilError(t, c.Status().Update(ctx, v))
+	return v, pod
+}
+
+func evict(c client.Client, pod *corev1.Pod, dryRun bool) error {
+	e := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}
+	if dryRun {
+		e.DeleteOptions = &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}
+	}
+	return c.SubResource("eviction").Create(context.Background(), pod, e)
+}
+
+func evacuationMigrations(t *testing.T, c client.Client, name string) []virtv1.VirtualMachineInstanceMigration {
+	t.Helper()
+	var list virtv1.VirtualMachineInstanceMigrationList
+	assert.NilError(t, c.List(context.Background(), &list, client.InNamespace("default")))
+	var out []virtv1.VirtualMachineInstanceMigration
+	for _, m := range list.Items {
+		if _, ok := m.Annotations[virtv1.EvacuationMigrationAnnotation]; ok && m.Spec.VMIName == name {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	last := ""
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+	}
+	t.Fatalf("timed out waiting for %s; last: %s", what, last)
+}
+
+func get(t *testing.T, c client.Client, v *virtv1.VirtualMachineInstance) *virtv1.VirtualMachineInstance {
+	t.Helper()
+	got := &virtv1.VirtualMachineInstance{}
+	assert.NilError(t, c.Get(context.Background(), client.ObjectKeyFromObject(v), got))
+	return got
+}
+
+func strategy(s virtv1.EvictionStrategy) *virtv1.EvictionStrategy { return &s }
+
+func TestEvacuation(t *testing.T) {
+	c := start(t)
+	ctx := context.Background()
+
+	t.Run("LiveMigrate: the eviction becomes a migration", func(t *testing.T) {
+		v, pod := running(t, c, "live", strategy(virtv1.EvictionStrategyLiveMigrate), true)
+		err := evict(c, pod, true)
+		assert.Assert(t, apierrors.IsTooManyRequests(err), "dry run: %v", err)
+		time.Sleep(300 * time.Millisecond)
+		assert.Equal(t, get(t, c, v).Status.EvacuationNodeName, "", "a dry run changes nothing")
+
+		err = evict(c, pod, false)
+		assert.Assert(t, apierrors.IsTooManyRequests(err), "eviction: %v", err)
+		assert.ErrorContains(t, err, "Eviction triggered evacuation of VMI default/live")
+		assert.Equal(t, get(t, c, v).Status.EvacuationNodeName, "node-a")
+		eventually(t, "an evacuation migration", func() (bool, string) {
+			n := len(evacuationMigrations(t, c, "live"))
+			return n == 1, fmt.Sprintf("%d", n)
+		})
+		// A drain retries: no second migration while the first runs.
+		assert.Assert(t, apierrors.IsTooManyRequests(evict(c, pod, false)))
+		time.Sleep(time.Second)
+		migs := evacuationMigrations(t, c, "live")
+		assert.Equal(t, len(migs), 1)
+		assert.Assert(t, strings.HasPrefix(migs[0].Name, evacuation.MigrationGenerateName), migs[0].Name)
+		assert.Equal(t, migs[0].Annotations[virtv1.EvacuationMigrationAnnotation], "node-a")
+
+		// The migration succeeds: the VMI runs on node-b (the target's
+		// handler), the migration is Succeeded (its controller), the source
+		// pod ended.
+		assert.NilError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			got := get(t, c, v)
+			got.Status.NodeName = "node-b"
+			return c.Status().Update(ctx, got)
+		}))
+		m := migs[0]
+		m.Status.Phase = virtv1.MigrationSucceeded
+		assert.NilError(t, c.Status().Update(ctx, &m))
+		eventually(t, "evacuationNodeName cleared", func() (bool, string) {
+			n := get(t, c, v).Status.EvacuationNodeName
+			return n == "", n
+		})
+		pod.Status.Phase = corev1.PodSucceeded
+		assert.NilError(t, c.Status().Update(ctx, pod))
+		assert.NilError(t, evict(c, pod, false), "the ended source pod goes")
+		assert.Equal(t, len(evacuationMigrations(t, c, "live")), 1)
+	})
+
+	t.Run("LiveMigrate but not migratable: refused, says why", func(t *testing.T) {
+		v, pod := running(t, c, "stuck", strategy(virtv1.EvictionStrategyLiveMigrate), false)
+		err := evict(c, pod, false)
+		assert.Assert(t, apierrors.IsTooManyRequests(err), "%v", err)
+		assert.ErrorContains(t, err, "VMI default/stuck is configured with an eviction strategy but is not live-migratable: DisksNotLiveMigratable: not shared")
+		assert.Equal(t, get(t, c, v).Status.EvacuationNodeName, "")
+	})
+
+	t.Run("External: refused and recorded, not migrated", func(t *testing.T) {
+		v, pod := running(t, c, "external", strategy(virtv1.EvictionStrategyExternal), true)
+		assert.Assert(t, apierrors.IsTooManyRequests(evict(c, pod, false)))
+		assert.Equal(t, get(t, c, v).Status.EvacuationNodeName, "node-a")
+		time.Sleep(time.Second)
+		assert.Equal(t, len(evacuationMigrations(t, c, "external")), 0)
+	})
+
+	t.Run("None, and LiveMigrateIfPossible when not migratable: evicted", func(t *testing.T) {
+		_, pod := running(t, c, "plain", nil, true)
+		assert.NilError(t, evict(c, pod, false))
+		_, pod = running(t, c, "ifpossible", strategy(virtv1.EvictionStrategyLiveMigrateIfPossible), false)
+		assert.NilError(t, evict(c, pod, false))
+	})
+}
+
+func TestDecide(t *testing.T) {
+	v := &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "v"},
+		Status: virtv1.VirtualMachineInstanceStatus{Phase: virtv1.Running, NodeName: "a"}}
+	for _, c := range []struct {
+		name     string
+		node     string
+		ended    bool
+		strategy virtv1.EvictionStrategy
+		want     evacuation.Decision
+	}{
+		{"none", "a", false, virtv1.EvictionStrategyNone, evacuation.Decision{Allow: true}},
+		{"live migrate", "a", false, virtv1.EvictionStrategyLiveMigrate, evacuation.Decision{Evacuate: true, Message: "Eviction triggered evacuation of VMI ns/v"}},
+		{"a migration's target pod", "b", false, virtv1.EvictionStrategyLiveMigrate, evacuation.Decision{Allow: true}},
+		{"an ended pod", "a", true, virtv1.EvictionStrategyLiveMigrate, evacuation.Decision{Allow: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.DeepEqual(t, evacuation.Decide(v, c.node, c.ended, c.strategy), c.want)
+		})
+	}
+	assert.DeepEqual(t, evacuation.Decide(nil, "a", false, virtv1.EvictionStrategyLiveMigrate), evacuation.Decision{Allow: true})
+	cluster := virtv1.EvictionStrategyLiveMigrate
+	assert.Equal(t, evacuation.Strategy(v, &cluster), virtv1.EvictionStrategyLiveMigrate, "the cluster's default")
+	assert.Equal(t, evacuation.Strategy(v, nil), virtv1.EvictionStrategyNone)
+	own := virtv1.EvictionStrategyNone
+	v.Spec.EvictionStrategy = &own
+	assert.Equal(t, evacuation.Strategy(v, &cluster), virtv1.EvictionStrategyNone, "the VMI's own wins")
+}

@@ -1,0 +1,138 @@
+package evacuation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	virtadmission "github.com/virtkit/virtkit/admission"
+)
+
+// WebhookPath is where virt-api serves the pod eviction webhook.
+const WebhookPath = "/pod-eviction"
+
+// WebhookConfigurationName names the webhook's configuration.
+const WebhookConfigurationName = "virtkit-pod-eviction"
+
+// Webhook is the validating webhook on pods/eviction: it refuses evicting
+// the launcher pod of a VMI whose eviction strategy migrates it (or leaves
+// it to an external controller) and records the drain in the VMI's
+// status.evacuationNodeName; every other eviction passes.
+type Webhook struct {
+	client    client.Client
+	namespace string
+}
+
+var _ admission.Handler = (*Webhook)(nil)
+
+// NewWebhook returns the webhook; cl reads pods, VMIs and the KubeVirt CR
+// (in kubevirtNamespace; "" is DefaultKubeVirtNamespace) and writes VMI
+// status.
+func NewWebhook(cl client.Client, kubevirtNamespace string) *Webhook {
+	if kubevirtNamespace == "" {
+		kubevirtNamespace = DefaultKubeVirtNamespace
+	}
+	return &Webhook{client: cl, namespace: kubevirtNamespace}
+}
+
+// Handler is the webhook as an http.Handler for WebhookPath.
+func (w *Webhook) Handler() http.Handler { return &admission.Webhook{Handler: w} }
+
+// Handle answers one eviction.
+func (w *Webhook) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Resource.Resource != "pods" || req.SubResource != "eviction" {
+		return admission.Allowed("")
+	}
+	pod := &corev1.Pod{}
+	err := w.client.Get(ctx, types.NamespacedName{Namespace: req.Namespace, Name: req.Name}, pod)
+	if apierrors.IsNotFound(err) {
+		return admission.Allowed("")
+	}
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("pod %s/%s: %w", req.Namespace, req.Name, err))
+	}
+	vmiName, uid := pod.Labels[virtv1.DeprecatedVirtualMachineNameLabel], pod.Labels[virtv1.CreatedByLabel]
+	if pod.Labels[virtv1.AppLabel] != "virt-launcher" || vmiName == "" || uid == "" {
+		return admission.Allowed("")
+	}
+	vmi := &virtv1.VirtualMachineInstance{}
+	switch err := w.client.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: vmiName}, vmi); {
+	case apierrors.IsNotFound(err):
+		vmi = nil
+	case err != nil:
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("VirtualMachineInstance %s/%s: %w", pod.Namespace, vmiName, err))
+	case string(vmi.UID) != uid:
+		vmi = nil // the pod of an earlier VMI of that name
+	}
+	var strategy virtv1.EvictionStrategy
+	if vmi != nil {
+		cluster, err := clusterStrategy(ctx, w.client, w.namespace)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		strategy = Strategy(vmi, cluster)
+	}
+	ended := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	d := Decide(vmi, pod.Spec.NodeName, ended, strategy)
+	if d.Allow {
+		return admission.Allowed("")
+	}
+	dry := req.DryRun != nil && *req.DryRun
+	var ev policyv1.Eviction
+	if json.Unmarshal(req.Object.Raw, &ev) == nil && ev.DeleteOptions != nil && len(ev.DeleteOptions.DryRun) > 0 {
+		dry = true // kubectl drain --dry-run=server asks in the eviction's delete options
+	}
+	if d.Evacuate && !dry && vmi.Status.EvacuationNodeName != pod.Spec.NodeName {
+		upd := vmi.DeepCopy()
+		upd.Status.EvacuationNodeName = pod.Spec.NodeName
+		if err := w.client.Status().Patch(ctx, upd, client.MergeFromWithOptions(vmi, client.MergeFromWithOptimisticLock{})); err != nil {
+			return admission.Errored(http.StatusInternalServerError, fmt.Errorf("VirtualMachineInstance %s/%s: status.evacuationNodeName: %w", vmi.Namespace, vmi.Name, err))
+		}
+	}
+	// 429, as a PodDisruptionBudget refuses: drain tools retry.
+	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusTooManyRequests, Reason: metav1.StatusReasonTooManyRequests, Message: d.Message}}}
+}
+
+// Configuration is the webhook's configuration for virt-api behind svc:
+// pods/eviction creations, failing closed (without virt-api, a launcher
+// pod is not evicted from under its guest), 10 s. Its side effect (the
+// VMI's evacuationNodeName) is skipped for dry runs.
+func Configuration(svc virtadmission.Service) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	fail := admissionregistrationv1.Fail
+	none := admissionregistrationv1.SideEffectClassNoneOnDryRun
+	timeout := int32(10)
+	path := WebhookPath
+	port := svc.Port
+	return &admissionregistrationv1.ValidatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
+		ObjectMeta: metav1.ObjectMeta{Name: WebhookConfigurationName, Labels: map[string]string{"app.kubernetes.io/part-of": "virtkit"}},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name: "pod-eviction.kubevirt.io",
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{
+				Service:  &admissionregistrationv1.ServiceReference{Namespace: svc.Namespace, Name: svc.Name, Path: &path, Port: &port},
+				CABundle: svc.CABundle,
+			},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods/eviction"}},
+			}},
+			FailurePolicy:           &fail,
+			SideEffects:             &none,
+			TimeoutSeconds:          &timeout,
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+}

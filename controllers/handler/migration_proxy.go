@@ -1,0 +1,227 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtkit/virtkit/virt/launcher"
+)
+
+// MigrationChannel is one of the connections a live migration opens from
+// the source launcher to the target launcher.
+type MigrationChannel string
+
+const (
+	// ChannelLibvirt carries libvirt's RPC from the source's libvirtd to
+	// the target's (the migration is peer to peer).
+	ChannelLibvirt MigrationChannel = "libvirt"
+	// ChannelMemory carries the guest's memory and device state from the
+	// source QEMU to the target QEMU (the migration URI).
+	ChannelMemory MigrationChannel = "memory"
+	// ChannelDisks carries the copy of local disks from the source QEMU to
+	// the target's NBD server (the disks URI).
+	ChannelDisks MigrationChannel = "disks"
+)
+
+// MigrationChannels are every channel, in the order the proxy opens them.
+var MigrationChannels = []MigrationChannel{ChannelLibvirt, ChannelMemory, ChannelDisks}
+
+// MigrationTarget says where a migration goes: the migration's and the
+// VMI's UIDs, the target node, and the address its handler gave in the
+// VMI's status.migrationState.targetNodeAddress.
+type MigrationTarget struct {
+	Migration, VMI types.UID
+	Node, Address  string
+}
+
+// MigrationDialer connects the source handler's migration proxy to one
+// channel of a migration's target launcher.
+//
+// The source launcher never reaches the target itself: the source handler
+// listens on unix sockets inside the source pod's folder (MigrationSocket),
+// which the source's libvirtd and QEMU dial as the migration's libvirt URI,
+// migration URI and disks URI, and forwards every connection through a
+// MigrationDialer. On the target's side the same names inside the target
+// pod's folder are the target's libvirt socket and the unix sockets the
+// target QEMU and NBD server listen on. No pod-to-pod route is needed, and
+// the paths in the two pods are the same.
+type MigrationDialer interface {
+	// DialTarget connects to channel ch of the target launcher of t.
+	DialTarget(ctx context.Context, t MigrationTarget, ch MigrationChannel) (net.Conn, error)
+}
+
+// LocalMigrationDialer dials the target launcher's sockets in its node
+// folder, HostRunDir/<migration uid>, directly: for targets on this machine,
+// as every node of virt-local is. A dialer for targets on other machines
+// (handler to handler over the node API's TLS, as KubeVirt's migration
+// proxy does over TCP) is not built yet.
+type LocalMigrationDialer struct {
+	// HostRunDir is the handlers' Config.HostRunDir (default
+	// DefaultHostRunDir).
+	HostRunDir string
+}
+
+var _ MigrationDialer = LocalMigrationDialer{}
+
+// DialTarget implements MigrationDialer.
+func (d LocalMigrationDialer) DialTarget(ctx context.Context, t MigrationTarget, ch MigrationChannel) (net.Conn, error) {
+	dir := d.HostRunDir
+	if dir == "" {
+		dir = DefaultHostRunDir
+	}
+	l := launcher.Layout{Root: filepath.Join(dir, string(t.Migration))}
+	path := MigrationSocket(l, ch)
+	if ch == ChannelLibvirt {
+		path = l.LibvirtSocket()
+	}
+	var nd net.Dialer
+	c, err := nd.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("handler: migration %s: %s channel of the target launcher on node %s: %w", t.Migration, ch, t.Node, err)
+	}
+	return c, nil
+}
+
+// MigrationSocket is the unix socket of channel ch in a launcher folder:
+// the source handler's proxy listens there in the source's folder, and the
+// target QEMU (memory) and NBD server (disks) listen there in the
+// target's.
+func MigrationSocket(l launcher.Layout, ch MigrationChannel) string {
+	return filepath.Join(l.Root, "migration", string(ch)+".sock")
+}
+
+// migrationProxy forwards the source launcher's migration connections to
+// the target launcher, one listener per channel.
+type migrationProxy struct {
+	listeners []net.Listener
+	paths     []string
+	wg        sync.WaitGroup
+
+	mu     sync.Mutex
+	conns  map[net.Conn]bool
+	closed bool
+}
+
+// startProxy listens on every channel's socket in the source launcher
+// folder src and forwards each connection through dial to t.
+func startProxy(src launcher.Layout, t MigrationTarget, dial MigrationDialer, onError func(error)) (*migrationProxy, error) {
+	p := &migrationProxy{conns: map[net.Conn]bool{}}
+	if err := os.MkdirAll(filepath.Join(src.Root, "migration"), 0o755); err != nil {
+		return nil, fmt.Errorf("handler: migration proxy: %w", err)
+	}
+	for _, ch := range MigrationChannels {
+		path := MigrationSocket(src, ch)
+		_ = os.Remove(path) // left by an earlier migration
+		ln, err := net.Listen("unix", path)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("handler: migration proxy: %w", err), p.Close())
+		}
+		p.listeners, p.paths = append(p.listeners, ln), append(p.paths, path)
+		p.wg.Add(1)
+		go p.serve(ln, t, ch, dial, onError)
+	}
+	return p, nil
+}
+
+func (p *migrationProxy) serve(ln net.Listener, t MigrationTarget, ch MigrationChannel, dial MigrationDialer, onError func(error)) {
+	defer p.wg.Done()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return // closed
+		}
+		if !p.track(c, true) {
+			c.Close()
+			return
+		}
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			defer p.track(c, false)
+			defer c.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+			up, err := dial.DialTarget(ctx, t, ch)
+			cancel()
+			if err != nil {
+				onError(err)
+				return
+			}
+			if !p.track(up, true) {
+				up.Close()
+				return
+			}
+			defer p.track(up, false)
+			defer up.Close()
+			splice(c, up)
+		}()
+	}
+}
+
+// track adds (or removes) a connection to close with the proxy; false
+// when the proxy is closed already.
+func (p *migrationProxy) track(c net.Conn, add bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !add {
+		delete(p.conns, c)
+		return true
+	}
+	if p.closed {
+		return false
+	}
+	p.conns[c] = true
+	return true
+}
+
+// splice copies both ways until both directions ended, passing on each
+// end of stream as a half close.
+func splice(a, b net.Conn) {
+	done := make(chan struct{}, 2)
+	cp := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		} else {
+			_ = dst.Close()
+		}
+		done <- struct{}{}
+	}
+	go cp(a, b)
+	go cp(b, a)
+	<-done
+	<-done
+}
+
+// Close stops listening, ends every forwarded connection and removes the
+// sockets.
+func (p *migrationProxy) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	conns := make([]net.Conn, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
+	p.mu.Unlock()
+	var errs []error
+	for _, ln := range p.listeners {
+		errs = append(errs, ln.Close())
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	p.wg.Wait()
+	for _, path := range p.paths {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,39 @@
+// Package migration is the VirtualMachineInstanceMigration controller: it
+// turns each kubevirt.io/v1 VirtualMachineInstanceMigration into a target
+// launcher pod on another node and follows the migration through KubeVirt's
+// phases, Pending, Scheduling, Scheduled, PreparingTarget, TargetReady,
+// Running, Succeeded and Failed, from what the target pod does and what the
+// two nodes' handlers write in the VMI's status.migrationState.
+//
+// It owns:
+//   - the target pod (controllers/vmi.RenderTargetPod: the VMI's launcher
+//     pod, labelled kubevirt.io/migrationJobUID and kubevirt.io/vmi-name,
+//     with its own node folder and a required node affinity that keeps it
+//     off the source node), its creation and, for a migration that failed or
+//     was cancelled, its deletion;
+//   - the parallel limits: at most parallelMigrationsPerCluster migrations
+//     in flight (Scheduling to Running), at most
+//     parallelOutboundMigrationsPerNode leaving one node; a migration over
+//     them waits in Pending;
+//   - the VMI's status.migrationState fields of the start (migrationUid,
+//     sourceNode, sourcePod, targetPod, targetNode, mode, the resolved
+//     migrationConfiguration and migrationPolicyName, from the KubeVirt CR
+//     and MigrationPolicies through virt/migrate.Resolve), abortRequested
+//     when a running migration is deleted, and failed when it ends before
+//     the source started it;
+//   - the migration's status: phase, phase transition timestamps, and the
+//     VMI's migrationState mirrored; the kubevirt.io/migrationJobFinalize
+//     finalizer, which holds a deleted migration until it is aborted and its
+//     target pod deleted (virtctl migrate-cancel deletes the migration).
+//
+// The handlers own the rest of migrationState: the target's handler sets
+// targetNodeAddress when the target pod is prepared, and completed,
+// endTimestamp and the VMI's nodeName when the guest runs there; the
+// source's handler sets startTimestamp and mode, and failed, abortStatus
+// and failureReason when the migration does not complete (see
+// controllers/handler and docs/migration.md).
+//
+// It must not touch the VMI's spec, metadata or any status field but
+// migrationState, nor the VMI's own launcher pod. Decide is the pure state
+// machine; Reconciler wires it to the API.
+package migration

@@ -1,0 +1,390 @@
+package migration_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"gotest.tools/v3/assert"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	virtv1 "kubevirt.io/api/core/v1"
+	migrationsv1 "kubevirt.io/api/migrations/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/virtkit/virtkit/controllers/migration"
+	"github.com/virtkit/virtkit/controllers/vmi"
+	"github.com/virtkit/virtkit/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
+	testenv.Main(m)
+}
+
+// cluster is a real apiserver with the migration controller in a manager.
+// No scheduler, kubelet or handler runs: the tests play them.
+type cluster struct {
+	c client.Client
+}
+
+func startCluster(t *testing.T) *cluster {
+	env := testenv.ControlPlane(t)
+	skip := true
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:                 env.Client.Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: &skip},
+	})
+	assert.NilError(t, err)
+	r := migration.New(migration.WithPodOptions(vmi.PodOptions{LauncherImage: "virtkit/virt-launcher:test", Emulation: true}))
+	assert.NilError(t, r.SetupWithManager(mgr))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	c := env.Client
+	assert.NilError(t, c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: migration.DefaultKubeVirtNamespace}}))
+	return &cluster{c: c}
+}
+
+func (cl *cluster) namespace(t *testing.T, name string, labels map[string]string) string {
+	t.Helper()
+	assert.NilError(t, cl.c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}))
+	return name
+}
+
+// runningVMI creates a VMI that runs on node, as the VMI controller and
+// the node's handler leave it, with its launcher pod.
+func (cl *cluster) runningVMI(t *testing.T, ns, name, node string, migratable bool) *virtv1.VirtualMachineInstance {
+	t.Helper()
+	ctx := context.Background()
+	v := &virtv1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": name}},
+		Spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{
+			Resources: virtv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}},
+		}},
+	}
+	assert.NilError(t, cl.c.Create(ctx, v))
+	pod, err := vmi.RenderPod(v, vmi.PodOptions{LauncherImage: "virtkit/virt-launcher:test", Emulation: true})
+	assert.NilError(t, err)
+	pod.Spec.NodeName = node
+	assert.NilError(t, cl.c.Create(ctx, pod))
+	status := corev1.ConditionTrue
+	if !migratable {
+		status = corev1.ConditionFalse
+	}
+	v.Status = virtv1.VirtualMachineInstanceStatus{Phase: virtv1.Running, NodeName: node,
+		Conditions: []virtv1.VirtualMachineInstanceCondition{{Type: virtv1.VirtualMachineInstanceIsMigratable, Status: status,
+			Reason:  map[bool]string{false: virtv1.VirtualMachineInstanceReasonDisksNotMigratable}[migratable],
+			Message: map[bool]string{false: "cannot migrate VMI with non-shared HostDisk"}[migratable]}}}
+	assert.NilError(t, cl.c.Status().Update(ctx, v))
+	return v
+}
+
+func (cl *cluster) migrate(t *testing.T, v *virtv1.VirtualMachineInstance) *virtv1.VirtualMachineInstanceMigration {
+	t.Helper()
+	m := &virtv1.VirtualMachineInstanceMigration{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "mig-", Namespace: v.Namespace},
+		Spec:       virtv1.VirtualMachineInstanceMigrationSpec{VMIName: v.Name},
+	}
+	assert.NilError(t, cl.c.Create(context.Background(), m))
+	return m
+}
+
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s; last: %s", what, last)
+}
+
+// waitPhase waits for the migration's phase and returns it then, nil once it is gone.
+func (cl *cluster) waitPhase(t *testing.T, m *virtv1.VirtualMachineInstanceMigration, phase virtv1.VirtualMachineInstanceMigrationPhase) *virtv1.VirtualMachineInstanceMigration {
+	t.Helper()
+	var got *virtv1.VirtualMachineInstanceMigration
+	eventually(t, "migration "+m.Name+" "+string(phase), func() (bool, string) {
+		got = &virtv1.VirtualMachineInstanceMigration{}
+		if err := cl.c.Get(context.Background(), client.ObjectKeyFromObject(m), got); err != nil {
+			return false, err.Error()
+		}
+		return got.Status.Phase == phase, fmt.Sprintf("phase %s, state %+v", got.Status.Phase, got.Status.MigrationState)
+	})
+	return got
+}
+
+func (cl *cluster) waitGone(t *testing.T, obj client.Object) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%T %s gone", obj, obj.GetName()), func() (bool, string) {
+		err := cl.c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		return false, fmt.Sprintf("err %v, deleting %v, finalizers %v", err, obj.GetDeletionTimestamp(), obj.GetFinalizers())
+	})
+}
+
+func (cl *cluster) vmi(t *testing.T, v *virtv1.VirtualMachineInstance) *virtv1.VirtualMachineInstance {
+	t.Helper()
+	got := &virtv1.VirtualMachineInstance{}
+	assert.NilError(t, cl.c.Get(context.Background(), client.ObjectKeyFromObject(v), got))
+	return got
+}
+
+// targetPod waits for the migration's target pod.
+func (cl *cluster) targetPod(t *testing.T, m *virtv1.VirtualMachineInstanceMigration) *corev1.Pod {
+	t.Helper()
+	var pod *corev1.Pod
+	eventually(t, "the target pod of "+m.Name, func() (bool, string) {
+		var pods corev1.PodList
+		assert.NilError(t, cl.c.List(context.Background(), &pods, client.InNamespace(m.Namespace), client.MatchingLabels{virtv1.MigrationJobLabel: string(m.UID)}))
+		if len(pods.Items) != 1 {
+			return false, fmt.Sprintf("%d pods", len(pods.Items))
+		}
+		pod = &pods.Items[0]
+		return true, ""
+	})
+	return pod
+}
+
+// handler plays a node's handler: it changes the VMI's migrationState.
+func (cl *cluster) handler(t *testing.T, v *virtv1.VirtualMachineInstance, edit func(*virtv1.VirtualMachineInstanceStatus)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got := &virtv1.VirtualMachineInstance{}
+		if err := cl.c.Get(context.Background(), client.ObjectKeyFromObject(v), got); err != nil {
+			return err
+		}
+		edit(&got.Status)
+		return cl.c.Status().Update(context.Background(), got)
+	})
+	assert.NilError(t, err)
+}
+
+// kubelet plays the scheduler and the kubelet for a pod.
+func (cl *cluster) kubelet(t *testing.T, pod *corev1.Pod, edit func(*corev1.Pod)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got := &corev1.Pod{}
+		if err := cl.c.Get(context.Background(), client.ObjectKeyFromObject(pod), got); err != nil {
+			return err
+		}
+		edit(got)
+		return cl.c.Status().Update(context.Background(), got)
+	})
+	assert.NilError(t, err)
+}
+
+func (cl *cluster) bind(t *testing.T, pod *corev1.Pod, node string) {
+	t.Helper()
+	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}, Target: corev1.ObjectReference{Kind: "Node", Name: node}}
+	assert.NilError(t, cl.c.SubResource("binding").Create(context.Background(), pod, b))
+}
+
+func ready(p *corev1.Pod) {
+	p.Status.Phase = corev1.PodRunning
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+}
+
+func TestMigrationController(t *testing.T) {
+	cl := startCluster(t)
+	ctx := context.Background()
+
+	t.Run("phases of a migration that succeeds", func(t *testing.T) {
+		ns := cl.namespace(t, "succeeds", map[string]string{"tier": "gold"})
+		policy := &migrationsv1.MigrationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "gold"}, Spec: migrationsv1.MigrationPolicySpec{
+			BandwidthPerMigration: resource.NewQuantity(1<<20, resource.BinarySI),
+			Selectors:             &migrationsv1.Selectors{NamespaceSelector: migrationsv1.LabelSelector{"tier": "gold"}}}}
+		assert.NilError(t, cl.c.Create(ctx, policy))
+		v := cl.runningVMI(t, ns, "vmi1", "node-a", true)
+		m := cl.migrate(t, v)
+		got := cl.waitPhase(t, m, virtv1.MigrationScheduling)
+		assert.Assert(t, strings.Contains(strings.Join(got.Finalizers, ","), migration.Finalizer), got.Finalizers)
+
+		pod := cl.targetPod(t, got)
+		assert.Equal(t, pod.Labels[virtv1.MigrationSelectorLabel], "vmi1")
+		assert.Equal(t, vmi.HostDirOf(pod), vmi.TargetHostDir(got.UID))
+		assert.DeepEqual(t, pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields,
+			[]corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpNotIn, Values: []string{"node-a"}}})
+		ms := cl.vmi(t, v).Status.MigrationState
+		assert.Assert(t, ms != nil)
+		assert.Equal(t, ms.MigrationUID, got.UID)
+		assert.Equal(t, ms.SourceNode, "node-a")
+		assert.Assert(t, strings.HasPrefix(ms.SourcePod, "virt-launcher-vmi1-"), ms.SourcePod)
+		assert.Equal(t, ms.TargetPod, pod.Name)
+		assert.Equal(t, *ms.MigrationPolicyName, "gold")
+		assert.Equal(t, ms.MigrationConfiguration.BandwidthPerMigration.Value(), int64(1<<20))
+
+		cl.bind(t, pod, "node-b")
+		cl.waitPhase(t, m, virtv1.MigrationScheduled)
+		eventually(t, "the target node on the VMI", func() (bool, string) {
+			ms := cl.vmi(t, v).Status.MigrationState
+			return ms.TargetNode == "node-b", ms.TargetNode
+		})
+		cl.kubelet(t, pod, ready)
+		cl.waitPhase(t, m, virtv1.MigrationPreparingTarget)
+		cl.handler(t, v, func(st *virtv1.VirtualMachineInstanceStatus) { st.MigrationState.TargetNodeAddress = "node-b" })
+		cl.waitPhase(t, m, virtv1.MigrationTargetReady)
+		now := metav1.Now()
+		cl.handler(t, v, func(st *virtv1.VirtualMachineInstanceStatus) { st.MigrationState.StartTimestamp = &now })
+		cl.waitPhase(t, m, virtv1.MigrationRunning)
+		cl.handler(t, v, func(st *virtv1.VirtualMachineInstanceStatus) {
+			st.NodeName, st.MigrationState.Completed, st.MigrationState.EndTimestamp = "node-b", true, &now
+		})
+		done := cl.waitPhase(t, m, virtv1.MigrationSucceeded)
+		var phases []string
+		for _, p := range done.Status.PhaseTransitionTimestamps {
+			phases = append(phases, string(p.Phase))
+		}
+		assert.Equal(t, strings.Join(phases, " "), "Pending Scheduling Scheduled PreparingTarget TargetReady Running Succeeded")
+		assert.Assert(t, done.Status.MigrationState.Completed && done.Status.MigrationState.TargetNode == "node-b", "%+v", done.Status.MigrationState)
+		eventually(t, "the finalizer removed", func() (bool, string) {
+			got := &virtv1.VirtualMachineInstanceMigration{}
+			assert.NilError(t, cl.c.Get(ctx, client.ObjectKeyFromObject(m), got))
+			return len(got.Finalizers) == 0, fmt.Sprint(got.Finalizers)
+		})
+		// The target pod is now the VMI's.
+		assert.NilError(t, cl.c.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}))
+	})
+
+	t.Run("a VMI that cannot migrate", func(t *testing.T) {
+		ns := cl.namespace(t, "refused", nil)
+		v := cl.runningVMI(t, ns, "vmi1", "node-a", false)
+		m := cl.migrate(t, v)
+		got := cl.waitPhase(t, m, virtv1.MigrationFailed)
+		assert.ErrorContains(t, fmt.Errorf("%s", got.Status.MigrationState.FailureReason), "is not live-migratable: DisksNotLiveMigratable: cannot migrate VMI with non-shared HostDisk")
+		var pods corev1.PodList
+		assert.NilError(t, cl.c.List(ctx, &pods, client.InNamespace(ns), client.HasLabels{virtv1.MigrationJobLabel}))
+		assert.Equal(t, len(pods.Items), 0)
+		assert.Assert(t, cl.vmi(t, v).Status.MigrationState == nil, "the VMI is not touched")
+	})
+
+	t.Run("no VMI", func(t *testing.T) {
+		ns := cl.namespace(t, "novmi", nil)
+		m := cl.migrate(t, &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ghost"}})
+		got := cl.waitPhase(t, m, virtv1.MigrationFailed)
+		assert.Equal(t, got.Status.MigrationState.FailureReason, "VirtualMachineInstance novmi/ghost does not exist")
+	})
+
+	t.Run("cancelled before it started", func(t *testing.T) {
+		ns := cl.namespace(t, "cancelearly", nil)
+		v := cl.runningVMI(t, ns, "vmi1", "node-a", true)
+		m := cl.migrate(t, v)
+		cl.waitPhase(t, m, virtv1.MigrationScheduling)
+		pod := cl.targetPod(t, m)
+		cl.bind(t, pod, "node-b")
+		cl.waitPhase(t, m, virtv1.MigrationScheduled)
+		assert.NilError(t, cl.c.Delete(ctx, m))
+		cl.waitGone(t, m)
+		ms := cl.vmi(t, v).Status.MigrationState
+		assert.Assert(t, ms.Completed && ms.Failed && ms.AbortRequested && ms.AbortStatus == virtv1.MigrationAbortSucceeded, "%+v", ms)
+		got := &corev1.Pod{}
+		assert.NilError(t, cl.c.Get(ctx, client.ObjectKeyFromObject(pod), got))
+		assert.Assert(t, got.DeletionTimestamp != nil, "the target pod is being deleted")
+	})
+
+	t.Run("cancelled while it runs", func(t *testing.T) {
+		ns := cl.namespace(t, "cancelrunning", nil)
+		v := cl.runningVMI(t, ns, "vmi1", "node-a", true)
+		m := cl.migrate(t, v)
+		cl.waitPhase(t, m, virtv1.MigrationScheduling)
+		pod := cl.targetPod(t, m)
+		cl.bind(t, pod, "node-b")
+		cl.kubelet(t, pod, ready)
+		cl.waitPhase(t, m, virtv1.MigrationPreparingTarget)
+		now := metav1.Now()
+		cl.handler(t, v, func(st *virtv1.VirtualMachineInstanceStatus) {
+			st.MigrationState.TargetNodeAddress, st.MigrationState.StartTimestamp = "node-b", &now
+		})
+		cl.waitPhase(t, m, virtv1.MigrationRunning)
+		assert.NilError(t, cl.c.Delete(ctx, m))
+		eventually(t, "abortRequested", func() (bool, string) {
+			ms := cl.vmi(t, v).Status.MigrationState
+			return ms.AbortRequested && ms.AbortStatus == virtv1.MigrationAbortInProgress, fmt.Sprintf("%+v", ms)
+		})
+		// The migration waits for the source's handler.
+		got := &virtv1.VirtualMachineInstanceMigration{}
+		assert.NilError(t, cl.c.Get(ctx, client.ObjectKeyFromObject(m), got))
+		assert.Equal(t, got.Status.Phase, virtv1.MigrationRunning)
+		cl.handler(t, v, func(st *virtv1.VirtualMachineInstanceStatus) {
+			ms := st.MigrationState
+			ms.Completed, ms.Failed, ms.AbortStatus, ms.EndTimestamp, ms.FailureReason = true, true, virtv1.MigrationAbortSucceeded, &now, "cancelled"
+		})
+		cl.waitGone(t, m)
+		assert.NilError(t, cl.c.Get(ctx, client.ObjectKeyFromObject(pod), pod))
+		assert.Assert(t, pod.DeletionTimestamp != nil, "the target pod is being deleted")
+		assert.Equal(t, cl.vmi(t, v).Status.NodeName, "node-a")
+	})
+
+	t.Run("target pod fails before the start", func(t *testing.T) {
+		ns := cl.namespace(t, "targetfails", nil)
+		v := cl.runningVMI(t, ns, "vmi1", "node-a", true)
+		m := cl.migrate(t, v)
+		cl.waitPhase(t, m, virtv1.MigrationScheduling)
+		pod := cl.targetPod(t, m)
+		cl.bind(t, pod, "node-b")
+		cl.kubelet(t, pod, func(p *corev1.Pod) {
+			p.Status.Phase = corev1.PodFailed
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: vmi.ComputeContainer,
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 5, Message: "libvirtd did not start"}}}}
+		})
+		got := cl.waitPhase(t, m, virtv1.MigrationFailed)
+		assert.Equal(t, got.Status.MigrationState.FailureReason, "the target pod "+pod.Name+" ended (exit code 5: libvirtd did not start) before the migration started")
+		ms := cl.vmi(t, v).Status.MigrationState
+		assert.Assert(t, ms.Failed && ms.Completed, "%+v", ms)
+	})
+}
+
+// The parallel limits of the KubeVirt CR hold migrations in Pending.
+func TestMigrationControllerLimits(t *testing.T) {
+	cl := startCluster(t)
+	ctx := context.Background()
+	one := uint32(1)
+	assert.NilError(t, cl.c.Create(ctx, &virtv1.KubeVirt{ObjectMeta: metav1.ObjectMeta{Name: "kubevirt", Namespace: migration.DefaultKubeVirtNamespace},
+		Spec: virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{MigrationConfiguration: &virtv1.MigrationConfiguration{
+			ParallelOutboundMigrationsPerNode: &one}}}}))
+	ns := cl.namespace(t, "limits", nil)
+	a1 := cl.runningVMI(t, ns, "a1", "node-a", true)
+	a2 := cl.runningVMI(t, ns, "a2", "node-a", true)
+	b1 := cl.runningVMI(t, ns, "b1", "node-b", true)
+	m1 := cl.migrate(t, a1)
+	cl.waitPhase(t, m1, virtv1.MigrationScheduling)
+	m2 := cl.migrate(t, a2)
+	m3 := cl.migrate(t, b1)
+	cl.waitPhase(t, m3, virtv1.MigrationScheduling) // another node's slot
+	time.Sleep(2 * time.Second)                     // a second chance to start, which it must not take
+	got := &virtv1.VirtualMachineInstanceMigration{}
+	assert.NilError(t, cl.c.Get(ctx, client.ObjectKeyFromObject(m2), got))
+	assert.Equal(t, got.Status.Phase, virtv1.MigrationPending, "one migration at a time leaves node-a")
+
+	// m1 ends: m2 starts.
+	now := metav1.Now()
+	cl.handler(t, a1, func(st *virtv1.VirtualMachineInstanceStatus) {
+		st.MigrationState.Completed, st.MigrationState.Failed, st.MigrationState.EndTimestamp = true, true, &now
+	})
+	cl.waitPhase(t, m1, virtv1.MigrationFailed)
+	cl.waitPhase(t, m2, virtv1.MigrationScheduling)
+}

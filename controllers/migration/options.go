@@ -1,0 +1,49 @@
+package migration
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/controllers/vmi"
+)
+
+// Option changes how a Reconciler works.
+type Option func(*Reconciler)
+
+// WithPodOptions sets the options target pods are rendered with, the same
+// as the VMI controller's (controllers.Config.PodOptions); the launcher
+// image is required.
+func WithPodOptions(o vmi.PodOptions) Option { return func(r *Reconciler) { r.podOpts = o } }
+
+// WithKubeVirtNamespace sets the namespace of the KubeVirt CR whose
+// spec.configuration.migrations applies (default DefaultKubeVirtNamespace).
+func WithKubeVirtNamespace(ns string) Option { return func(r *Reconciler) { r.namespace = ns } }
+
+// WithClock sets the clock of phase timestamps and timeouts (default: the
+// real one).
+func WithClock(c clock.PassiveClock) Option { return func(r *Reconciler) { r.clock = c } }
+
+// WithClient sets the client the reconciler reads (from a cache) and writes
+// through, and the uncached reader it reads the KubeVirt CR, the
+// MigrationPolicies and namespaces with. SetupWithManager uses the
+// manager's unless set.
+func WithClient(c client.Client, uncached client.Reader) Option {
+	return func(r *Reconciler) { r.client, r.reader = c, uncached }
+}
+
+// EventRecorder is the part of client-go's record.EventRecorder the
+// controller uses; the manager's recorder satisfies it.
+type EventRecorder interface {
+	// Eventf records an event about object.
+	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any)
+}
+
+// WithEventRecorder sets where events about migrations go. SetupWithManager
+// uses the manager's recorder unless one is set; the default otherwise
+// drops events.
+func WithEventRecorder(rec EventRecorder) Option { return func(r *Reconciler) { r.recorder = rec } }
+
+type discardRecorder struct{}
+
+func (discardRecorder) Eventf(runtime.Object, string, string, string, ...any) {}

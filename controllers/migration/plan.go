@@ -1,0 +1,265 @@
+package migration
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// Finalizer keeps a migration until its end is settled: a deleted migration
+// that runs is aborted, and its target pod removed, before it goes.
+// KubeVirt's name.
+const Finalizer = virtv1.VirtualMachineInstanceMigrationFinalizer
+
+// UnschedulableTimeout is how long a target pod may stay unschedulable
+// before its migration fails (KubeVirt's default).
+const UnschedulableTimeout = 5 * time.Minute
+
+// Observed is what the controller knows of one migration when it decides
+// its next step.
+type Observed struct {
+	// Migration is the migration.
+	Migration *virtv1.VirtualMachineInstanceMigration
+	// VMI is the VMI it migrates; nil when there is none.
+	VMI *virtv1.VirtualMachineInstance
+	// Target is the migration's target pod; nil when there is none.
+	Target *corev1.Pod
+	// Admitted: the parallel limits let one more migration leave the VMI's node.
+	Admitted bool
+	// Now is the time.
+	Now time.Time
+}
+
+// Step is what the controller does next about a migration. Its effects
+// happen in the order of the fields.
+type Step struct {
+	// AddFinalizer adds Finalizer to the migration.
+	AddFinalizer bool
+	// CreateTarget renders and creates the target pod.
+	CreateTarget bool
+	// StartState writes the VMI's status.migrationState anew for this
+	// migration: UID, source node and pod, target pod, configuration.
+	StartState bool
+	// TargetNode records the target pod's node in the VMI's migrationState.
+	TargetNode string
+	// RequestAbort sets abortRequested on the VMI's migrationState: the
+	// source's handler aborts the running migration.
+	RequestAbort bool
+	// FailState ends the VMI's migrationState as failed, with this reason:
+	// the migration ended before the source's handler started it.
+	FailState string
+	// DeleteTarget deletes the target pod.
+	DeleteTarget bool
+	// Phase is the migration's next phase ("" keeps it); Reason says why a
+	// migration failed.
+	Phase  virtv1.VirtualMachineInstanceMigrationPhase
+	Reason string
+	// RemoveFinalizer removes Finalizer: nothing of the migration is left to settle.
+	RemoveFinalizer bool
+	// Wait is when to look again without an event (zero: on events only).
+	Wait time.Duration
+}
+
+// waitForSlot is how soon a migration held back by the parallel limits
+// looks again.
+const waitForSlot = time.Second
+
+// inFlight reports whether a migration in phase p holds one of the
+// parallel slots.
+func inFlight(p virtv1.VirtualMachineInstanceMigrationPhase) bool {
+	switch p {
+	case virtv1.MigrationScheduling, virtv1.MigrationScheduled, virtv1.MigrationPreparingTarget,
+		virtv1.MigrationTargetReady, virtv1.MigrationRunning:
+		return true
+	}
+	return false
+}
+
+// StateOf is the VMI's migrationState when it is this migration's, else nil.
+func StateOf(vmi *virtv1.VirtualMachineInstance, mig *virtv1.VirtualMachineInstanceMigration) *virtv1.VirtualMachineInstanceMigrationState {
+	if vmi == nil || vmi.Status.MigrationState == nil || vmi.Status.MigrationState.MigrationUID != mig.UID {
+		return nil
+	}
+	return vmi.Status.MigrationState
+}
+
+// Decide returns the next step of a migration. It is pure: the phases move
+// as KubeVirt's do, from what the VMI's migrationState says (the handlers
+// write it) and what the target pod does:
+//
+//	Pending          waits for the parallel limits, then creates the target pod -> Scheduling
+//	Scheduling       the pod got a node -> Scheduled
+//	Scheduled        the pod's launcher is ready -> PreparingTarget (the target's handler prepares)
+//	PreparingTarget  migrationState.targetNodeAddress set by the target's handler -> TargetReady
+//	TargetReady      migrationState.startTimestamp set by the source's handler -> Running
+//	Running          migrationState completed -> Succeeded, or failed -> Failed
+//
+// A migration fails when its VMI is gone, final or not running, cannot
+// migrate (LiveMigratable false), or its target pod is unschedulable for
+// UnschedulableTimeout, ends or vanishes before the source started; a failed
+// migration's target pod is deleted. A deleted migration that runs is
+// aborted first (abortRequested), then settled like a failed one.
+func Decide(o Observed) Step {
+	mig, vmi, target := o.Migration, o.VMI, o.Target
+	ms := StateOf(vmi, mig)
+	var s Step
+	deleting := mig.DeletionTimestamp != nil
+	if !deleting && !mig.IsFinal() && !controllerutil.ContainsFinalizer(mig, Finalizer) {
+		s.AddFinalizer = true
+	}
+	succeeded := ms != nil && ms.Completed && !ms.Failed
+	fail := func(reason string) Step {
+		s.Phase, s.Reason = virtv1.MigrationFailed, reason
+		if ms != nil && !ms.Completed {
+			s.FailState = reason
+		}
+		s.DeleteTarget = target != nil
+		return s
+	}
+
+	if mig.IsFinal() {
+		s.DeleteTarget = mig.Status.Phase == virtv1.MigrationFailed && target != nil && target.DeletionTimestamp == nil
+		// A target pod being deleted settles it: its node ends it.
+		s.RemoveFinalizer = controllerutil.ContainsFinalizer(mig, Finalizer) &&
+			(mig.Status.Phase == virtv1.MigrationSucceeded || target == nil || target.DeletionTimestamp != nil)
+		return s
+	}
+	switch {
+	case succeeded:
+		s.Phase = virtv1.MigrationSucceeded
+		return s
+	case ms != nil && ms.Failed:
+		s.Phase, s.Reason = virtv1.MigrationFailed, ms.FailureReason
+		s.DeleteTarget = target != nil
+		return s
+	}
+	if deleting {
+		if ms != nil && ms.StartTimestamp != nil {
+			// The source's handler runs it: only it can abort it.
+			s.RequestAbort = !ms.AbortRequested
+			return s
+		}
+		return fail("the migration was cancelled (deleted) before it started")
+	}
+	if mig.Status.Phase == virtv1.MigrationPhaseUnset {
+		s.Phase = virtv1.MigrationPending
+		return s
+	}
+	switch {
+	case vmi == nil:
+		return fail(fmt.Sprintf("VirtualMachineInstance %s/%s does not exist", mig.Namespace, mig.Spec.VMIName))
+	case vmi.DeletionTimestamp != nil || vmi.IsFinal():
+		return fail(fmt.Sprintf("VirtualMachineInstance %s/%s is ending (phase %s)", vmi.Namespace, vmi.Name, vmi.Status.Phase))
+	}
+
+	if mig.Status.Phase == virtv1.MigrationPending {
+		if vmi.Status.Phase != virtv1.Running {
+			return fail(fmt.Sprintf("VirtualMachineInstance %s/%s is not running (phase %s)", vmi.Namespace, vmi.Name, vmi.Status.Phase))
+		}
+		if c := condition(vmi, virtv1.VirtualMachineInstanceIsMigratable); c != nil && c.Status == corev1.ConditionFalse {
+			return fail(fmt.Sprintf("VirtualMachineInstance %s/%s is not live-migratable: %s: %s", vmi.Namespace, vmi.Name, c.Reason, c.Message))
+		}
+		if other := vmi.Status.MigrationState; other != nil && other.MigrationUID != mig.UID && !other.Completed {
+			s.Wait = waitForSlot // one migration of a VMI at a time
+			return s
+		}
+		if !o.Admitted && target == nil {
+			s.Wait = waitForSlot
+			return s
+		}
+		s.CreateTarget = target == nil
+		s.StartState = true
+		s.Phase = virtv1.MigrationScheduling
+		return s
+	}
+
+	// In flight: the VMI's migrationState is this migration's.
+	if ms == nil {
+		return fail(fmt.Sprintf("VirtualMachineInstance %s/%s no longer records this migration", vmi.Namespace, vmi.Name))
+	}
+	if target == nil || target.DeletionTimestamp != nil || podEnded(target) {
+		if ms.StartTimestamp != nil {
+			return s // the source's handler sees the migration fail and says so
+		}
+		what := "vanished"
+		if target != nil {
+			what = fmt.Sprintf("ended (%s)", podEndReason(target))
+		}
+		name := ms.TargetPod
+		if target != nil {
+			name = target.Name
+		}
+		return fail(fmt.Sprintf("the target pod %s %s before the migration started", name, what))
+	}
+	switch mig.Status.Phase {
+	case virtv1.MigrationScheduling:
+		if target.Spec.NodeName != "" {
+			s.TargetNode, s.Phase = target.Spec.NodeName, virtv1.MigrationScheduled
+			return s
+		}
+		if c := podCondition(target, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			since := target.CreationTimestamp.Time
+			if left := since.Add(UnschedulableTimeout).Sub(o.Now); left > 0 {
+				s.Wait = left
+				return s
+			}
+			return fail(fmt.Sprintf("the target pod %s stayed unschedulable for %s: %s", target.Name, UnschedulableTimeout, c.Message))
+		}
+	case virtv1.MigrationScheduled:
+		if ms.TargetNode == "" {
+			s.TargetNode = target.Spec.NodeName
+		}
+		if c := podCondition(target, corev1.PodReady); c != nil && c.Status == corev1.ConditionTrue {
+			s.Phase = virtv1.MigrationPreparingTarget
+		}
+	case virtv1.MigrationPreparingTarget:
+		if ms.TargetNodeAddress != "" {
+			s.Phase = virtv1.MigrationTargetReady
+		}
+	case virtv1.MigrationTargetReady:
+		if ms.StartTimestamp != nil {
+			s.Phase = virtv1.MigrationRunning
+		}
+	}
+	return s
+}
+
+func condition(vmi *virtv1.VirtualMachineInstance, t virtv1.VirtualMachineInstanceConditionType) *virtv1.VirtualMachineInstanceCondition {
+	for i := range vmi.Status.Conditions {
+		if vmi.Status.Conditions[i].Type == t {
+			return &vmi.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == t {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func podEnded(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+func podEndReason(pod *corev1.Pod) string {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil {
+			if t.Message != "" {
+				return fmt.Sprintf("exit code %d: %s", t.ExitCode, t.Message)
+			}
+			return fmt.Sprintf("exit code %d", t.ExitCode)
+		}
+	}
+	if pod.Status.Reason != "" {
+		return pod.Status.Reason + ": " + pod.Status.Message
+	}
+	return "phase " + string(pod.Status.Phase)
+}

@@ -1,0 +1,149 @@
+package migration_test
+
+import (
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/controllers/migration"
+	"github.com/virtkit/virtkit/virt/migrate"
+)
+
+var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+func mig(phase virtv1.VirtualMachineInstanceMigrationPhase, edits ...func(*virtv1.VirtualMachineInstanceMigration)) *virtv1.VirtualMachineInstanceMigration {
+	m := &virtv1.VirtualMachineInstanceMigration{
+		ObjectMeta: metav1.ObjectMeta{Name: "m1", Namespace: "ns", UID: "m1-uid", Finalizers: []string{migration.Finalizer}},
+		Spec:       virtv1.VirtualMachineInstanceMigrationSpec{VMIName: "vmi1"},
+		Status:     virtv1.VirtualMachineInstanceMigrationStatus{Phase: phase},
+	}
+	for _, e := range edits {
+		e(m)
+	}
+	return m
+}
+
+func running(ms *virtv1.VirtualMachineInstanceMigrationState) *virtv1.VirtualMachineInstance {
+	return &virtv1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Name: "vmi1", Namespace: "ns", UID: "vmi-uid"},
+		Status:     virtv1.VirtualMachineInstanceStatus{Phase: virtv1.Running, NodeName: "a", MigrationState: ms},
+	}
+}
+
+func state(edits ...func(*virtv1.VirtualMachineInstanceMigrationState)) *virtv1.VirtualMachineInstanceMigrationState {
+	ms := &virtv1.VirtualMachineInstanceMigrationState{MigrationUID: "m1-uid", SourceNode: "a", TargetPod: "target"}
+	for _, e := range edits {
+		e(ms)
+	}
+	return ms
+}
+
+func pod(edits ...func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "target", CreationTimestamp: metav1.NewTime(t0)}}
+	for _, e := range edits {
+		e(p)
+	}
+	return p
+}
+
+func unschedulable(p *corev1.Pod) {
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+		Reason: corev1.PodReasonUnschedulable, Message: "0/2 nodes are available"}}
+}
+
+func TestDecide(t *testing.T) {
+	deleting := func(m *virtv1.VirtualMachineInstanceMigration) { now := metav1.NewTime(t0); m.DeletionTimestamp = &now }
+	started := func(ms *virtv1.VirtualMachineInstanceMigrationState) {
+		now := metav1.NewTime(t0)
+		ms.StartTimestamp = &now
+	}
+	for _, c := range []struct {
+		name string
+		o    migration.Observed
+		want migration.Step
+	}{
+		{"new: Pending with the finalizer",
+			migration.Observed{Migration: mig("", func(m *virtv1.VirtualMachineInstanceMigration) { m.Finalizers = nil }), VMI: running(nil)},
+			migration.Step{AddFinalizer: true, Phase: virtv1.MigrationPending}},
+		{"held by the limits",
+			migration.Observed{Migration: mig(virtv1.MigrationPending), VMI: running(nil)},
+			migration.Step{Wait: time.Second}},
+		{"admitted",
+			migration.Observed{Migration: mig(virtv1.MigrationPending), VMI: running(nil), Admitted: true},
+			migration.Step{CreateTarget: true, StartState: true, Phase: virtv1.MigrationScheduling}},
+		{"target created before, state not written",
+			migration.Observed{Migration: mig(virtv1.MigrationPending), VMI: running(nil), Target: pod()},
+			migration.Step{StartState: true, Phase: virtv1.MigrationScheduling}},
+		{"another migration of the VMI runs",
+			migration.Observed{Migration: mig(virtv1.MigrationPending), VMI: running(&virtv1.VirtualMachineInstanceMigrationState{MigrationUID: "other"}), Admitted: true},
+			migration.Step{Wait: time.Second}},
+		{"unschedulable, within the timeout",
+			migration.Observed{Migration: mig(virtv1.MigrationScheduling), VMI: running(state()), Target: pod(unschedulable), Now: t0.Add(time.Minute)},
+			migration.Step{Wait: 4 * time.Minute}},
+		{"unschedulable too long",
+			migration.Observed{Migration: mig(virtv1.MigrationScheduling), VMI: running(state()), Target: pod(unschedulable), Now: t0.Add(6 * time.Minute)},
+			migration.Step{Phase: virtv1.MigrationFailed, DeleteTarget: true,
+				FailState: "the target pod target stayed unschedulable for 5m0s: 0/2 nodes are available",
+				Reason:    "the target pod target stayed unschedulable for 5m0s: 0/2 nodes are available"}},
+		{"target pod gone after the start: the source says",
+			migration.Observed{Migration: mig(virtv1.MigrationRunning), VMI: running(state(started))},
+			migration.Step{}},
+		{"deleted while running: abort",
+			migration.Observed{Migration: mig(virtv1.MigrationRunning, deleting), VMI: running(state(started)), Target: pod()},
+			migration.Step{RequestAbort: true}},
+		{"deleted, abort requested: wait",
+			migration.Observed{Migration: mig(virtv1.MigrationRunning, deleting), VMI: running(state(started, func(ms *virtv1.VirtualMachineInstanceMigrationState) { ms.AbortRequested = true })), Target: pod()},
+			migration.Step{}},
+		{"aborted by the source",
+			migration.Observed{Migration: mig(virtv1.MigrationRunning, deleting), Target: pod(),
+				VMI: running(state(started, func(ms *virtv1.VirtualMachineInstanceMigrationState) {
+					ms.Completed, ms.Failed, ms.FailureReason = true, true, "aborted"
+				}))},
+			migration.Step{Phase: virtv1.MigrationFailed, Reason: "aborted", DeleteTarget: true}},
+		{"completed though deleted: it made it",
+			migration.Observed{Migration: mig(virtv1.MigrationRunning, deleting), Target: pod(),
+				VMI: running(state(started, func(ms *virtv1.VirtualMachineInstanceMigrationState) { ms.Completed = true }))},
+			migration.Step{Phase: virtv1.MigrationSucceeded}},
+		{"succeeded: the finalizer goes, the target pod stays",
+			migration.Observed{Migration: mig(virtv1.MigrationSucceeded), VMI: running(state()), Target: pod()},
+			migration.Step{RemoveFinalizer: true}},
+		{"failed: the target pod goes first",
+			migration.Observed{Migration: mig(virtv1.MigrationFailed), VMI: running(state()), Target: pod()},
+			migration.Step{DeleteTarget: true}},
+		{"VMI ending",
+			migration.Observed{Migration: mig(virtv1.MigrationScheduled), VMI: func() *virtv1.VirtualMachineInstance {
+				v := running(state())
+				v.Status.Phase = virtv1.Succeeded
+				return v
+			}(), Target: pod()},
+			migration.Step{Phase: virtv1.MigrationFailed, DeleteTarget: true, FailState: "VirtualMachineInstance ns/vmi1 is ending (phase Succeeded)",
+				Reason: "VirtualMachineInstance ns/vmi1 is ending (phase Succeeded)"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.DeepEqual(t, migration.Decide(c.o), c.want)
+		})
+	}
+}
+
+func TestAdmit(t *testing.T) {
+	cfg := migrate.DefaultConfig()
+	cfg.ParallelMigrationsPerCluster, cfg.ParallelOutboundMigrationsPerNode = 3, 2
+	from := func(uid, node string, phase virtv1.VirtualMachineInstanceMigrationPhase) virtv1.VirtualMachineInstanceMigration {
+		return virtv1.VirtualMachineInstanceMigration{ObjectMeta: metav1.ObjectMeta{UID: types.UID("u-" + uid)}, Status: virtv1.VirtualMachineInstanceMigrationStatus{
+			Phase: phase, MigrationState: &virtv1.VirtualMachineInstanceMigrationState{SourceNode: node}}}
+	}
+	me := mig(virtv1.MigrationPending)
+	all := []virtv1.VirtualMachineInstanceMigration{from("1", "a", virtv1.MigrationRunning), from("2", "a", virtv1.MigrationSucceeded),
+		from("3", "b", virtv1.MigrationScheduling), from("4", "a", virtv1.MigrationPending), *me}
+	assert.Assert(t, migration.Admit(all, me, "a", cfg), "one of two outbound slots of a, two of three cluster slots taken")
+	all = append(all, from("5", "a", virtv1.MigrationTargetReady))
+	assert.Assert(t, !migration.Admit(all, me, "a", cfg), "a has two leaving")
+	assert.Assert(t, !migration.Admit(all, me, "c", cfg), "the cluster has three in flight")
+	cfg.ParallelMigrationsPerCluster = 4
+	assert.Assert(t, migration.Admit(all, me, "c", cfg))
+}

@@ -1,0 +1,291 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/controllers/vmi"
+	"github.com/virtkit/virtkit/internal/freeport"
+	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/internal/testguest"
+	"github.com/virtkit/virtkit/local/cluster"
+	"github.com/virtkit/virtkit/local/registry"
+	"github.com/virtkit/virtkit/subresources"
+	"github.com/virtkit/virtkit/virt/domain"
+	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
+	"github.com/virtkit/virtkit/virt/launcher"
+)
+
+const namespace = "default"
+
+// runLocal starts virt-local with two nodes on a fresh data directory and,
+// for each size, boots one VMI and migrates it o.runs times, back and
+// forth. virt-local is down again when it returns.
+func runLocal(ctx context.Context, o options) (_ map[uint][]sample, err error) {
+	guest, err := testguest.Build(ctx, o.repo)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.MkdirTemp("/tmp", "vkm-local-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(data)
+	ports, err := freeport.Range(5)
+	if err != nil {
+		return nil, err
+	}
+	out := filepath.Join(o.repo, "_output")
+	pid := os.Getpid()
+	c, err := cluster.Up(ctx, cluster.Config{
+		DataDir: data, BinDir: filepath.Join(out, "bin"), CNIBinDir: filepath.Join(out, "cni", "bin"),
+		APIServerPort: ports, EtcdPort: ports + 1, VirtAPIPort: ports + 4, RegistryAddr: "127.0.0.1:0", MetricsAddr: "0",
+		Nodes:     []string{fmt.Sprintf("mig-%d-a", pid), fmt.Sprintf("mig-%d-b", pid)},
+		Connector: func(ctx context.Context, uri string) (domain.Manager, error) { return domainlibvirt.New(ctx, uri) },
+		Logger:    progressLogger(o.verbose),
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		down, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if derr := c.Down(down); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+	image := c.Registry() + "/virtkit/test-guest:latest"
+	if _, _, err := registry.PushContainerDisk(ctx, image, guest.Disk); err != nil {
+		return nil, err
+	}
+	cl, err := client.NewWithWatch(c.RESTConfig(), client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return nil, err
+	}
+	if err := waitServiceAccount(ctx, cl); err != nil {
+		return nil, err
+	}
+	res := map[uint][]sample{}
+	for _, size := range o.sizes {
+		name := fmt.Sprintf("mig-%d", size)
+		v, err := boot(ctx, cl, name, image, size)
+		if err == nil {
+			for run := 0; run < o.runs && err == nil; run++ {
+				var s sample
+				if s, err = migrateOnce(ctx, cl, v); err == nil {
+					res[size] = append(res[size], s)
+				}
+			}
+		}
+		// Gone whatever happened, so that Down has nothing left to stop.
+		if derr := cl.DeleteAllOf(ctx, &virtv1.VirtualMachineInstance{}, client.InNamespace(namespace)); derr != nil && err == nil {
+			err = derr
+		}
+		if werr := waitNone(ctx, cl); werr != nil && err == nil {
+			err = werr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%d MiB: %w", size, err)
+		}
+	}
+	return res, nil
+}
+
+// boot creates the test guest's VMI and waits until the guest is ready.
+func boot(ctx context.Context, cl client.Client, name, image string, memMiB uint) (*virtv1.VirtualMachineInstance, error) {
+	v := guestVMI(name, image, memMiB)
+	if err := cl.Create(ctx, v); err != nil {
+		return nil, err
+	}
+	for {
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(v), v); err != nil {
+			return nil, err
+		}
+		if v.Status.Phase == virtv1.Running {
+			break
+		}
+		if v.IsFinal() {
+			return nil, fmt.Errorf("VMI %s ended: %s %s", name, v.Status.Phase, v.Status.Reason)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("VMI %s not running: %w", name, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	readyCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	_, err := testguest.WaitLine(readyCtx, filepath.Join(vmi.HostDir(v), "serial0.log"), regexp.MustCompile(`^`+testguest.ReadyMarker))
+	return v, err
+}
+
+// migrateOnce migrates the VMI to the other node as `virtctl migrate`
+// does and measures it through a watch of the VMI.
+func migrateOnce(ctx context.Context, cl client.WithWatch, v *virtv1.VirtualMachineInstance) (sample, error) {
+	w, err := cl.Watch(ctx, &virtv1.VirtualMachineInstanceList{}, client.InNamespace(namespace),
+		client.MatchingFields{"metadata.name": v.Name})
+	if err != nil {
+		return sample{}, err
+	}
+	defer w.Stop()
+	mig := &virtv1.VirtualMachineInstanceMigration{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: subresources.MigrationGenerateName, Namespace: namespace},
+		Spec:       virtv1.VirtualMachineInstanceMigrationSpec{VMIName: v.Name},
+	}
+	created := time.Now()
+	if err := cl.Create(ctx, mig); err != nil {
+		return sample{}, err
+	}
+	var started, completed time.Time
+	var node string
+	for completed.IsZero() {
+		select {
+		case <-ctx.Done():
+			return sample{}, fmt.Errorf("migration %s: %w", mig.Name, ctx.Err())
+		case e, ok := <-w.ResultChan():
+			if !ok {
+				return sample{}, fmt.Errorf("migration %s: the watch of VMI %s ended", mig.Name, v.Name)
+			}
+			got, isVMI := e.Object.(*virtv1.VirtualMachineInstance)
+			if e.Type == watch.Error || !isVMI {
+				continue
+			}
+			ms := got.Status.MigrationState
+			if ms == nil || ms.MigrationUID != mig.UID {
+				continue
+			}
+			if started.IsZero() && ms.StartTimestamp != nil {
+				started = time.Now()
+			}
+			if ms.Failed {
+				return sample{}, fmt.Errorf("migration %s failed: %s", mig.Name, ms.FailureReason)
+			}
+			if ms.Completed {
+				completed, node = time.Now(), got.Status.NodeName
+			}
+		}
+	}
+	if started.IsZero() {
+		return sample{}, fmt.Errorf("migration %s: its start was not seen", mig.Name)
+	}
+	for {
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(mig), mig); err != nil {
+			return sample{}, err
+		}
+		if mig.Status.Phase == virtv1.MigrationSucceeded {
+			break
+		}
+		if mig.Status.Phase == virtv1.MigrationFailed {
+			return sample{}, fmt.Errorf("migration %s failed", mig.Name)
+		}
+		select {
+		case <-ctx.Done():
+			return sample{}, fmt.Errorf("migration %s: %w", mig.Name, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	s := sample{total: completed.Sub(started), endToEnd: time.Since(created)}
+	// libvirt's downtime, from the target launcher's completed job.
+	m, err := domainlibvirt.New(ctx, launcher.Layout{Root: vmi.TargetHostDir(mig.UID)}.LibvirtURI())
+	if err != nil {
+		return sample{}, err
+	}
+	defer m.Close()
+	js, err := m.JobStats(ctx, launcher.DomainName(v.Namespace, v.Name), domain.JobStatsOptions{Completed: true})
+	if err != nil {
+		return sample{}, fmt.Errorf("migration %s: the target's completed job: %w", mig.Name, err)
+	}
+	if js.Type != domain.JobCompleted || js.Downtime == 0 {
+		return sample{}, fmt.Errorf("migration %s: the target reports no completed migration with a downtime: %+v", mig.Name, js)
+	}
+	s.downtime = js.Downtime
+	fmt.Printf("  %s to %s: %s (downtime %s), end to end %s\n", v.Name, node, s.total.Round(time.Millisecond), s.downtime, s.endToEnd.Round(time.Millisecond))
+	// Let the source's pod end before the next one.
+	time.Sleep(2 * time.Second)
+	return s, nil
+}
+
+// guestVMI is the test guest as a VMI: a containerDisk, memMiB of memory,
+// masquerade on the pod network, no grace period.
+func guestVMI(name, image string, memMiB uint) *virtv1.VirtualMachineInstance {
+	noGrace := int64(0)
+	return &virtv1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: map[string]string{"bench": "migration"}},
+		Spec: virtv1.VirtualMachineInstanceSpec{
+			TerminationGracePeriodSeconds: &noGrace,
+			Domain: virtv1.DomainSpec{
+				Resources: virtv1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceMemory: *resource.NewQuantity(int64(memMiB)<<20, resource.BinarySI)}},
+				Devices: virtv1.Devices{
+					Disks:      []virtv1.Disk{{Name: "containerdisk", DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}}},
+					Interfaces: []virtv1.Interface{{Name: "default", InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Masquerade: &virtv1.InterfaceMasquerade{}}}},
+				},
+			},
+			Networks: []virtv1.Network{{Name: "default", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{}}}},
+			Volumes: []virtv1.Volume{{Name: "containerdisk", VolumeSource: virtv1.VolumeSource{
+				ContainerDisk: &virtv1.ContainerDiskSource{Image: image}}}},
+		},
+	}
+}
+
+func waitServiceAccount(ctx context.Context, cl client.Client) error {
+	for {
+		err := cl.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "default"}, &corev1.ServiceAccount{})
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("service account %s/default: %w", namespace, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func waitNone(ctx context.Context, cl client.Client) error {
+	for {
+		var list virtv1.VirtualMachineInstanceList
+		var pods corev1.PodList
+		err := cl.List(ctx, &list, client.InNamespace(namespace))
+		if err == nil {
+			err = cl.List(ctx, &pods, client.InNamespace(namespace))
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				running++
+			}
+		}
+		if err == nil && len(list.Items) == 0 && running == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the VMIs to go (%d VMIs, %d pods left): %w", len(list.Items), running, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func progressLogger(verbose bool) logr.Logger {
+	v := 0
+	if verbose {
+		v = 1
+	}
+	return funcr.New(func(prefix, args string) {
+		fmt.Fprintln(os.Stderr, time.Now().Format("15:04:05.000"), prefix, args)
+	}, funcr.Options{Verbosity: v})
+}

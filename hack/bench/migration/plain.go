@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"time"
+
+	"libvirt.org/go/libvirtxml"
+
+	"github.com/virtkit/virtkit/internal/freeport"
+	"github.com/virtkit/virtkit/internal/testguest"
+	"github.com/virtkit/virtkit/virt/domain"
+	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
+	"github.com/virtkit/virtkit/virt/libvirtd"
+	"github.com/virtkit/virtkit/virt/migrate"
+)
+
+// runPlain migrates the test guest of memMiB between two private libvirtd
+// o.runs times, a freshly booted guest each time, and returns each
+// migration's time and downtime. The daemons and guests are gone when it
+// returns.
+func runPlain(ctx context.Context, o options, memMiB uint) (_ []sample, err error) {
+	guest, err := testguest.Build(ctx, o.repo)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("/tmp", "vkm-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	cache := filepath.Join(o.repo, "_output", "cache", "libvirt")
+	var mgrs [2]*domainlibvirt.Manager
+	var daemons [2]*libvirtd.Daemon
+	for i := range daemons {
+		d, err := libvirtd.Start(ctx, libvirtd.Config{Dir: filepath.Join(dir, "d"+strconv.Itoa(i)), CacheDir: cache})
+		if err != nil {
+			return nil, err
+		}
+		daemons[i] = d
+		defer func() {
+			stop, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if serr := d.Stop(stop); serr != nil && err == nil {
+				err = serr
+			}
+		}()
+		if mgrs[i], err = domainlibvirt.New(ctx, d.URI()); err != nil {
+			return nil, err
+		}
+		defer mgrs[i].Close()
+	}
+	src, dst := mgrs[0], mgrs[1]
+	var out []sample
+	for run := 0; run < o.runs; run++ {
+		name := fmt.Sprintf("plain-%d-%d", memMiB, run)
+		s, err := plainOnce(ctx, guest, dir, name, memMiB, src, dst, daemons[1])
+		// Gone whatever happened, from both sides.
+		for _, m := range mgrs {
+			_ = m.Destroy(ctx, name)
+			if uerr := m.Undefine(ctx, name); uerr != nil && !errors.Is(uerr, domain.ErrNotFound) && err == nil {
+				err = uerr
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// plainOnce boots the guest on src, waits until it is ready and migrates
+// it to dst.
+func plainOnce(ctx context.Context, guest testguest.Artifacts, dir, name string, memMiB uint, src, dst *domainlibvirt.Manager, dstD *libvirtd.Daemon) (sample, error) {
+	disks, logs := [2]string{}, [2]string{}
+	for i, side := range []string{"src", "dst"} {
+		disks[i] = filepath.Join(dir, name+"."+side+".qcow2")
+		logs[i] = filepath.Join(dir, name+"."+side+".log")
+		if out, err := exec.CommandContext(ctx, "qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", guest.Disk, disks[i]).CombinedOutput(); err != nil {
+			return sample{}, fmt.Errorf("qemu-img create %s: %w: %s", disks[i], err, out)
+		}
+	}
+	doc := diskBooted(name, guest, memMiB, disks[0], logs[0])
+	if err := src.Define(ctx, doc); err != nil {
+		return sample{}, err
+	}
+	if err := src.Start(ctx, name, domain.StartOptions{}); err != nil {
+		return sample{}, err
+	}
+	readyCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	_, err := testguest.WaitLine(readyCtx, logs[0], regexp.MustCompile(`^`+testguest.ReadyMarker))
+	cancel()
+	if err != nil {
+		return sample{}, err
+	}
+	port, err := freeport.Range(1)
+	if err != nil {
+		return sample{}, err
+	}
+	dest := migrate.Destination{
+		URI:           "qemu+unix:///system?socket=" + dstD.Config().Paths().Socket,
+		MigrationURI:  "tcp://127.0.0.1:" + strconv.Itoa(port),
+		ListenAddress: "127.0.0.1",
+		Host:          dst,
+		EditXML: func(doc *libvirtxml.Domain) error {
+			// The destination's own overlay and console log.
+			doc.Devices.Disks[0].Source.File.File = disks[1]
+			doc.Devices.Serials[0].Source.File.Path = logs[1]
+			return nil
+		},
+	}
+	// The clock stops when the guest runs on the destination and no
+	// migration job is left there: what the target's handler waits for
+	// before it takes a VMI over. (Run itself returns a little later,
+	// after libvirt's confirm phase on the source.)
+	arrived := make(chan time.Time, 1)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go func() {
+		for watchCtx.Err() == nil {
+			st, reason, err := dst.State(watchCtx, name)
+			if err == nil && st == domain.StateRunning && reason != domain.ReasonRunningPostcopy {
+				if js, err := dst.JobStats(watchCtx, name, domain.JobStatsOptions{}); err == nil && !js.Type.Active() {
+					arrived <- time.Now()
+					return
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	begin := time.Now()
+	res, err := migrate.Run(ctx, src, name, dest, migrate.DefaultConfig(), migrate.WithCopyStorage(domain.CopyIncremental))
+	if err != nil {
+		return sample{}, err
+	}
+	if res.Downtime == 0 {
+		return sample{}, fmt.Errorf("migration of %s: libvirt reported no downtime", name)
+	}
+	var at time.Time
+	select {
+	case at = <-arrived:
+	case <-time.After(10 * time.Second):
+		return sample{}, fmt.Errorf("migration of %s: the destination never showed the guest running without a job", name)
+	}
+	fmt.Printf("  %s: %s until it ran on the destination (Run: %s, downtime %s)\n", name, at.Sub(begin).Round(time.Millisecond),
+		res.Duration.Round(time.Millisecond), res.Downtime)
+	return sample{total: at.Sub(begin), downtime: res.Downtime}, nil
+}
+
+// diskBooted is the test guest booting from a disk, as a containerDisk VMI
+// boots, instead of from its kernel.
+func diskBooted(name string, guest testguest.Artifacts, memMiB uint, disk, console string) *libvirtxml.Domain {
+	doc := testguest.Domain(name, guest, memMiB, console)
+	doc.OS.Kernel, doc.OS.Initrd, doc.OS.Cmdline = "", "", ""
+	one := uint(1)
+	doc.Devices.Disks = []libvirtxml.DomainDisk{{
+		Device: "disk",
+		Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "qcow2"},
+		Source: &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: disk}},
+		Target: &libvirtxml.DomainDiskTarget{Dev: "vda", Bus: "virtio"},
+		Boot:   &libvirtxml.DomainDeviceBoot{Order: one},
+	}}
+	return doc
+}

@@ -1,0 +1,404 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+	migrationsv1 "kubevirt.io/api/migrations/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/controllers/vmi"
+	"github.com/virtkit/virtkit/internal/testguest"
+)
+
+// Issue 9's proof: on two local nodes the running example guest migrates
+// with `virtctl migrate` (the binary) while the heartbeat counter it prints
+// on its console keeps increasing without a reset and its web server keeps
+// answering at the VMI's address; the VMI then reports the other node and
+// the target pod's address, its console is served from there, and the
+// source pod ends without failing the VMI.
+func TestMigration(t *testing.T) {
+	a, b := nodeName("a"), nodeName("b")
+	w := up(t, a, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	must(t, w.c.Create(ctx, vm))
+	src := w.waitRunning(ctx, t, vm)
+	srcLog := filepath.Join(vmi.HostRunDir, string(src.UID), "serial0.log")
+	waitFile(ctx, t, srcLog, testguest.ReadyMarker)
+	srcIP := src.Status.Interfaces[0].IP
+	httpAnswers(ctx, t, "http://"+srcIP+"/", "tiny")
+	before := lastHeartbeat(t, srcLog)
+
+	// Ask the web server every 100 ms, at the address the VMI reports.
+	watch := w.watchHTTP(ctx, t, vm)
+	w.virtctl(ctx, t, "migrate", vm.Name, "-n", vm.Namespace)
+	mig := w.waitMigration(ctx, t, vm, virtv1.MigrationSucceeded)
+	took := mig.Status.MigrationState.EndTimestamp.Sub(mig.Status.MigrationState.StartTimestamp.Time)
+
+	dst := w.waitVMI(ctx, t, vm, "on the other node with the target pod's address", func(v *virtv1.VirtualMachineInstance) bool {
+		return v.Status.NodeName != src.Status.NodeName && len(v.Status.Interfaces) > 0 && v.Status.Interfaces[0].IP != srcIP
+	})
+	ms := dst.Status.MigrationState
+	t.Logf("migrated from %s (%s) to %s (%s) in about %s; migration state %+v", src.Status.NodeName, srcIP,
+		dst.Status.NodeName, dst.Status.Interfaces[0].IP, took, ms)
+	if ms.SourceNode != src.Status.NodeName || ms.TargetNode != dst.Status.NodeName || !ms.Completed || ms.Failed ||
+		ms.Mode != virtv1.MigrationPreCopy || ms.TargetPod == "" || ms.StartTimestamp == nil || ms.EndTimestamp == nil {
+		t.Errorf("migrationState = %+v", ms)
+	}
+	if dst.Status.Phase != virtv1.Running || dst.Status.Interfaces[0].MAC != src.Status.Interfaces[0].MAC {
+		t.Errorf("after the migration: phase %s, interfaces %+v (before %+v)", dst.Status.Phase, dst.Status.Interfaces, src.Status.Interfaces)
+	}
+
+	// The heartbeat goes on in the target's console log from where it was.
+	dstLog := filepath.Join(vmi.TargetHostDir(mig.UID), "serial0.log")
+	first := firstHeartbeat(ctx, t, dstLog)
+	last := lastHeartbeat(t, srcLog)
+	if first < last || first > last+30 || last < before {
+		t.Errorf("heartbeat: %d before the migration, last %d on the source, first %d on the target: not a continuation", before, last, first)
+	}
+	w.consoleShows(ctx, t, dst, testguest.HeartbeatLine) // served by the target's handler
+	httpAnswers(ctx, t, "http://"+dst.Status.Interfaces[0].IP+"/", "tiny")
+	time.Sleep(2 * time.Second)
+	answers, errs, beats := watch()
+	t.Logf("web server during the migration: %d answers, heartbeat %d..%d, %d failed requests: %v",
+		answers, beats[0], beats[len(beats)-1], len(errs), errs)
+	for i := 1; i < len(beats); i++ {
+		if beats[i] < beats[i-1] {
+			t.Errorf("the page's heartbeat went back from %d to %d: the guest restarted", beats[i-1], beats[i])
+		}
+	}
+	if len(errs) > 10 {
+		t.Errorf("the web server did not answer %d times (more than a second): %v", len(errs), errs)
+	}
+
+	// The source pod ended (Succeeded), the VMI did not.
+	eventually(ctx, t, "the source pod "+ms.SourcePod+" ended", func() (bool, string) {
+		var p corev1.Pod
+		err := w.c.Get(ctx, client.ObjectKey{Namespace: vm.Namespace, Name: ms.SourcePod}, &p)
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		return err == nil && p.Status.Phase == corev1.PodSucceeded, fmt.Sprintf("%v %s", err, p.Status.Phase)
+	})
+	time.Sleep(2 * time.Second)
+	if v := w.vmiOf(ctx, t, vm); v.Status.Phase != virtv1.Running || v.Status.NodeName != dst.Status.NodeName {
+		t.Errorf("after the source pod ended: phase %s on %s", v.Status.Phase, v.Status.NodeName)
+	}
+
+	// Deleting the VM stops the guest on its new node and leaves no pod
+	// and no launcher folder on either node.
+	w.deleteVM(ctx, t, vm)
+}
+
+// A migration that cannot converge under a tiny bandwidth is aborted at its
+// completion timeout, and one cancelled with `virtctl migrate-cancel`
+// while it runs is aborted too: each time the guest goes on on the source,
+// and the target pod goes.
+func TestMigrationAborts(t *testing.T) {
+	w := up(t, nodeName("a"), nodeName("b"))
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	must(t, w.c.Create(ctx, vm))
+	src := w.waitRunning(ctx, t, vm)
+	srcLog := filepath.Join(vmi.HostRunDir, string(src.UID), "serial0.log")
+	waitFile(ctx, t, srcLog, testguest.ReadyMarker)
+
+	// 1 MiB/s for 128 MiB of memory with 3 s per GB: it cannot make it.
+	timeout := int64(3)
+	policy := &migrationsv1.MigrationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "slow"}, Spec: migrationsv1.MigrationPolicySpec{
+		BandwidthPerMigration:   resource.NewQuantity(1<<20, resource.BinarySI),
+		CompletionTimeoutPerGiB: &timeout,
+		Selectors:               &migrationsv1.Selectors{VirtualMachineInstanceSelector: migrationsv1.LabelSelector{"kubevirt.io/vm": "tiny"}},
+	}}
+	must(t, w.c.Create(ctx, policy))
+	w.virtctl(ctx, t, "migrate", vm.Name, "-n", vm.Namespace)
+	mig := w.waitMigration(ctx, t, vm, virtv1.MigrationFailed)
+	ms := mig.Status.MigrationState
+	t.Logf("timed out: %+v", ms)
+	if !strings.Contains(ms.FailureReason, "completion timeout 3s") || ms.MigrationPolicyName == nil || *ms.MigrationPolicyName != "slow" {
+		t.Errorf("failure reason %q, policy %v: want the completion timeout of policy slow", ms.FailureReason, ms.MigrationPolicyName)
+	}
+	w.stillOnSource(ctx, t, vm, src, srcLog, mig)
+
+	// migrate-cancel while it runs: 60 s per GB now, still 1 MiB/s.
+	timeout = 60
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(policy), policy))
+	policy.Spec.CompletionTimeoutPerGiB = &timeout
+	must(t, w.c.Update(ctx, policy))
+	w.virtctl(ctx, t, "migrate", vm.Name, "-n", vm.Namespace)
+	running := w.waitMigration(ctx, t, vm, virtv1.MigrationRunning)
+	time.Sleep(2 * time.Second) // memory is moving
+	w.virtctl(ctx, t, "migrate-cancel", vm.Name, "-n", vm.Namespace)
+	eventually(ctx, t, "the cancelled migration gone", func() (bool, string) {
+		err := w.c.Get(ctx, client.ObjectKeyFromObject(running), &virtv1.VirtualMachineInstanceMigration{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	v := w.vmiOf(ctx, t, vm)
+	ms = v.Status.MigrationState
+	t.Logf("cancelled: %+v", ms)
+	if ms.MigrationUID != running.UID || !ms.Failed || !ms.AbortRequested || ms.AbortStatus != virtv1.MigrationAbortSucceeded {
+		t.Errorf("migrationState after the cancel = %+v", ms)
+	}
+	w.stillOnSource(ctx, t, vm, src, srcLog, running)
+	w.deleteVM(ctx, t, vm)
+}
+
+// deleteVM deletes vm and waits until its VMI and pods are gone, and its
+// launchers' folders: those of its VMI and of its migrations.
+func (w *world) deleteVM(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine) {
+	t.Helper()
+	v := w.vmiOf(ctx, t, vm)
+	folders := []string{vmi.HostDir(v)}
+	var migs virtv1.VirtualMachineInstanceMigrationList
+	must(t, w.c.List(ctx, &migs, client.InNamespace(vm.Namespace)))
+	for _, m := range migs.Items {
+		folders = append(folders, vmi.TargetHostDir(m.UID))
+	}
+	must(t, w.c.Delete(ctx, vm))
+	eventually(ctx, t, "the VM's VMI, pods and launcher folders gone", func() (bool, string) {
+		var pods corev1.PodList
+		must(t, w.c.List(ctx, &pods, client.InNamespace(vm.Namespace)))
+		err := w.c.Get(ctx, client.ObjectKeyFromObject(vm), &virtv1.VirtualMachineInstance{})
+		left := []string{}
+		for _, f := range folders {
+			if _, err := os.Stat(f); err == nil {
+				left = append(left, f)
+			}
+		}
+		return len(pods.Items) == 0 && apierrors.IsNotFound(err) && len(left) == 0,
+			fmt.Sprintf("%d pods, VMI: %v, folders %v", len(pods.Items), err, left)
+	})
+}
+
+// stillOnSource checks that the guest goes on on the source after mig did
+// not complete, and that mig's target pod and its folder went.
+func (w *world) stillOnSource(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine, src *virtv1.VirtualMachineInstance, srcLog string, mig *virtv1.VirtualMachineInstanceMigration) {
+	t.Helper()
+	v := w.vmiOf(ctx, t, vm)
+	if v.Status.Phase != virtv1.Running || v.Status.NodeName != src.Status.NodeName || v.Status.Interfaces[0].IP != src.Status.Interfaces[0].IP {
+		t.Errorf("after the aborted migration: phase %s on %s at %v, want Running on %s", v.Status.Phase, v.Status.NodeName, v.Status.Interfaces, src.Status.NodeName)
+	}
+	before := lastHeartbeat(t, srcLog)
+	eventually(ctx, t, "the heartbeat going on on the source", func() (bool, string) {
+		n := lastHeartbeat(t, srcLog)
+		return n > before+1, strconv.Itoa(n)
+	})
+	httpAnswers(ctx, t, "http://"+src.Status.Interfaces[0].IP+"/", "tiny")
+	eventually(ctx, t, "the target pod of "+mig.Name+" gone", func() (bool, string) {
+		var pods corev1.PodList
+		must(t, w.c.List(ctx, &pods, client.InNamespace(vm.Namespace), client.MatchingLabels{virtv1.MigrationJobLabel: string(mig.UID)}))
+		return len(pods.Items) == 0, fmt.Sprintf("%d pods", len(pods.Items))
+	})
+	eventually(ctx, t, "the target launcher's folder of "+mig.Name+" gone", func() (bool, string) {
+		_, err := os.Stat(vmi.TargetHostDir(mig.UID))
+		return os.IsNotExist(err), fmt.Sprint(err)
+	})
+}
+
+// waitMigration waits until the newest migration of vm is in phase.
+func (w *world) waitMigration(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine, phase virtv1.VirtualMachineInstanceMigrationPhase) *virtv1.VirtualMachineInstanceMigration {
+	t.Helper()
+	var got *virtv1.VirtualMachineInstanceMigration
+	eventually(ctx, t, "the migration of "+vm.Name+" "+string(phase), func() (bool, string) {
+		var list virtv1.VirtualMachineInstanceMigrationList
+		must(t, w.c.List(ctx, &list, client.InNamespace(vm.Namespace)))
+		got = nil
+		for i := range list.Items {
+			m := &list.Items[i]
+			// The newest; of two created in one second, the one still running.
+			if m.Spec.VMIName == vm.Name && (got == nil || got.CreationTimestamp.Before(&m.CreationTimestamp) ||
+				(got.CreationTimestamp.Equal(&m.CreationTimestamp) && got.IsFinal() && !m.IsFinal())) {
+				got = m
+			}
+		}
+		if got == nil {
+			return false, "no migration"
+		}
+		if got.Status.Phase == virtv1.MigrationFailed && phase != virtv1.MigrationFailed {
+			t.Fatalf("migration %s failed: %+v", got.Name, got.Status.MigrationState)
+		}
+		return got.Status.Phase == phase, fmt.Sprintf("%s: %s %+v", got.Name, got.Status.Phase, got.Status.MigrationState)
+	})
+	return got
+}
+
+func (w *world) vmiOf(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine) *virtv1.VirtualMachineInstance {
+	t.Helper()
+	v := &virtv1.VirtualMachineInstance{}
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(vm), v))
+	return v
+}
+
+func (w *world) waitVMI(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine, what string, ok func(*virtv1.VirtualMachineInstance) bool) *virtv1.VirtualMachineInstance {
+	t.Helper()
+	var v *virtv1.VirtualMachineInstance
+	eventually(ctx, t, "VMI "+vm.Name+" "+what, func() (bool, string) {
+		v = w.vmiOf(ctx, t, vm)
+		return ok(v), fmt.Sprintf("phase %s node %s interfaces %+v", v.Status.Phase, v.Status.NodeName, v.Status.Interfaces)
+	})
+	return v
+}
+
+// watchHTTP asks the VMI's web server every 100 ms at the address the VMI
+// reports, until the returned function is called: it returns the answers,
+// the failed requests and the heartbeats the pages showed, in order.
+func (w *world) watchHTTP(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine) func() (int, []string, []int) {
+	t.Helper()
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	var errs []string
+	var beats []int
+	answers := 0
+	page := regexp.MustCompile(`heartbeat=(\d+)`)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cl := &http.Client{Timeout: time.Second}
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			v := &virtv1.VirtualMachineInstance{}
+			if err := w.c.Get(ctx, client.ObjectKeyFromObject(vm), v); err != nil || len(v.Status.Interfaces) == 0 {
+				continue
+			}
+			resp, err := cl.Get("http://" + v.Status.Interfaces[0].IP + "/")
+			mu.Lock()
+			if err != nil {
+				errs = append(errs, time.Now().Format("15:04:05.000")+" "+err.Error())
+			} else {
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if m := page.FindSubmatch(b); m != nil {
+					n, _ := strconv.Atoi(string(m[1]))
+					beats = append(beats, n)
+					answers++
+				} else {
+					errs = append(errs, fmt.Sprintf("%d %q", resp.StatusCode, b))
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+	return func() (int, []string, []int) {
+		close(stop)
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		if len(beats) == 0 {
+			t.Fatalf("the web server never answered: %v", errs)
+		}
+		return answers, errs, beats
+	}
+}
+
+var heartbeat = regexp.MustCompile(`^` + testguest.HeartbeatLine + ` (\d+)\s*$`)
+
+// lastHeartbeat is the highest heartbeat count in a console log so far.
+func lastHeartbeat(t *testing.T, path string) int {
+	t.Helper()
+	last := 0
+	for _, l := range strings.Split(testguest.Tail(path, 2000), "\n") {
+		if m := heartbeat.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			last = max(last, n)
+		}
+	}
+	return last
+}
+
+// firstHeartbeat waits for the first heartbeat line in a console log.
+func firstHeartbeat(ctx context.Context, t *testing.T, path string) int {
+	t.Helper()
+	line, err := testguest.WaitLine(ctx, path, heartbeat)
+	must(t, err)
+	n, _ := strconv.Atoi(heartbeat.FindStringSubmatch(strings.TrimSpace(line))[1])
+	return n
+}
+
+// A node drain (cordon, then evict every pod, retrying refused evictions
+// as kubectl drain does) of the node of a VM with evictionStrategy
+// LiveMigrate migrates the VM away instead of stopping it: the eviction
+// webhook refuses its launcher pod's eviction and records the drain, the
+// evacuation controller creates the migration, and the drain ends once the
+// source pod has ended.
+func TestDrain(t *testing.T) {
+	w := up(t, nodeName("a"), nodeName("b"))
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	live := virtv1.EvictionStrategyLiveMigrate
+	vm.Spec.Template.Spec.EvictionStrategy = &live
+	must(t, w.c.Create(ctx, vm))
+	src := w.waitRunning(ctx, t, vm)
+	srcLog := filepath.Join(vmi.HostRunDir, string(src.UID), "serial0.log")
+	waitFile(ctx, t, srcLog, testguest.ReadyMarker)
+	node := src.Status.NodeName
+
+	var n corev1.Node
+	must(t, w.c.Get(ctx, client.ObjectKey{Name: node}, &n))
+	n.Spec.Unschedulable = true
+	must(t, w.c.Update(ctx, &n))
+	refused := 0
+	eventually(ctx, t, "node "+node+" drained", func() (bool, string) {
+		var pods corev1.PodList
+		must(t, w.c.List(ctx, &pods, client.MatchingFields{"spec.nodeName": node}))
+		left := []string{}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			err := w.c.SubResource("eviction").Create(ctx, p, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}})
+			switch {
+			case apierrors.IsTooManyRequests(err):
+				refused++
+				left = append(left, p.Name+": "+err.Error())
+			case err != nil && !apierrors.IsNotFound(err):
+				t.Fatalf("evicting %s: %v", p.Name, err)
+			default:
+				left = append(left, p.Name+": evicted")
+			}
+		}
+		return len(pods.Items) == 0, strings.Join(left, "; ")
+	})
+	v := w.vmiOf(ctx, t, vm)
+	t.Logf("drained after %d refused evictions; the VMI runs on %s at %v, evacuationNodeName %q", refused, v.Status.NodeName, v.Status.Interfaces, v.Status.EvacuationNodeName)
+	if refused == 0 || v.Status.Phase != virtv1.Running || v.Status.NodeName == node || v.UID != src.UID {
+		t.Fatalf("after the drain: %d refusals, VMI %s phase %s on %s, want the same VMI running on the other node", refused, v.UID, v.Status.Phase, v.Status.NodeName)
+	}
+	var migs virtv1.VirtualMachineInstanceMigrationList
+	must(t, w.c.List(ctx, &migs, client.InNamespace(vm.Namespace)))
+	if len(migs.Items) != 1 || migs.Items[0].Annotations[virtv1.EvacuationMigrationAnnotation] != node || migs.Items[0].Status.Phase != virtv1.MigrationSucceeded {
+		t.Errorf("migrations after the drain: %+v", migs.Items)
+	}
+	eventually(ctx, t, "evacuationNodeName cleared", func() (bool, string) {
+		v := w.vmiOf(ctx, t, vm)
+		return v.Status.EvacuationNodeName == "", v.Status.EvacuationNodeName
+	})
+	// The guest went on: its heartbeat continues in the target's console log.
+	dstLog := filepath.Join(vmi.TargetHostDir(migs.Items[0].UID), "serial0.log")
+	if first, last := firstHeartbeat(ctx, t, dstLog), lastHeartbeat(t, srcLog); first < last {
+		t.Errorf("heartbeat %d on the target after %d on the source: the guest restarted", first, last)
+	}
+	httpAnswers(ctx, t, "http://"+v.Status.Interfaces[0].IP+"/", "tiny")
+	w.deleteVM(ctx, t, vm)
+}
