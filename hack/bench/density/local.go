@@ -12,18 +12,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	"github.com/google/pprof/profile"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/hack/bench/internal/benchkit"
 	"github.com/virtkit/virtkit/internal/freeport"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/internal/testguest"
@@ -79,7 +76,7 @@ func runLocal(ctx context.Context, o options) (_ *localResult, err error) {
 		Nodes:     []string{fmt.Sprintf("density-%d", os.Getpid())},
 		Connector: func(ctx context.Context, uri string) (domain.Manager, error) { return domainlibvirt.New(ctx, uri) },
 		Metrics:   reg,
-		Logger:    progressLogger(o.verbose),
+		Logger:    benchkit.ProgressLogger(o.verbose),
 	})
 	if err != nil {
 		return nil, err
@@ -97,10 +94,6 @@ func runLocal(ctx context.Context, o options) (_ *localResult, err error) {
 	}
 	cl, err := client.NewWithWatch(c.RESTConfig(), client.Options{Scheme: scheme.New()})
 	if err != nil {
-		return nil, err
-	}
-	// The default service account appears shortly after the namespace.
-	if err := waitServiceAccount(ctx, cl); err != nil {
 		return nil, err
 	}
 
@@ -204,7 +197,7 @@ func createAndWait(ctx context.Context, cl client.WithWatch, o options, image st
 	}()
 	fmt.Printf("virt-local: creating %d VMIs\n", o.n)
 	for i := range o.n {
-		vmi := minimalVMI(fmt.Sprintf("density-%d", i), image, o.memMiB)
+		vmi := benchkit.GuestVMI(namespace, fmt.Sprintf("density-%d", i), image, o.memMiB, "density")
 		t := time.Now()
 		if err := cl.Create(ctx, vmi); err != nil {
 			return nil, nil, fmt.Errorf("creating VMI %s: %w", vmi.Name, err)
@@ -222,45 +215,6 @@ func createAndWait(ctx context.Context, cl client.WithWatch, o options, image st
 			fmt.Printf("virt-local: %d of %d VMIs Running\n", tl.count("vmi "+string(virtv1.Running)), o.n)
 		case <-ctx.Done():
 			return nil, nil, fmt.Errorf("waiting for %d VMIs to run: %w", o.n, ctx.Err())
-		}
-	}
-}
-
-// minimalVMI is KubeVirt's minimal density VMI with the test guest: a
-// containerDisk, memory, masquerade on the pod network, and no grace
-// period (a guest deleted while it boots ignores the power button, and the
-// teardown would wait for the grace period).
-func minimalVMI(name, image string, memMiB uint) *virtv1.VirtualMachineInstance {
-	noGrace := int64(0)
-	return &virtv1.VirtualMachineInstance{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: map[string]string{"bench": "density"}},
-		Spec: virtv1.VirtualMachineInstanceSpec{
-			TerminationGracePeriodSeconds: &noGrace,
-			Domain: virtv1.DomainSpec{
-				Resources: virtv1.ResourceRequirements{Requests: corev1.ResourceList{
-					corev1.ResourceMemory: *resource.NewQuantity(int64(memMiB)<<20, resource.BinarySI)}},
-				Devices: virtv1.Devices{
-					Disks:      []virtv1.Disk{{Name: "containerdisk", DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}}},
-					Interfaces: []virtv1.Interface{{Name: "default", InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Masquerade: &virtv1.InterfaceMasquerade{}}}},
-				},
-			},
-			Networks: []virtv1.Network{{Name: "default", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{}}}},
-			Volumes: []virtv1.Volume{{Name: "containerdisk", VolumeSource: virtv1.VolumeSource{
-				ContainerDisk: &virtv1.ContainerDiskSource{Image: image}}}},
-		},
-	}
-}
-
-func waitServiceAccount(ctx context.Context, cl client.Client) error {
-	for {
-		err := cl.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "default"}, &corev1.ServiceAccount{})
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("service account %s/default: %w", namespace, err)
-		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
@@ -446,16 +400,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
-}
-
-// progressLogger writes virt-local's progress, and when verbose its
-// components' logs and start-up steps, to stderr with timestamps.
-func progressLogger(verbose bool) logr.Logger {
-	v := 0
-	if verbose {
-		v = 1
-	}
-	return funcr.New(func(prefix, args string) {
-		fmt.Fprintln(os.Stderr, time.Now().Format("15:04:05.000"), prefix, args)
-	}, funcr.Options{Verbosity: v})
 }

@@ -42,6 +42,8 @@ import (
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/virtkit/virtkit/hack/bench/internal/benchkit"
 )
 
 type options struct {
@@ -69,7 +71,7 @@ func main() {
 	flag.BoolVar(&o.verbose, "v", false, "the components' logs (controllers, handler) on stderr")
 	flag.Parse()
 	if o.verbose {
-		ctrllog.SetLogger(progressLogger(true))
+		ctrllog.SetLogger(benchkit.ProgressLogger(true))
 	} else {
 		ctrllog.SetLogger(logr.Discard())
 	}

@@ -12,6 +12,7 @@ import (
 
 	"libvirt.org/go/libvirtxml"
 
+	"github.com/virtkit/virtkit/hack/bench/internal/benchkit"
 	"github.com/virtkit/virtkit/internal/testguest"
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
@@ -54,7 +55,7 @@ func runPlain(ctx context.Context, o options) (_ []float64, err error) {
 		if out, err := exec.CommandContext(ctx, "qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", guest.Disk, overlay).CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("qemu-img create %s: %w: %s", overlay, err, out)
 		}
-		docs[i] = diskBooted(fmt.Sprintf("plain-%d", i), guest, o.memMiB, overlay, filepath.Join(dir, fmt.Sprintf("g%d.log", i)))
+		docs[i] = benchkit.DiskBooted(fmt.Sprintf("plain-%d", i), guest, o.memMiB, overlay, filepath.Join(dir, fmt.Sprintf("g%d.log", i)))
 	}
 
 	fmt.Printf("plain libvirt: starting %d guests\n", o.n)
@@ -106,20 +107,4 @@ func startOne(ctx context.Context, m domain.Manager, doc *libvirtxml.Domain) (fl
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-}
-
-// diskBooted is the test guest booting from a disk, as a containerDisk VMI
-// boots, instead of from its kernel.
-func diskBooted(name string, guest testguest.Artifacts, memMiB uint, disk, console string) *libvirtxml.Domain {
-	doc := testguest.Domain(name, guest, memMiB, console)
-	doc.OS.Kernel, doc.OS.Initrd, doc.OS.Cmdline = "", "", ""
-	one := uint(1)
-	doc.Devices.Disks = []libvirtxml.DomainDisk{{
-		Device: "disk",
-		Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "qcow2"},
-		Source: &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: disk}},
-		Target: &libvirtxml.DomainDiskTarget{Dev: "vda", Bus: "virtio"},
-		Boot:   &libvirtxml.DomainDeviceBoot{Order: one},
-	}}
-	return doc
 }

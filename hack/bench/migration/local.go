@@ -8,16 +8,14 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/controllers/vmi"
+	"github.com/virtkit/virtkit/hack/bench/internal/benchkit"
 	"github.com/virtkit/virtkit/internal/freeport"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/internal/testguest"
@@ -55,7 +53,7 @@ func runLocal(ctx context.Context, o options) (_ map[uint][]sample, err error) {
 		APIServerPort: ports, EtcdPort: ports + 1, VirtAPIPort: ports + 4, RegistryAddr: "127.0.0.1:0", MetricsAddr: "0",
 		Nodes:     []string{fmt.Sprintf("mig-%d-a", pid), fmt.Sprintf("mig-%d-b", pid)},
 		Connector: func(ctx context.Context, uri string) (domain.Manager, error) { return domainlibvirt.New(ctx, uri) },
-		Logger:    progressLogger(o.verbose),
+		Logger:    benchkit.ProgressLogger(o.verbose),
 	})
 	if err != nil {
 		return nil, err
@@ -73,9 +71,6 @@ func runLocal(ctx context.Context, o options) (_ map[uint][]sample, err error) {
 	}
 	cl, err := client.NewWithWatch(c.RESTConfig(), client.Options{Scheme: scheme.New()})
 	if err != nil {
-		return nil, err
-	}
-	if err := waitServiceAccount(ctx, cl); err != nil {
 		return nil, err
 	}
 	res := map[uint][]sample{}
@@ -106,7 +101,7 @@ func runLocal(ctx context.Context, o options) (_ map[uint][]sample, err error) {
 
 // boot creates the test guest's VMI and waits until the guest is ready.
 func boot(ctx context.Context, cl client.Client, name, image string, memMiB uint) (*virtv1.VirtualMachineInstance, error) {
-	v := guestVMI(name, image, memMiB)
+	v := benchkit.GuestVMI(namespace, name, image, memMiB, "migration")
 	if err := cl.Create(ctx, v); err != nil {
 		return nil, err
 	}
@@ -218,43 +213,6 @@ func migrateOnce(ctx context.Context, cl client.WithWatch, v *virtv1.VirtualMach
 	return s, nil
 }
 
-// guestVMI is the test guest as a VMI: a containerDisk, memMiB of memory,
-// masquerade on the pod network, no grace period.
-func guestVMI(name, image string, memMiB uint) *virtv1.VirtualMachineInstance {
-	noGrace := int64(0)
-	return &virtv1.VirtualMachineInstance{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: map[string]string{"bench": "migration"}},
-		Spec: virtv1.VirtualMachineInstanceSpec{
-			TerminationGracePeriodSeconds: &noGrace,
-			Domain: virtv1.DomainSpec{
-				Resources: virtv1.ResourceRequirements{Requests: corev1.ResourceList{
-					corev1.ResourceMemory: *resource.NewQuantity(int64(memMiB)<<20, resource.BinarySI)}},
-				Devices: virtv1.Devices{
-					Disks:      []virtv1.Disk{{Name: "containerdisk", DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}}},
-					Interfaces: []virtv1.Interface{{Name: "default", InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Masquerade: &virtv1.InterfaceMasquerade{}}}},
-				},
-			},
-			Networks: []virtv1.Network{{Name: "default", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{}}}},
-			Volumes: []virtv1.Volume{{Name: "containerdisk", VolumeSource: virtv1.VolumeSource{
-				ContainerDisk: &virtv1.ContainerDiskSource{Image: image}}}},
-		},
-	}
-}
-
-func waitServiceAccount(ctx context.Context, cl client.Client) error {
-	for {
-		err := cl.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "default"}, &corev1.ServiceAccount{})
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("service account %s/default: %w", namespace, err)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
 func waitNone(ctx context.Context, cl client.Client) error {
 	for {
 		var list virtv1.VirtualMachineInstanceList
@@ -278,14 +236,4 @@ func waitNone(ctx context.Context, cl client.Client) error {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-}
-
-func progressLogger(verbose bool) logr.Logger {
-	v := 0
-	if verbose {
-		v = 1
-	}
-	return funcr.New(func(prefix, args string) {
-		fmt.Fprintln(os.Stderr, time.Now().Format("15:04:05.000"), prefix, args)
-	}, funcr.Options{Verbosity: v})
 }

@@ -47,6 +47,8 @@ import (
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/virtkit/virtkit/hack/bench/internal/benchkit"
 )
 
 type options struct {
@@ -74,7 +76,7 @@ func main() {
 		o.sizes = append(o.sizes, uint(n))
 	}
 	if o.verbose {
-		ctrllog.SetLogger(progressLogger(true))
+		ctrllog.SetLogger(benchkit.ProgressLogger(true))
 	} else {
 		ctrllog.SetLogger(logr.Discard())
 	}

@@ -13,6 +13,7 @@ import (
 
 	"libvirt.org/go/libvirtxml"
 
+	"github.com/virtkit/virtkit/hack/bench/internal/benchkit"
 	"github.com/virtkit/virtkit/internal/freeport"
 	"github.com/virtkit/virtkit/internal/testguest"
 	"github.com/virtkit/virtkit/virt/domain"
@@ -87,7 +88,7 @@ func plainOnce(ctx context.Context, guest testguest.Artifacts, dir, name string,
 			return sample{}, fmt.Errorf("qemu-img create %s: %w: %s", disks[i], err, out)
 		}
 	}
-	doc := diskBooted(name, guest, memMiB, disks[0], logs[0])
+	doc := benchkit.DiskBooted(name, guest, memMiB, disks[0], logs[0])
 	if err := src.Define(ctx, doc); err != nil {
 		return sample{}, err
 	}
@@ -152,20 +153,4 @@ func plainOnce(ctx context.Context, guest testguest.Artifacts, dir, name string,
 	fmt.Printf("  %s: %s until it ran on the destination (Run: %s, downtime %s)\n", name, at.Sub(begin).Round(time.Millisecond),
 		res.Duration.Round(time.Millisecond), res.Downtime)
 	return sample{total: at.Sub(begin), downtime: res.Downtime}, nil
-}
-
-// diskBooted is the test guest booting from a disk, as a containerDisk VMI
-// boots, instead of from its kernel.
-func diskBooted(name string, guest testguest.Artifacts, memMiB uint, disk, console string) *libvirtxml.Domain {
-	doc := testguest.Domain(name, guest, memMiB, console)
-	doc.OS.Kernel, doc.OS.Initrd, doc.OS.Cmdline = "", "", ""
-	one := uint(1)
-	doc.Devices.Disks = []libvirtxml.DomainDisk{{
-		Device: "disk",
-		Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "qcow2"},
-		Source: &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: disk}},
-		Target: &libvirtxml.DomainDiskTarget{Dev: "vda", Bus: "virtio"},
-		Boot:   &libvirtxml.DomainDeviceBoot{Order: one},
-	}}
-	return doc
 }
