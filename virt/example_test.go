@@ -14,7 +14,7 @@ import (
 )
 
 // Run one VMI with fakes for every effect: the same calls, with
-// virt/domain/libvirt, storage.New and network.Open, run it for real.
+// virt/domain/libvirt, storage.New and virt/network/netns.Open, run it for real.
 func ExampleMachine() {
 	ctx := context.Background()
 	dom := domainfake.New()

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/virtkit/virtkit/virt/network"
+	"github.com/virtkit/virtkit/virt/network/netns"
 )
 
 // Pod is the node's way into one launcher pod: its network namespace and
@@ -42,22 +43,22 @@ func OpenPod(ctx context.Context, socket string) (*Pod, error) {
 	if err != nil {
 		return nil, err
 	}
-	netns, err := network.Open("/proc/" + strconv.Itoa(pid) + "/ns/net")
+	ns, err := netns.Open("/proc/" + strconv.Itoa(pid) + "/ns/net")
 	if err != nil {
 		return nil, fmt.Errorf("handler: launcher pod of %s (libvirtd PID %d): %w", socket, pid, err)
 	}
 	root := "/proc/" + strconv.Itoa(pid) + "/root"
 	fd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		netns.Close()
+		ns.Close()
 		return nil, fmt.Errorf("handler: launcher pod of %s: open %s: %w", socket, root, err)
 	}
 	p := &Pod{
 		PID:     pid,
-		Network: netns,
+		Network: ns,
 		Root:    "/proc/self/fd/" + strconv.Itoa(fd),
 		Close: func() error {
-			return errors.Join(netns.Close(), unix.Close(fd))
+			return errors.Join(ns.Close(), unix.Close(fd))
 		},
 	}
 	// The PID could have been reused between reading it and opening its

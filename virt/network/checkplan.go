@@ -10,10 +10,12 @@ import (
 // maxLinkName is the kernel's limit on interface names (IFNAMSIZ - 1).
 const maxLinkName = 15
 
-// checkPlan rejects a plan Setup cannot perform, before anything is touched.
-func checkPlan(plan Plan) error {
+// Check rejects a plan that a Configurator cannot perform, before anything
+// is touched: every implementation calls it first, so the fake refuses what
+// the real setup refuses. Its errors wrap ErrInvalidPlan.
+func (plan Plan) Check() error {
 	taps := map[string]string{}
-	for _, name := range sortedNames(plan) {
+	for _, name := range plan.Names() {
 		ip := plan[name]
 		bad := func(field, format string, args ...any) error {
 			return fmt.Errorf("network: interface %q: %s: %s: %w", name, field, fmt.Sprintf(format, args...), ErrInvalidPlan)
@@ -45,10 +47,10 @@ func checkPlan(plan Plan) error {
 		}
 		switch ip.Binding {
 		case BindingMasquerade:
-			if len(ipv4s(ip.GuestIPs)) == 0 || len(ipv4s(ip.BridgeIPs)) == 0 {
+			if len(IPv4s(ip.GuestIPs)) == 0 || len(IPv4s(ip.BridgeIPs)) == 0 {
 				return bad("guestIPs", "masquerade needs an IPv4 guest and gateway address")
 			}
-			if len(ipv4s(ip.Pod.IPs)) == 0 {
+			if len(IPv4s(ip.Pod.IPs)) == 0 {
 				return bad("pod.ips", "masquerade needs an IPv4 address on pod interface %s", ip.Pod.Name)
 			}
 		case BindingBridge:
@@ -67,7 +69,9 @@ func checkPlan(plan Plan) error {
 	return nil
 }
 
-func sortedNames(plan Plan) []string {
+// Names are the plan's interface names, sorted: the order in which setup
+// and teardown visit them.
+func (plan Plan) Names() []string {
 	names := make([]string, 0, len(plan))
 	for n := range plan {
 		names = append(names, n)

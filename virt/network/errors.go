@@ -38,8 +38,3 @@ func (e *FieldError) Unwrap() error { return e.Kind }
 func fieldErr(kind error, field, format string, args ...any) *FieldError {
 	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...), Kind: kind}
 }
-
-// setupErr names the interface (and the object) a setup step failed on.
-func setupErr(iface, object string, err error) error {
-	return fmt.Errorf("network: interface %q: %s: %w", iface, object, err)
-}

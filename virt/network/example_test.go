@@ -1,7 +1,6 @@
 package network_test
 
 import (
-	"context"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,7 +10,8 @@ import (
 )
 
 // Plan a VMI's masquerade interface on the pod's eth0 (as Discover finds
-// it). Setup, StartDHCP and Teardown on a network.NetNS (or a network.Fake)
+// it). Setup, StartDHCP and Teardown on a Configurator (virt/network/netns.NetNS,
+// or a network.Fake)
 // then perform the plan.
 func ExampleMakePlan() {
 	vmi := &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "vm1", Namespace: "default"}}
@@ -37,43 +37,4 @@ func ExampleMakePlan() {
 	// Output:
 	// masquerade tap0 k6t-eth0 [10.0.2.2/24] [10.0.2.1] 1450 [{TCP 80}]
 	// spec.domain.devices.interfaces[0].ports[0].port: 70000 is out of range 1-65535
-}
-
-// The node side: plan a VMI in a launcher pod's network namespace, set it
-// up, serve DHCP while the guest runs, and tear it down. (Needs root and a
-// pod namespace, so it has no checked output; the integration tests run it.)
-func ExampleNetNS() {
-	ctx := context.Background()
-	var vmi *virtv1.VirtualMachineInstance // defaulted by virt/spec
-	ns, err := network.Open("/proc/12345/ns/net")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer ns.Close()
-	pod, err := ns.Discover(ctx)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	plan, err := network.MakePlan(vmi, pod)
-	if err != nil {
-		fmt.Println(err) // field errors; nothing was touched
-		return
-	}
-	// Save the plan (JSON) before Setup: Teardown needs it after a restart.
-	if err := ns.Setup(ctx, plan); err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, ip := range plan {
-		srv, err := ns.StartDHCP(ctx, ip)
-		if err != nil {
-			fmt.Println(err)
-			continue
-		}
-		defer srv.Stop()
-	}
-	// ... convert with virt/domain (Host.Network = plan) and start the domain ...
-	_ = ns.Teardown(ctx, plan)
 }

@@ -50,7 +50,7 @@ func (f *Fake) Setup(ctx context.Context, plan Plan) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkPlan(plan); err != nil {
+	if err := plan.Check(); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -87,7 +87,7 @@ func (f *Fake) StartDHCP(ctx context.Context, plan InterfacePlan) (DHCPServer, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := leaseFor(&plan, 0); err != nil {
+	if _, err := plan.GuestIPv4(); err != nil {
 		return nil, fmt.Errorf("network: DHCP for interface %q: %w", plan.Interface, err)
 	}
 	f.mu.Lock()

@@ -1,5 +1,10 @@
 package network
 
+import (
+	"errors"
+	"net/netip"
+)
+
 // Binding is how a pod interface is bound to a guest NIC (KubeVirt's
 // spec.domain.devices.interfaces[] binding methods).
 type Binding string
@@ -99,3 +104,17 @@ type DNS struct {
 // Plan is the per-interface result of planning a VMI's network, keyed by
 // interface name.
 type Plan map[string]InterfacePlan
+
+// ErrNoGuestIPv4 marks an interface plan that gives the guest no IPv4
+// address, which a DHCPv4 server cannot serve.
+var ErrNoGuestIPv4 = errors.New("the plan gives the guest no IPv4 address")
+
+// GuestIPv4 is the guest's IPv4 address, the one a DHCPv4 server hands out:
+// the first IPv4 entry of GuestIPs. Without one it returns ErrNoGuestIPv4.
+func (ip *InterfacePlan) GuestIPv4() (netip.Prefix, error) {
+	v4 := IPv4s(ip.GuestIPs)
+	if len(v4) == 0 {
+		return netip.Prefix{}, ErrNoGuestIPv4
+	}
+	return netip.ParsePrefix(v4[0])
+}

@@ -291,7 +291,7 @@ func (p *planner) masquerade(field string, n virtv1.Network, ip *InterfacePlan) 
 		p.fail(fieldErr(ErrInvalidSpec, cidrField, "%s has no room for a gateway and a guest (at most /30)", cidr))
 		return false
 	}
-	if len(ipv4s(ip.Pod.IPs)) == 0 {
+	if len(IPv4s(ip.Pod.IPs)) == 0 {
 		p.fail(fieldErr(ErrInvalidSpec, field+".masquerade", "pod interface %s has no IPv4 address to masquerade behind (an IPv6-only pod is not supported; dual stack is)", ip.Pod.Name))
 		return false
 	}
@@ -310,7 +310,7 @@ func (p *planner) masquerade(field string, n virtv1.Network, ip *InterfacePlan) 
 // bridge gives the guest the pod interface's IPv4 addresses, MAC, default
 // gateway and routes, as KubeVirt's bridge binding does.
 func (p *planner) bridge(ip *InterfacePlan) {
-	ip.GuestIPs = ipv4s(ip.Pod.IPs)
+	ip.GuestIPs = IPv4s(ip.Pod.IPs)
 	for _, r := range ip.Pod.Routes {
 		dst, err := netip.ParsePrefix(r.Dst)
 		if err != nil || !dst.Addr().Is4() || r.Gateway == "" {
@@ -362,8 +362,8 @@ func (p *planner) queues(iface *virtv1.Interface) int {
 	return n
 }
 
-// ipv4s returns the IPv4 addresses (CIDR) of list, in order.
-func ipv4s(list []string) []string {
+// IPv4s returns the IPv4 addresses (CIDR) of list, in order.
+func IPv4s(list []string) []string {
 	var out []string
 	for _, s := range list {
 		if pr, err := netip.ParsePrefix(s); err == nil && pr.Addr().Is4() {

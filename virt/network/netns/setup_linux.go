@@ -1,4 +1,4 @@
-package network
+package netns
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/virtkit/virtkit/virt/network"
 )
 
 // aliasPrefix marks the links Setup makes (IFLA_IFALIAS "virtkit:<interface>"),
@@ -45,24 +47,24 @@ func (u undo) run() error {
 // Objects that already exist and carry virtkit's mark are kept, so a second
 // Setup changes nothing. An invalid plan is rejected before anything is
 // touched; when a step fails, what this call created is removed again.
-func (n *NetNS) Setup(ctx context.Context, plan Plan) error {
-	if err := checkPlan(plan); err != nil {
+func (n *NetNS) Setup(ctx context.Context, plan network.Plan) error {
+	if err := plan.Check(); err != nil {
 		return err
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.do(func() error {
 		var u undo
-		for _, name := range sortedNames(plan) {
+		for _, name := range plan.Names() {
 			if err := ctx.Err(); err != nil {
 				return errors.Join(fmt.Errorf("network: setup: %w", err), u.run())
 			}
 			ip := plan[name]
 			var err error
 			switch ip.Binding {
-			case BindingMasquerade:
+			case network.BindingMasquerade:
 				err = n.setupMasquerade(&u, &ip)
-			case BindingBridge:
+			case network.BindingBridge:
 				err = n.setupBridge(&u, &ip)
 			}
 			if err != nil {
@@ -77,9 +79,9 @@ func (n *NetNS) Setup(ctx context.Context, plan Plan) error {
 	})
 }
 
-func (n *NetNS) setupMasquerade(u *undo, ip *InterfacePlan) error {
+func (n *NetNS) setupMasquerade(u *undo, ip *network.InterfacePlan) error {
 	if _, err := netlink.LinkByName(ip.Pod.Name); err != nil {
-		return setupErr(ip.Interface, "pod interface "+ip.Pod.Name, fmt.Errorf("%w: %v", ErrNoPodInterface, err))
+		return setupErr(ip.Interface, "pod interface "+ip.Pod.Name, fmt.Errorf("%w: %v", network.ErrNoPodInterface, err))
 	}
 	br, err := ensureBridge(u, ip)
 	if err != nil {
@@ -96,7 +98,7 @@ func (n *NetNS) setupMasquerade(u *undo, ip *InterfacePlan) error {
 	if err := enableForwarding(u, ipForward); err != nil {
 		return setupErr(ip.Interface, "net.ipv4.ip_forward", err)
 	}
-	if len(ipv6s(ip.GuestIPs)) > 0 {
+	if len(network.IPv6s(ip.GuestIPs)) > 0 {
 		if err := enableForwarding(u, ipv6Forward); err != nil {
 			return setupErr(ip.Interface, "net.ipv6.conf.all.forwarding", err)
 		}
@@ -104,10 +106,10 @@ func (n *NetNS) setupMasquerade(u *undo, ip *InterfacePlan) error {
 	return ensureNAT(u, n.handle, ip)
 }
 
-func (n *NetNS) setupBridge(u *undo, ip *InterfacePlan) error {
+func (n *NetNS) setupBridge(u *undo, ip *network.InterfacePlan) error {
 	pod, err := netlink.LinkByName(ip.Pod.Name)
 	if err != nil {
-		return setupErr(ip.Interface, "pod interface "+ip.Pod.Name, fmt.Errorf("%w: %v", ErrNoPodInterface, err))
+		return setupErr(ip.Interface, "pod interface "+ip.Pod.Name, fmt.Errorf("%w: %v", network.ErrNoPodInterface, err))
 	}
 	br, err := ensureBridge(u, ip)
 	if err != nil {
@@ -125,7 +127,7 @@ func (n *NetNS) setupBridge(u *undo, ip *InterfacePlan) error {
 	// The guest takes the pod interface's IPv4 addresses: remove them (their
 	// routes go with them; undo and Teardown put both back).
 	u.push(func() error { return restoreRoutes(ip, pod) })
-	for _, s := range ipv4s(ip.Pod.IPs) {
+	for _, s := range network.IPv4s(ip.Pod.IPs) {
 		addr, err := netlink.ParseAddr(s)
 		if err != nil {
 			return setupErr(ip.Interface, "pod address "+s, err)
@@ -168,13 +170,13 @@ func (n *NetNS) setupBridge(u *undo, ip *InterfacePlan) error {
 // gateway MAC until its ARP entry expired.
 const MasqueradeBridgeMAC = "02:00:00:00:00:00"
 
-func ensureBridge(u *undo, ip *InterfacePlan) (netlink.Link, error) {
+func ensureBridge(u *undo, ip *network.InterfacePlan) (netlink.Link, error) {
 	attrs := netlink.NewLinkAttrs()
 	attrs.Name = ip.Bridge
 	if ip.MTU > 0 {
 		attrs.MTU = ip.MTU
 	}
-	if ip.Binding == BindingMasquerade {
+	if ip.Binding == network.BindingMasquerade {
 		attrs.HardwareAddr, _ = net.ParseMAC(MasqueradeBridgeMAC)
 	}
 	br, err := ensureLink(u, ip, ip.Bridge, func() error {
@@ -191,7 +193,7 @@ func ensureBridge(u *undo, ip *InterfacePlan) (netlink.Link, error) {
 
 // ensureTap makes the interface's persistent tap (multi-queue when the plan
 // has more than one queue), enslaved to br and up.
-func ensureTap(u *undo, ip *InterfacePlan, br netlink.Link) error {
+func ensureTap(u *undo, ip *network.InterfacePlan, br netlink.Link) error {
 	tap, err := ensureLink(u, ip, ip.TapName, func() error { return createTap(ip.TapName, ip.Queues > 1) })
 	if err != nil {
 		return err
@@ -215,12 +217,12 @@ func ensureTap(u *undo, ip *InterfacePlan, br netlink.Link) error {
 // ensureLink returns the link called name, creating it with create and
 // marking it when missing. An existing link without virtkit's mark for this
 // interface is an ErrForeignObject.
-func ensureLink(u *undo, ip *InterfacePlan, name string, create func() error) (netlink.Link, error) {
+func ensureLink(u *undo, ip *network.InterfacePlan, name string, create func() error) (netlink.Link, error) {
 	alias := aliasPrefix + ip.Interface
 	l, err := netlink.LinkByName(name)
 	if err == nil {
 		if l.Attrs().Alias != alias {
-			return nil, setupErr(ip.Interface, "link "+name, fmt.Errorf("%w: it exists without the mark %q", ErrForeignObject, alias))
+			return nil, setupErr(ip.Interface, "link "+name, fmt.Errorf("%w: it exists without the mark %q", network.ErrForeignObject, alias))
 		}
 		return l, nil
 	}

@@ -1,4 +1,4 @@
-package network
+package netns
 
 import (
 	"fmt"
@@ -12,6 +12,8 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/virtkit/virtkit/virt/network"
 )
 
 // raInterval is how often unsolicited router advertisements are sent
@@ -37,7 +39,7 @@ type raSender struct {
 var (
 	allNodes    = netip.MustParseAddr("ff02::1")
 	allNodesMAC = net.HardwareAddr{0x33, 0x33, 0, 0, 0, 1}
-	routerLL    = netip.MustParseAddr(RouterLinkLocal)
+	routerLL    = netip.MustParseAddr(network.RouterLinkLocal)
 )
 
 // rsFilter accepts ICMPv6 router solicitations without extension headers.
@@ -57,8 +59,8 @@ var rsFilter = []unix.SockFilter{
 // startRA starts sending router advertisements for plan's IPv6 guest on its
 // tap; it returns nil, nil when the plan gives the guest no IPv6 address.
 // It runs on the namespace's thread (called from inside n.do).
-func startRA(plan *InterfacePlan, log logr.Logger) (*raSender, error) {
-	v6 := ipv6s(plan.GuestIPs)
+func startRA(plan *network.InterfacePlan, log logr.Logger) (*raSender, error) {
+	v6 := network.IPv6s(plan.GuestIPs)
 	if len(v6) == 0 {
 		return nil, nil
 	}

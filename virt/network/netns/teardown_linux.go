@@ -1,4 +1,4 @@
-package network
+package netns
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"net/netip"
 
 	"github.com/vishvananda/netlink"
+
+	"github.com/virtkit/virtkit/virt/network"
 )
 
 // Teardown removes what Setup made for plan: the nftables tables (ip, and
@@ -16,7 +18,7 @@ import (
 // binding's pod interface back its MAC, IPv4 addresses and routes. What is
 // already gone is skipped, so Teardown can be repeated. It goes on after a
 // failed step and returns every failure.
-func (n *NetNS) Teardown(ctx context.Context, plan Plan) error {
+func (n *NetNS) Teardown(ctx context.Context, plan network.Plan) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("network: teardown: %w", err)
 	}
@@ -24,9 +26,9 @@ func (n *NetNS) Teardown(ctx context.Context, plan Plan) error {
 	defer n.mu.Unlock()
 	var errs []error
 	err := n.do(func() error {
-		for _, name := range sortedNames(plan) {
+		for _, name := range plan.Names() {
 			ip := plan[name]
-			if ip.Binding == BindingMasquerade {
+			if ip.Binding == network.BindingMasquerade {
 				if err := deleteNAT(n.handle, &ip); err != nil {
 					errs = append(errs, setupErr(name, "nftables table "+natTable(&ip), err))
 				}
@@ -34,7 +36,7 @@ func (n *NetNS) Teardown(ctx context.Context, plan Plan) error {
 			if err := deleteOurLink(&ip, ip.TapName); err != nil {
 				errs = append(errs, err)
 			}
-			if ip.Binding == BindingBridge {
+			if ip.Binding == network.BindingBridge {
 				if err := releasePod(&ip); err != nil {
 					errs = append(errs, err)
 				}
@@ -50,7 +52,7 @@ func (n *NetNS) Teardown(ctx context.Context, plan Plan) error {
 }
 
 // deleteOurLink deletes the link called name if it carries the interface's mark.
-func deleteOurLink(ip *InterfacePlan, name string) error {
+func deleteOurLink(ip *network.InterfacePlan, name string) error {
 	if name == "" {
 		return nil
 	}
@@ -71,7 +73,7 @@ func deleteOurLink(ip *InterfacePlan, name string) error {
 }
 
 // releasePod gives a bridge binding's pod interface back its state.
-func releasePod(ip *InterfacePlan) error {
+func releasePod(ip *network.InterfacePlan) error {
 	pod, err := netlink.LinkByName(ip.Pod.Name)
 	if isNotFound(err) {
 		return nil
@@ -97,7 +99,7 @@ func releasePod(ip *InterfacePlan) error {
 	if err := netlink.LinkSetUp(pod); err != nil {
 		errs = append(errs, setupErr(ip.Interface, "set "+ip.Pod.Name+" up", err))
 	}
-	for _, s := range ipv4s(ip.Pod.IPs) {
+	for _, s := range network.IPv4s(ip.Pod.IPs) {
 		addr, err := netlink.ParseAddr(s)
 		if err == nil {
 			err = ignoreExists(netlink.AddrAdd(pod, addr))
@@ -114,7 +116,7 @@ func releasePod(ip *InterfacePlan) error {
 
 // restoreRoutes puts the pod interface's IPv4 routes with a next hop back
 // (removing its addresses removed them).
-func restoreRoutes(ip *InterfacePlan, pod netlink.Link) error {
+func restoreRoutes(ip *network.InterfacePlan, pod netlink.Link) error {
 	var errs []error
 	for _, r := range ip.Pod.Routes {
 		dst, err := netip.ParsePrefix(r.Dst)

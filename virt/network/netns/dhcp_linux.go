@@ -1,4 +1,4 @@
-package network
+package netns
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/virtkit/virtkit/virt/network"
 )
 
 // DHCPv4Server answers one guest's DHCPv4 requests on its tap. It reads and
@@ -43,11 +45,11 @@ type DHCPv4Server struct {
 // routes (option 121), the host name and the lease time (WithLeaseTime).
 // When the plan gives the guest an IPv6 address (dual-stack masquerade) it
 // also sends the guest router advertisements for SLAAC; Stop ends both.
-func (n *NetNS) StartDHCP(ctx context.Context, plan InterfacePlan) (DHCPServer, error) {
+func (n *NetNS) StartDHCP(ctx context.Context, plan network.InterfacePlan) (network.DHCPServer, error) {
 	return n.startDHCP(ctx, plan)
 }
 
-func (n *NetNS) startDHCP(ctx context.Context, plan InterfacePlan) (*DHCPv4Server, error) {
+func (n *NetNS) startDHCP(ctx context.Context, plan network.InterfacePlan) (*DHCPv4Server, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("network: DHCP for interface %q: %w", plan.Interface, err)
 	}

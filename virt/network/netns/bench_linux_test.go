@@ -1,4 +1,4 @@
-package network_test
+package netns_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/virt/network"
+	"github.com/virtkit/virtkit/virt/network/netns"
 )
 
 // Setup time of one interface in a real pod namespace: links, addresses and
@@ -23,7 +24,7 @@ func BenchmarkSetup(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			p := newPod(b)
-			n, err := network.Open(p.Path)
+			n, err := netns.Open(p.Path)
 			must(b, err)
 			defer n.Close()
 			ctx := context.Background()

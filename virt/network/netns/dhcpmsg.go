@@ -1,4 +1,4 @@
-package network
+package netns
 
 import (
 	"encoding/binary"
@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/virtkit/virtkit/virt/network"
 )
 
 // DHCPv4 message types (RFC 2132 option 53).
@@ -167,7 +169,7 @@ type lease struct {
 	routers   []netip.Addr
 	dns       []netip.Addr
 	search    []string
-	routes    []Route
+	routes    []network.Route
 	mtu       int
 	hostname  string
 	leaseTime time.Duration
@@ -177,12 +179,8 @@ type lease struct {
 // identifier is the gateway on the bridge (masquerade) or, with bridge
 // binding where the pod has no address left, a link-local address as in
 // KubeVirt; replies are sent on the tap, so it needs no address there.
-func leaseFor(ip *InterfacePlan, leaseTime time.Duration) (*lease, error) {
-	v4 := ipv4s(ip.GuestIPs)
-	if len(v4) == 0 {
-		return nil, errors.New("the plan gives the guest no IPv4 address")
-	}
-	addr, err := netip.ParsePrefix(v4[0])
+func leaseFor(ip *network.InterfacePlan, leaseTime time.Duration) (*lease, error) {
+	addr, err := ip.GuestIPv4()
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +196,7 @@ func leaseFor(ip *InterfacePlan, leaseTime time.Duration) (*lease, error) {
 		}
 	}
 	l.serverID = netip.MustParseAddr("169.254.75.10")
-	if v4 := ipv4s(ip.BridgeIPs); len(v4) > 0 {
+	if v4 := network.IPv4s(ip.BridgeIPs); len(v4) > 0 {
 		if p, err := netip.ParsePrefix(v4[0]); err == nil {
 			l.serverID = p.Addr()
 		}
@@ -282,7 +280,7 @@ func (l *lease) configOptions() []dhcpOption {
 
 // classlessRoutes encodes option 121 (RFC 3442). A client that takes it
 // ignores option 3, so the default route is repeated in it.
-func classlessRoutes(routes []Route, routers []netip.Addr) []byte {
+func classlessRoutes(routes []network.Route, routers []netip.Addr) []byte {
 	if len(routes) == 0 {
 		return nil
 	}

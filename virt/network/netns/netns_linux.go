@@ -1,4 +1,4 @@
-package network
+package netns
 
 import (
 	"context"
@@ -13,37 +13,15 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
+	vnetns "github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/virtkit/virtkit/virt/network"
 )
 
-// Configurator performs plans in one pod network namespace. [NetNS] does it
-// for real; [Fake] in memory, for tests of callers.
-type Configurator interface {
-	// Discover lists the pod's interfaces (loopback excluded): the planner's input.
-	Discover(ctx context.Context) ([]PodInterface, error)
-	// Setup creates what plan needs (taps, bridges, addresses, NAT rules).
-	// Running it again on a namespace it already set up changes nothing.
-	Setup(ctx context.Context, plan Plan) error
-	// Teardown removes what Setup created for plan, and gives a bridge
-	// binding's pod interface back its addresses, MAC and routes. Missing
-	// objects are not an error.
-	Teardown(ctx context.Context, plan Plan) error
-	// StartDHCP serves the guest of one planned interface its IPv4 address,
-	// gateway, DNS and MTU (and a dual-stack guest its router
-	// advertisements) until the server is stopped.
-	StartDHCP(ctx context.Context, plan InterfacePlan) (DHCPServer, error)
-}
-
-// DHCPServer is a running DHCP server.
-type DHCPServer interface {
-	// Stop ends the server and releases its socket; it is safe to call twice.
-	Stop() error
-}
-
 var (
-	_ Configurator = (*NetNS)(nil)
-	_ DHCPServer   = (*DHCPv4Server)(nil)
+	_ network.Configurator = (*NetNS)(nil)
+	_ network.DHCPServer   = (*DHCPv4Server)(nil)
 )
 
 // Option changes a [NetNS].
@@ -61,7 +39,7 @@ func WithLeaseTime(d time.Duration) Option { return func(n *NetNS) { n.lease = d
 // never change namespace. It is safe for concurrent use.
 type NetNS struct {
 	path   string
-	handle netns.NsHandle
+	handle vnetns.NsHandle
 	// mu serializes Setup and Teardown: each reads the namespace, then changes it.
 	mu    sync.Mutex
 	log   logr.Logger
@@ -71,7 +49,7 @@ type NetNS struct {
 // Open opens the network namespace at path (/run/netns/NAME,
 // /proc/PID/ns/net, or a bind mount of either). Close releases it.
 func Open(path string, opts ...Option) (*NetNS, error) {
-	h, err := netns.GetFromPath(path)
+	h, err := vnetns.GetFromPath(path)
 	if err != nil {
 		return nil, fmt.Errorf("network: open network namespace %s: %w", path, err)
 	}
@@ -97,20 +75,20 @@ func (n *NetNS) do(f func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		orig, err := netns.Get()
+		orig, err := vnetns.Get()
 		if err != nil {
 			runtime.UnlockOSThread()
 			errc <- fmt.Errorf("network: current network namespace: %w", err)
 			return
 		}
 		defer orig.Close()
-		if err := netns.Set(n.handle); err != nil {
+		if err := vnetns.Set(n.handle); err != nil {
 			runtime.UnlockOSThread()
 			errc <- fmt.Errorf("network: enter network namespace %s: %w", n.path, err)
 			return
 		}
 		ferr := f()
-		if err := netns.Set(orig); err != nil {
+		if err := vnetns.Set(orig); err != nil {
 			errc <- errors.Join(ferr, fmt.Errorf("network: leave network namespace %s: %w", n.path, err))
 			return // still locked: the thread ends with this goroutine
 		}
@@ -122,11 +100,11 @@ func (n *NetNS) do(f func() error) error {
 
 // Discover lists the namespace's interfaces except loopback, with their
 // global addresses, routes (main table) and MTU, sorted by name.
-func (n *NetNS) Discover(ctx context.Context) ([]PodInterface, error) {
+func (n *NetNS) Discover(ctx context.Context) ([]network.PodInterface, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var out []PodInterface
+	var out []network.PodInterface
 	err := n.do(func() error {
 		links, err := retryDump(netlink.LinkList)
 		if err != nil {
@@ -149,9 +127,9 @@ func (n *NetNS) Discover(ctx context.Context) ([]PodInterface, error) {
 	return out, err
 }
 
-func describe(l netlink.Link) (PodInterface, error) {
+func describe(l netlink.Link) (network.PodInterface, error) {
 	a := l.Attrs()
-	pi := PodInterface{Name: a.Name, MTU: a.MTU}
+	pi := network.PodInterface{Name: a.Name, MTU: a.MTU}
 	if len(a.HardwareAddr) > 0 {
 		pi.MAC = a.HardwareAddr.String()
 	}
@@ -182,7 +160,7 @@ func describe(l netlink.Link) (PodInterface, error) {
 		if r.Dst != nil {
 			dst = r.Dst.String()
 		}
-		pi.Routes = append(pi.Routes, Route{Dst: dst, Gateway: gw.Unmap().String()})
+		pi.Routes = append(pi.Routes, network.Route{Dst: dst, Gateway: gw.Unmap().String()})
 	}
 	return pi, nil
 }

@@ -1,4 +1,4 @@
-package network
+package netns
 
 import (
 	"encoding/binary"
@@ -8,16 +8,18 @@ import (
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
-	"github.com/vishvananda/netns"
+	vnetns "github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/virtkit/virtkit/virt/network"
 )
 
 // natTable is the nftables table (family ip, and ip6 for a dual-stack
 // guest) that holds one masquerade
 // interface's rules; Teardown deletes it whole.
-func natTable(ip *InterfacePlan) string { return "virtkit-" + ip.Interface }
+func natTable(ip *network.InterfacePlan) string { return "virtkit-" + ip.Interface }
 
-func nftConn(h netns.NsHandle) (*nftables.Conn, error) {
+func nftConn(h vnetns.NsHandle) (*nftables.Conn, error) {
 	c, err := nftables.New(nftables.WithNetNSFd(int(h)))
 	if err != nil {
 		return nil, fmt.Errorf("nftables: %w", err)
@@ -51,15 +53,15 @@ type natFamily struct {
 
 // natFamilies are the families ip's rules are written for: IPv4, and IPv6
 // when the plan gives the guest an IPv6 address (dual stack).
-func natFamilies(ip *InterfacePlan) []natFamily {
+func natFamilies(ip *network.InterfacePlan) []natFamily {
 	out := []natFamily{{table: nftables.TableFamilyIPv4, proto: unix.NFPROTO_IPV4, srcOff: 12, dstOff: 16, alen: 4,
-		pod: ipv4s(ip.Pod.IPs)}}
-	if g := ipv4s(ip.GuestIPs); len(g) > 0 {
+		pod: network.IPv4s(ip.Pod.IPs)}}
+	if g := network.IPv4s(ip.GuestIPs); len(g) > 0 {
 		out[0].guest = g[0]
 	}
-	if g := ipv6s(ip.GuestIPs); len(g) > 0 {
+	if g := network.IPv6s(ip.GuestIPs); len(g) > 0 {
 		out = append(out, natFamily{table: nftables.TableFamilyIPv6, proto: unix.NFPROTO_IPV6, srcOff: 8, dstOff: 24, alen: 16,
-			guest: g[0], pod: ipv6s(ip.Pod.IPs)})
+			guest: g[0], pod: network.IPv6s(ip.Pod.IPs)})
 	}
 	return out
 }
@@ -75,7 +77,7 @@ func natFamilies(ip *InterfacePlan) []natFamily {
 // (ip6 daddr / saddr for IPv6.) With no ports every connection to the pod's
 // address goes to the guest. A table that exists already was written whole
 // by an earlier Setup: kept.
-func ensureNAT(u *undo, h netns.NsHandle, ip *InterfacePlan) error {
+func ensureNAT(u *undo, h vnetns.NsHandle, ip *network.InterfacePlan) error {
 	for _, f := range natFamilies(ip) {
 		if err := ensureNATFamily(u, h, ip, f); err != nil {
 			return err
@@ -84,7 +86,7 @@ func ensureNAT(u *undo, h netns.NsHandle, ip *InterfacePlan) error {
 	return nil
 }
 
-func ensureNATFamily(u *undo, h netns.NsHandle, ip *InterfacePlan, f natFamily) error {
+func ensureNATFamily(u *undo, h vnetns.NsHandle, ip *network.InterfacePlan, f natFamily) error {
 	name := natTable(ip)
 	c, err := nftConn(h)
 	if err != nil {
@@ -145,11 +147,11 @@ func ensureNATFamily(u *undo, h netns.NsHandle, ip *InterfacePlan, f natFamily) 
 }
 
 // deleteNAT deletes the interface's tables (ip and ip6) that exist.
-func deleteNAT(h netns.NsHandle, ip *InterfacePlan) error {
+func deleteNAT(h vnetns.NsHandle, ip *network.InterfacePlan) error {
 	return errors.Join(deleteNATFamily(h, ip, nftables.TableFamilyIPv4), deleteNATFamily(h, ip, nftables.TableFamilyIPv6))
 }
 
-func deleteNATFamily(h netns.NsHandle, ip *InterfacePlan, family nftables.TableFamily) error {
+func deleteNATFamily(h vnetns.NsHandle, ip *network.InterfacePlan, family nftables.TableFamily) error {
 	c, err := nftConn(h)
 	if err != nil {
 		return err
@@ -190,7 +192,7 @@ func matchAddr(offset, alen uint32, a netip.Addr) []expr.Any {
 }
 
 // matchPort matches the layer 4 protocol and destination port.
-func matchPort(p Port) []expr.Any {
+func matchPort(p network.Port) []expr.Any {
 	proto := byte(unix.IPPROTO_TCP)
 	if p.Protocol == "UDP" {
 		proto = unix.IPPROTO_UDP

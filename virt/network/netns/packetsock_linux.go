@@ -1,4 +1,4 @@
-package network
+package netns
 
 import (
 	"os"

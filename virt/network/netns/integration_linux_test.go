@@ -1,4 +1,4 @@
-package network_test
+package netns_test
 
 import (
 	"context"
@@ -24,13 +24,14 @@ import (
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/internal/testguest"
 	"github.com/virtkit/virtkit/virt/network"
+	"github.com/virtkit/virtkit/virt/network/netns"
 )
 
 // openPod opens the pod's namespace for virt/network, discovers its
 // interfaces and plans vmi on them.
-func openPod(t *testing.T, p *testPod, vmi *virtv1.VirtualMachineInstance) (*network.NetNS, network.Plan) {
+func openPod(t *testing.T, p *testPod, vmi *virtv1.VirtualMachineInstance) (*netns.NetNS, network.Plan) {
 	t.Helper()
-	n, err := network.Open(p.Path)
+	n, err := netns.Open(p.Path)
 	must(t, err)
 	t.Cleanup(func() { _ = n.Close() })
 	found, err := n.Discover(context.Background())
@@ -162,7 +163,7 @@ call VIRTKIT-OUTBOUND6 %s %s
 	assert.Equal(t, strings.TrimSpace(netLine), wantNet)
 	// The gateway's MAC is the same in every pod, with the guest's tap on
 	// the bridge too: a migrated guest's ARP entry stays right.
-	gw := "link " + ip.Bridge + " type=bridge mac=" + network.MasqueradeBridgeMAC + " "
+	gw := "link " + ip.Bridge + " type=bridge mac=" + netns.MasqueradeBridgeMAC + " "
 	assert.Assert(t, slices.ContainsFunc(snapshot(t, p.NS), func(l string) bool { return strings.HasPrefix(l, gw) }),
 		"no %q in %v", gw, snapshot(t, p.NS))
 	out := waitMarked(t, ctx, console, regexp.MustCompile(`^VIRTKIT-OUTBOUND `))
@@ -259,7 +260,7 @@ func TestBridgeGuest(t *testing.T) {
 	must(t, err)
 	var restored network.Plan
 	must(t, json.Unmarshal(saved, &restored))
-	n2, err := network.Open(p.Path)
+	n2, err := netns.Open(p.Path)
 	must(t, err)
 	defer n2.Close()
 	must(t, n2.Setup(ctx, restored))
@@ -280,7 +281,7 @@ func TestBadInputLeavesNamespaceUntouched(t *testing.T) {
 	testenv.Integration(t)
 	p := newPod(t)
 	ctx := context.Background()
-	n, err := network.Open(p.Path)
+	n, err := netns.Open(p.Path)
 	must(t, err)
 	defer n.Close()
 	found, err := n.Discover(ctx)

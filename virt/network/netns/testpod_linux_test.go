@@ -1,4 +1,4 @@
-package network_test
+package netns_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 	"github.com/google/nftables"
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
+	vnetns "github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 	"libvirt.org/go/libvirt"
 	"libvirt.org/go/libvirtxml"
@@ -38,7 +38,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 type testPod struct {
 	Name     string // network namespace name (testenv.NamePrefix()...)
 	Path     string // /run/netns/Name
-	NS       netns.NsHandle
+	NS       vnetns.NsHandle
 	HostVeth string
 	HostIP   netip.Prefix
 	PodIP    netip.Prefix
@@ -87,14 +87,14 @@ func newPod(t testing.TB) *testPod {
 
 	func() {
 		runtime.LockOSThread()
-		orig, err := netns.Get()
+		orig, err := vnetns.Get()
 		if err != nil {
 			runtime.UnlockOSThread()
 			t.Fatalf("current netns: %v", err)
 		}
 		defer orig.Close()
-		p.NS, err = netns.NewNamed(p.Name) // also enters it
-		if serr := netns.Set(orig); serr != nil {
+		p.NS, err = vnetns.NewNamed(p.Name) // also enters it
+		if serr := vnetns.Set(orig); serr != nil {
 			t.Fatalf("back to the host netns: %v", serr) // thread stays locked and dies
 		}
 		runtime.UnlockOSThread()
@@ -107,7 +107,7 @@ func newPod(t testing.TB) *testPod {
 			_ = netlink.LinkDel(l)
 		}
 		p.NS.Close()
-		if err := netns.DeleteNamed(p.Name); err != nil {
+		if err := vnetns.DeleteNamed(p.Name); err != nil {
 			t.Errorf("delete netns %s: %v", p.Name, err)
 		}
 	})
@@ -151,7 +151,7 @@ func prefixNet(p netip.Prefix) *net.IPNet {
 // network namespace, so that QEMU finds the tap there by name. libvirtd.Start
 // forks from the calling OS thread, and a child inherits that thread's
 // network namespace: the start runs on a locked thread switched into the pod
-// (with netns.Set, which unlike `ip netns exec` does not remount /sys).
+// (with vnetns.Set, which unlike `ip netns exec` does not remount /sys).
 func startLibvirtdIn(t testing.TB, p *testPod) *libvirtd.Daemon {
 	t.Helper()
 	cfg := libvirtd.Config{Dir: testenv.Dir(t), CacheDir: testenv.Output(t, "cache", "libvirt")}
@@ -161,19 +161,19 @@ func startLibvirtdIn(t testing.TB, p *testPod) *libvirtd.Daemon {
 	var err error
 	func() {
 		runtime.LockOSThread()
-		orig, gerr := netns.Get()
+		orig, gerr := vnetns.Get()
 		if gerr != nil {
 			runtime.UnlockOSThread()
 			err = gerr
 			return
 		}
 		defer orig.Close()
-		if err = netns.Set(p.NS); err != nil {
+		if err = vnetns.Set(p.NS); err != nil {
 			runtime.UnlockOSThread()
 			return
 		}
 		d, err = libvirtd.Start(ctx, cfg, libvirtd.WithEnv(testenv.OwnerEnv+"="+strconv.Itoa(os.Getpid())))
-		if serr := netns.Set(orig); serr != nil {
+		if serr := vnetns.Set(orig); serr != nil {
 			t.Fatalf("back to the host netns: %v", serr)
 		}
 		runtime.UnlockOSThread()
@@ -287,7 +287,7 @@ func seedDisk(t testing.TB, script string) libvirtxml.DomainDisk {
 
 // snapshot describes a namespace's links, addresses, routes and nftables
 // rules, for comparing before setup and after teardown.
-func snapshot(t testing.TB, ns netns.NsHandle) []string {
+func snapshot(t testing.TB, ns vnetns.NsHandle) []string {
 	t.Helper()
 	h, err := netlink.NewHandleAt(ns)
 	must(t, err)

@@ -1,4 +1,4 @@
-package network
+package netns
 
 import (
 	"encoding/binary"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"gotest.tools/v3/assert"
+
+	"github.com/virtkit/virtkit/virt/network"
 )
 
 // clientMessage builds a BOOTREQUEST as a client would.
@@ -51,10 +53,10 @@ func replyOptions(t *testing.T, b []byte) (yiaddr netip.Addr, opts map[byte][]by
 }
 
 func testLease(t *testing.T) *lease {
-	ip := InterfacePlan{
+	ip := network.InterfacePlan{
 		Interface: "default", MAC: "02:00:00:00:00:01", MTU: 1450, Hostname: "vm1",
 		GuestIPs: []string{"10.0.2.2/24"}, Gateways: []string{"10.0.2.1"}, BridgeIPs: []string{"10.0.2.1/24"},
-		DNS: DNS{Servers: []string{"10.96.0.10", "fd00::10"}, Search: []string{"ns1.svc.cluster.local"}},
+		DNS: network.DNS{Servers: []string{"10.96.0.10", "fd00::10"}, Search: []string{"ns1.svc.cluster.local"}},
 	}
 	l, err := leaseFor(&ip, time.Hour)
 	assert.NilError(t, err)
@@ -118,7 +120,7 @@ func TestDHCPNakAndIgnore(t *testing.T) {
 }
 
 func TestClasslessRoutes(t *testing.T) {
-	got := classlessRoutes([]Route{{Dst: "10.96.0.0/12", Gateway: "10.99.0.254"}, {Dst: "192.168.1.0/24", Gateway: "10.99.0.253"}},
+	got := classlessRoutes([]network.Route{{Dst: "10.96.0.0/12", Gateway: "10.99.0.254"}, {Dst: "192.168.1.0/24", Gateway: "10.99.0.253"}},
 		[]netip.Addr{netip.MustParseAddr("10.99.0.1")})
 	want := []byte{12, 10, 96, 10, 99, 0, 254, 24, 192, 168, 1, 10, 99, 0, 253, 0, 10, 99, 0, 1}
 	assert.DeepEqual(t, want, got)
