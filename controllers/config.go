@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -10,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/controllers/vmi"
+	"github.com/virtkit/virtkit/virt/clusterconfig"
 	"github.com/virtkit/virtkit/virt/spec"
 )
 
@@ -50,7 +50,8 @@ type Config struct {
 	RuntimeClassName string
 	// KubeVirtNamespace is where the KubeVirt CR lives, whose
 	// spec.configuration.migrations the migration controller reads at each
-	// migration's start; empty: "kubevirt". Not in the KubeVirt CR.
+	// migration's start; empty: clusterconfig.DefaultNamespace. Not in the
+	// KubeVirt CR.
 	KubeVirtNamespace string
 }
 
@@ -133,19 +134,14 @@ func (cfg Config) PodOptions() vmi.PodOptions {
 	}
 }
 
-// ReadConfig reads the KubeVirt CR of namespace and applies it to base. No
-// CR leaves base as it is; more than one is an error, as in KubeVirt, which
-// honours a single installation per cluster.
+// ReadConfig reads the KubeVirt CR of namespace ("" is
+// clusterconfig.DefaultNamespace) and applies it to base. No CR leaves base
+// as it is; more than one is an error (clusterconfig.ErrSeveral), as in
+// KubeVirt, which honours a single installation per cluster.
 func ReadConfig(ctx context.Context, r client.Reader, namespace string, base Config) (Config, error) {
-	var list virtv1.KubeVirtList
-	if err := r.List(ctx, &list, client.InNamespace(namespace)); err != nil {
-		return base, fmt.Errorf("read the KubeVirt CR in namespace %s: %w", namespace, err)
+	kv, err := clusterconfig.Get(ctx, r, namespace)
+	if err != nil {
+		return base, err
 	}
-	switch len(list.Items) {
-	case 0:
-		return base, nil
-	case 1:
-		return FromKubeVirt(&list.Items[0], base), nil
-	}
-	return base, fmt.Errorf("namespace %s holds %d KubeVirt CRs; virtkit honours exactly one", namespace, len(list.Items))
+	return FromKubeVirt(kv, base), nil
 }

@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/virtkit/virtkit/admission"
-	"github.com/virtkit/virtkit/controllers/evacuation"
-	"github.com/virtkit/virtkit/subresources"
+	"github.com/virtkit/virtkit/virtapi/admission"
+	"github.com/virtkit/virtkit/virtapi/eviction"
+	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
 // VirtAPI says where the apiserver finds virt-api.
@@ -37,7 +37,7 @@ const Label = "app.kubernetes.io/part-of"
 // VirtAPIObjects returns what makes the apiserver call virt-api: its
 // Namespace, its Service, the v1.subresources.kubevirt.io APIService, the
 // mutating and validating webhook configurations, the pod eviction
-// webhook's (controllers/evacuation), and the subresource ClusterRoles with
+// webhook's (virtapi/eviction), and the subresource ClusterRoles with
 // their binding.
 func VirtAPIObjects(o VirtAPI) ([]client.Object, error) {
 	switch {
@@ -81,7 +81,7 @@ func VirtAPIObjects(o VirtAPI) ([]client.Object, error) {
 	roles, binding := subresources.RBAC()
 	objs := []client.Object{
 		&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}},
-		svc, apiService, mutating, validating, evacuation.Configuration(webhookSvc), binding,
+		svc, apiService, mutating, validating, eviction.Configuration(webhookSvc), binding,
 	}
 	for _, r := range roles {
 		objs = append(objs, r)

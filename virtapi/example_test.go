@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/controllers"
-	"github.com/virtkit/virtkit/subresources"
 	"github.com/virtkit/virtkit/virtapi"
+	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
 // Serve virt-api in your own process: webhooks and the subresources API on

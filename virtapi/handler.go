@@ -7,10 +7,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/virtkit/virtkit/admission"
-	"github.com/virtkit/virtkit/controllers/evacuation"
-	"github.com/virtkit/virtkit/subresources"
 	"github.com/virtkit/virtkit/virt/spec"
+	"github.com/virtkit/virtkit/virtapi/admission"
+	"github.com/virtkit/virtkit/virtapi/eviction"
+	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
 // Config is what virt-api needs besides a client.
@@ -31,13 +31,13 @@ type Config struct {
 
 // Handler returns virt-api: the webhooks at admission.MutatePath and
 // admission.ValidatePath, the pod eviction webhook at
-// evacuation.WebhookPath, everything else to the subresources API.
+// eviction.WebhookPath, everything else to the subresources API.
 func Handler(cl client.Client, scheme *runtime.Scheme, cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	for path, h := range admission.Handlers(scheme, cfg.SpecOptions, admission.WithPrivilegedUsers(cfg.PrivilegedUsers...)) {
 		mux.Handle(path, h)
 	}
-	mux.Handle(evacuation.WebhookPath, evacuation.NewWebhook(cl, cfg.KubeVirtNamespace).Handler())
+	mux.Handle(eviction.WebhookPath, eviction.NewWebhook(cl, cfg.KubeVirtNamespace).Handler())
 	mux.Handle("/", subresources.New(cl, cfg.Subresources...))
 	return mux
 }

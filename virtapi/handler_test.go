@@ -14,10 +14,10 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/virtkit/virtkit/admission"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/virt/spec"
 	"github.com/virtkit/virtkit/virtapi"
+	"github.com/virtkit/virtkit/virtapi/admission"
 )
 
 // One handler serves the webhooks at their paths and the subresources API

@@ -10,7 +10,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/virtkit/virtkit/subresources"
+	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
 func status(code int32, msg string, details *metav1.StatusDetails) error {

@@ -23,14 +23,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/virtkit/virtkit/internal/testenv"
-	"github.com/virtkit/virtkit/nodeapi"
-	"github.com/virtkit/virtkit/subresources"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
+	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // world is a real apiserver whose aggregator serves subresources.kubevirt.io
-// from this process (as subresources/env_test.go builds it), and the virtctl
+// from this process (as virtapi/subresources/env_test.go builds it), and the virtctl
 // binary. Node "node-a" runs a handler (nodeapi.Server over a Fake whose
 // console and VNC echo). alice may use virtctl in namespaces default and
 // team (the subresources edit ClusterRole, plus reading VMs and claims and

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/internal/scheme"
-	"github.com/virtkit/virtkit/subresources"
+	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
 // api is what the commands call on the subresources.kubevirt.io API;

@@ -1,21 +1,22 @@
-// Package evacuation turns a node drain into live migrations, as KubeVirt
-// does for VMIs whose evictionStrategy asks for it: a pod eviction webhook
-// ([Webhook], served by virt-api) refuses the eviction of the launcher pod
-// of such a VMI and records the drain in its status.evacuationNodeName, and
-// a controller ([Reconciler]) creates a VirtualMachineInstanceMigration
-// (kubevirt-evacuation-...) for every VMI whose evacuationNodeName is its
-// node, and clears the field once the VMI runs elsewhere. The drain's
-// retried eviction then finds the launcher pod ended and passes.
+// Package evacuation is the controller half of turning a node drain into
+// live migrations, as KubeVirt does for VMIs whose evictionStrategy asks for
+// it. virt-api's pod eviction webhook (virtapi/eviction) refuses the
+// eviction of the launcher pod of such a VMI and records the drain in its
+// status.evacuationNodeName; this controller ([Reconciler]) creates a
+// VirtualMachineInstanceMigration (kubevirt-evacuation-...) for every VMI
+// whose evacuationNodeName is its node, and clears the field once the VMI
+// runs elsewhere. The drain's retried eviction then finds the launcher pod
+// ended and passes.
 //
-// Which strategy applies: the VMI's spec.evictionStrategy, else the KubeVirt
-// CR's spec.configuration.evictionStrategy, else None. LiveMigrate refuses
-// the eviction of a VMI that cannot migrate (its LiveMigratable condition is
-// False) and says why; LiveMigrateIfPossible lets it go; External refuses
-// and records the drain without migrating (for an external controller);
-// None lets every eviction through.
+// Which strategy applies, and what the webhook answers, is decided in
+// virt/migrate (EvictionStrategy, DecideEviction): the VMI's
+// spec.evictionStrategy, else the KubeVirt CR's
+// spec.configuration.evictionStrategy, else None. This controller acts for
+// LiveMigrate and LiveMigrateIfPossible; External is left to an external
+// controller, None to nothing.
 //
-// It owns status.evacuationNodeName and the evacuation migrations it
-// creates. It must not touch a VMI's spec or metadata; migrations run
+// It owns status.evacuationNodeName's clearing and the evacuation migrations
+// it creates. It must not touch a VMI's spec or metadata; migrations run
 // through controllers/migration like any other. The drain taint
 // (migrations' nodeDrainTaintKey) is not watched.
 package evacuation

@@ -26,10 +26,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	virtadmission "github.com/virtkit/virtkit/admission"
 	"github.com/virtkit/virtkit/controllers/evacuation"
 	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/internal/testenv"
+	virtadmission "github.com/virtkit/virtkit/virtapi/admission"
+	"github.com/virtkit/virtkit/virtapi/eviction"
 )
 
 func TestMain(m *testing.M) {
@@ -43,10 +44,10 @@ func TestMain(m *testing.M) {
 func start(t *testing.T) client.Client {
 	t.Helper()
 	cp := testenv.ControlPlane(t, testenv.WithWebhooks(nil, []*admissionregistrationv1.ValidatingWebhookConfiguration{
-		evacuation.Configuration(virtadmission.Service{Namespace: "kubevirt", Name: "virt-api", Port: 443})}))
+		eviction.Configuration(virtadmission.Service{Namespace: "kubevirt", Name: "virt-api", Port: 443})}))
 	o := cp.Env.WebhookInstallOptions
 	srv := webhook.NewServer(webhook.Options{Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir})
-	srv.Register(evacuation.WebhookPath, evacuation.NewWebhook(cp.Client, "").Handler())
+	srv.Register(eviction.WebhookPath, eviction.NewWebhook(cp.Client, "").Handler())
 	skip := true
 	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cp.Client.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0", Controller: config.Controller{SkipNameValidation: &skip}})
@@ -214,32 +215,4 @@ func TestEvacuation(t *testing.T) {
 		_, pod = running(t, c, "ifpossible", strategy(virtv1.EvictionStrategyLiveMigrateIfPossible), false)
 		assert.NilError(t, evict(c, pod, false))
 	})
-}
-
-func TestDecide(t *testing.T) {
-	v := &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "v"},
-		Status: virtv1.VirtualMachineInstanceStatus{Phase: virtv1.Running, NodeName: "a"}}
-	for _, c := range []struct {
-		name     string
-		node     string
-		ended    bool
-		strategy virtv1.EvictionStrategy
-		want     evacuation.Decision
-	}{
-		{"none", "a", false, virtv1.EvictionStrategyNone, evacuation.Decision{Allow: true}},
-		{"live migrate", "a", false, virtv1.EvictionStrategyLiveMigrate, evacuation.Decision{Evacuate: true, Message: "Eviction triggered evacuation of VMI ns/v"}},
-		{"a migration's target pod", "b", false, virtv1.EvictionStrategyLiveMigrate, evacuation.Decision{Allow: true}},
-		{"an ended pod", "a", true, virtv1.EvictionStrategyLiveMigrate, evacuation.Decision{Allow: true}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			assert.DeepEqual(t, evacuation.Decide(v, c.node, c.ended, c.strategy), c.want)
-		})
-	}
-	assert.DeepEqual(t, evacuation.Decide(nil, "a", false, virtv1.EvictionStrategyLiveMigrate), evacuation.Decision{Allow: true})
-	cluster := virtv1.EvictionStrategyLiveMigrate
-	assert.Equal(t, evacuation.Strategy(v, &cluster), virtv1.EvictionStrategyLiveMigrate, "the cluster's default")
-	assert.Equal(t, evacuation.Strategy(v, nil), virtv1.EvictionStrategyNone)
-	own := virtv1.EvictionStrategyNone
-	v.Spec.EvictionStrategy = &own
-	assert.Equal(t, evacuation.Strategy(v, &cluster), virtv1.EvictionStrategyNone, "the VMI's own wins")
 }

@@ -14,6 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/virtkit/virtkit/virt/clusterconfig"
+	"github.com/virtkit/virtkit/virt/migrate"
 )
 
 // MigrationGenerateName is the name prefix of evacuation migrations,
@@ -36,13 +39,10 @@ type Reconciler struct {
 }
 
 // New returns the controller; kubevirtNamespace ("" is
-// DefaultKubeVirtNamespace) holds the KubeVirt CR whose evictionStrategy
-// is the cluster's default.
+// clusterconfig.DefaultNamespace) holds the KubeVirt CR whose
+// evictionStrategy is the cluster's default.
 func New(kubevirtNamespace string) *Reconciler {
-	if kubevirtNamespace == "" {
-		kubevirtNamespace = DefaultKubeVirtNamespace
-	}
-	return &Reconciler{clock: clock.RealClock{}, namespace: kubevirtNamespace}
+	return &Reconciler{clock: clock.RealClock{}, namespace: clusterconfig.Namespace(kubevirtNamespace)}
 }
 
 // SetupWithManager registers the controller with mgr: it watches VMIs and
@@ -80,11 +80,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.Info("VMI evacuated", "from", node, "to", vmi.Status.NodeName)
 		return ctrl.Result{}, nil
 	}
-	cluster, err := clusterStrategy(ctx, r.reader, r.namespace)
+	kv, err := clusterconfig.Get(ctx, r.reader, r.namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if s := Strategy(vmi, cluster); s != virtv1.EvictionStrategyLiveMigrate && s != virtv1.EvictionStrategyLiveMigrateIfPossible {
+	if s := migrate.EvictionStrategy(vmi, migrate.ClusterEvictionStrategy(kv)); s != virtv1.EvictionStrategyLiveMigrate && s != virtv1.EvictionStrategyLiveMigrateIfPossible {
 		return ctrl.Result{}, nil // External: another controller's; None: nothing to do
 	}
 	var migs virtv1.VirtualMachineInstanceMigrationList

@@ -21,10 +21,10 @@ import (
 	"github.com/virtkit/virtkit/controllers/handler"
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/internal/testguest"
-	"github.com/virtkit/virtkit/nodeapi"
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
 	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
 // The handler on real parts: a real apiserver, real launcher pods (the

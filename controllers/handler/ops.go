@@ -11,8 +11,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/virtkit/virtkit/nodeapi"
 	"github.com/virtkit/virtkit/virt/domain"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
 var _ nodeapi.Ops = (*Reconciler)(nil)

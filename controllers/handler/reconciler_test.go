@@ -19,10 +19,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/virtkit/virtkit/controllers/handler"
-	"github.com/virtkit/virtkit/nodeapi"
 	"github.com/virtkit/virtkit/virt/domain"
 	"github.com/virtkit/virtkit/virt/launcher"
 	"github.com/virtkit/virtkit/virt/storage"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
 func reqFor(name string) ctrl.Request {

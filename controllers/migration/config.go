@@ -8,14 +8,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 	migrationsv1 "kubevirt.io/api/migrations/v1alpha1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/virt/clusterconfig"
 	"github.com/virtkit/virtkit/virt/migrate"
 )
-
-// DefaultKubeVirtNamespace is where the controller looks for the KubeVirt
-// CR by default.
-const DefaultKubeVirtNamespace = "kubevirt"
 
 // Config resolves the configuration a migration of v follows, as it is now:
 // the KubeVirt CR's spec.configuration.migrations (in the controller's
@@ -23,13 +19,9 @@ const DefaultKubeVirtNamespace = "kubevirt"
 // namespace (virt/migrate.Resolve). They are read uncached: a migration
 // starts rarely, and follows the configuration of its start.
 func (r *Reconciler) Config(ctx context.Context, v *virtv1.VirtualMachineInstance) (migrate.Config, error) {
-	var kvs virtv1.KubeVirtList
-	if err := r.reader.List(ctx, &kvs, client.InNamespace(r.namespace)); err != nil {
-		return migrate.Config{}, fmt.Errorf("reading the KubeVirt CR in namespace %s: %w", r.namespace, err)
-	}
-	var cluster *virtv1.MigrationConfiguration
-	if len(kvs.Items) > 0 {
-		cluster = kvs.Items[0].Spec.Configuration.MigrationConfiguration
+	cluster, err := r.clusterMigrations(ctx)
+	if err != nil {
+		return migrate.Config{}, err
 	}
 	var policies migrationsv1.MigrationPolicyList
 	if err := r.reader.List(ctx, &policies); err != nil {
@@ -44,6 +36,19 @@ func (r *Reconciler) Config(ctx context.Context, v *virtv1.VirtualMachineInstanc
 		return cfg, fmt.Errorf("the migration configuration of VirtualMachineInstance %s/%s: %w", v.Namespace, v.Name, err)
 	}
 	return cfg, nil
+}
+
+// clusterMigrations is the KubeVirt CR's spec.configuration.migrations, read
+// uncached; nil when there is no CR or it sets none.
+func (r *Reconciler) clusterMigrations(ctx context.Context) (*virtv1.MigrationConfiguration, error) {
+	kv, err := clusterconfig.Get(ctx, r.reader, r.namespace)
+	if err != nil {
+		return nil, err
+	}
+	if c := clusterconfig.Configuration(kv); c != nil {
+		return c.MigrationConfiguration, nil
+	}
+	return nil, nil
 }
 
 // startState is the VMI's migrationState at the start of mig: the source
@@ -82,13 +87,9 @@ func (r *Reconciler) startState(ctx context.Context, mig *virtv1.VirtualMachineI
 // reconciles one migration at a time, so that two cannot take the last
 // slot together.
 func (r *Reconciler) admitted(ctx context.Context, mig *virtv1.VirtualMachineInstanceMigration, node string) (bool, error) {
-	var kvs virtv1.KubeVirtList
-	if err := r.reader.List(ctx, &kvs, client.InNamespace(r.namespace)); err != nil {
-		return false, fmt.Errorf("reading the KubeVirt CR in namespace %s: %w", r.namespace, err)
-	}
-	var cluster *virtv1.MigrationConfiguration
-	if len(kvs.Items) > 0 {
-		cluster = kvs.Items[0].Spec.Configuration.MigrationConfiguration
+	cluster, err := r.clusterMigrations(ctx)
+	if err != nil {
+		return false, err
 	}
 	cfg, err := migrate.ClusterConfig(cluster)
 	if err != nil {

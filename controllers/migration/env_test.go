@@ -24,6 +24,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/migration"
 	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/virt/clusterconfig"
 )
 
 func TestMain(m *testing.M) {
@@ -59,7 +60,7 @@ func startCluster(t *testing.T) *cluster {
 		}
 	})
 	c := env.Client
-	assert.NilError(t, c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: migration.DefaultKubeVirtNamespace}}))
+	assert.NilError(t, c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: clusterconfig.DefaultNamespace}}))
 	return &cluster{c: c}
 }
 
@@ -363,7 +364,7 @@ func TestMigrationControllerLimits(t *testing.T) {
 	cl := startCluster(t)
 	ctx := context.Background()
 	one := uint32(1)
-	assert.NilError(t, cl.c.Create(ctx, &virtv1.KubeVirt{ObjectMeta: metav1.ObjectMeta{Name: "kubevirt", Namespace: migration.DefaultKubeVirtNamespace},
+	assert.NilError(t, cl.c.Create(ctx, &virtv1.KubeVirt{ObjectMeta: metav1.ObjectMeta{Name: "kubevirt", Namespace: clusterconfig.DefaultNamespace},
 		Spec: virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{MigrationConfiguration: &virtv1.MigrationConfiguration{
 			ParallelOutboundMigrationsPerNode: &one}}}}))
 	ns := cl.namespace(t, "limits", nil)

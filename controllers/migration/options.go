@@ -17,7 +17,7 @@ type Option func(*Reconciler)
 func WithPodOptions(o vmi.PodOptions) Option { return func(r *Reconciler) { r.podOpts = o } }
 
 // WithKubeVirtNamespace sets the namespace of the KubeVirt CR whose
-// spec.configuration.migrations applies (default DefaultKubeVirtNamespace).
+// spec.configuration.migrations applies (default clusterconfig.DefaultNamespace).
 func WithKubeVirtNamespace(ns string) Option { return func(r *Reconciler) { r.namespace = ns } }
 
 // WithClock sets the clock of phase timestamps and timeouts (default: the

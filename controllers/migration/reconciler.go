@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/virtkit/virtkit/controllers/vmi"
+	"github.com/virtkit/virtkit/virt/clusterconfig"
 )
 
 // Reasons of the events the controller records on migrations.
@@ -47,7 +48,7 @@ var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // New returns a migration controller with opts applied.
 func New(opts ...Option) *Reconciler {
-	r := &Reconciler{clock: clock.RealClock{}, recorder: discardRecorder{}, namespace: DefaultKubeVirtNamespace}
+	r := &Reconciler{clock: clock.RealClock{}, recorder: discardRecorder{}, namespace: clusterconfig.DefaultNamespace}
 	for _, o := range opts {
 		o(r)
 	}

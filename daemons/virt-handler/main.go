@@ -45,9 +45,9 @@ import (
 	"github.com/virtkit/virtkit/controllers/handler"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/metrics"
-	"github.com/virtkit/virtkit/nodeapi"
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
 // options are the daemon's flags.

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/virtkit/virtkit/internal/testenv"
-	"github.com/virtkit/virtkit/nodeapi"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -29,7 +29,7 @@ import (
 
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/local/registry"
-	"github.com/virtkit/virtkit/subresources"
+	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
 // guestImage is the manifest's containerDisk, in the registry virt-local

@@ -27,9 +27,9 @@ import (
 	"github.com/virtkit/virtkit/local/node"
 	"github.com/virtkit/virtkit/local/registry"
 	"github.com/virtkit/virtkit/metrics"
-	"github.com/virtkit/virtkit/nodeapi"
-	"github.com/virtkit/virtkit/subresources"
 	"github.com/virtkit/virtkit/virtapi"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
+	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
 // Namespace is where virt-local keeps the KubeVirt CR and virt-api's Service.

@@ -26,9 +26,9 @@ import (
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/local/cluster"
 	"github.com/virtkit/virtkit/local/registry"
-	"github.com/virtkit/virtkit/subresources"
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
+	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
 type world struct {
@@ -96,10 +96,10 @@ func nodeName(suffix string) string {
 	return strings.TrimSuffix(testenv.NamePrefix(), "-") + "-" + suffix
 }
 
-// TestVMTiny is issue 8's proof on the example manifest: it runs, its
+// TestVMTiny proves virt-local on the example manifest: it runs, its
 // console shows the guest's markers through the apiserver, its web server
-// answers through the pod network, virt-local's /metrics has its series
-// (issue 10), `virtctl stop` (the binary) ends it gracefully and `virtctl
+// answers through the pod network, virt-local's /metrics has its series,
+// `virtctl stop` (the binary) ends it gracefully and `virtctl
 // start` boots it again, and deleting the VM leaves nothing behind.
 func TestVMTiny(t *testing.T) {
 	w := up(t)

@@ -1,19 +1,14 @@
-package evacuation
+package migrate
 
 import (
-	"context"
 	"fmt"
 
 	virtv1 "kubevirt.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// DefaultKubeVirtNamespace is where the KubeVirt CR is read by default.
-const DefaultKubeVirtNamespace = "kubevirt"
-
-// Strategy is the eviction strategy that applies to vmi: its own, else
-// cluster's (the KubeVirt CR's), else None.
-func Strategy(vmi *virtv1.VirtualMachineInstance, cluster *virtv1.EvictionStrategy) virtv1.EvictionStrategy {
+// EvictionStrategy is the eviction strategy that applies to vmi: its own,
+// else cluster's (the KubeVirt CR's, [ClusterEvictionStrategy]), else None.
+func EvictionStrategy(vmi *virtv1.VirtualMachineInstance, cluster *virtv1.EvictionStrategy) virtv1.EvictionStrategy {
 	switch {
 	case vmi.Spec.EvictionStrategy != nil:
 		return *vmi.Spec.EvictionStrategy
@@ -23,21 +18,18 @@ func Strategy(vmi *virtv1.VirtualMachineInstance, cluster *virtv1.EvictionStrate
 	return virtv1.EvictionStrategyNone
 }
 
-// clusterStrategy reads the KubeVirt CR's evictionStrategy in namespace;
-// nil when there is no CR or it sets none.
-func clusterStrategy(ctx context.Context, r client.Reader, namespace string) (*virtv1.EvictionStrategy, error) {
-	var kvs virtv1.KubeVirtList
-	if err := r.List(ctx, &kvs, client.InNamespace(namespace)); err != nil {
-		return nil, fmt.Errorf("reading the KubeVirt CR in namespace %s: %w", namespace, err)
+// ClusterEvictionStrategy is kv's spec.configuration.evictionStrategy; nil
+// when there is no CR (kv is nil) or it sets none.
+func ClusterEvictionStrategy(kv *virtv1.KubeVirt) *virtv1.EvictionStrategy {
+	if kv == nil {
+		return nil
 	}
-	if len(kvs.Items) == 0 {
-		return nil, nil
-	}
-	return kvs.Items[0].Spec.Configuration.EvictionStrategy, nil
+	return kv.Spec.Configuration.EvictionStrategy
 }
 
-// Decision is what the webhook answers an eviction of a launcher pod.
-type Decision struct {
+// EvictionDecision is what the pod eviction webhook answers an eviction of
+// a launcher pod.
+type EvictionDecision struct {
 	// Allow lets the eviction through.
 	Allow bool
 	// Evacuate records the drain in the VMI's status.evacuationNodeName
@@ -47,16 +39,17 @@ type Decision struct {
 	Message string
 }
 
-// Decide is the webhook's answer for evicting pod, a launcher pod of vmi
-// (nil: the VMI is gone), under strategy. It is pure.
-func Decide(vmi *virtv1.VirtualMachineInstance, podNode string, podEnded bool, strategy virtv1.EvictionStrategy) Decision {
+// DecideEviction is the pod eviction webhook's answer for evicting a
+// launcher pod of vmi (nil: the VMI is gone) that runs on podNode (podEnded:
+// it has ended), under strategy. It is pure.
+func DecideEviction(vmi *virtv1.VirtualMachineInstance, podNode string, podEnded bool, strategy virtv1.EvictionStrategy) EvictionDecision {
 	switch {
 	case vmi == nil || vmi.IsFinal() || vmi.DeletionTimestamp != nil || podEnded:
-		return Decision{Allow: true}
+		return EvictionDecision{Allow: true}
 	case podNode == "" || podNode != vmi.Status.NodeName:
 		// Not the pod that holds the guest: a migration's target, or the
 		// source of a completed one.
-		return Decision{Allow: true}
+		return EvictionDecision{Allow: true}
 	}
 	migratable := true
 	reason := ""
@@ -69,16 +62,16 @@ func Decide(vmi *virtv1.VirtualMachineInstance, podNode string, podEnded bool, s
 	switch strategy {
 	case virtv1.EvictionStrategyLiveMigrate:
 		if !migratable {
-			return Decision{Message: fmt.Sprintf("VMI %s is configured with an eviction strategy but is not live-migratable: %s", name, reason)}
+			return EvictionDecision{Message: fmt.Sprintf("VMI %s is configured with an eviction strategy but is not live-migratable: %s", name, reason)}
 		}
-		return Decision{Evacuate: true, Message: fmt.Sprintf("Eviction triggered evacuation of VMI %s", name)}
+		return EvictionDecision{Evacuate: true, Message: fmt.Sprintf("Eviction triggered evacuation of VMI %s", name)}
 	case virtv1.EvictionStrategyLiveMigrateIfPossible:
 		if !migratable {
-			return Decision{Allow: true}
+			return EvictionDecision{Allow: true}
 		}
-		return Decision{Evacuate: true, Message: fmt.Sprintf("Eviction triggered evacuation of VMI %s", name)}
+		return EvictionDecision{Evacuate: true, Message: fmt.Sprintf("Eviction triggered evacuation of VMI %s", name)}
 	case virtv1.EvictionStrategyExternal:
-		return Decision{Evacuate: true, Message: fmt.Sprintf("Eviction of VMI %s is handled by an external controller (evictionStrategy External)", name)}
+		return EvictionDecision{Evacuate: true, Message: fmt.Sprintf("Eviction of VMI %s is handled by an external controller (evictionStrategy External)", name)}
 	}
-	return Decision{Allow: true}
+	return EvictionDecision{Allow: true}
 }

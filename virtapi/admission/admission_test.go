@@ -22,8 +22,8 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/virtkit/virtkit/admission"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/virtapi/admission"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -3,7 +3,7 @@ package admission_test
 import (
 	"fmt"
 
-	"github.com/virtkit/virtkit/admission"
+	"github.com/virtkit/virtkit/virtapi/admission"
 )
 
 // The webhook configurations to install in front of virt-api: they match

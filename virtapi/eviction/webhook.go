@@ -1,4 +1,4 @@
-package evacuation
+package eviction
 
 import (
 	"context"
@@ -17,7 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	virtadmission "github.com/virtkit/virtkit/admission"
+	"github.com/virtkit/virtkit/virt/clusterconfig"
+	"github.com/virtkit/virtkit/virt/migrate"
+	virtadmission "github.com/virtkit/virtkit/virtapi/admission"
 )
 
 // WebhookPath is where virt-api serves the pod eviction webhook.
@@ -38,13 +40,10 @@ type Webhook struct {
 var _ admission.Handler = (*Webhook)(nil)
 
 // NewWebhook returns the webhook; cl reads pods, VMIs and the KubeVirt CR
-// (in kubevirtNamespace; "" is DefaultKubeVirtNamespace) and writes VMI
-// status.
+// (in kubevirtNamespace; "" is clusterconfig.DefaultNamespace) and writes
+// VMI status.
 func NewWebhook(cl client.Client, kubevirtNamespace string) *Webhook {
-	if kubevirtNamespace == "" {
-		kubevirtNamespace = DefaultKubeVirtNamespace
-	}
-	return &Webhook{client: cl, namespace: kubevirtNamespace}
+	return &Webhook{client: cl, namespace: clusterconfig.Namespace(kubevirtNamespace)}
 }
 
 // Handler is the webhook as an http.Handler for WebhookPath.
@@ -78,14 +77,14 @@ func (w *Webhook) Handle(ctx context.Context, req admission.Request) admission.R
 	}
 	var strategy virtv1.EvictionStrategy
 	if vmi != nil {
-		cluster, err := clusterStrategy(ctx, w.client, w.namespace)
+		kv, err := clusterconfig.Get(ctx, w.client, w.namespace)
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
-		strategy = Strategy(vmi, cluster)
+		strategy = migrate.EvictionStrategy(vmi, migrate.ClusterEvictionStrategy(kv))
 	}
 	ended := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-	d := Decide(vmi, pod.Spec.NodeName, ended, strategy)
+	d := migrate.DecideEviction(vmi, pod.Spec.NodeName, ended, strategy)
 	if d.Allow {
 		return admission.Allowed("")
 	}

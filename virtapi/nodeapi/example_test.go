@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 
-	"github.com/virtkit/virtkit/nodeapi"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
 // A node's handler serves Ops with NewServer; virt-api finds it with a

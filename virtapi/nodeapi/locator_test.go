@@ -12,7 +12,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/virtkit/virtkit/nodeapi"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
 func TestAnnotationLocator(t *testing.T) {

@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/virtkit/virtkit/internal/scheme"
-	"github.com/virtkit/virtkit/nodeapi"
-	"github.com/virtkit/virtkit/subresources"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
+	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
 // anyone authenticates every request as "tester"; allowAll allows it all.

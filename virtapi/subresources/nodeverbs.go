@@ -13,7 +13,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/internal/wsstream"
-	"github.com/virtkit/virtkit/nodeapi"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
 // hasCondition reports whether vmi has condition t with status True.

@@ -16,8 +16,8 @@ import (
 
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/metrics"
-	"github.com/virtkit/virtkit/nodeapi"
-	"github.com/virtkit/virtkit/subresources"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
+	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
 // The observer sees every routed call with its status code, and a console

@@ -10,7 +10,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/virtkit/virtkit/nodeapi"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
 // Group and Version of the API this package serves.

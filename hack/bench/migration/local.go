@@ -21,10 +21,10 @@ import (
 	"github.com/virtkit/virtkit/internal/testguest"
 	"github.com/virtkit/virtkit/local/cluster"
 	"github.com/virtkit/virtkit/local/registry"
-	"github.com/virtkit/virtkit/subresources"
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
 	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
 const namespace = "default"
