@@ -30,7 +30,7 @@ type Machine struct {
 	host        domain.Host
 	convertOpts []domain.Option
 	log         logr.Logger
-	steps       []Step
+	steps       Steps
 
 	// StoragePlan and NetworkPlan are the plans Start made (plain data:
 	// keep them to stop the machine after a restart of the caller).
@@ -64,6 +64,9 @@ func New(vmi *virtv1.VirtualMachineInstance, opts ...Option) (*Machine, error) {
 	}
 	if m.steps == nil {
 		m.steps = DefaultSteps()
+	}
+	if err := m.steps.check(); err != nil {
+		return nil, fmt.Errorf("virt: VMI %s/%s: start-up chain: %w", vmi.Namespace, vmi.Name, err)
 	}
 	m.name = vmi.Namespace + "_" + vmi.Name
 	return m, nil

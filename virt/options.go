@@ -41,8 +41,10 @@ func WithConvertOptions(opts ...domain.Option) Option {
 func WithLogger(l logr.Logger) Option { return func(x *Machine) { x.log = l } }
 
 // WithSteps replaces the start-up chain (see DefaultSteps): insert, remove
-// or replace a step by editing the slice DefaultSteps returns.
-func WithSteps(steps []Step) Option { return func(x *Machine) { x.steps = steps } }
+// or replace a step by name with the Steps methods on the chain
+// DefaultSteps returns. New refuses a chain in which a step has no name or
+// two share one.
+func WithSteps(steps Steps) Option { return func(x *Machine) { x.steps = steps } }
 
 // WithPlans gives the storage and network plans an earlier Start made (the
 // Machine's StoragePlan and NetworkPlan, kept as JSON by a caller that

@@ -36,10 +36,11 @@ const (
 
 // DefaultSteps is the start-up chain: plan and prepare storage, discover the
 // pod's interfaces and plan the network, set it up and start a DHCP server
-// per interface, convert and define the domain, start it. The slice is new
-// on every call: edit it and pass it to WithSteps.
-func DefaultSteps() []Step {
-	return []Step{
+// per interface, convert and define the domain, start it. The chain is new
+// on every call: edit it by name (Steps.InsertAfter, Replace, Remove, ...)
+// and pass it to WithSteps.
+func DefaultSteps() Steps {
+	return Steps{
 		{Name: StepPlanStorage, Run: planStorage, Adopt: planStorage},
 		{Name: StepPrepareStorage, Run: prepareStorage, Undo: releaseStorage},
 		{Name: StepPlanNetwork, Run: planNetwork, Adopt: planNetwork},

@@ -184,6 +184,10 @@ func (r *Reconciler) openIn(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 	defaulted := vmi.DeepCopy()
 	spec.DefaultVMI(defaulted)
 	pod := r.podLayout(vmi.UID)
+	steps, err := r.steps(vmi, folder, target != nil)
+	if err != nil {
+		return nil, fmt.Errorf("handler: VMI %s: %w", key, err)
+	}
 	opts := []virt.Option{
 		virt.WithDomainManager(g.dom),
 		virt.WithStorage(g.storage, facts),
@@ -193,7 +197,7 @@ func (r *Reconciler) openIn(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 			VNC:              pod.VNCSocket(),
 		}}),
 		virt.WithLogger(r.log.WithValues("vmi", key.String())),
-		virt.WithSteps(r.steps(vmi, folder, target != nil)),
+		virt.WithSteps(steps),
 	}
 	if g.pod.Network != nil {
 		opts = append(opts, virt.WithNetwork(g.pod.Network))
@@ -226,7 +230,7 @@ const StepSaveState = "save-state"
 // folder folder: virt.DefaultSteps with the state record saved once both
 // plans are made, edited by WithSteps. For a migration's target (incoming)
 // the define and start steps run nothing (incomingSteps).
-func (r *Reconciler) steps(vmi *virtv1.VirtualMachineInstance, folder types.UID, incoming bool) []virt.Step {
+func (r *Reconciler) steps(vmi *virtv1.VirtualMachineInstance, folder types.UID, incoming bool) (virt.Steps, error) {
 	save := virt.Step{
 		Name: StepSaveState,
 		Run: func(_ context.Context, m *virt.Machine) error {
@@ -235,20 +239,19 @@ func (r *Reconciler) steps(vmi *virtv1.VirtualMachineInstance, folder types.UID,
 		},
 		Undo: func(context.Context, *virt.Machine) error { return r.states.remove(vmi.UID) },
 	}
-	var out []virt.Step
-	for _, s := range virt.DefaultSteps() {
-		out = append(out, s)
-		if s.Name == virt.StepPlanNetwork {
-			out = append(out, save)
-		}
+	out, err := virt.DefaultSteps().InsertAfter(virt.StepPlanNetwork, save)
+	if err != nil {
+		return nil, err
 	}
 	if incoming {
-		out = incomingSteps(out)
+		if out, err = incomingSteps(out); err != nil {
+			return nil, err
+		}
 	}
 	if r.editSteps != nil {
-		out = r.editSteps(out)
+		return r.editSteps(out)
 	}
-	return out
+	return out, nil
 }
 
 // active reports whether a domain in state st has a guest that runs (or is

@@ -109,7 +109,8 @@ func TestMigrationProxyNoTarget(t *testing.T) {
 // A target's chain prepares as a start does but runs neither define nor
 // start; their undo stays.
 func TestIncomingSteps(t *testing.T) {
-	steps := incomingSteps(virt.DefaultSteps())
+	steps, err := incomingSteps(virt.DefaultSteps())
+	assert.NilError(t, err)
 	assert.Equal(t, len(steps), len(virt.DefaultSteps()))
 	for _, s := range steps {
 		if s.Name != virt.StepDefine && s.Name != virt.StepStart {

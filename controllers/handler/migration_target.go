@@ -32,15 +32,16 @@ const (
 // and network are prepared as for a start, but no domain is defined or
 // started, since it comes by migration. The define and start steps keep
 // their Undo (undefine, destroy), which then removes the domain that came.
-func incomingSteps(steps []virt.Step) []virt.Step {
-	out := make([]virt.Step, len(steps))
-	for i, s := range steps {
-		if s.Name == virt.StepDefine || s.Name == virt.StepStart {
-			s.Run = func(context.Context, *virt.Machine) error { return nil }
-		}
-		out[i] = s
+func incomingSteps(steps virt.Steps) (virt.Steps, error) {
+	noRun := func(s virt.Step) virt.Step {
+		s.Run = func(context.Context, *virt.Machine) error { return nil }
+		return s
 	}
-	return out
+	steps, err := steps.Edit(virt.StepDefine, noRun)
+	if err != nil {
+		return nil, err
+	}
+	return steps.Edit(virt.StepStart, noRun)
 }
 
 // reconcileTarget is the target's side of a migration, keyed by the

@@ -155,9 +155,10 @@ func WithMaxConcurrentReconciles(n int) Option { return func(r *Reconciler) { r.
 
 // WithSteps edits the start-up chain of every Machine the handler makes:
 // edit receives virt.DefaultSteps with the handler's StepSaveState in it and
-// returns the chain to run. Keep StepSaveState, or a restarted handler
-// cannot adopt the guests. (Do not pass virt.WithSteps to
+// returns the chain to run, edited by name (virt.Steps.InsertAfter, Replace,
+// Remove, ...); an error fails the guest's start. Keep StepSaveState, or a
+// restarted handler cannot adopt the guests. (Do not pass virt.WithSteps to
 // WithMachineOptions: it would drop the handler's step.)
-func WithSteps(edit func([]virt.Step) []virt.Step) Option {
+func WithSteps(edit func(virt.Steps) (virt.Steps, error)) Option {
 	return func(r *Reconciler) { r.editSteps = edit }
 }

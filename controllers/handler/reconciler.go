@@ -52,7 +52,7 @@ type Reconciler struct {
 	log         logr.Logger
 	recorder    EventRecorder
 	machineOpts []virt.Option
-	editSteps   func([]virt.Step) []virt.Step
+	editSteps   func(virt.Steps) (virt.Steps, error)
 	lostTimeout time.Duration
 	workers     int
 	states      states
