@@ -73,10 +73,15 @@ lint: tools
 	go vet ./...
 	$(TOOLS)/staticcheck ./...
 
-## check-pure: every package outside CGO_PACKAGES builds with CGO_ENABLED=0
+## check-pure: every package outside CGO_PACKAGES builds with CGO_ENABLED=0, and the pure packages (internal/layering.Pure) for darwin/arm64 and windows/amd64 too
 check-pure:
 	@pkgs=$$(go list ./... | grep -v -E '$(CGO_PACKAGES)'); \
 	  CGO_ENABLED=0 go build $$pkgs
+	@pure=$$(go run ./hack/purelist); \
+	  for target in darwin/arm64 windows/amd64; do \
+	    echo "check-pure: $$target: $$(echo $$pure)"; \
+	    CGO_ENABLED=0 GOOS=$${target%/*} GOARCH=$${target#*/} go build $$pure; \
+	  done
 
 ## daemons: build the daemons and virtctl into _output/bin
 daemons:

@@ -1,0 +1,82 @@
+package layering
+
+// Module is the import path of the module the rules apply to.
+const Module = "github.com/virtkit/virtkit"
+
+// A Rule forbids the packages under From (an import path below Module, or
+// "" for all) to depend, directly or not, on any package under one of
+// Forbidden, except the packages under one of Allowed. Test files are not
+// counted: a test may reach above its package.
+type Rule struct {
+	From      string
+	Forbidden []string
+	Allowed   []string
+	Why       string
+}
+
+// Rules are the tree's layering rules.
+var Rules = []Rule{
+	{
+		From:      "virt",
+		Forbidden: []string{"controllers", "virtapi", "daemons", "local", "cmd", "hack", "test", "examples", "internal/testenv", "internal/testguest", "virt/domain/domaintest"},
+		Why:       "the SDK sits below the controllers, virt-api and the daemons, and never needs a test helper",
+	},
+	{
+		From:      "controllers",
+		Forbidden: []string{"virtapi", "daemons", "local", "cmd", "hack", "test", "internal/testenv", "internal/testguest"},
+		// The node API is the protocol between virt-api and the handlers:
+		// the handler serves it.
+		Allowed: []string{"virtapi/nodeapi"},
+		Why:     "reconcilers sit below the daemons and beside virt-api",
+	},
+	{
+		From:      "virtapi",
+		Forbidden: []string{"controllers", "daemons", "local", "cmd", "hack", "test", "internal/testenv", "internal/testguest"},
+		Why:       "virt-api sits below the daemons and beside the reconcilers",
+	},
+	{
+		From:      "metrics",
+		Forbidden: []string{"controllers", "virtapi", "daemons", "local", "cmd", "hack", "test", "internal/testenv", "internal/testguest"},
+		Why:       "collectors sit below every daemon that registers them",
+	},
+	{
+		From:      "deploy",
+		Forbidden: []string{"controllers", "daemons", "local", "cmd", "hack", "test", "internal/testenv", "internal/testguest"},
+		Why:       "the install objects are data built from virt-api's parts",
+	},
+	{
+		From:      "cmd/virtctl",
+		Forbidden: []string{"virt", "controllers", "daemons", "local", "deploy", "metrics", "hack", "test", "internal/testenv", "internal/testguest", "virtapi/admission", "virtapi/eviction"},
+		Why:       "virtctl speaks only the API (through virtapi/subresources' client, which reaches virtapi/nodeapi's stream types)",
+	},
+	{
+		From:      "",
+		Forbidden: []string{"daemons"},
+		Why:       "a daemon is wiring: its package is a program, and only its own tests may reach it",
+	},
+}
+
+// Pure are the packages that must build on every GOOS without cgo, and
+// therefore must not depend on a Linux-only package.
+var Pure = []string{
+	"virt/spec",
+	"virt/clusterconfig",
+	"virt/network",
+	"virt/storage",
+	"virt/domain",
+	"virt/migrate",
+	"virt",
+	"metrics",
+	"examples/convert",
+}
+
+// LinuxOnly are packages outside the module that build only on Linux (or
+// need cgo). The module's own Linux-only packages are found by asking the
+// go command which packages have no files for another GOOS.
+var LinuxOnly = []string{
+	"golang.org/x/sys/unix",
+	"github.com/vishvananda/netlink",
+	"github.com/vishvananda/netns",
+	"github.com/google/nftables",
+	"libvirt.org/go/libvirt",
+}
