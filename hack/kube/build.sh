@@ -56,4 +56,4 @@ fi
 echo "$stamp_key" >"$stamp"
 echo "kube-bins: built in $(($(date +%s) - start)) s"
 "$out/kube-apiserver" --version
-"$out/etcd" --version | head -1
+"$out/etcd" --version | sed -n 1p  # sed reads to the end: head would end the pipe early (SIGPIPE under pipefail)
