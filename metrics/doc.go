@@ -11,7 +11,7 @@
 // scrapes, from a cache or the hypervisor, bounded by a timeout: there is
 // no polling loop.
 //
-// The room:
+// What it holds:
 //   - [ClientRequests]: kubevirt_rest_client_requests_total, each
 //     component's requests to the apiserver by verb, resource and code,
 //     counted in the client (the density benchmark's writes per VMI);

@@ -53,5 +53,5 @@
 // It must not touch the VMI's metadata (finalizers and labels are the VMI
 // controller's), its spec, launcher pods, or anything in a pod's network
 // namespace or file system that its Machine did not make. It imports virt/
-// rooms; nothing under virt/ imports it.
+// packages; nothing under virt/ imports it.
 package handler

@@ -17,7 +17,7 @@
 //     cluster's garbage collector do the same).
 //
 // It must not touch: the VMI's status (the VMI controller and the handler own
-// it), launcher pods, or any virt/ room other than virt/spec.
+// it), launcher pods, or any virt/ package other than virt/spec.
 //
 // The pure parts (Plan, PrintableStatus, NextStatus) are exported so their
 // tables can be read and reused; Reconciler wires them to the API.

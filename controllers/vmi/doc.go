@@ -25,7 +25,7 @@
 //
 // It must not touch: the phases Running and Succeeded and the Ready condition
 // of a running guest (virt-handler owns them), the VMI's spec, or any virt/
-// room but virt/spec. It does not import virt/launcher (which pulls in
+// package but virt/spec. It does not import virt/launcher (which pulls in
 // virt/domain, virt/network and virt/storage); the few launcher contract
 // values it needs are mirrored in launcher.go.
 //

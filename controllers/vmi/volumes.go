@@ -19,7 +19,7 @@ type serviceAccount struct {
 //
 //   - containerDisk: an image volume (Kubernetes 1.33+) at
 //     /var/run/kubevirt/container-disks/<volume>, read-only; the
-//     node mounts the image (in virt-local, the local node: issue 8);
+//     node mounts the image (in virt-local, the local node);
 //   - persistentVolumeClaim and dataVolume (whose PVC has the DataVolume's
 //     name): a persistentVolumeClaim volume at /var/run/kubevirt-private/vmi-disks/<volume>;
 //     filesystem mode is assumed (block PVCs are not handled yet);

@@ -1,4 +1,4 @@
-// Command bootguest is what `make run` does until virt-local (issue 8) boots
+// Command bootguest is what `make run` does until virt-local boots
 // VMs from manifests on a local control plane: it starts a private libvirtd,
 // boots the test guest under software emulation, and prints the guest's
 // serial console until Ctrl-C (or, with -until-ready, until the guest is up),

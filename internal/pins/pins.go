@@ -1,9 +1,9 @@
 //go:build tools
 
-// Package pins holds the module's required versions of dependencies that the
-// rooms still being built (network plumbing, volume snapshots) will import,
-// so that the versions checked together in ENVIRONMENT.md stay the ones
-// resolved. It is never compiled: the build tag excludes it.
+// Package pins holds the module's required versions of dependencies that
+// capabilities still being built (CSI volume snapshots) will import, so that
+// the versions checked together stay the ones resolved. It is never
+// compiled: the build tag excludes it.
 package pins
 
 import (

@@ -1,6 +1,6 @@
 // Package spawn starts child processes from one OS thread that lives as
 // long as the Spawner. A child's parent-death signal (Pdeathsig) fires when
-// the *thread* that forked it ends, not the process; rooms that lock
+// the *thread* that forked it ends, not the process; packages that lock
 // threads to enter network namespaces let such threads die, so a child
 // forked from an arbitrary thread could be killed at random.
 package spawn

@@ -27,7 +27,7 @@ import (
 	"github.com/virtkit/virtkit/internal/testguest"
 )
 
-// Issue 9's proof: on two local nodes the running example guest migrates
+// Live migration end to end: on two local nodes the running example guest migrates
 // with `virtctl migrate` (the binary) while the heartbeat counter it prints
 // on its console keeps increasing without a reset and its web server keeps
 // answering at the VMI's address; the VMI then reports the other node and

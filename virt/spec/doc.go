@@ -10,9 +10,9 @@
 // yet (unsupported.go, UnsupportedFeatures).
 //
 // It sits at the bottom of the tree: it imports only API types and
-// apimachinery, never another virtkit room, and performs no I/O. Cluster
+// apimachinery, never another virtkit package, and performs no I/O. Cluster
 // settings KubeVirt reads from its configuration object arrive as Options;
 // nothing is global.
 //
-// Status: implemented (issue 3); see docs/sdk/spec.md.
+// See docs/sdk/spec.md.
 package spec

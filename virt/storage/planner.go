@@ -11,7 +11,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 )
 
-// Interface is what a node agent needs from this room for one VMI: a plan
+// Interface is what a node agent needs from this package for one VMI: a plan
 // (checked, nothing written), the preparation of what the plan creates, and
 // the release of what lived only as long as the VMI. Manager implements it;
 // virt/storage/fake records calls for callers' unit tests.
