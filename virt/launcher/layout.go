@@ -3,6 +3,7 @@ package launcher
 import (
 	"path/filepath"
 
+	"github.com/virtkit/virtkit/virt/domain"
 	"github.com/virtkit/virtkit/virt/libvirtd"
 )
 
@@ -51,5 +52,6 @@ func (l Layout) ReadyFile() string { return filepath.Join(l.Root, "ready") }
 // ExitFile holds the launcher's Result after it ended.
 func (l Layout) ExitFile() string { return filepath.Join(l.Root, "exit") }
 
-// DomainName is the libvirt domain name of a VMI, as KubeVirt names it.
-func DomainName(namespace, name string) string { return namespace + "_" + name }
+// DomainName is the libvirt domain name of a VMI, as KubeVirt names it; it
+// is domain.Name, kept here for the launcher's callers.
+func DomainName(namespace, name string) string { return domain.Name(namespace, name) }
