@@ -68,7 +68,7 @@ func New(vmi *virtv1.VirtualMachineInstance, opts ...Option) (*Machine, error) {
 	if err := m.steps.check(); err != nil {
 		return nil, fmt.Errorf("virt: VMI %s/%s: start-up chain: %w", vmi.Namespace, vmi.Name, err)
 	}
-	m.name = vmi.Namespace + "_" + vmi.Name
+	m.name = domain.Name(vmi.Namespace, vmi.Name)
 	return m, nil
 }
 
@@ -76,7 +76,7 @@ func New(vmi *virtv1.VirtualMachineInstance, opts ...Option) (*Machine, error) {
 // and Stop has not.
 func (m *Machine) Started() bool { return m.done > 0 }
 
-// DomainName is the libvirt name of the VMI's domain (namespace_name).
+// DomainName is the libvirt name of the VMI's domain (domain.Name).
 func (m *Machine) DomainName() string { return m.name }
 
 // Start runs the start-up chain. When a step fails it undoes the steps that

@@ -35,19 +35,10 @@ const (
 // every other exit code Failed with the reason the VMI controller gives it.
 func LauncherEnding(r launcher.Result) Ending {
 	e := Ending{Phase: virtv1.Failed, Message: r.Reason}
-	switch r.Code {
-	case launcher.ExitOK:
+	if r.Code == launcher.ExitOK {
 		e.Phase = virtv1.Succeeded
-	case launcher.ExitGuestCrashed:
-		e.Reason = ReasonGuestCrashed
-	case launcher.ExitGuestDestroyed:
-		e.Reason = ReasonGuestDestroyed
-	case launcher.ExitLibvirtdDied:
-		e.Reason = ReasonLibvirtdDied
-	case launcher.ExitSetupFailed:
-		e.Reason = ReasonLauncherSetupFailed
-	default:
-		e.Reason = ReasonLauncherFailed
+	} else {
+		e.Reason = vmictrl.LauncherExitReason(r.Code)
 	}
 	if e.Message == "" {
 		e.Message = fmt.Sprintf("the launcher exited with code %d", r.Code)

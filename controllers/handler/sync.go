@@ -132,14 +132,15 @@ func (r *Reconciler) report(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 }
 
 // syncFailed reports a failed start as KubeVirt does: Synchronized=False
-// with the error, written only when the message changed.
+// with the error (worded by userMessage), written only when the message
+// changed.
 func (r *Reconciler) syncFailed(ctx context.Context, vmi *virtv1.VirtualMachineInstance, cause error) error {
 	st := *vmi.Status.DeepCopy()
 	setCondition(&st, virtv1.VirtualMachineInstanceCondition{
 		Type:    virtv1.VirtualMachineInstanceSynchronized,
 		Status:  k8sv1.ConditionFalse,
 		Reason:  ReasonSynchronizationFailed,
-		Message: cause.Error(),
+		Message: userMessage(cause),
 	}, metav1.NewTime(r.clock.Now().Truncate(time.Second)))
 	return r.writeStatus(ctx, vmi, st)
 }

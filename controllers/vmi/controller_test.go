@@ -15,6 +15,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 // TestController runs the controller in a manager against a real apiserver;
@@ -80,7 +82,7 @@ func testLifecycle(t *testing.T, cl *cluster) {
 	cl.podStatus(t, pod, func(st *corev1.PodStatus) {
 		st.Phase = corev1.PodFailed
 		st.ContainerStatuses = []corev1.ContainerStatus{{Name: ComputeContainer, Image: pod.Spec.Containers[0].Image, ImageID: "sha256:0",
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exitSetupFailed, Reason: "Error",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: contract.ExitSetupFailed, Reason: "Error",
 				Message: "libvirtd: cannot create socket: permission denied\n"}}}}
 	})
 	cl.waitVMI(t, key, "Failed with the launcher's reason", func(v *virtv1.VirtualMachineInstance) bool {

@@ -25,9 +25,10 @@
 //
 // It must not touch: the phases Running and Succeeded and the Ready condition
 // of a running guest (virt-handler owns them), the VMI's spec, or any virt/
-// package but virt/spec. It does not import virt/launcher (which pulls in
-// virt/domain, virt/network and virt/storage); the few launcher contract
-// values it needs are mirrored in launcher.go.
+// package but virt/spec and virt/launcher/contract. It does not import
+// virt/launcher (which pulls in virt/domain, virt/network and virt/storage);
+// the launcher contract values it needs (binary, flags, ready file, exit
+// codes) come from virt/launcher/contract, which imports nothing.
 //
 // The pure parts (RenderPod, MemoryOverhead, PlanFor, NextStatus) are
 // exported so their tables can be read and reused; Reconciler wires them to

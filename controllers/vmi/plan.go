@@ -226,19 +226,7 @@ func podEndReason(pod *corev1.Pod) (reason, message string) {
 		if msg == "" {
 			msg = fmt.Sprintf("launcher exited with code %d (%s)", t.ExitCode, t.Reason)
 		}
-		switch t.ExitCode {
-		case 0:
-			return ReasonPodCompleted, msg
-		case exitGuestCrashed:
-			return ReasonGuestCrashed, msg
-		case exitGuestDestroyed:
-			return ReasonGuestDestroyed, msg
-		case exitLibvirtdDied:
-			return ReasonLibvirtdDied, msg
-		case exitSetupFailed:
-			return ReasonLauncherSetupFailed, msg
-		}
-		return ReasonPodFailed, msg
+		return LauncherExitReason(int(t.ExitCode)), msg
 	}
 	reason, msg := ReasonPodFailed, pod.Status.Message
 	if pod.Status.Reason != "" {

@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 func TestPlanFor(t *testing.T) {
@@ -74,7 +76,7 @@ func TestNextStatus(t *testing.T) {
 		{"bound: Scheduled, condition dropped", newVMI(phase(virtv1.Scheduling), func(v *virtv1.VirtualMachineInstance) {
 			v.Status.Conditions = []virtv1.VirtualMachineInstanceCondition{{Type: PodScheduled, Status: corev1.ConditionFalse}}
 		}), newPod(onNode("n1")), nil, brief{Phase: virtv1.Scheduled, NodeName: "n1"}},
-		{"launcher crashed while Scheduled", newVMI(phase(virtv1.Scheduled)), newPod(onNode("n1"), computeExited(exitSetupFailed, "libvirtd: cannot bind socket\n")), nil,
+		{"launcher crashed while Scheduled", newVMI(phase(virtv1.Scheduled)), newPod(onNode("n1"), computeExited(contract.ExitSetupFailed, "libvirtd: cannot bind socket\n")), nil,
 			brief{Phase: virtv1.Failed, Reason: ReasonLauncherSetupFailed, Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{
 				"Ready": "False LauncherSetupFailed: libvirtd: cannot bind socket"}}},
 		{"pod evicted while Scheduling", newVMI(phase(virtv1.Scheduling)), newPod(func(p *corev1.Pod) {
@@ -97,7 +99,7 @@ func TestNextStatus(t *testing.T) {
 		}), newPod(onNode("n1"), imageWaiting(ReasonErrImagePull, "m")), nil, brief{Phase: virtv1.Scheduled, NodeName: "n1",
 			Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{"Synchronized": "False SyncFailed: x"}}},
 		{"pod being deleted while Scheduling: wait for it", newVMI(phase(virtv1.Scheduling)), newPod(podDeleting()), nil, brief{Phase: virtv1.Scheduling}},
-		{"Running: launcher end is the handler's", newVMI(phase(virtv1.Running)), newPod(onNode("n1"), computeExited(exitGuestCrashed, "guest crashed")), nil,
+		{"Running: launcher end is the handler's", newVMI(phase(virtv1.Running)), newPod(onNode("n1"), computeExited(contract.ExitGuestCrashed, "guest crashed")), nil,
 			brief{Phase: virtv1.Running}},
 		{"Running, pod gone: Failed", newVMI(phase(virtv1.Running)), nil, nil, brief{Phase: virtv1.Failed, Reason: ReasonPodNotExists,
 			Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{"Ready": "False PodNotExists: the launcher pod was deleted before the VirtualMachineInstance ended"}}},

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 // ErrInvalidVMI is returned (wrapped, with the field) when a VMI cannot be
@@ -157,17 +159,17 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 	vols = append([]corev1.Volume{{Name: runVolume, VolumeSource: corev1.VolumeSource{
 		HostPath: &corev1.HostPathVolumeSource{Path: HostDir(vmi), Type: &dirType}}}}, vols...)
 	mounts = append([]corev1.VolumeMount{{Name: runVolume, MountPath: dir}}, mounts...)
-	command := []string{launcherBinary,
-		"--dir", dir,
-		"--namespace", vmi.Namespace,
-		"--name", vmi.Name,
-		"--grace-period", strconv.FormatInt(grace, 10) + "s",
+	command := []string{contract.Binary,
+		"--" + contract.FlagDir, dir,
+		"--" + contract.FlagNamespace, vmi.Namespace,
+		"--" + contract.FlagName, vmi.Name,
+		"--" + contract.FlagGracePeriod, strconv.FormatInt(grace, 10) + "s",
 	}
 	if opts.CapabilitiesCache != "" {
 		vols = append(vols, corev1.Volume{Name: cacheVolume, VolumeSource: corev1.VolumeSource{
 			HostPath: &corev1.HostPathVolumeSource{Path: opts.CapabilitiesCache, Type: &dirType}}})
 		mounts = append(mounts, corev1.VolumeMount{Name: cacheVolume, MountPath: cachePath})
-		command = append(command, "--libvirt-cache-dir", cachePath)
+		command = append(command, "--"+contract.FlagLibvirtCacheDir, cachePath)
 	}
 
 	pod := &corev1.Pod{
@@ -207,7 +209,7 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 				Resources:       res,
 				VolumeMounts:    mounts,
 				ReadinessProbe: &corev1.Probe{
-					ProbeHandler:     corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", path.Join(dir, readyFileName)}}},
+					ProbeHandler:     corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", path.Join(dir, contract.ReadyFile)}}},
 					PeriodSeconds:    2,
 					FailureThreshold: 1,
 				},

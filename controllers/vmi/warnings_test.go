@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 // Each failure a user must act on gives one Warning when the status first
@@ -28,7 +29,7 @@ func TestStatusWarnings(t *testing.T) {
 	pullErr := newPod(onNode("n1"), imageWaiting(ReasonErrImagePull, `image "no/such:1" not found`))
 	backOff := newPod(onNode("n1"), imageWaiting(ReasonImagePullBackOff, `Back-off pulling image "no/such:1"`))
 	noNode := newPod(unschedulable(`0/1 nodes are available: persistentvolumeclaim "data" not found.`))
-	crashed := newPod(onNode("n1"), computeExited(exitSetupFailed, "libvirtd: cannot bind socket"))
+	crashed := newPod(onNode("n1"), computeExited(contract.ExitSetupFailed, "libvirtd: cannot bind socket"))
 	tests := []struct {
 		name string
 		vmi  *virtv1.VirtualMachineInstance

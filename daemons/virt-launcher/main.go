@@ -24,17 +24,18 @@ import (
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
 	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 	"github.com/virtkit/virtkit/virt/libvirtd"
 )
 
 func main() {
 	var (
-		dir       = flag.String("dir", "", "per-VMI folder shared with the handler (required; keep it short)")
-		namespace = flag.String("namespace", "", "the VMI's namespace (required)")
-		name      = flag.String("name", "", "the VMI's name (required)")
-		grace     = flag.Duration("grace-period", 30*time.Second, "graceful shutdown time on SIGTERM before the guest is destroyed")
+		dir       = flag.String(contract.FlagDir, "", "per-VMI folder shared with the handler (required; keep it short)")
+		namespace = flag.String(contract.FlagNamespace, "", "the VMI's namespace (required)")
+		name      = flag.String(contract.FlagName, "", "the VMI's name (required)")
+		grace     = flag.Duration(contract.FlagGracePeriod, 30*time.Second, "graceful shutdown time on SIGTERM before the guest is destroyed")
 		binary    = flag.String("libvirtd", "", "libvirtd binary (default: libvirtd on PATH or in /usr/sbin)")
-		cacheDir  = flag.String("libvirt-cache-dir", "", "shared folder for QEMU capability probes (default: private)")
+		cacheDir  = flag.String(contract.FlagLibvirtCacheDir, "", "shared folder for QEMU capability probes (default: private)")
 		drivers   = flag.String("libvirt-drivers", strings.Join(libvirtd.DefaultDrivers(), ","), "libvirt connection drivers to load, comma-separated, or \"all\"")
 		termLog   = flag.String("termination-log", "/dev/termination-log", "where to write the exit reason for Kubernetes (skipped when not writable)")
 		verbose   = flag.Bool("v", false, "debug logging")

@@ -74,12 +74,7 @@ func (c *converter) convert() error {
 	if c.host.Emulation {
 		c.dom.Type = "qemu"
 	}
-	// KubeVirt names the domain <namespace>_<name>; virt-handler finds the
-	// VMI of a domain event by splitting it again.
-	c.dom.Name = c.vmi.Namespace + "_" + c.vmi.Name
-	if c.vmi.Namespace == "" {
-		c.dom.Name = "default_" + c.vmi.Name
-	}
+	c.dom.Name = Name(c.vmi.Namespace, c.vmi.Name)
 	c.dom.UUID = c.opts.uuid
 	if c.dom.UUID == "" && c.spec.Firmware != nil {
 		c.dom.UUID = string(c.spec.Firmware.UUID)

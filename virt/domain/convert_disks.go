@@ -46,11 +46,11 @@ func (c *converter) convertDisks() error {
 		if err := c.convertDisk(field, d, &plan, &parts[i], disk); err != nil {
 			return err
 		}
-		if disk.Target.Bus == "virtio" {
-			disk.Target.Dev = deviceName("vd", vd)
+		if prefix := DevicePrefix(virtv1.DiskBus(disk.Target.Bus)); prefix == "vd" {
+			disk.Target.Dev = DeviceName(prefix, vd)
 			vd++
 		} else {
-			disk.Target.Dev = deviceName("sd", sd)
+			disk.Target.Dev = DeviceName(prefix, sd)
 			sd++
 		}
 		c.assignIOThread(disk, d, &parts[i].thread)
@@ -71,35 +71,6 @@ func (c *converter) volume(name string) *virtv1.Volume {
 func hotpluggable(v *virtv1.Volume) bool {
 	return (v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.Hotpluggable) ||
 		(v.DataVolume != nil && v.DataVolume.Hotpluggable)
-}
-
-const (
-	vdNames = "vdavdbvdcvddvdevdfvdgvdhvdivdjvdkvdlvdmvdnvdovdpvdqvdrvdsvdtvduvdvvdwvdxvdyvdz"
-	sdNames = "sdasdbsdcsddsdesdfsdgsdhsdisdjsdksdlsdmsdnsdosdpsdqsdrsdssdtsdusdvsdwsdxsdysdz"
-)
-
-// deviceName is the guest device name KubeVirt gives the n-th disk of a
-// prefix: vda..vdz, vdaa, vdab, ...
-func deviceName(prefix string, n int) string {
-	if n < 26 {
-		switch prefix {
-		case "vd":
-			return vdNames[3*n : 3*n+3]
-		case "sd":
-			return sdNames[3*n : 3*n+3]
-		}
-	}
-	var buf [8]byte
-	i := len(buf)
-	for {
-		i--
-		buf[i] = byte('a' + n%26)
-		n = n/26 - 1
-		if n < 0 {
-			break
-		}
-	}
-	return prefix + string(buf[i:])
 }
 
 func (c *converter) convertDisk(field fieldPath, d *virtv1.Disk, plan *storage.DiskPlan, p *diskParts, disk *libvirtxml.DomainDisk) error {

@@ -175,12 +175,6 @@ func TestConvertOptions(t *testing.T) {
 	assert.Equal(t, entries[0].Value, "virtkit")
 }
 
-func TestDeviceName(t *testing.T) {
-	for n, want := range map[int]string{0: "vda", 25: "vdz", 26: "vdaa", 27: "vdab", 51: "vdaz", 52: "vdba", 701: "vdzz", 702: "vdaaa"} {
-		assert.Equal(t, deviceName("vd", n), want, "n=%d", n)
-	}
-}
-
 func TestHotpluggableVolumeLeftOut(t *testing.T) {
 	vmi := baseVMI()
 	vmi.Spec.Domain.Devices.Disks = append(vmi.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "hot", DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusSCSI}}})

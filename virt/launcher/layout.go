@@ -3,6 +3,8 @@ package launcher
 import (
 	"path/filepath"
 
+	"github.com/virtkit/virtkit/virt/domain"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 	"github.com/virtkit/virtkit/virt/libvirtd"
 )
 
@@ -17,16 +19,18 @@ import (
 //	Root/ready             exists while the launcher is ready for a domain
 //	Root/exit              the launcher's Result once it has ended
 //
-// Keep Root short: libvirt's socket path must fit in 107 bytes.
+// The names are virt/launcher/contract's, for the components that need them
+// without this package. Keep Root short: libvirt's socket path must fit in
+// 107 bytes.
 type Layout struct {
 	Root string
 }
 
 // LibvirtDir is the private libvirtd's instance folder.
-func (l Layout) LibvirtDir() string { return filepath.Join(l.Root, "libvirt") }
+func (l Layout) LibvirtDir() string { return filepath.Join(l.Root, contract.LibvirtDir) }
 
 // SerialSocket is where the domain's first serial console listens.
-func (l Layout) SerialSocket() string { return filepath.Join(l.Root, "serial0") }
+func (l Layout) SerialSocket() string { return filepath.Join(l.Root, contract.SerialSocket) }
 
 // LibvirtSocket is the private libvirtd's socket.
 func (l Layout) LibvirtSocket() string {
@@ -40,16 +44,17 @@ func (l Layout) LibvirtSocket() string {
 func (l Layout) LibvirtURI() string { return libvirtd.Config{Dir: l.LibvirtDir()}.URI() }
 
 // VNCSocket is where the domain's VNC server listens (domain.Paths.VNC).
-func (l Layout) VNCSocket() string { return filepath.Join(l.Root, "vnc") }
+func (l Layout) VNCSocket() string { return filepath.Join(l.Root, contract.VNCSocket) }
 
 // SerialLog is the log of the domain's first serial console.
-func (l Layout) SerialLog() string { return filepath.Join(l.Root, "serial0.log") }
+func (l Layout) SerialLog() string { return filepath.Join(l.Root, contract.SerialLog) }
 
 // ReadyFile exists while the launcher accepts a domain.
-func (l Layout) ReadyFile() string { return filepath.Join(l.Root, "ready") }
+func (l Layout) ReadyFile() string { return filepath.Join(l.Root, contract.ReadyFile) }
 
 // ExitFile holds the launcher's Result after it ended.
-func (l Layout) ExitFile() string { return filepath.Join(l.Root, "exit") }
+func (l Layout) ExitFile() string { return filepath.Join(l.Root, contract.ExitFile) }
 
-// DomainName is the libvirt domain name of a VMI, as KubeVirt names it.
-func DomainName(namespace, name string) string { return namespace + "_" + name }
+// DomainName is the libvirt domain name of a VMI, as KubeVirt names it; it
+// is domain.Name, kept here for the launcher's callers.
+func DomainName(namespace, name string) string { return domain.Name(namespace, name) }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 // Result is how a launcher ended: the process exit code and why.
@@ -17,17 +19,17 @@ type Result struct {
 	Reason string `json:"reason"`
 }
 
-// Exit codes of a launcher.
+// Exit codes of a launcher; their values are virt/launcher/contract's.
 const (
-	ExitOK = 0
+	ExitOK = contract.ExitOK
 	// ExitGuestCrashed: QEMU died or the guest crashed.
-	ExitGuestCrashed = 2
+	ExitGuestCrashed = contract.ExitGuestCrashed
 	// ExitGuestDestroyed: something other than this launcher destroyed the domain.
-	ExitGuestDestroyed = 3
+	ExitGuestDestroyed = contract.ExitGuestDestroyed
 	// ExitLibvirtdDied: the private libvirtd ended under the launcher.
-	ExitLibvirtdDied = 4
+	ExitLibvirtdDied = contract.ExitLibvirtdDied
 	// ExitSetupFailed: the launcher could not start (libvirtd, folders).
-	ExitSetupFailed = 5
+	ExitSetupFailed = contract.ExitSetupFailed
 )
 
 func (r Result) String() string { return fmt.Sprintf("exit %d: %s", r.Code, r.Reason) }

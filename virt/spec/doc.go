@@ -7,7 +7,9 @@
 // VM's template yields), ApplyInstancetype/ApplyAnnotations (instancetype and
 // preference expansion, the caller supplying the objects), and the single
 // table of KubeVirt fields virtkit refuses because it does not implement them
-// yet (unsupported.go, UnsupportedFeatures).
+// yet (unsupported.go, UnsupportedFeatures). FieldErrors collects the field
+// errors other packages' errors carry (their FieldError methods), so that
+// every refusal of a spec reads as the webhook's.
 //
 // It sits at the bottom of the tree: it imports only API types and
 // apimachinery, never another virtkit package, and performs no I/O. Cluster

@@ -123,7 +123,7 @@ func boot(ctx context.Context, cl client.Client, name, image string, memMiB uint
 	}
 	readyCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	_, err := testguest.WaitLine(readyCtx, filepath.Join(vmi.HostDir(v), "serial0.log"), regexp.MustCompile(`^`+testguest.ReadyMarker))
+	_, err := testguest.WaitLine(readyCtx, launcher.Layout{Root: vmi.HostDir(v)}.SerialLog(), regexp.MustCompile(`^`+testguest.ReadyMarker))
 	return v, err
 }
 

@@ -302,17 +302,16 @@ func find(doc *libvirtxml.Domain, p storage.DiskPlan) *libvirtxml.DomainDisk {
 // name of its bus.
 func diskFor(live *libvirtxml.Domain, d Disk, bus virtv1.DiskBus) (*libvirtxml.DomainDisk, error) {
 	p := d.Plan
-	prefix := "vd"
 	switch bus {
 	case virtv1.DiskBusVirtio:
 	case virtv1.DiskBusSCSI:
-		prefix = "sd"
 		if !hasSCSI(live) {
 			return nil, ErrNoSCSIController
 		}
 	default:
 		return nil, fmt.Errorf("bus %q cannot be hotplugged (want virtio or scsi): %w", bus, storage.ErrInvalid)
 	}
+	prefix := domain.DevicePrefix(bus)
 	used := map[string]bool{}
 	if live.Devices != nil {
 		for _, x := range live.Devices.Disks {
@@ -323,7 +322,7 @@ func diskFor(live *libvirtxml.Domain, d Disk, bus virtv1.DiskBus) (*libvirtxml.D
 	}
 	dev := ""
 	for n := 0; dev == ""; n++ {
-		if name := deviceName(prefix, n); !used[name] {
+		if name := domain.DeviceName(prefix, n); !used[name] {
 			dev = name
 		}
 	}
@@ -358,19 +357,4 @@ func hasSCSI(doc *libvirtxml.Domain) bool {
 		}
 	}
 	return false
-}
-
-// deviceName is the n-th guest device name of a prefix: vda..vdz, vdaa, ...
-func deviceName(prefix string, n int) string {
-	var buf [8]byte
-	i := len(buf)
-	for {
-		i--
-		buf[i] = byte('a' + n%26)
-		n = n/26 - 1
-		if n < 0 {
-			break
-		}
-	}
-	return prefix + string(buf[i:])
 }

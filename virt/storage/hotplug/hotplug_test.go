@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	k8sv1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 	"libvirt.org/go/libvirtxml"
 
@@ -177,5 +180,57 @@ func TestDetachPending(t *testing.T) {
 	}
 	if s, _, err := m.State(ctx, "vm"); err != nil || s != domain.StateRunning {
 		t.Errorf("domain %v, %v after a pending detach", s, err)
+	}
+}
+
+// A disk attached later is named by the rule Convert named the boot disks
+// by (domain.DeviceName): the next free name of its bus's prefix, which
+// sata and scsi disks share.
+func TestAttachNamesAsConvert(t *testing.T) {
+	ctx := context.Background()
+	vmi := &virtv1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Name: "vm", Namespace: "ns"},
+		Spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{
+			Resources: virtv1.ResourceRequirements{Requests: k8sv1.ResourceList{k8sv1.ResourceMemory: resource.MustParse("128Mi")}},
+		}},
+	}
+	for _, d := range []struct {
+		name string
+		bus  virtv1.DiskBus
+	}{{"root", virtv1.DiskBusVirtio}, {"data", virtv1.DiskBusSATA}, {"scratch", virtv1.DiskBusSCSI}} {
+		vmi.Spec.Domain.Devices.Disks = append(vmi.Spec.Domain.Devices.Disks,
+			virtv1.Disk{Name: d.name, DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: d.bus}}})
+		vmi.Spec.Volumes = append(vmi.Spec.Volumes, virtv1.Volume{Name: d.name, VolumeSource: virtv1.VolumeSource{
+			EmptyDisk: &virtv1.EmptyDiskSource{Capacity: resource.MustParse("1Mi")}}})
+	}
+	doc, err := domain.Convert(vmi, domain.Host{Arch: "amd64", Emulation: true, Storage: storage.PreviewPlan(vmi)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := domainfake.New()
+	if err := m.Define(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(ctx, doc.Name, domain.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	h := hotplug.New(m)
+	var got []string
+	for _, d := range []struct {
+		volume string
+		bus    virtv1.DiskBus
+	}{{"hot-scsi", virtv1.DiskBusSCSI}, {"hot-virtio", virtv1.DiskBusVirtio}} {
+		plan := image(t)
+		plan.Volume = d.volume
+		st, err := h.Attach(ctx, doc.Name, hotplug.Disk{Plan: plan, Bus: d.bus})
+		if err != nil {
+			t.Fatalf("attach %s: %v", d.volume, err)
+		}
+		got = append(got, st.Target)
+	}
+	// Booted with vda (root), sda (data) and sdb (scratch).
+	if diff := cmp.Diff([]string{"sdc", "vdb"}, got); diff != "" {
+		t.Errorf("hotplugged device names (-want +got):\n%s", diff)
 	}
 }
