@@ -163,7 +163,7 @@ func publishGuest(ctx context.Context, guest string) error {
 // waitRunning waits until the VM's VMI runs, starting the VM first when it
 // is stopped (startDecision), once, as virtctl start does.
 func waitRunning(ctx context.Context, cl client.Client, sub *subresources.Client, key client.ObjectKey) (*virtv1.VirtualMachineInstance, error) {
-	last, started := "", false
+	last, tried, started := "", false, false
 	for {
 		vm := &virtv1.VirtualMachine{}
 		if err := cl.Get(ctx, key, vm); err != nil {
@@ -192,15 +192,24 @@ func waitRunning(ctx context.Context, cl client.Client, sub *subresources.Client
 			if started {
 				return nil, fmt.Errorf("VirtualMachine %s stopped again after make run started it (%s): %s", key, state, why)
 			}
-			fmt.Printf("  %s/%s: %s; starting it as virtctl start does\n", key.Namespace, key.Name, why)
+			if !tried {
+				fmt.Printf("  %s/%s: %s; starting it as virtctl start does\n", key.Namespace, key.Name, why)
+				tried = true
+			}
 			var refused *subresources.StatusError
-			if err := sub.Start(ctx, key.Namespace, key.Name, virtv1.StartOptions{}); errors.As(err, &refused) && refused.Status.Code == http.StatusConflict {
+			err := sub.Start(ctx, key.Namespace, key.Name, virtv1.StartOptions{})
+			switch {
+			case err == nil:
+				started, why = true, "start requested"
+			case errors.As(err, &refused) && refused.Status.Code == http.StatusConflict:
 				// Its state changed since it was read: decide again.
 				why = fmt.Sprintf("start refused (%v); trying again", err)
-			} else if err != nil {
+			case errors.As(err, &refused) && refused.Status.Code == http.StatusServiceUnavailable:
+				// A virt-local that just started: the apiserver does not
+				// route to virt-api until it has found it available.
+				why = "the subresources API is not available yet; trying again"
+			default:
 				return nil, fmt.Errorf("starting VirtualMachine %s: %w", key, err)
-			} else {
-				started, why = true, "start requested"
 			}
 		case awaitRun:
 			if vmi != nil && vmi.Status.Phase == virtv1.Running && vmi.DeletionTimestamp == nil {
