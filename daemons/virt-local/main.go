@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/virtkit/virtkit/local/cluster"
@@ -167,10 +166,10 @@ func serve(o options) error {
 	if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
 		return err
 	}
-	log := funcr.New(func(prefix, args string) {
-		fmt.Fprintf(os.Stderr, "%s %s %s\n", time.Now().Format("15:04:05.000"), prefix, args)
-	}, funcr.Options{})
-	ctrl.SetLogger(log) // the process's one controller-runtime logger
+	log := newLogger(os.Stderr, time.Now) // up sends stderr to the log file
+	// The process's one controller-runtime logger, named so that its
+	// entries are not taken for virt-local's progress.
+	ctrl.SetLogger(log.WithName("controller-runtime"))
 	if pid, ok := running(o); ok {
 		return fmt.Errorf("virt-local already runs on %s (pid %d); `virt-local down` first", o.dataDir, pid)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -35,11 +34,12 @@ func running(o options) (int, bool) {
 	return pid, true
 }
 
-// up starts serve in the background and follows its log until it is ready.
+// up starts serve in the background and waits until it is ready, showing
+// the progress lines of its log; the components' lines stay in the log.
 func up(o options) error {
 	if pid, ok := running(o); ok {
 		if _, err := os.Stat(o.readyFile()); err == nil {
-			fmt.Printf("virt-local already runs (pid %d)\nexport KUBECONFIG=%s\nregistry %s\n", pid, o.kubeconfig(), o.registry())
+			fmt.Printf("virt-local already runs (pid %d), log %s\nexport KUBECONFIG=%s\nregistry %s\n", pid, o.logFile(), o.kubeconfig(), o.registry())
 			return nil
 		}
 		return fmt.Errorf("virt-local (pid %d) is starting or stopping; see %s", pid, o.logFile())
@@ -83,8 +83,10 @@ func up(o options) error {
 		select {
 		case err := <-exited:
 			follow.print(os.Stdout)
-			return fmt.Errorf("serve exited before it was ready (%v); the log above says why", err)
+			printTail(o.logFile(), start)
+			return fmt.Errorf("serve exited before it was ready (%v); the end of its log above says why (all of it in %s)", err, o.logFile())
 		case <-deadline:
+			printTail(o.logFile(), start)
 			return fmt.Errorf("not ready after %s; it keeps trying in the background (`virt-local down` stops it), log %s", o.timeout, o.logFile())
 		case <-time.After(300 * time.Millisecond):
 		}
@@ -157,30 +159,10 @@ func status(o options) error {
 
 func (o options) kubeconfig() string { return o.clusterConfig(nopLogger()).Kubeconfig() }
 
-// follower prints what a log file gains.
-type follower struct {
-	path string
-	off  int64
-}
-
-func newFollower(path string, off int64) *follower { return &follower{path: path, off: off} }
-
-func (f *follower) print(w io.Writer) {
-	file, err := os.Open(f.path)
-	if err != nil {
-		return
-	}
-	defer file.Close()
-	if _, err := file.Seek(f.off, io.SeekStart); err != nil {
-		return
-	}
-	r := bufio.NewReader(file)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return // a partial line waits for the next call
-		}
-		f.off += int64(len(line))
-		fmt.Fprint(w, "  ", line)
+// printTail shows the end of this start's log, where a failure is explained.
+func printTail(path string, start int64) {
+	fmt.Printf("the last lines of %s:\n", path)
+	for _, l := range tail(path, start, 20) {
+		fmt.Println("  " + l)
 	}
 }

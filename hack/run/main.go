@@ -1,9 +1,11 @@
 // Command run is `make run`: it starts virt-local (or finds it running),
 // pushes the test guest's disk into virt-local's registry as the
 // manifest's containerDisk (unless it is there already), applies a VM
-// manifest, waits until the VM runs, shows the guest's console
+// manifest, starts the VM if it is stopped (as virtctl start does), waits
+// until it runs, shows the guest's console
 // through the subresources API as virtctl console does, and says what to
-// try next. It ends with one machine-readable line:
+// try next. The daemons' logs go to virt-local's log file, not to the
+// terminal. It ends with one machine-readable line:
 //
 //	vm=<name> phase=Running console_marker=<yes|no>
 package main
@@ -14,6 +16,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,8 +66,10 @@ func run(ctx context.Context, data, bin, guest, manifest string) (string, bool, 
 		return "", false, err
 	}
 	step("starting virt-local (a second run finds it running)")
+	// up prints its own lines and the cluster's steps; the components'
+	// logs go to virt-local's log file only, whose path it prints.
 	up := exec.CommandContext(ctx, filepath.Join(bin, "virt-local"), "up", "--data-dir", data)
-	up.Stdout, up.Stderr = os.Stdout, os.Stderr
+	up.Stdout, up.Stderr = &indent{w: os.Stdout}, os.Stderr
 	if err := up.Run(); err != nil {
 		return vm.Name, false, fmt.Errorf("virt-local up: %w", err)
 	}
@@ -86,17 +92,17 @@ func run(ctx context.Context, data, bin, guest, manifest string) (string, bool, 
 	} else if err != nil {
 		return vm.Name, false, fmt.Errorf("creating VirtualMachine %s/%s: %w", vm.Namespace, vm.Name, err)
 	}
+	sub, err := subresources.NewClient(rc)
+	if err != nil {
+		return vm.Name, false, err
+	}
 	step("waiting for the VM to run")
-	vmi, err := waitRunning(ctx, cl, client.ObjectKeyFromObject(vm))
+	vmi, err := waitRunning(ctx, cl, sub, client.ObjectKeyFromObject(vm))
 	if err != nil {
 		return vm.Name, false, err
 	}
 	step("the guest's console (virtctl console, through the apiserver)")
 	printBootLog(vmi)
-	sub, err := subresources.NewClient(rc)
-	if err != nil {
-		return vm.Name, false, err
-	}
 	marker, err := watchConsole(ctx, sub, vmi, 30*time.Second)
 	if err != nil {
 		return vm.Name, false, err
@@ -110,8 +116,9 @@ func run(ctx context.Context, data, bin, guest, manifest string) (string, bool, 
   kubectl get vm,vmi,pods -o wide
   curl http://%s/                      # the guest's web server, through the pod network
   tail -f /var/run/virtkit/pods/%s/serial0.log   # its console log
+  less %s   # virt-local's log: every component's
   make stop                            # stops virt-local; guests shut down gracefully
-`, kubeconfig, ip, vmi.UID)
+`, kubeconfig, ip, vmi.UID, filepath.Join(data, "virt-local.log"))
 	return vm.Name, marker, nil
 }
 
@@ -153,20 +160,59 @@ func publishGuest(ctx context.Context, guest string) error {
 	return nil
 }
 
-func waitRunning(ctx context.Context, cl client.Client, key client.ObjectKey) (*virtv1.VirtualMachineInstance, error) {
-	last := ""
+// waitRunning waits until the VM's VMI runs, starting the VM first when it
+// is stopped (startDecision), once, as virtctl start does.
+func waitRunning(ctx context.Context, cl client.Client, sub *subresources.Client, key client.ObjectKey) (*virtv1.VirtualMachineInstance, error) {
+	last, tried, started := "", false, false
 	for {
+		vm := &virtv1.VirtualMachine{}
+		if err := cl.Get(ctx, key, vm); err != nil {
+			return nil, fmt.Errorf("VirtualMachine %s: %w", key, err)
+		}
 		vmi := &virtv1.VirtualMachineInstance{}
-		err := cl.Get(ctx, key, vmi)
+		if err := cl.Get(ctx, key, vmi); apierrors.IsNotFound(err) {
+			vmi = nil
+		} else if err != nil {
+			return nil, err
+		}
 		state := "no VMI yet"
-		if err == nil {
+		if vmi != nil {
 			state = "phase " + string(vmi.Status.Phase)
 			for _, c := range vmi.Status.Conditions {
 				if c.Status == "False" && c.Message != "" {
 					state += fmt.Sprintf(" (%s: %s)", c.Type, c.Message)
 				}
 			}
-			if vmi.Status.Phase == virtv1.Running {
+		}
+		action, why := startDecision(vm, vmi)
+		switch action {
+		case cannotStart:
+			return nil, fmt.Errorf("VirtualMachine %s (%s): %s", key, state, why)
+		case startVM:
+			if started {
+				return nil, fmt.Errorf("VirtualMachine %s stopped again after make run started it (%s): %s", key, state, why)
+			}
+			if !tried {
+				fmt.Printf("  %s/%s: %s; starting it as virtctl start does\n", key.Namespace, key.Name, why)
+				tried = true
+			}
+			var refused *subresources.StatusError
+			err := sub.Start(ctx, key.Namespace, key.Name, virtv1.StartOptions{})
+			switch {
+			case err == nil:
+				started, why = true, "start requested"
+			case errors.As(err, &refused) && refused.Status.Code == http.StatusConflict:
+				// Its state changed since it was read: decide again.
+				why = fmt.Sprintf("start refused (%v); trying again", err)
+			case errors.As(err, &refused) && refused.Status.Code == http.StatusServiceUnavailable:
+				// A virt-local that just started: the apiserver does not
+				// route to virt-api until it has found it available.
+				why = "the subresources API is not available yet; trying again"
+			default:
+				return nil, fmt.Errorf("starting VirtualMachine %s: %w", key, err)
+			}
+		case awaitRun:
+			if vmi != nil && vmi.Status.Phase == virtv1.Running && vmi.DeletionTimestamp == nil {
 				// A VMI left Running by a virt-local that stopped has no
 				// launcher any more: wait for the one that runs.
 				if ok, perr := launcherRuns(ctx, cl, vmi); perr != nil {
@@ -175,20 +221,11 @@ func waitRunning(ctx context.Context, cl client.Client, key client.ObjectKey) (*
 					fmt.Printf("  %s/%s: Running on %s\n", key.Namespace, key.Name, vmi.Status.NodeName)
 					return vmi, nil
 				}
-				state += ", its launcher pod is not running (being replaced)"
+				why = "its launcher pod is not running (being replaced)"
 			}
-			if vmi.IsFinal() {
-				vm := &virtv1.VirtualMachine{}
-				if err := cl.Get(ctx, key, vm); err != nil {
-					return nil, err
-				}
-				if rs, _ := vm.RunStrategy(); rs != virtv1.RunStrategyAlways && rs != virtv1.RunStrategyRerunOnFailure {
-					return nil, fmt.Errorf("VMI %s ended (%s) and its VM's run strategy %s does not restart it; start it again with the subresource API (virtctl start)", key, state, rs)
-				}
-				state += ", the VM starts a new one"
-			}
-		} else if !apierrors.IsNotFound(err) {
-			return nil, err
+		}
+		if why != "" {
+			state += ", " + why
 		}
 		if state != last {
 			fmt.Printf("  %s/%s: %s\n", key.Namespace, key.Name, state)
@@ -268,6 +305,28 @@ func watchConsole(ctx context.Context, c *subresources.Client, vmi *virtv1.Virtu
 }
 
 func step(s string) { fmt.Println("==>", s) }
+
+// indent writes to w with every line indented by two spaces, as the lines
+// under a step.
+type indent struct {
+	w   io.Writer
+	mid bool // within a line
+}
+
+func (in *indent) Write(p []byte) (int, error) {
+	var b []byte
+	for _, c := range p {
+		if !in.mid {
+			b = append(b, ' ', ' ')
+		}
+		b = append(b, c)
+		in.mid = c != '\n'
+	}
+	if _, err := in.w.Write(b); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
 
 func yesNo(b bool) string {
 	if b {

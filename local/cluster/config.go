@@ -60,7 +60,10 @@ type Config struct {
 	// one (Cluster.MetricsAddr tells which); "0" serves none. Default
 	// 127.0.0.1:0: loopback only, as every port of virt-local.
 	MetricsAddr string
-	// Logger receives progress.
+	// Logger receives the cluster's progress as Info entries on Logger
+	// itself, which virt-local shows on the terminal, and each component's
+	// log on a named child of it (Logger.WithName), which virt-local keeps
+	// in its log file only.
 	Logger logr.Logger
 }
 
