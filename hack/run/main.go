@@ -31,8 +31,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	vmicontroller "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/local/registry"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
@@ -115,10 +117,10 @@ func run(ctx context.Context, data, bin, guest, manifest string) (string, bool, 
 	fmt.Printf(`  export KUBECONFIG=%s
   kubectl get vm,vmi,pods -o wide
   curl http://%s/                      # the guest's web server, through the pod network
-  tail -f /var/run/virtkit/pods/%s/serial0.log   # its console log
+  tail -f %s   # its console log
   less %s   # virt-local's log: every component's
   make stop                            # stops virt-local; guests shut down gracefully
-`, kubeconfig, ip, vmi.UID, filepath.Join(data, "virt-local.log"))
+`, kubeconfig, ip, filepath.Join(vmicontroller.HostDir(vmi), contract.SerialLog), filepath.Join(data, "virt-local.log"))
 	return vm.Name, marker, nil
 }
 
@@ -256,7 +258,7 @@ func launcherRuns(ctx context.Context, cl client.Client, vmi *virtv1.VirtualMach
 // printBootLog shows what the guest printed before the console was opened
 // (the launcher keeps a console log on the node).
 func printBootLog(vmi *virtv1.VirtualMachineInstance) {
-	f, err := os.Open(filepath.Join("/var/run/virtkit/pods", string(vmi.UID), "serial0.log"))
+	f, err := os.Open(filepath.Join(vmicontroller.HostDir(vmi), contract.SerialLog))
 	if err != nil {
 		return
 	}
