@@ -573,7 +573,7 @@ func (m *Manager) AbortJob(ctx context.Context, name string) error {
 			return invalidState(op, name, "cannot abort migration in post-copy mode")
 		}
 		j.cancelled = true
-		end = m.endLocked(name, d, j, false, "operation aborted: migration out job: canceled by client")
+		end = m.endLocked(name, d, j, false, "operation aborted: job 'migration out' canceled by client")
 		return nil
 	})
 	if err != nil {
