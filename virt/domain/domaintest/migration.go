@@ -207,6 +207,8 @@ func (s *migSuite) stepProgressAbort(t *testing.T) {
 		t.Fatalf("Migrate after AbortJob succeeded")
 	case !errors.As(err, &de) || de.Op != domain.OpMigrate || de.Domain != s.name:
 		t.Errorf("Migrate after AbortJob: %v; want a *domain.Error of op %s naming %s", err, domain.OpMigrate, s.name)
+	case de.Message == "":
+		t.Errorf("Migrate after AbortJob: %v carries no message of the hypervisor's", err)
 	}
 	t.Logf("aborted: %v", err)
 	expectRunning(t, s.src, s.name)
@@ -264,8 +266,11 @@ func (s *migSuite) stepPostCopy(t *testing.T) {
 	s.dstEvents.waitFor(t, s.tg.timeout(), func(e domain.Event) bool {
 		return e.Domain == name && e.Type == domain.EventResumed && e.Detail == detailResumedPostcopy
 	}, "resumed/postcopy on the destination")
-	expectRunning(t, s.dst, name)
-	st, r, err := s.src.State(ctx, name)
+	st, r, err := s.dst.State(ctx, name)
+	if err != nil || st != domain.StateRunning || r != domain.ReasonRunningMigrated {
+		t.Errorf("destination after post-copy: %v (%s), %v; want running (migrated)", st, domain.ReasonString(st, r), err)
+	}
+	st, r, err = s.src.State(ctx, name)
 	if err != nil || st != domain.StateShutoff || r != domain.ReasonShutoffMigrated {
 		t.Errorf("source after post-copy: %v (%s), %v; want shut off (migrated)", st, domain.ReasonString(st, r), err)
 	}
