@@ -1,6 +1,7 @@
 // Package networktest is the contract suite of virt/network's
 // Configurator: one sequence of steps that every implementation must pass,
-// run against the fake (network.Fake) and a real pod network namespace.
+// run against the fake (network.Fake) and a real pod network namespace
+// (virt/network/netns).
 //
 // An implementation's test calls Run with a function that returns a
 // Target: the Configurator plus a way to read what the namespace holds. The
