@@ -22,7 +22,7 @@ import (
 // in for each.
 type Machine struct {
 	vmi         *virtv1.VirtualMachineInstance
-	dom         domain.Manager
+	dom         Domains
 	storage     storage.Interface
 	pod         storage.Pod
 	network     network.Configurator

@@ -13,7 +13,8 @@ type Option func(*Machine)
 
 // WithDomainManager sets the hypervisor connection (required): a
 // virt/domain/libvirt Manager on the launcher's socket, or virt/domain/fake.
-func WithDomainManager(m domain.Manager) Option { return func(x *Machine) { x.dom = m } }
+// Any domain.Manager will do; the Machine uses only its Domains methods.
+func WithDomainManager(m Domains) Option { return func(x *Machine) { x.dom = m } }
 
 // WithStorage sets how volumes become disks (default: storage.New() with
 // KubeVirt's launcher layout) and the facts about the pod's volumes.

@@ -18,7 +18,7 @@ type Rule struct {
 var Rules = []Rule{
 	{
 		From:      "virt",
-		Forbidden: []string{"controllers", "virtapi", "daemons", "local", "cmd", "hack", "test", "examples", "internal/testenv", "internal/testguest", "virt/domain/domaintest"},
+		Forbidden: []string{"controllers", "virtapi", "daemons", "local", "cmd", "hack", "test", "examples", "internal/testenv", "internal/testguest", "virt/domain/domaintest", "virt/storage/storagetest", "virt/network/networktest"},
 		Why:       "the SDK sits below the controllers, virt-api and the daemons, and never needs a test helper",
 	},
 	{

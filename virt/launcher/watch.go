@@ -11,9 +11,19 @@ import (
 	"github.com/virtkit/virtkit/virt/domain"
 )
 
+// domainWatch is what the watcher needs of a domain.Manager: one domain's
+// state, and ending it on a stop request.
+type domainWatch interface {
+	State(ctx context.Context, name string) (domain.State, domain.Reason, error)
+	Shutdown(ctx context.Context, name string) error
+	Destroy(ctx context.Context, name string) error
+}
+
+var _ domainWatch = domain.Manager(nil)
+
 // watcher follows one domain's state through a Manager.
 type watcher struct {
-	m    domain.Manager
+	m    domainWatch
 	name string
 	poll time.Duration
 	log  logr.Logger

@@ -1,6 +1,8 @@
 package migrate
 
 import (
+	"context"
+
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/virtkit/virtkit/virt/domain"
@@ -43,6 +45,18 @@ type Destination struct {
 	// the completed migration's statistics from it (the downtime is known
 	// only there) and, when a migration does not complete while the source
 	// still runs the guest, removes any domain of that name the destination
-	// kept (libvirt normally removes it itself).
-	Host Host
+	// kept (libvirt normally removes it itself). Any Host will do.
+	Host DestinationHost
 }
+
+// DestinationHost is what Run needs of the destination's connection: the
+// domain's state and the completed migration's statistics, and removing
+// what a failed migration left there.
+type DestinationHost interface {
+	State(ctx context.Context, name string) (domain.State, domain.Reason, error)
+	JobStats(ctx context.Context, name string, opts domain.JobStatsOptions) (*domain.JobStats, error)
+	Destroy(ctx context.Context, name string) error
+	Undefine(ctx context.Context, name string) error
+}
+
+var _ DestinationHost = Host(nil)

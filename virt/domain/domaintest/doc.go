@@ -11,5 +11,10 @@
 // (ErrUnsupported, ErrAgentUnavailable), so an implementation cannot pass
 // by failing quietly.
 //
+// RunMigration is the contract of domain.Migrator between two hypervisors:
+// a MigrationTarget gives a source and a destination (two fakes joined with
+// AddPeer, or two private libvirtd), and the suite migrates domains between
+// them, polling JobStats as virt/migrate does.
+//
 // It imports no cgo package and builds with CGO_ENABLED=0.
 package domaintest

@@ -143,15 +143,17 @@ const (
 	detailResumedPostcopy  = 3 // VIR_DOMAIN_EVENT_RESUMED_POSTCOPY
 )
 
-// MigratableXML returns a copy of the running document; see domain.Migrator.
+// MigratableXML returns a copy of the running document, or of a shut-off
+// domain's definition, as libvirt does; see domain.Migrator.
 func (m *Manager) MigratableXML(ctx context.Context, name string) (*libvirtxml.Domain, error) {
 	var out *libvirtxml.Domain
 	err := m.onDomain(ctx, domain.OpMigratableXML, name, func(d *fakeDomain) error {
-		if d.live == nil {
-			return invalidState(domain.OpMigratableXML, name, "domain is not running")
+		doc := d.live
+		if doc == nil {
+			doc = d.config
 		}
 		var err error
-		out, err = copyDoc(d.live)
+		out, err = copyDoc(doc)
 		return err
 	})
 	return out, err
@@ -571,7 +573,7 @@ func (m *Manager) AbortJob(ctx context.Context, name string) error {
 			return invalidState(op, name, "cannot abort migration in post-copy mode")
 		}
 		j.cancelled = true
-		end = m.endLocked(name, d, j, false, "operation aborted: migration out job: canceled by client")
+		end = m.endLocked(name, d, j, false, "operation aborted: job 'migration out' canceled by client")
 		return nil
 	})
 	if err != nil {

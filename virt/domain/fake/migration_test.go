@@ -156,7 +156,7 @@ func TestMigrateAbort(t *testing.T) {
 	clk.Add(time.Second)
 	assert.NilError(t, src.AbortJob(context.Background(), "vm"))
 	err := <-errc
-	assert.ErrorContains(t, err, "operation aborted: migration out job: canceled by client")
+	assert.ErrorContains(t, err, "operation aborted: job 'migration out' canceled by client")
 	st, _, err := src.State(context.Background(), "vm")
 	assert.NilError(t, err)
 	assert.Equal(t, st, domain.StateRunning)

@@ -61,6 +61,26 @@ func (h *hosts) destination(t *testing.T) migrate.Destination {
 	}
 }
 
+// destinationFor is the destination of the domain name: the guest writes
+// its console log there to a file of its own.
+func (h *hosts) destinationFor(t *testing.T, name string) migrate.Destination {
+	dest := h.destination(t)
+	dest.EditXML = func(doc *libvirtxml.Domain) error {
+		doc.Devices.Serials[0].Source.File.Path = h.log(name, "dst")
+		return nil
+	}
+	return dest
+}
+
+// migrating is the set-up most migration tests share: two hosts, the test
+// guest booted as name on the source, and its destination.
+func migrating(t *testing.T, name string) (*hosts, migrate.Destination) {
+	t.Helper()
+	h := twoHosts(t)
+	h.boot(t, name)
+	return h, h.destinationFor(t, name)
+}
+
 func (h *hosts) log(name, side string) string { return filepath.Join(h.dir, name+"."+side+".log") }
 
 // boot defines and starts the test guest (256 MiB, TCG) on the source,
@@ -152,12 +172,12 @@ func TestRealMigration(t *testing.T) {
 	testenv.WaitConsole(t, ctx, h.log(name, "src"), regexp.MustCompile(`^VIRTKIT-DISK vda previous=none wrote=1 readback=ok`))
 	before := beat(t, h.log(name, "src"), 0)
 
-	dest := h.destination(t)
+	dest := h.destinationFor(t, name)
+	ownLog := dest.EditXML
 	dest.EditXML = func(doc *libvirtxml.Domain) error {
-		// The destination writes its own console log, and uses its own overlay.
-		doc.Devices.Serials[0].Source.File.Path = h.log(name, "dst")
+		// The destination uses its own overlay.
 		doc.Devices.Disks[0].Source.File.File = dstDisk
-		return nil
+		return ownLog(doc)
 	}
 	var polls []migrate.Progress
 	res, err := migrate.Run(ctx, h.src, name, dest, migrate.DefaultConfig(),
@@ -205,19 +225,13 @@ func TestRealMigration(t *testing.T) {
 // Run aborts it; the guest keeps running on the source (its heartbeat goes
 // on) and the destination has no domain.
 func TestRealMigrationAbortAtCompletionTimeout(t *testing.T) {
-	h := twoHosts(t)
 	const name = "mig-abort"
-	h.boot(t, name)
+	h, dest := migrating(t, name)
 	cfg := migrate.DefaultConfig()
 	cfg.BandwidthPerMigration = 1 << 20
 	cfg.CompletionTimeoutPerGiB = 3 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dest := h.destination(t)
-	dest.EditXML = func(doc *libvirtxml.Domain) error {
-		doc.Devices.Serials[0].Source.File.Path = h.log(name, "dst")
-		return nil
-	}
 	var fastest uint64
 	res, err := migrate.Run(ctx, h.src, name, dest, cfg,
 		migrate.WithPollInterval(200*time.Millisecond),
@@ -242,19 +256,13 @@ func TestRealMigrationAbortAtCompletionTimeout(t *testing.T) {
 // with a 20 s completion timeout, which at that rate it could not meet, it
 // completes once the limit is lifted at the first poll.
 func TestRealMigrationBandwidthLiftedOnTheFly(t *testing.T) {
-	h := twoHosts(t)
 	const name = "mig-lift"
-	h.boot(t, name)
+	h, dest := migrating(t, name)
 	cfg := migrate.DefaultConfig()
 	cfg.BandwidthPerMigration = 1 << 20
 	cfg.CompletionTimeoutPerGiB = 20 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dest := h.destination(t)
-	dest.EditXML = func(doc *libvirtxml.Domain) error {
-		doc.Devices.Serials[0].Source.File.Path = h.log(name, "dst")
-		return nil
-	}
 	var limited uint64
 	lifted := false
 	res, err := migrate.Run(ctx, h.src, name, dest, cfg,
@@ -278,20 +286,14 @@ func TestRealMigrationBandwidthLiftedOnTheFly(t *testing.T) {
 // Past its completion timeout with post-copy allowed, the migration
 // switches to post-copy and completes: the guest runs on the destination.
 func TestRealMigrationPostCopy(t *testing.T) {
-	h := twoHosts(t)
 	const name = "mig-postcopy"
-	h.boot(t, name)
+	h, dest := migrating(t, name)
 	cfg := migrate.DefaultConfig()
 	cfg.BandwidthPerMigration = 1 << 20
 	cfg.CompletionTimeoutPerGiB = 2 * time.Second
 	cfg.AllowPostCopy, cfg.AllowWorkloadDisruption = true, true
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dest := h.destination(t)
-	dest.EditXML = func(doc *libvirtxml.Domain) error {
-		doc.Devices.Serials[0].Source.File.Path = h.log(name, "dst")
-		return nil
-	}
 	before := lastBeat(t, h.log(name, "src"))
 	var switched, rate uint64
 	res, err := migrate.Run(ctx, h.src, name, dest, cfg, migrate.WithPollInterval(200*time.Millisecond),

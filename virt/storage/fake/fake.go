@@ -1,6 +1,8 @@
 // Package fake is an in-memory storage.Interface for callers' unit tests:
-// it plans with storage.PreviewPlan (no file is read), records every call,
-// remembers which plans are prepared, and fails on request.
+// it plans with storage.PreviewPlan (no file is read), refusing what the
+// real planner refuses without reading files, records every call,
+// remembers which plans are prepared, and fails on request. It passes the
+// contract suite virt/storage/storagetest, as the real Manager does.
 //
 // It does not model files: Prepare creates nothing and Release removes
 // nothing, formats and capacities are PreviewPlan's guesses, and no size or
@@ -10,6 +12,8 @@ package fake
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 
 	virtv1 "kubevirt.io/api/core/v1"
@@ -67,6 +71,19 @@ func (s *Storage) Calls() []Call {
 	return append([]Call(nil), s.calls...)
 }
 
+// PreparedImages returns the paths of the images prepared and not
+// released, sorted: the fake's counterpart of the files in a pod.
+func (s *Storage) PreparedImages() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.prepared))
+	for p := range s.prepared {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Prepared reports whether an image at path is prepared and not released.
 func (s *Storage) Prepared(path string) bool {
 	s.mu.Lock()
@@ -88,7 +105,9 @@ func (s *Storage) record(op, vmi string, plan storage.Plan) error {
 
 func key(vmi *virtv1.VirtualMachineInstance) string { return vmi.Namespace + "/" + vmi.Name }
 
-// Plan returns storage.PreviewPlan(vmi), or PlanFunc's answer.
+// Plan returns storage.PreviewPlan(vmi) for the volumes vmi's disks use,
+// refusing what the real planner refuses without reading files (see
+// plan), or PlanFunc's answer.
 func (s *Storage) Plan(ctx context.Context, vmi *virtv1.VirtualMachineInstance, pod storage.Pod) (storage.Plan, error) {
 	if err := s.record(OpPlan, key(vmi), nil); err != nil {
 		return nil, err
@@ -99,7 +118,9 @@ func (s *Storage) Plan(ctx context.Context, vmi *virtv1.VirtualMachineInstance, 
 	if s.PlanFunc != nil {
 		return s.PlanFunc(ctx, vmi, pod)
 	}
-	return storage.PreviewPlan(vmi), nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.plan(vmi, pod)
 }
 
 // Prepare marks every image of plan prepared.
@@ -115,12 +136,31 @@ func (s *Storage) Prepare(ctx context.Context, vmi *virtv1.VirtualMachineInstanc
 			return err
 		}
 	}
+	// As the real Prepare, all or nothing: an image of a kind it cannot
+	// make fails before anything is marked.
+	for n, p := range plan {
+		if p.Create && !makes(p.Kind) {
+			return &storage.VolumeError{Volume: n, Path: p.Path, Detail: "preparing " + string(p.Kind),
+				Err: fmt.Errorf("the plan asks to create an image of unknown kind %q", p.Kind)}
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, p := range plan {
 		s.prepared[p.Path] = p
 	}
 	return nil
+}
+
+// makes reports whether Prepare can create an image of kind k.
+func makes(k storage.Kind) bool {
+	switch k {
+	case storage.KindPersistentVolumeClaim, storage.KindDataVolume, storage.KindHostDisk, storage.KindEmptyDisk,
+		storage.KindEphemeral, storage.KindContainerDisk, storage.KindCloudInitNoCloud, storage.KindCloudInitConfigDrive,
+		storage.KindConfigMap, storage.KindSecret, storage.KindServiceAccount, storage.KindDownwardAPI:
+		return true
+	}
+	return false
 }
 
 // Release forgets the Discardable images of plan.
