@@ -15,6 +15,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/virtkit/virtkit/controllers/conditions"
 )
 
 // TestController runs the controller in a manager against a real apiserver;
@@ -208,12 +210,7 @@ func testDeleteVMI(t *testing.T, cl *cluster) {
 }
 
 func condition(v *virtv1.VirtualMachineInstance, ty virtv1.VirtualMachineInstanceConditionType) *virtv1.VirtualMachineInstanceCondition {
-	for i := range v.Status.Conditions {
-		if v.Status.Conditions[i].Type == ty {
-			return &v.Status.Conditions[i]
-		}
-	}
-	return nil
+	return conditions.VMI().Find(v.Status.Conditions, ty)
 }
 
 // testCreateFails: a VMI that cannot have a pod says why, in Pending.
