@@ -20,6 +20,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/controllers/stale"
 	"github.com/virtkit/virtkit/virt"
 	"github.com/virtkit/virtkit/virt/launcher"
@@ -90,7 +91,7 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 		openPod:     OpenPod,
 		clock:       clock.RealClock{},
 		log:         logr.Discard(),
-		recorder:    discardRecorder{},
+		recorder:    events.Discard(),
 		lostTimeout: DefaultLauncherLostTimeout,
 		workers:     4,
 		states:      states{dir: cfg.StateDir},

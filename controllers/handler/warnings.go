@@ -4,17 +4,17 @@ import (
 	"fmt"
 
 	k8sv1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/controllers/conditions"
+	"github.com/virtkit/virtkit/controllers/events"
 	vmictrl "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt/storage/hotplug"
 )
 
 // EventRecorder is the part of client-go's record.EventRecorder the handler
 // uses; the manager's recorder satisfies it.
-type EventRecorder = vmictrl.EventRecorder
+type EventRecorder = events.Recorder
 
 // ReasonSyncFailed is the reason of the Warning event of a start that
 // failed: KubeVirt's virt-handler's SyncFailed.
@@ -89,8 +89,3 @@ func (r *Reconciler) warn(vmi *virtv1.VirtualMachineInstance, next virtv1.Virtua
 		r.recorder.Eventf(vmi, k8sv1.EventTypeWarning, w.Reason, "%s", w.Message)
 	}
 }
-
-// discardRecorder drops events.
-type discardRecorder struct{}
-
-func (discardRecorder) Eventf(runtime.Object, string, string, string, ...any) {}

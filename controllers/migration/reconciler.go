@@ -19,6 +19,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/controllers/stale"
 	"github.com/virtkit/virtkit/controllers/vmi"
 )
@@ -52,7 +53,7 @@ var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // New returns a migration controller with opts applied.
 func New(opts ...Option) *Reconciler {
-	r := &Reconciler{clock: clock.RealClock{}, recorder: discardRecorder{}, namespace: DefaultKubeVirtNamespace}
+	r := &Reconciler{clock: clock.RealClock{}, recorder: events.Discard(), namespace: DefaultKubeVirtNamespace}
 	for _, o := range opts {
 		o(r)
 	}

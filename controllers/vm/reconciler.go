@@ -16,6 +16,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/controllers/stale"
 	"github.com/virtkit/virtkit/virt/spec"
 )
@@ -65,11 +66,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.client == nil {
 		r.client, r.reader = mgr.GetClient(), mgr.GetAPIReader()
 	}
-	if _, ok := r.recorder.(discardRecorder); ok {
-		// KubeVirt's clients read core/v1 Events; the new events API writes events.k8s.io.
-		//lint:ignore SA1019 see above
-		r.recorder = mgr.GetEventRecorderFor("virtualmachine-controller")
-	}
+	r.recorder = events.OrManager(r.recorder, mgr, "virtualmachine-controller")
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("virtualmachine").
 		For(&virtv1.VirtualMachine{}).

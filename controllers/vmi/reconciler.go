@@ -17,6 +17,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/controllers/stale"
 )
 
@@ -35,7 +36,7 @@ var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // New returns a VirtualMachineInstance reconciler with opts applied.
 func New(opts ...Option) *Reconciler {
-	r := &Reconciler{clock: clock.RealClock{}, recorder: discardRecorder{}}
+	r := &Reconciler{clock: clock.RealClock{}, recorder: events.Discard()}
 	for _, o := range opts {
 		o(r)
 	}
@@ -51,11 +52,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.client == nil {
 		r.client, r.reader = mgr.GetClient(), mgr.GetAPIReader()
 	}
-	if _, ok := r.recorder.(discardRecorder); ok {
-		// KubeVirt's clients read core/v1 Events; the new events API writes events.k8s.io.
-		//lint:ignore SA1019 see above
-		r.recorder = mgr.GetEventRecorderFor("virtualmachineinstance-controller")
-	}
+	r.recorder = events.OrManager(r.recorder, mgr, "virtualmachineinstance-controller")
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("virtualmachineinstance").
 		For(&virtv1.VirtualMachineInstance{}).
