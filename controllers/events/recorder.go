@@ -36,7 +36,8 @@ func OrManager(rec Recorder, mgr Manager, component string) Recorder {
 	if _, none := rec.(discard); !none && rec != nil {
 		return rec
 	}
-	// KubeVirt's clients read core/v1 Events; the new events API writes events.k8s.io.
-	//lint:ignore SA1019 see above
+	// KubeVirt's clients read core/v1 Events, which this (deprecated in
+	// controller-runtime) recorder writes; the new events API writes
+	// events.k8s.io ones.
 	return mgr.GetEventRecorderFor(component)
 }
