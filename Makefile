@@ -8,7 +8,13 @@ export GOFLAGS := -buildvcs=false
 
 # Packages that link libvirt through cgo (a regular expression over import
 # paths); everything else must build without cgo.
-CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/daemons/virt-handler$$|/daemons/virt-local$$|/test/|/hack/bootguest$$|/hack/bench/
+CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/daemons/virt-handler$$|/daemons/virt-local$$|/test/|/hack/bootguest$$|/hack/bench/(density|migration|overhead)$$|/internal/localcluster$$
+
+# Nested Go modules with tests and code of their own: hack/bench keeps the
+# benchmarks' dependencies (plotting, profiles) out of the SDK's go.mod. The
+# root module's `./...` stops at their go.mod, so test, lint and check-pure
+# visit each of them too.
+NESTED_MODULES := hack/bench
 
 # API groups whose CRDs deploy/crds serves (see hack/crdgen).
 CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1
@@ -30,10 +36,12 @@ boot-guest: deps guest
 ## test: every test, installing and building what the tests need first
 test: deps kube-bins cni-bins guest daemons lint check-pure verify-generated
 	go test -count=1 -timeout 45m ./...
+	@for m in $(NESTED_MODULES); do echo "cd $$m && go test -count=1 -timeout 45m ./..."; (cd $$m && go test -count=1 -timeout 45m ./...); done
 
 ## test-short: unit tests only (no real processes)
 test-short:
 	go test -short -count=1 ./...
+	@for m in $(NESTED_MODULES); do echo "cd $$m && go test -short -count=1 ./..."; (cd $$m && go test -short -count=1 ./...); done
 
 ## deps: Debian packages and the libvirt-qemu user (idempotent)
 deps:
@@ -72,11 +80,16 @@ lint: tools
 	  if [[ -n "$$bad" ]]; then echo "gofmt needed: $$bad" >&2; exit 1; fi
 	go vet ./...
 	$(TOOLS)/staticcheck ./...
+	@for m in $(NESTED_MODULES); do echo "cd $$m && go vet ./... && staticcheck ./..."; (cd $$m && go vet ./... && $(TOOLS)/staticcheck ./...); done
 
 ## check-pure: every package outside CGO_PACKAGES builds with CGO_ENABLED=0, and the pure packages (internal/layering.Pure) for darwin/arm64 and windows/amd64 too
 check-pure:
 	@pkgs=$$(go list ./... | grep -v -E '$(CGO_PACKAGES)'); \
 	  CGO_ENABLED=0 go build $$pkgs
+	@for m in $(NESTED_MODULES); do \
+	  pkgs=$$(cd $$m && go list ./... | grep -v -E '$(CGO_PACKAGES)' || true); \
+	  if [[ -n "$$pkgs" ]]; then (cd $$m && CGO_ENABLED=0 go build $$pkgs); fi; \
+	done
 	@pure=$$(go run ./hack/purelist); \
 	  for target in darwin/arm64 windows/amd64; do \
 	    echo "check-pure: $$target: $$(echo $$pure)"; \
@@ -91,18 +104,18 @@ daemons:
 N ?= 4
 RUNS ?= 20
 bench-overhead: deps guest daemons
-	go run ./hack/bench/overhead -launcher $(OUT)/bin/virt-launcher -n $(N) -runs $(RUNS)
+	cd hack/bench && go run ./overhead -repo $(CURDIR) -launcher $(OUT)/bin/virt-launcher -n $(N) -runs $(RUNS)
 
 ## bench-density: KubeVirt's density test on virt-local next to plain libvirt (DENSITY_N VMIs, 100 ms apart)
 DENSITY_N ?= 20
 bench-density: deps kube-bins cni-bins guest daemons
-	go run ./hack/bench/density -n $(DENSITY_N) $(DENSITY_FLAGS)
+	cd hack/bench && go run ./density -repo $(CURDIR) -n $(DENSITY_N) $(DENSITY_FLAGS)
 
 ## bench-migration: live migration on virt-local (two nodes) next to a plain libvirt migration, for each of MIGRATION_SIZES MiB
 MIGRATION_SIZES ?= 256,1024
 MIGRATION_RUNS ?= 3
 bench-migration: deps kube-bins cni-bins guest daemons
-	go run ./hack/bench/migration -sizes $(MIGRATION_SIZES) -runs $(MIGRATION_RUNS)
+	cd hack/bench && go run ./migration -repo $(CURDIR) -sizes $(MIGRATION_SIZES) -runs $(MIGRATION_RUNS)
 
 clean:
 	rm -rf $(OUT)/run $(OUT)/crd-raw $(OUT)/crd-check

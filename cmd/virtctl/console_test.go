@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
@@ -29,11 +30,9 @@ func echoConsole(t *testing.T) io.ReadWriteCloser {
 // waitFor polls cond for up to 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	testenv.EventuallyEvery(testenv.Within(t, 10*time.Second), t, 5*time.Millisecond, what, func() (bool, string) {
+		return cond(), "not yet"
+	})
 }
 
 // runAsync runs virtctl in the background and returns its exit code's channel.

@@ -20,6 +20,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
@@ -334,11 +335,9 @@ func (p *proc) write(t *testing.T, s string) {
 // waitFor polls cond for up to 30 s, failing with what the process said.
 func (p *proc) waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; stdout %q, stderr:\n%s", what, p.stdout, p.stderr)
-		}
-	}
+	testenv.EventuallyEvery(testenv.Within(t, 30*time.Second), t, 10*time.Millisecond, what, func() (bool, string) {
+		return cond(), fmt.Sprintf("stdout %q, stderr:\n%s", p.stdout, p.stderr)
+	})
 }
 
 func (p *proc) waitStdout(t *testing.T, want string) {

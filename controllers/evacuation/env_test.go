@@ -64,17 +64,14 @@ func start(t *testing.T) client.Client {
 		}
 	})
 	addr := net.JoinHostPort(o.LocalServingHost, strconv.Itoa(o.LocalServingPort))
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	testenv.EventuallyEvery(testenv.Within(t, 10*time.Second), t, 20*time.Millisecond, "the webhook server serving on "+addr, func() (bool, string) {
 		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true})
-		if err == nil {
-			c.Close()
-			break
+		if err != nil {
+			return false, err.Error()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("webhook server not serving on %s: %v", addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		c.Close()
+		return true, ""
+	})
 	return cp.Client
 }
 
@@ -125,15 +122,7 @@ func evacuationMigrations(t *testing.T, c client.Client, name string) []virtv1.V
 
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	last := ""
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-	}
-	t.Fatalf("timed out waiting for %s; last: %s", what, last)
+	testenv.EventuallyEvery(testenv.Within(t, 15*time.Second), t, 50*time.Millisecond, what, cond)
 }
 
 func get(t *testing.T, c client.Client, v *virtv1.VirtualMachineInstance) *virtv1.VirtualMachineInstance {

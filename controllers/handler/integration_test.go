@@ -3,6 +3,7 @@ package handler_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -186,18 +187,12 @@ func testHotplug(t *testing.T, n *realNode, pod *testPod, key client.ObjectKey, 
 	n.waitVMI(t, key, "the volume gone", 30*time.Second, func(v *virtv1.VirtualMachineInstance) bool {
 		return len(v.Status.VolumeStatus) == 1
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testenv.EventuallyEvery(testenv.Within(t, 30*time.Second), t, 200*time.Millisecond, "the hotplugged disk detached", func() (bool, string) {
 		doc, err := m.XML(ctx, key.Namespace+"_"+key.Name, domain.XMLOptions{})
 		assert.NilError(t, err)
-		if _, attached := handler.RunningDomainOf(doc).Targets["data"]; !attached {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the hotplugged disk was not detached")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		_, attached := handler.RunningDomainOf(doc).Targets["data"]
+		return !attached, "still attached"
+	})
 }
 
 func testKilledQEMU(t *testing.T, n *realNode) {
@@ -236,13 +231,10 @@ func testRestart(t *testing.T, n *realNode) {
 	// A new handler adopts it: same QEMU, heartbeat going on, DHCP served
 	// again, no status write.
 	n.start(t)
-	deadline := time.Now().Add(30 * time.Second)
-	for pod.packetSockets(t) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the new handler serves no DHCP in the pod")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.Eventually(testenv.Within(t, 30*time.Second), t, "the new handler serving DHCP in the pod", func() (bool, string) {
+		socks := pod.packetSockets(t)
+		return socks == 1, fmt.Sprintf("%d packet sockets", socks)
+	})
 	time.Sleep(2 * time.Second)
 	assert.Check(t, is.Len(n.Writes.Writes(ns), 0), "writes after the restart: %v", n.Writes.Writes(ns))
 	assert.Equal(t, pod.qemuPID(t, ns+"_vm1"), qemu, "the guest's QEMU changed")

@@ -191,19 +191,13 @@ func (n *realNode) release(t *testing.T, key types.NamespacedName) {
 // waitVMI waits up to limit for the VMI to satisfy ok.
 func (n *realNode) waitVMI(t *testing.T, key types.NamespacedName, what string, limit time.Duration, ok func(*virtv1.VirtualMachineInstance) bool) *virtv1.VirtualMachineInstance {
 	t.Helper()
-	deadline := time.Now().Add(limit)
 	var vmi virtv1.VirtualMachineInstance
-	for {
+	testenv.Eventually(testenv.Within(t, limit), t, fmt.Sprintf("VMI %s: %s", key, what), func() (bool, string) {
 		err := n.CP.Client.Get(context.Background(), key, &vmi)
-		if err == nil && ok(&vmi) {
-			return &vmi
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("VMI %s: timed out waiting for %s: phase=%s reason=%q conditions=%+v err=%v", key, what,
-				vmi.Status.Phase, vmi.Status.Reason, vmi.Status.Conditions, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil && ok(&vmi), fmt.Sprintf("phase=%s reason=%q conditions=%+v err=%v",
+			vmi.Status.Phase, vmi.Status.Reason, vmi.Status.Conditions, err)
+	})
+	return &vmi
 }
 
 func phaseIs(p virtv1.VirtualMachineInstancePhase) func(*virtv1.VirtualMachineInstance) bool {

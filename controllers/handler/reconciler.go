@@ -20,6 +20,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/virtkit/virtkit/controllers/events"
+	"github.com/virtkit/virtkit/controllers/stale"
 	"github.com/virtkit/virtkit/virt"
 	"github.com/virtkit/virtkit/virt/launcher"
 	"github.com/virtkit/virtkit/virt/storage"
@@ -32,9 +34,6 @@ const (
 	lostPoll  = time.Second
 	// callTimeout bounds one libvirt call of a reconcile.
 	callTimeout = 30 * time.Second
-	// staleRetry is how soon a reconcile that saw a VMI older than the
-	// handler's own last write of it runs again.
-	staleRetry = 200 * time.Millisecond
 )
 
 // Reconciler is the node's handler: a controller-runtime reconciler over the
@@ -73,9 +72,8 @@ type Reconciler struct {
 	// lost is when a launcher, by VMI uid, was first found not answering
 	// without a result; cleared when it answers.
 	lost map[types.UID]time.Time
-	// replaced is, per VMI, the resourceVersion the handler's last status
-	// write replaced: a cache still showing it is stale.
-	replaced map[types.NamespacedName]string
+	// versions are the VMI versions the handler's status writes replaced.
+	versions stale.Guard
 	// closed is set by Close: guests taken up afterwards are let go at once.
 	closed bool
 }
@@ -93,7 +91,7 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 		openPod:     OpenPod,
 		clock:       clock.RealClock{},
 		log:         logr.Discard(),
-		recorder:    discardRecorder{},
+		recorder:    events.Discard(),
 		lostTimeout: DefaultLauncherLostTimeout,
 		workers:     4,
 		states:      states{dir: cfg.StateDir},
@@ -103,7 +101,6 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 
 		targetEvents: make(chan event.TypedGenericEvent[types.NamespacedName], 64),
 		lost:         map[types.UID]time.Time{},
-		replaced:     map[types.NamespacedName]string{},
 	}
 	for _, o := range opts {
 		o(r)
@@ -162,7 +159,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	vmi := &virtv1.VirtualMachineInstance{}
 	if err := r.client.Get(ctx, key, vmi); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.setReplaced(key, "")
+			r.versions.Forget(key)
 			pending, err := r.gone(ctx, key)
 			if pending && err == nil {
 				return ctrl.Result{RequeueAfter: sweepRetry}, nil
@@ -171,14 +168,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, fmt.Errorf("handler: read VirtualMachineInstance %s: %w", key, err)
 	}
-	if r.isStale(key, vmi.ResourceVersion) {
-		return ctrl.Result{RequeueAfter: staleRetry}, nil
+	if r.versions.Stale(key, vmi.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: stale.RetryAfter}, nil
 	}
 	res, err := r.reconcile(ctx, key, vmi)
 	switch {
 	case apierrors.IsConflict(err):
 		// Someone else wrote the VMI meanwhile; look again, quietly.
-		return ctrl.Result{RequeueAfter: staleRetry}, nil
+		return ctrl.Result{RequeueAfter: stale.RetryAfter}, nil
 	case apierrors.IsNotFound(err):
 		return ctrl.Result{}, nil // deleted meanwhile: its delete event follows
 	}
@@ -230,31 +227,10 @@ func (r *Reconciler) writeStatus(ctx context.Context, vmi *virtv1.VirtualMachine
 		return fmt.Errorf("handler: status of VirtualMachineInstance %s/%s (phase %s): %w", vmi.Namespace, vmi.Name, st.Phase, err)
 	}
 	logf.FromContext(ctx).V(1).Info("status written", "phase", st.Phase, "reason", st.Reason)
-	r.setReplaced(client.ObjectKeyFromObject(vmi), vmi.ResourceVersion)
+	r.versions.Replaced(client.ObjectKeyFromObject(vmi), vmi.ResourceVersion, updated.ResourceVersion)
 	r.warn(vmi, st)
 	*vmi = *updated
 	return nil
-}
-
-func (r *Reconciler) setReplaced(key types.NamespacedName, rv string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if rv == "" {
-		delete(r.replaced, key)
-		return
-	}
-	r.replaced[key] = rv
-}
-
-// isStale reports whether rv is one the handler's own write replaced.
-func (r *Reconciler) isStale(key types.NamespacedName, rv string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	old, ok := r.replaced[key]
-	if ok && old != rv {
-		delete(r.replaced, key) // the cache has caught up
-	}
-	return ok && old == rv
 }
 
 // guest returns the guest the handler runs for key, nil if none.

@@ -18,6 +18,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/virtkit/virtkit/controllers/conditions"
 	"github.com/virtkit/virtkit/controllers/handler"
 	"github.com/virtkit/virtkit/virt/domain"
 	"github.com/virtkit/virtkit/virt/launcher"
@@ -30,12 +31,7 @@ func reqFor(name string) ctrl.Request {
 }
 
 func condition(vmi *virtv1.VirtualMachineInstance, t virtv1.VirtualMachineInstanceConditionType) *virtv1.VirtualMachineInstanceCondition {
-	for i := range vmi.Status.Conditions {
-		if vmi.Status.Conditions[i].Type == t {
-			return &vmi.Status.Conditions[i]
-		}
-	}
-	return nil
+	return conditions.VMI().Find(vmi.Status.Conditions, t)
 }
 
 // A Scheduled VMI whose launcher is ready runs after one status write that

@@ -19,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/virtkit/virtkit/controllers/events"
 )
 
 // NodeNameField is the VMI field the handler's cache selects on; the VMI
@@ -44,11 +46,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.client == nil {
 		r.client, r.reader = mgr.GetClient(), mgr.GetAPIReader()
 	}
-	if _, ok := r.recorder.(discardRecorder); ok {
-		// KubeVirt's clients read core/v1 Events; the new events API writes events.k8s.io.
-		//lint:ignore SA1019 see above
-		r.recorder = mgr.GetEventRecorderFor("virt-handler")
-	}
+	r.recorder = events.OrManager(r.recorder, mgr, "virt-handler")
 	if err := mgr.Add(manager.RunnableFunc(r.reviewRecords)); err != nil {
 		return err
 	}
@@ -56,7 +54,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		v, ok := o.(*virtv1.VirtualMachineInstance)
 		return ok && v.Status.NodeName == r.cfg.NodeName
 	})
-	events := source.TypedChannel(r.events, handler.TypedFuncs[types.NamespacedName, reconcile.Request]{
+	domainEvents := source.TypedChannel(r.events, handler.TypedFuncs[types.NamespacedName, reconcile.Request]{
 		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[types.NamespacedName], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			q.Add(reconcile.Request{NamespacedName: e.Object})
 		},
@@ -64,7 +62,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("virt-handler").
 		For(&virtv1.VirtualMachineInstance{}, builder.WithPredicates(onNode)).
-		WatchesRawSource(events).
+		WatchesRawSource(domainEvents).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers}).
 		Complete(r); err != nil {
 		return err

@@ -2,7 +2,6 @@ package handler
 
 import (
 	"net/netip"
-	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/virtkit/virtkit/controllers/conditions"
 	"github.com/virtkit/virtkit/virt/domain"
 	"github.com/virtkit/virtkit/virt/network"
 )
@@ -74,16 +74,16 @@ func Status(vmi *virtv1.VirtualMachineInstance, f Facts, now time.Time) virtv1.V
 		return st
 	}
 	st.Reason = ""
-	removeCondition(&st, virtv1.VirtualMachineInstanceSynchronized)
+	conditions.VMI().Remove(&st.Conditions, virtv1.VirtualMachineInstanceSynchronized)
 	paused := false
 	for _, c := range ds.Conditions {
-		setCondition(&st, c, t)
+		conditions.VMI().Set(&st.Conditions, c, t)
 		paused = paused || c.Type == virtv1.VirtualMachineInstancePaused
 	}
 	if !paused {
-		removeCondition(&st, virtv1.VirtualMachineInstancePaused)
+		conditions.VMI().Remove(&st.Conditions, virtv1.VirtualMachineInstancePaused)
 	}
-	setCondition(&st, liveMigratable(vmi), t)
+	conditions.VMI().Set(&st.Conditions, liveMigratable(vmi), t)
 	st.MigrationMethod = migrationMethod(vmi)
 	st.MigrationTransport = virtv1.MigrationTransportUnix
 	st.Interfaces = interfaces(vmi, f.Network)
@@ -131,8 +131,8 @@ func end(st *virtv1.VirtualMachineInstanceStatus, e Ending, t metav1.Time) {
 	if e.Message != "" {
 		ready.Message = e.Message
 	}
-	setCondition(st, ready, t)
-	removeCondition(st, virtv1.VirtualMachineInstancePaused)
+	conditions.VMI().Set(&st.Conditions, ready, t)
+	conditions.VMI().Remove(&st.Conditions, virtv1.VirtualMachineInstancePaused)
 }
 
 // failure names why a domain's state is a failure, in the words the VMI
@@ -161,31 +161,6 @@ func setPhase(st *virtv1.VirtualMachineInstanceStatus, phase virtv1.VirtualMachi
 	st.Phase = phase
 	st.PhaseTransitionTimestamps = append(st.PhaseTransitionTimestamps,
 		virtv1.VirtualMachineInstancePhaseTransitionTimestamp{Phase: phase, PhaseTransitionTimestamp: t})
-}
-
-// setCondition sets c, keeping the old transition time while the status stays.
-func setCondition(st *virtv1.VirtualMachineInstanceStatus, c virtv1.VirtualMachineInstanceCondition, t metav1.Time) {
-	for i, old := range st.Conditions {
-		if old.Type != c.Type {
-			continue
-		}
-		c.LastTransitionTime = old.LastTransitionTime
-		if old.Status != c.Status || c.LastTransitionTime.IsZero() {
-			c.LastTransitionTime = t
-		}
-		c.LastProbeTime = old.LastProbeTime
-		st.Conditions[i] = c
-		return
-	}
-	c.LastTransitionTime = t
-	st.Conditions = append(st.Conditions, c)
-}
-
-func removeCondition(st *virtv1.VirtualMachineInstanceStatus, typ virtv1.VirtualMachineInstanceConditionType) {
-	st.Conditions = slices.DeleteFunc(st.Conditions, func(c virtv1.VirtualMachineInstanceCondition) bool { return c.Type == typ })
-	if len(st.Conditions) == 0 {
-		st.Conditions = nil
-	}
 }
 
 // interfaces reports each planned interface in spec order: the guest's MAC,

@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/virtkit/virtkit/controllers/conditions"
 	"github.com/virtkit/virtkit/virt/domain"
 )
 
@@ -136,7 +137,7 @@ func (r *Reconciler) report(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 // changed.
 func (r *Reconciler) syncFailed(ctx context.Context, vmi *virtv1.VirtualMachineInstance, cause error) error {
 	st := *vmi.Status.DeepCopy()
-	setCondition(&st, virtv1.VirtualMachineInstanceCondition{
+	conditions.VMI().Set(&st.Conditions, virtv1.VirtualMachineInstanceCondition{
 		Type:    virtv1.VirtualMachineInstanceSynchronized,
 		Status:  k8sv1.ConditionFalse,
 		Reason:  ReasonSynchronizationFailed,

@@ -4,16 +4,17 @@ import (
 	"fmt"
 
 	k8sv1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	virtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/virtkit/virtkit/controllers/conditions"
+	"github.com/virtkit/virtkit/controllers/events"
 	vmictrl "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt/storage/hotplug"
 )
 
 // EventRecorder is the part of client-go's record.EventRecorder the handler
 // uses; the manager's recorder satisfies it.
-type EventRecorder = vmictrl.EventRecorder
+type EventRecorder = events.Recorder
 
 // ReasonSyncFailed is the reason of the Warning event of a start that
 // failed: KubeVirt's virt-handler's SyncFailed.
@@ -40,8 +41,8 @@ type Warning = vmictrl.Warning
 func StatusWarnings(vmi *virtv1.VirtualMachineInstance, next virtv1.VirtualMachineInstanceStatus) []Warning {
 	var out []Warning
 	old := &vmi.Status
-	if c := condition(&next, virtv1.VirtualMachineInstanceSynchronized); c != nil && c.Status == k8sv1.ConditionFalse && c.Reason == ReasonSynchronizationFailed {
-		if o := condition(old, virtv1.VirtualMachineInstanceSynchronized); o == nil || o.Status != c.Status || o.Reason != c.Reason || o.Message != c.Message {
+	if c := conditions.VMI().Find(next.Conditions, virtv1.VirtualMachineInstanceSynchronized); c != nil && c.Status == k8sv1.ConditionFalse && c.Reason == ReasonSynchronizationFailed {
+		if o := conditions.VMI().Find(old.Conditions, virtv1.VirtualMachineInstanceSynchronized); o == nil || o.Status != c.Status || o.Reason != c.Reason || o.Message != c.Message {
 			out = append(out, Warning{Reason: ReasonSyncFailed, Message: c.Message})
 		}
 	}
@@ -50,7 +51,7 @@ func StatusWarnings(vmi *virtv1.VirtualMachineInstance, next virtv1.VirtualMachi
 		if w.Reason == "" {
 			w.Reason = string(virtv1.Failed)
 		}
-		if c := condition(&next, virtv1.VirtualMachineInstanceReady); c != nil && c.Message != "" {
+		if c := conditions.VMI().Find(next.Conditions, virtv1.VirtualMachineInstanceReady); c != nil && c.Message != "" {
 			w.Message += ": " + c.Message
 		}
 		out = append(out, w)
@@ -82,23 +83,9 @@ func volumeField(vmi *virtv1.VirtualMachineInstance, name string) string {
 	return "spec.volumes"
 }
 
-func condition(st *virtv1.VirtualMachineInstanceStatus, t virtv1.VirtualMachineInstanceConditionType) *virtv1.VirtualMachineInstanceCondition {
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == t {
-			return &st.Conditions[i]
-		}
-	}
-	return nil
-}
-
 // warn records the Warning events of writing next over vmi's status.
 func (r *Reconciler) warn(vmi *virtv1.VirtualMachineInstance, next virtv1.VirtualMachineInstanceStatus) {
 	for _, w := range StatusWarnings(vmi, next) {
 		r.recorder.Eventf(vmi, k8sv1.EventTypeWarning, w.Reason, "%s", w.Message)
 	}
 }
-
-// discardRecorder drops events.
-type discardRecorder struct{}
-
-func (discardRecorder) Eventf(runtime.Object, string, string, string, ...any) {}

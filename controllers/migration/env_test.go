@@ -110,17 +110,7 @@ func (cl *cluster) migrate(t *testing.T, v *virtv1.VirtualMachineInstance) *virt
 
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s; last: %s", what, last)
+	testenv.EventuallyEvery(testenv.Within(t, 20*time.Second), t, 50*time.Millisecond, what, cond)
 }
 
 // waitPhase waits for the migration's phase and returns it then, nil once it is gone.

@@ -1,10 +1,10 @@
 package migration
 
 import (
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/controllers/vmi"
 )
 
@@ -33,17 +33,11 @@ func WithClient(c client.Client, uncached client.Reader) Option {
 }
 
 // EventRecorder is the part of client-go's record.EventRecorder the
-// controller uses; the manager's recorder satisfies it.
-type EventRecorder interface {
-	// Eventf records an event about object.
-	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any)
-}
+// controller uses; the manager's recorder satisfies it. It is the one
+// recorder type of every controller (controllers/events).
+type EventRecorder = events.Recorder
 
 // WithEventRecorder sets where events about migrations go. SetupWithManager
 // uses the manager's recorder unless one is set; the default otherwise
 // drops events.
 func WithEventRecorder(rec EventRecorder) Option { return func(r *Reconciler) { r.recorder = rec } }
-
-type discardRecorder struct{}
-
-func (discardRecorder) Eventf(runtime.Object, string, string, string, ...any) {}

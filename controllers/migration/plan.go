@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/virtkit/virtkit/controllers/conditions"
 )
 
 // Finalizer keeps a migration until its end is settled: a deleted migration
@@ -159,7 +161,7 @@ func Decide(o Observed) Step {
 		if vmi.Status.Phase != virtv1.Running {
 			return fail(fmt.Sprintf("VirtualMachineInstance %s/%s is not running (phase %s)", vmi.Namespace, vmi.Name, vmi.Status.Phase))
 		}
-		if c := condition(vmi, virtv1.VirtualMachineInstanceIsMigratable); c != nil && c.Status == corev1.ConditionFalse {
+		if c := conditions.VMI().Find(vmi.Status.Conditions, virtv1.VirtualMachineInstanceIsMigratable); c != nil && c.Status == corev1.ConditionFalse {
 			return fail(fmt.Sprintf("VirtualMachineInstance %s/%s is not live-migratable: %s: %s", vmi.Namespace, vmi.Name, c.Reason, c.Message))
 		}
 		if other := vmi.Status.MigrationState; other != nil && other.MigrationUID != mig.UID && !other.Completed {
@@ -200,7 +202,7 @@ func Decide(o Observed) Step {
 			s.TargetNode, s.Phase = target.Spec.NodeName, virtv1.MigrationScheduled
 			return s
 		}
-		if c := podCondition(target, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+		if c := conditions.Pod().Find(target.Status.Conditions, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
 			since := target.CreationTimestamp.Time
 			if left := since.Add(UnschedulableTimeout).Sub(o.Now); left > 0 {
 				s.Wait = left
@@ -212,7 +214,7 @@ func Decide(o Observed) Step {
 		if ms.TargetNode == "" {
 			s.TargetNode = target.Spec.NodeName
 		}
-		if c := podCondition(target, corev1.PodReady); c != nil && c.Status == corev1.ConditionTrue {
+		if c := conditions.Pod().Find(target.Status.Conditions, corev1.PodReady); c != nil && c.Status == corev1.ConditionTrue {
 			s.Phase = virtv1.MigrationPreparingTarget
 		}
 	case virtv1.MigrationPreparingTarget:
@@ -225,24 +227,6 @@ func Decide(o Observed) Step {
 		}
 	}
 	return s
-}
-
-func condition(vmi *virtv1.VirtualMachineInstance, t virtv1.VirtualMachineInstanceConditionType) *virtv1.VirtualMachineInstanceCondition {
-	for i := range vmi.Status.Conditions {
-		if vmi.Status.Conditions[i].Type == t {
-			return &vmi.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
-func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == t {
-			return &pod.Status.Conditions[i]
-		}
-	}
-	return nil
 }
 
 func podEnded(pod *corev1.Pod) bool {

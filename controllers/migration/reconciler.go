@@ -19,6 +19,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/virtkit/virtkit/controllers/events"
+	"github.com/virtkit/virtkit/controllers/stale"
 	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt/clusterconfig"
 )
@@ -42,13 +44,17 @@ type Reconciler struct {
 	podOpts   vmi.PodOptions
 	namespace string
 	recorder  EventRecorder
+	// migrations and vmis are the versions of migrations and VMIs this
+	// controller's writes replaced.
+	migrations stale.Guard
+	vmis       stale.Guard
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // New returns a migration controller with opts applied.
 func New(opts ...Option) *Reconciler {
-	r := &Reconciler{clock: clock.RealClock{}, recorder: discardRecorder{}, namespace: clusterconfig.DefaultNamespace}
+	r := &Reconciler{clock: clock.RealClock{}, recorder: events.Discard(), namespace: clusterconfig.DefaultNamespace}
 	for _, o := range opts {
 		o(r)
 	}
@@ -59,14 +65,26 @@ func New(opts ...Option) *Reconciler {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	mig := &virtv1.VirtualMachineInstanceMigration{}
 	if err := r.client.Get(ctx, req.NamespacedName, mig); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.migrations.Forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.migrations.Stale(req.NamespacedName, mig.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: stale.RetryAfter}, nil
 	}
 	o := Observed{Migration: mig, Now: r.clock.Now()}
 	v := &virtv1.VirtualMachineInstance{}
-	switch err := r.client.Get(ctx, types.NamespacedName{Namespace: mig.Namespace, Name: mig.Spec.VMIName}, v); {
+	vmiKey := types.NamespacedName{Namespace: mig.Namespace, Name: mig.Spec.VMIName}
+	switch err := r.client.Get(ctx, vmiKey, v); {
 	case err == nil:
+		if r.vmis.Stale(vmiKey, v.ResourceVersion) {
+			return ctrl.Result{RequeueAfter: stale.RetryAfter}, nil
+		}
 		o.VMI = v
-	case !apierrors.IsNotFound(err):
+	case apierrors.IsNotFound(err):
+		r.vmis.Forget(vmiKey)
+	default:
 		return ctrl.Result{}, fmt.Errorf("migration %s: VirtualMachineInstance %s: %w", req.NamespacedName, mig.Spec.VMIName, err)
 	}
 	var err error
@@ -82,7 +100,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	res, err := r.carryOut(ctx, o, step)
 	if apierrors.IsConflict(err) {
 		logf.FromContext(ctx).V(1).Info("conflict, looking again", "error", err.Error())
-		return ctrl.Result{RequeueAfter: 200 * time.Millisecond}, nil
+		return ctrl.Result{RequeueAfter: stale.RetryAfter}, nil
 	}
 	return res, err
 }
@@ -93,7 +111,7 @@ func (r *Reconciler) carryOut(ctx context.Context, o Observed, s Step) (ctrl.Res
 	log := logf.FromContext(ctx)
 	if s.AddFinalizer {
 		controllerutil.AddFinalizer(mig, Finalizer)
-		if err := r.client.Update(ctx, mig); err != nil {
+		if err := r.updateMigration(ctx, mig); err != nil {
 			return ctrl.Result{}, fmt.Errorf("migration %s/%s: adding finalizer: %w", mig.Namespace, mig.Name, err)
 		}
 	}
@@ -165,11 +183,22 @@ func (r *Reconciler) carryOut(ctx context.Context, o Observed, s Step) (ctrl.Res
 	}
 	if s.RemoveFinalizer {
 		controllerutil.RemoveFinalizer(mig, Finalizer)
-		if err := r.client.Update(ctx, mig); client.IgnoreNotFound(err) != nil {
+		if err := r.updateMigration(ctx, mig); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, fmt.Errorf("migration %s/%s: removing finalizer: %w", mig.Namespace, mig.Name, err)
 		}
 	}
 	return ctrl.Result{RequeueAfter: s.Wait}, nil
+}
+
+// updateMigration updates mig (metadata and spec) and remembers its old
+// version as stale.
+func (r *Reconciler) updateMigration(ctx context.Context, mig *virtv1.VirtualMachineInstanceMigration) error {
+	old := mig.ResourceVersion
+	if err := r.client.Update(ctx, mig); err != nil {
+		return err
+	}
+	r.migrations.Replaced(client.ObjectKeyFromObject(mig), old, mig.ResourceVersion)
+	return nil
 }
 
 // targetPod returns the migration's target pod, nil when there is none.
@@ -210,6 +239,7 @@ func (r *Reconciler) patchState(ctx context.Context, v *virtv1.VirtualMachineIns
 	if err := r.client.Status().Patch(ctx, upd, client.MergeFromWithOptions(v, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("VirtualMachineInstance %s/%s: status.migrationState: %w", v.Namespace, v.Name, err)
 	}
+	r.vmis.Replaced(client.ObjectKeyFromObject(v), v.ResourceVersion, upd.ResourceVersion)
 	*v = *upd
 	return nil
 }
@@ -244,6 +274,7 @@ func (r *Reconciler) writePhase(ctx context.Context, mig *virtv1.VirtualMachineI
 	if err := r.client.Status().Update(ctx, upd); err != nil {
 		return fmt.Errorf("migration %s/%s: status (phase %s): %w", mig.Namespace, mig.Name, phase, err)
 	}
+	r.migrations.Replaced(client.ObjectKeyFromObject(mig), mig.ResourceVersion, upd.ResourceVersion)
 	if mig.Status.Phase != phase {
 		logf.FromContext(ctx).Info("migration phase", "phase", phase, "reason", reason)
 		switch phase {

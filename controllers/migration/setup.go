@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/virtkit/virtkit/controllers/events"
 )
 
 // VMINameField indexes migrations by spec.vmiName in the manager's cache.
@@ -27,11 +29,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.client == nil {
 		r.client, r.reader = mgr.GetClient(), mgr.GetAPIReader()
 	}
-	if _, ok := r.recorder.(discardRecorder); ok {
-		// KubeVirt's clients read core/v1 Events; the new events API writes events.k8s.io.
-		//lint:ignore SA1019 see above
-		r.recorder = mgr.GetEventRecorderFor("migration-controller")
-	}
+	r.recorder = events.OrManager(r.recorder, mgr, "migration-controller")
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &virtv1.VirtualMachineInstanceMigration{}, VMINameField,
 		func(o client.Object) []string {
 			return []string{o.(*virtv1.VirtualMachineInstanceMigration).Spec.VMIName}

@@ -135,27 +135,13 @@ func testVM(ns string, s *virtv1.VirtualMachineRunStrategy, runningField *bool) 
 // eventually polls cond every 50 ms for up to 15 s.
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s; last state: %s", what, last)
+	testenv.EventuallyEvery(testenv.Within(t, 15*time.Second), t, 50*time.Millisecond, what, cond)
 }
 
 // consistently checks cond holds for d.
 func consistently(t *testing.T, what string, d time.Duration, cond func() (bool, string)) {
 	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-		if ok, state := cond(); !ok {
-			t.Fatalf("%s stopped holding: %s", what, state)
-		}
-	}
+	testenv.Consistently(testenv.Within(t, d), t, 50*time.Millisecond, what, cond)
 }
 
 func (cl *cluster) getVM(t *testing.T, key types.NamespacedName) *virtv1.VirtualMachine {

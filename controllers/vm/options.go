@@ -4,18 +4,16 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 
+	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/virt/spec"
 )
 
 // EventRecorder is the part of client-go's record.EventRecorder the controller
-// uses; the manager's recorder satisfies it.
-type EventRecorder interface {
-	// Eventf records an event about object.
-	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any)
-}
+// uses; the manager's recorder satisfies it. It is the one recorder type of
+// every controller (controllers/events).
+type EventRecorder = events.Recorder
 
 // Option changes how a Reconciler works.
 type Option func(*Reconciler)
@@ -42,15 +40,10 @@ func WithMaxStartBackoff(d time.Duration) Option { return func(r *Reconciler) { 
 // number in [0, n). Tests pass a fixed function; the default is math/rand/v2.
 func WithJitter(f func(n int) int) Option { return func(r *Reconciler) { r.backoff.Jitter = f } }
 
-// discardRecorder drops events.
-type discardRecorder struct{}
-
-func (discardRecorder) Eventf(runtime.Object, string, string, string, ...any) {}
-
 func defaults() Reconciler {
 	return Reconciler{
 		clock:    clock.RealClock{},
-		recorder: discardRecorder{},
+		recorder: events.Discard(),
 		backoff:  Backoff{Max: 300 * time.Second, Jitter: rand.IntN},
 	}
 }

@@ -3,6 +3,8 @@ package vm
 import (
 	k8sv1 "k8s.io/api/core/v1"
 	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/controllers/conditions"
 )
 
 // Reasons of the VMI's Synchronized=False condition that printableStatus
@@ -86,10 +88,5 @@ func vmiCondition(vmi *virtv1.VirtualMachineInstance, t virtv1.VirtualMachineIns
 	if vmi == nil {
 		return nil
 	}
-	for i := range vmi.Status.Conditions {
-		if vmi.Status.Conditions[i].Type == t {
-			return &vmi.Status.Conditions[i]
-		}
-	}
-	return nil
+	return conditions.VMI().Find(vmi.Status.Conditions, t)
 }

@@ -3,7 +3,6 @@ package vm
 import (
 	"context"
 	"fmt"
-	"time"
 
 	k8sv1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -17,15 +16,14 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/virtkit/virtkit/controllers/events"
+	"github.com/virtkit/virtkit/controllers/stale"
 	"github.com/virtkit/virtkit/virt/spec"
 )
 
 // Finalizer is the finalizer KubeVirt's VM controller puts on VMs: the VM is
 // not removed before its VMI is deleted.
 const Finalizer = virtv1.VirtualMachineControllerFinalizer
-
-// staleRetry is how soon a reconcile that acted on a stale cache runs again.
-const staleRetry = 200 * time.Millisecond
 
 // Reconciler is the VirtualMachine controller. Build it with New, then call
 // SetupWithManager, or call Reconcile directly with WithClient set.
@@ -36,7 +34,11 @@ type Reconciler struct {
 	recorder EventRecorder
 	specOpts []spec.Option
 	backoff  Backoff
-	expect   expectations
+	// versions are the VM versions this controller's writes replaced;
+	// deleted, by VM, the UIDs of the VMIs it deleted, which the cache may
+	// still show without a deletion timestamp.
+	versions stale.Guard
+	deleted  stale.Guard
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -64,11 +66,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.client == nil {
 		r.client, r.reader = mgr.GetClient(), mgr.GetAPIReader()
 	}
-	if _, ok := r.recorder.(discardRecorder); ok {
-		// KubeVirt's clients read core/v1 Events; the new events API writes events.k8s.io.
-		//lint:ignore SA1019 see above
-		r.recorder = mgr.GetEventRecorderFor("virtualmachine-controller")
-	}
+	r.recorder = events.OrManager(r.recorder, mgr, "virtualmachine-controller")
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("virtualmachine").
 		For(&virtv1.VirtualMachine{}).
@@ -82,13 +80,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	vm := &virtv1.VirtualMachine{}
 	if err := r.client.Get(ctx, req.NamespacedName, vm); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.expect.forget(req.NamespacedName)
+			r.versions.Forget(req.NamespacedName)
+			r.deleted.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if r.expect.vmStale(req.NamespacedName, vm.ResourceVersion) {
+	if r.versions.Stale(req.NamespacedName, vm.ResourceVersion) {
 		// Our own last write is not in the cache yet; its event follows.
-		return ctrl.Result{RequeueAfter: staleRetry}, nil
+		return ctrl.Result{RequeueAfter: stale.RetryAfter}, nil
 	}
 	vmi, err := r.ownedVMI(ctx, vm)
 	if err != nil {
@@ -160,7 +159,7 @@ func (r *Reconciler) ownedVMI(ctx context.Context, vm *virtv1.VirtualMachine) (*
 	if !controlledBy(vmi, vm.UID) {
 		return nil, nil
 	}
-	if vmi.DeletionTimestamp == nil && r.expect.deletedVMI(client.ObjectKeyFromObject(vm), vmi.UID) {
+	if vmi.DeletionTimestamp == nil && r.deleted.Stale(client.ObjectKeyFromObject(vm), string(vmi.UID)) {
 		// Deleted by us, and the cache has not seen it yet.
 		return deletedView(vmi, r.clock.Now()), nil
 	}
@@ -173,7 +172,7 @@ func (r *Reconciler) updateVM(ctx context.Context, vm *virtv1.VirtualMachine) er
 	if err := r.client.Update(ctx, vm); err != nil {
 		return err
 	}
-	r.expect.vmWritten(client.ObjectKeyFromObject(vm), old, vm.ResourceVersion)
+	r.versions.Replaced(client.ObjectKeyFromObject(vm), old, vm.ResourceVersion)
 	return nil
 }
 
@@ -197,7 +196,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, vm *virtv1.VirtualMachine,
 	if err := r.client.Status().Update(ctx, upd); err != nil {
 		return fmt.Errorf("updating status of VirtualMachine %s/%s: %w", vm.Namespace, vm.Name, err)
 	}
-	r.expect.vmWritten(client.ObjectKeyFromObject(vm), vm.ResourceVersion, upd.ResourceVersion)
+	r.versions.Replaced(client.ObjectKeyFromObject(vm), vm.ResourceVersion, upd.ResourceVersion)
 	logf.FromContext(ctx).V(1).Info("status updated", "printableStatus", st.PrintableStatus, "ready", st.Ready)
 	return nil
 }
@@ -234,7 +233,7 @@ func (r *Reconciler) setAlways(ctx context.Context, vm *virtv1.VirtualMachine) (
 func retryOn(ctx context.Context, err error) (ctrl.Result, error) {
 	if apierrors.IsConflict(err) {
 		logf.FromContext(ctx).V(1).Info("conflict, requeueing", "error", err.Error())
-		return ctrl.Result{RequeueAfter: staleRetry}, nil
+		return ctrl.Result{RequeueAfter: stale.RetryAfter}, nil
 	}
 	return ctrl.Result{}, err
 }

@@ -6,6 +6,8 @@ import (
 	k8sv1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/controllers/conditions"
 )
 
 // Reasons and event reasons as KubeVirt names them.
@@ -53,18 +55,21 @@ func NextStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance, s
 	st.DesiredGeneration = vm.Generation
 
 	ts := metav1.NewTime(now.Truncate(time.Second))
-	setCondition(st, readyCondition(vmi, ts))
+	// Every condition comes with its times; the mirrored ones keep the
+	// VMI's as they are, so nothing is stamped here.
+	var verbatim metav1.Time
+	conditions.VM().Set(&st.Conditions, readyCondition(vmi, ts), verbatim)
 	if c := vmiCondition(vmi, virtv1.VirtualMachineInstancePaused); c != nil && c.Status == k8sv1.ConditionTrue {
-		setCondition(st, virtv1.VirtualMachineCondition{Type: virtv1.VirtualMachinePaused, Status: c.Status,
-			Reason: c.Reason, Message: c.Message, LastProbeTime: c.LastProbeTime, LastTransitionTime: c.LastTransitionTime})
+		conditions.VM().Set(&st.Conditions, virtv1.VirtualMachineCondition{Type: virtv1.VirtualMachinePaused, Status: c.Status,
+			Reason: c.Reason, Message: c.Message, LastProbeTime: c.LastProbeTime, LastTransitionTime: c.LastTransitionTime}, verbatim)
 	} else {
-		removeCondition(st, virtv1.VirtualMachinePaused)
+		conditions.VM().Remove(&st.Conditions, virtv1.VirtualMachinePaused)
 	}
 	if syncErr != nil {
-		setCondition(st, virtv1.VirtualMachineCondition{Type: virtv1.VirtualMachineFailure, Status: k8sv1.ConditionTrue,
-			Reason: syncErr.Reason, Message: syncErr.Err.Error(), LastTransitionTime: ts})
+		conditions.VM().Set(&st.Conditions, virtv1.VirtualMachineCondition{Type: virtv1.VirtualMachineFailure, Status: k8sv1.ConditionTrue,
+			Reason: syncErr.Reason, Message: syncErr.Err.Error(), LastTransitionTime: ts}, verbatim)
 	} else {
-		removeCondition(st, virtv1.VirtualMachineFailure)
+		conditions.VM().Remove(&st.Conditions, virtv1.VirtualMachineFailure)
 	}
 	st.PrintableStatus = PrintableStatus(next, vmi)
 	return *st
@@ -88,35 +93,4 @@ func readyCondition(vmi *virtv1.VirtualMachineInstance, now metav1.Time) virtv1.
 		return virtv1.VirtualMachineCondition{Type: virtv1.VirtualMachineReady, Status: c.Status,
 			Reason: c.Reason, Message: c.Message, LastProbeTime: c.LastProbeTime, LastTransitionTime: c.LastTransitionTime}
 	}
-}
-
-// setCondition adds c or replaces the condition of its type; a condition
-// whose status, reason and message are unchanged keeps its timestamps, so
-// that an unchanged VM costs no write.
-func setCondition(st *virtv1.VirtualMachineStatus, c virtv1.VirtualMachineCondition) {
-	for i := range st.Conditions {
-		old := &st.Conditions[i]
-		if old.Type != c.Type {
-			continue
-		}
-		if old.Status == c.Status && old.Reason == c.Reason && old.Message == c.Message {
-			return
-		}
-		*old = c
-		return
-	}
-	st.Conditions = append(st.Conditions, c)
-}
-
-func removeCondition(st *virtv1.VirtualMachineStatus, t virtv1.VirtualMachineConditionType) {
-	out := st.Conditions[:0]
-	for _, c := range st.Conditions {
-		if c.Type != t {
-			out = append(out, c)
-		}
-	}
-	if len(out) == 0 {
-		out = nil
-	}
-	st.Conditions = out
 }

@@ -28,7 +28,7 @@ func (r *Reconciler) createVMI(ctx context.Context, vm *virtv1.VirtualMachine) (
 	err := r.reader.Get(ctx, client.ObjectKeyFromObject(vm), live)
 	switch {
 	case err == nil && controlledBy(live, vm.UID):
-		if live.DeletionTimestamp == nil && r.expect.deletedVMI(client.ObjectKeyFromObject(vm), live.UID) {
+		if live.DeletionTimestamp == nil && r.deleted.Stale(client.ObjectKeyFromObject(vm), string(live.UID)) {
 			return deletedView(live, r.clock.Now()), nil
 		}
 		return live, nil
@@ -85,7 +85,8 @@ func (r *Reconciler) deleteVMI(ctx context.Context, vm *virtv1.VirtualMachine, v
 		r.recorder.Eventf(vm, k8sv1.EventTypeWarning, ReasonFailedDelete, "Error deleting virtual machine instance %s: %v", vmi.Name, err)
 		return vmi, &SyncError{Reason: ReasonFailedDelete, Err: fmt.Errorf("deleting VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)}
 	}
-	r.expect.vmiDeleted(client.ObjectKeyFromObject(vm), vmi.UID)
+	// The delete replaced the VMI itself: the cache may show it still.
+	r.deleted.Replaced(client.ObjectKeyFromObject(vm), string(vmi.UID), "")
 	r.recorder.Eventf(vm, k8sv1.EventTypeNormal, ReasonSuccessfulDelete,
 		"Stopped the virtual machine by deleting the virtual machine instance %v", vmi.UID)
 	return deletedView(vmi, r.clock.Now()), nil

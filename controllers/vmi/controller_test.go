@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/virtkit/virtkit/controllers/conditions"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
@@ -210,12 +211,7 @@ func testDeleteVMI(t *testing.T, cl *cluster) {
 }
 
 func condition(v *virtv1.VirtualMachineInstance, ty virtv1.VirtualMachineInstanceConditionType) *virtv1.VirtualMachineInstanceCondition {
-	for i := range v.Status.Conditions {
-		if v.Status.Conditions[i].Type == ty {
-			return &v.Status.Conditions[i]
-		}
-	}
-	return nil
+	return conditions.VMI().Find(v.Status.Conditions, ty)
 }
 
 // testCreateFails: a VMI that cannot have a pod says why, in Pending.

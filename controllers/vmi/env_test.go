@@ -105,17 +105,7 @@ func (cl *cluster) createVMI(t *testing.T, ns string, opts ...func(*virtv1.Virtu
 // eventually polls cond every 50 ms for up to 15 s.
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s; last state: %s", what, last)
+	testenv.EventuallyEvery(testenv.Within(t, 15*time.Second), t, 50*time.Millisecond, what, cond)
 }
 
 // vmi returns the VMI at key, nil when there is none.

@@ -1,9 +1,10 @@
 package vmi
 
 import (
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/controllers/events"
 )
 
 // Option changes how a Reconciler works.
@@ -26,19 +27,12 @@ func WithClient(c client.Client, uncached client.Reader) Option {
 }
 
 // EventRecorder is the part of client-go's record.EventRecorder the controller
-// uses; the manager's recorder satisfies it.
-type EventRecorder interface {
-	// Eventf records an event about object.
-	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any)
-}
+// uses; the manager's recorder satisfies it. It is the one recorder type of
+// every controller (controllers/events).
+type EventRecorder = events.Recorder
 
 // WithEventRecorder sets where events about VMIs go (SuccessfulCreate,
 // FailedCreate, SuccessfulDelete, FailedDelete, as KubeVirt names them).
 // SetupWithManager uses the manager's recorder unless one is set; the default
 // otherwise drops events.
 func WithEventRecorder(rec EventRecorder) Option { return func(r *Reconciler) { r.recorder = rec } }
-
-// discardRecorder drops events.
-type discardRecorder struct{}
-
-func (discardRecorder) Eventf(runtime.Object, string, string, string, ...any) {}

@@ -6,11 +6,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/virtkit/virtkit/controllers/conditions"
 )
 
 // Finalizer keeps a VMI until its launcher pod is gone; KubeVirt's name.
@@ -102,8 +103,8 @@ func NextStatus(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, createErr e
 	fail := func(reason, message string) {
 		setPhase(virtv1.Failed)
 		st.Reason = reason
-		setCondition(st, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceReady,
-			Status: corev1.ConditionFalse, Reason: reason, Message: message, LastTransitionTime: ts})
+		conditions.VMI().Set(&st.Conditions, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceReady,
+			Status: corev1.ConditionFalse, Reason: reason, Message: message, LastTransitionTime: ts}, ts)
 	}
 
 	if pod == nil {
@@ -111,8 +112,8 @@ func NextStatus(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, createErr e
 		case "", virtv1.Pending:
 			setPhase(virtv1.Pending)
 			if createErr != nil {
-				setCondition(st, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceSynchronized,
-					Status: corev1.ConditionFalse, Reason: ReasonFailedCreate, Message: createErr.Error(), LastTransitionTime: ts})
+				conditions.VMI().Set(&st.Conditions, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceSynchronized,
+					Status: corev1.ConditionFalse, Reason: ReasonFailedCreate, Message: createErr.Error(), LastTransitionTime: ts}, ts)
 			}
 		default: // Scheduling, Scheduled, Running, Unknown: the pod was there
 			fail(ReasonPodNotExists, "the launcher pod was deleted before the VirtualMachineInstance ended")
@@ -120,8 +121,8 @@ func NextStatus(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, createErr e
 		return *st
 	}
 
-	if c := findCondition(st, virtv1.VirtualMachineInstanceSynchronized); c != nil && c.Reason == ReasonFailedCreate {
-		removeCondition(st, virtv1.VirtualMachineInstanceSynchronized) // the handler's reasons stay
+	if c := conditions.VMI().Find(st.Conditions, virtv1.VirtualMachineInstanceSynchronized); c != nil && c.Reason == ReasonFailedCreate {
+		conditions.VMI().Remove(&st.Conditions, virtv1.VirtualMachineInstanceSynchronized) // the handler's reasons stay
 	}
 	if st.ActivePods == nil {
 		st.ActivePods = map[types.UID]string{}
@@ -168,36 +169,27 @@ func syncImagePull(st *virtv1.VirtualMachineInstanceStatus, pod *corev1.Pod, ts 
 			break
 		}
 	}
-	c := findCondition(st, virtv1.VirtualMachineInstanceSynchronized)
+	c := conditions.VMI().Find(st.Conditions, virtv1.VirtualMachineInstanceSynchronized)
 	mine := c != nil && (c.Reason == ReasonErrImagePull || c.Reason == ReasonImagePullBackOff)
 	switch {
 	case waiting != nil && (c == nil || mine): // the handler's own reasons stay
-		setCondition(st, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceSynchronized,
-			Status: corev1.ConditionFalse, Reason: waiting.Reason, Message: waiting.Message, LastTransitionTime: ts})
+		conditions.VMI().Set(&st.Conditions, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceSynchronized,
+			Status: corev1.ConditionFalse, Reason: waiting.Reason, Message: waiting.Message, LastTransitionTime: ts}, ts)
 	case waiting == nil && mine:
-		removeCondition(st, virtv1.VirtualMachineInstanceSynchronized)
+		conditions.VMI().Remove(&st.Conditions, virtv1.VirtualMachineInstanceSynchronized)
 	}
 }
 
 // syncPodScheduled mirrors a false PodScheduled condition of the pod on the
 // VMI, reason and message included, and drops it once the pod is scheduled.
 func syncPodScheduled(st *virtv1.VirtualMachineInstanceStatus, pod *corev1.Pod, ts metav1.Time) {
-	for _, c := range pod.Status.Conditions {
-		if c.Type != corev1.PodScheduled {
-			continue
-		}
-		if c.Status == corev1.ConditionTrue {
-			break
-		}
-		cond := virtv1.VirtualMachineInstanceCondition{Type: PodScheduled, Status: c.Status,
-			Reason: c.Reason, Message: c.Message, LastProbeTime: c.LastProbeTime, LastTransitionTime: c.LastTransitionTime}
-		if cond.LastTransitionTime.IsZero() {
-			cond.LastTransitionTime = ts
-		}
-		setCondition(st, cond)
+	if c := conditions.Pod().Find(pod.Status.Conditions, corev1.PodScheduled); c != nil && c.Status != corev1.ConditionTrue {
+		// A pod condition without a transition time is stamped now.
+		conditions.VMI().Set(&st.Conditions, virtv1.VirtualMachineInstanceCondition{Type: PodScheduled, Status: c.Status,
+			Reason: c.Reason, Message: c.Message, LastProbeTime: c.LastProbeTime, LastTransitionTime: c.LastTransitionTime}, ts)
 		return
 	}
-	removeCondition(st, PodScheduled)
+	conditions.VMI().Remove(&st.Conditions, PodScheduled)
 }
 
 // podEnded reports whether the pod or its compute container has ended
@@ -239,44 +231,4 @@ func podEndReason(pod *corev1.Pod) (reason, message string) {
 		msg = "the launcher pod ended in phase " + string(pod.Status.Phase)
 	}
 	return reason, msg
-}
-
-// setCondition sets c, keeping the old transition time when the status did not change.
-func setCondition(st *virtv1.VirtualMachineInstanceStatus, c virtv1.VirtualMachineInstanceCondition) {
-	for i, old := range st.Conditions {
-		if old.Type != c.Type {
-			continue
-		}
-		if old.Status == c.Status {
-			c.LastTransitionTime = old.LastTransitionTime
-		}
-		if equality.Semantic.DeepEqual(old, c) {
-			return
-		}
-		st.Conditions[i] = c
-		return
-	}
-	st.Conditions = append(st.Conditions, c)
-}
-
-func removeCondition(st *virtv1.VirtualMachineInstanceStatus, t virtv1.VirtualMachineInstanceConditionType) {
-	out := st.Conditions[:0]
-	for _, c := range st.Conditions {
-		if c.Type != t {
-			out = append(out, c)
-		}
-	}
-	if len(out) == 0 {
-		out = nil
-	}
-	st.Conditions = out
-}
-
-func findCondition(st *virtv1.VirtualMachineInstanceStatus, t virtv1.VirtualMachineInstanceConditionType) *virtv1.VirtualMachineInstanceCondition {
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == t {
-			return &st.Conditions[i]
-		}
-	}
-	return nil
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -19,10 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-)
 
-// staleRetry is how soon a reconcile that saw a stale cache runs again.
-const staleRetry = 200 * time.Millisecond
+	"github.com/virtkit/virtkit/controllers/events"
+	"github.com/virtkit/virtkit/controllers/stale"
+)
 
 // Reconciler is the VirtualMachineInstance controller. Build it with New,
 // then call SetupWithManager, or call Reconcile directly with WithClient set.
@@ -32,16 +29,14 @@ type Reconciler struct {
 	clock    clock.PassiveClock
 	podOpts  PodOptions
 	recorder EventRecorder
-
-	mu    sync.Mutex
-	stale map[types.NamespacedName][]string // VMI resourceVersions our own writes replaced
+	versions stale.Guard // VMI versions this controller's writes replaced
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // New returns a VirtualMachineInstance reconciler with opts applied.
 func New(opts ...Option) *Reconciler {
-	r := &Reconciler{clock: clock.RealClock{}, recorder: discardRecorder{}, stale: map[types.NamespacedName][]string{}}
+	r := &Reconciler{clock: clock.RealClock{}, recorder: events.Discard()}
 	for _, o := range opts {
 		o(r)
 	}
@@ -57,11 +52,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.client == nil {
 		r.client, r.reader = mgr.GetClient(), mgr.GetAPIReader()
 	}
-	if _, ok := r.recorder.(discardRecorder); ok {
-		// KubeVirt's clients read core/v1 Events; the new events API writes events.k8s.io.
-		//lint:ignore SA1019 see above
-		r.recorder = mgr.GetEventRecorderFor("virtualmachineinstance-controller")
-	}
+	r.recorder = events.OrManager(r.recorder, mgr, "virtualmachineinstance-controller")
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("virtualmachineinstance").
 		For(&virtv1.VirtualMachineInstance{}).
@@ -75,12 +66,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	vmi := &virtv1.VirtualMachineInstance{}
 	if err := r.client.Get(ctx, req.NamespacedName, vmi); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.forget(req.NamespacedName)
+			r.versions.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if r.isStale(req.NamespacedName, vmi.ResourceVersion) {
-		return ctrl.Result{RequeueAfter: staleRetry}, nil
+	if r.versions.Stale(req.NamespacedName, vmi.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: stale.RetryAfter}, nil
 	}
 	pod, err := r.launcherPod(ctx, vmi)
 	if err != nil {
@@ -210,7 +201,7 @@ func (r *Reconciler) update(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 	if err := r.client.Update(ctx, vmi); err != nil {
 		return err
 	}
-	r.written(client.ObjectKeyFromObject(vmi), old, vmi.ResourceVersion)
+	r.versions.Replaced(client.ObjectKeyFromObject(vmi), old, vmi.ResourceVersion)
 	return nil
 }
 
@@ -224,38 +215,10 @@ func (r *Reconciler) writeStatus(ctx context.Context, vmi *virtv1.VirtualMachine
 	if err := r.client.Status().Update(ctx, upd); err != nil {
 		return fmt.Errorf("updating status of VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)
 	}
-	r.written(client.ObjectKeyFromObject(vmi), vmi.ResourceVersion, upd.ResourceVersion)
+	r.versions.Replaced(client.ObjectKeyFromObject(vmi), vmi.ResourceVersion, upd.ResourceVersion)
 	r.warn(vmi, st)
 	logf.FromContext(ctx).V(1).Info("status updated", "phase", st.Phase, "reason", st.Reason)
 	return nil
-}
-
-// written records that a write replaced the VMI at resourceVersion old.
-func (r *Reconciler) written(key types.NamespacedName, old, cur string) {
-	if old == cur {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.stale[key] = append(r.stale[key], old)
-}
-
-// isStale reports whether a cached VMI at rv predates this controller's own
-// last write; seeing any other version means the cache caught up.
-func (r *Reconciler) isStale(key types.NamespacedName, rv string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if slices.Contains(r.stale[key], rv) {
-		return true
-	}
-	delete(r.stale, key)
-	return false
-}
-
-func (r *Reconciler) forget(key types.NamespacedName) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.stale, key)
 }
 
 // retryOn turns a write conflict (the cache was stale) into a quiet requeue;
@@ -263,7 +226,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 func retryOn(ctx context.Context, err error) (ctrl.Result, error) {
 	if apierrors.IsConflict(err) {
 		logf.FromContext(ctx).V(1).Info("conflict, requeueing", "error", err.Error())
-		return ctrl.Result{RequeueAfter: staleRetry}, nil
+		return ctrl.Result{RequeueAfter: stale.RetryAfter}, nil
 	}
 	return ctrl.Result{}, err
 }

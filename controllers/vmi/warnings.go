@@ -3,6 +3,8 @@ package vmi
 import (
 	corev1 "k8s.io/api/core/v1"
 	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/controllers/conditions"
 )
 
 // Warning is a Warning event a status change calls for: a failure the
@@ -27,13 +29,13 @@ type Warning struct {
 func StatusWarnings(vmi *virtv1.VirtualMachineInstance, next virtv1.VirtualMachineInstanceStatus) []Warning {
 	var out []Warning
 	old := &vmi.Status
-	if c := findCondition(&next, virtv1.VirtualMachineInstanceSynchronized); c != nil && c.Status == corev1.ConditionFalse && imagePull(c.Reason) {
-		if o := findCondition(old, virtv1.VirtualMachineInstanceSynchronized); o == nil || o.Status != corev1.ConditionFalse || !imagePull(o.Reason) {
+	if c := conditions.VMI().Find(next.Conditions, virtv1.VirtualMachineInstanceSynchronized); c != nil && c.Status == corev1.ConditionFalse && imagePull(c.Reason) {
+		if o := conditions.VMI().Find(old.Conditions, virtv1.VirtualMachineInstanceSynchronized); o == nil || o.Status != corev1.ConditionFalse || !imagePull(o.Reason) {
 			out = append(out, Warning{Reason: c.Reason, Message: c.Message})
 		}
 	}
-	if c := findCondition(&next, PodScheduled); c != nil && c.Status == corev1.ConditionFalse {
-		if o := findCondition(old, PodScheduled); o == nil || o.Status != c.Status || o.Reason != c.Reason || o.Message != c.Message {
+	if c := conditions.VMI().Find(next.Conditions, PodScheduled); c != nil && c.Status == corev1.ConditionFalse {
+		if o := conditions.VMI().Find(old.Conditions, PodScheduled); o == nil || o.Status != c.Status || o.Reason != c.Reason || o.Message != c.Message {
 			reason := c.Reason
 			if reason == "" {
 				reason = corev1.PodReasonUnschedulable
@@ -46,7 +48,7 @@ func StatusWarnings(vmi *virtv1.VirtualMachineInstance, next virtv1.VirtualMachi
 		if w.Reason == "" {
 			w.Reason = string(virtv1.Failed)
 		}
-		if c := findCondition(&next, virtv1.VirtualMachineInstanceReady); c != nil && c.Message != "" {
+		if c := conditions.VMI().Find(next.Conditions, virtv1.VirtualMachineInstanceReady); c != nil && c.Message != "" {
 			w.Message += ": " + c.Message
 		}
 		out = append(out, w)

@@ -404,17 +404,10 @@ exec busybox httpd -f -p 8080 -h /www`, func(p *corev1.Pod) {
 		t.Fatal(err)
 	}
 	c.waitGone(ctx, "long")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testenv.Eventually(testenv.Within(t, 30*time.Second), t, "no pod folders left after the restarted node saw the deletion", func() (bool, string) {
 		ents, _ := os.ReadDir(filepath.Join(c.cfg.StateDir, "pods"))
-		if len(ents) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pod folders left after the restarted node saw the deletion: %v", ents)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(ents) == 0, fmt.Sprintf("%v", ents)
+	})
 }
 
 func podReady(p *corev1.Pod) bool {

@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/local/node"
 	"github.com/virtkit/virtkit/local/node/nodefake"
 )
@@ -64,20 +66,15 @@ func newFakeNode(t *testing.T, stateDir string, objs ...runtime.Object) *fakeNod
 // wait polls the pod until cond holds.
 func (f *fakeNode) wait(pod *corev1.Pod, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
 	f.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
 	var last *corev1.Pod
-	for time.Now().Before(deadline) {
-		got, err := f.p.GetPod(context.Background(), pod.Namespace, pod.Name)
-		if err == nil {
+	testenv.EventuallyEvery(testenv.Within(f.t, 10*time.Second), f.t, 5*time.Millisecond, what, func() (bool, string) {
+		if got, err := f.p.GetPod(context.Background(), pod.Namespace, pod.Name); err == nil {
 			last = got
-			if cond(got) {
-				return got
-			}
+			return cond(got), fmt.Sprintf("status %+v", got.Status)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	f.t.Fatalf("timed out waiting for %s; last status: %+v", what, last)
-	return nil
+		return false, fmt.Sprintf("status %+v", last)
+	})
+	return last
 }
 
 // started waits for the next process to start.
@@ -283,16 +280,10 @@ func TestDeleteStopsAndForgets(t *testing.T) {
 			if err := f.p.DeletePod(context.Background(), deleting); err != nil {
 				t.Fatal(err)
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				if _, err := f.p.GetPod(context.Background(), "ns", "del"); err != nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the pod is still known after its deletion")
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+			testenv.EventuallyEvery(testenv.Within(t, 10*time.Second), t, 5*time.Millisecond, "the pod forgotten after its deletion", func() (bool, string) {
+				_, err := f.p.GetPod(context.Background(), "ns", "del")
+				return err != nil, "still known"
+			})
 			if got := proc.Signals(); len(got) == 0 || got[0] != syscall.SIGTERM {
 				t.Errorf("signals = %v, want SIGTERM first", got)
 			}

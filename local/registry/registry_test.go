@@ -352,14 +352,10 @@ func TestStopWaits(t *testing.T) {
 	_, _ = pw.Write([]byte("partial"))
 	// The request is in the handler once the chunk is in the upload's file.
 	files, _ := filepath.Glob(filepath.Join(r.Config().Dir, "uploads", "*"))
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if st, err := os.Stat(files[0]); err == nil && st.Size() == int64(len("partial")) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the chunk never reached the upload's file")
-		}
-	}
+	testenv.EventuallyEvery(testenv.Within(t, 5*time.Second), t, 10*time.Millisecond, "the chunk in the upload's file", func() (bool, string) {
+		st, err := os.Stat(files[0])
+		return err == nil && st.Size() == int64(len("partial")), fmt.Sprintf("%v %v", st, err)
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	t0 := time.Now()

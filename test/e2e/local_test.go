@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
@@ -22,12 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/internal/localcluster"
 	"github.com/virtkit/virtkit/internal/testenv"
-	"github.com/virtkit/virtkit/local/cluster"
-	"github.com/virtkit/virtkit/local/registry"
-	"github.com/virtkit/virtkit/virt/domain"
-	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
@@ -50,43 +45,14 @@ const manifestRegistry = "localhost:5000/"
 // node, or with the nodes named (names of their own, see nodeName).
 func up(t *testing.T, nodes ...string) *world {
 	t.Helper()
-	testenv.Integration(t)
-	guest := testenv.Guest(t)
-	data := filepath.Join(testenv.Dir(t), "data")
-
 	if len(nodes) == 0 {
 		nodes = []string{nodeName("node")}
 	}
-	base := testenv.FreePorts(t, 5)
-	log := testr.NewWithOptions(t, testr.Options{Verbosity: 0})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	c, err := cluster.Up(ctx, cluster.Config{
-		DataDir: data, BinDir: testenv.Output(t, "bin"), CNIBinDir: testenv.Output(t, "cni", "bin"),
-		APIServerPort: base, EtcdPort: base + 1, VirtAPIPort: base + 4, RegistryAddr: "127.0.0.1:0", Logger: log,
-		Nodes:     nodes,
-		Connector: func(ctx context.Context, uri string) (domain.Manager, error) { return domainlibvirt.New(ctx, uri) },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		if err := c.Down(ctx); err != nil {
-			t.Errorf("virt-local down: %v", err)
-		}
-	})
-	w := &world{data: data, registry: c.Registry()}
-	if _, _, err := registry.PushContainerDisk(ctx, w.localImage("virtkit/test-guest:latest"), guest.Disk); err != nil {
-		t.Fatal(err)
-	}
-	w.c, err = client.New(c.RESTConfig(), client.Options{Scheme: scheme.New()})
-	must(t, err)
+	c := localcluster.ForTest(t, localcluster.Options{Nodes: nodes})
+	w := &world{data: c.DataDir, registry: c.Registry(), c: c.Client, kubeconfig: c.Kubeconfig(), metrics: c.MetricsAddr()}
+	var err error
 	w.sub, err = subresources.NewClient(c.RESTConfig())
 	must(t, err)
-	w.kubeconfig = c.Kubeconfig()
-	w.metrics = c.MetricsAddr()
 	return w
 }
 
@@ -379,19 +345,7 @@ func (w *world) localImage(repoTag string) string {
 
 func eventually(ctx context.Context, t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	last := ""
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s; last: %s", what, last)
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
+	testenv.EventuallyEvery(ctx, t, 250*time.Millisecond, what, cond)
 }
 
 func must(t testing.TB, err error) {

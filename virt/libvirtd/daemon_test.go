@@ -2,6 +2,7 @@ package libvirtd_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -54,15 +55,10 @@ func TestStartStop(t *testing.T) {
 	// Only the default drivers were loaded: each driver keeps state under
 	// run/, made when libvirtd initialises it, just after its socket opens.
 	for _, loaded := range []string{"qemu", "secrets"} {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		testenv.EventuallyEvery(testenv.Within(t, 10*time.Second), t, 10*time.Millisecond, "driver state folder "+loaded, func() (bool, string) {
 			_, err := os.Stat(filepath.Join(dir, "run", loaded))
-			if err == nil {
-				break
-			}
-			assert.Assert(t, time.Now().Before(deadline), "driver state folder %s: %v", loaded, err)
-			time.Sleep(10 * time.Millisecond)
-		}
+			return err == nil, fmt.Sprint(err)
+		})
 	}
 	for _, skipped := range []string{"network", "nodedev", "storage", "nwfilter", "interface"} {
 		_, err := os.Stat(filepath.Join(dir, "run", skipped))

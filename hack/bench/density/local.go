@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -21,14 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/hack/bench/internal/benchkit"
-	"github.com/virtkit/virtkit/internal/freeport"
-	"github.com/virtkit/virtkit/internal/scheme"
-	"github.com/virtkit/virtkit/internal/testguest"
+	"github.com/virtkit/virtkit/internal/localcluster"
 	"github.com/virtkit/virtkit/local/cluster"
-	"github.com/virtkit/virtkit/local/registry"
 	"github.com/virtkit/virtkit/metrics"
-	"github.com/virtkit/virtkit/virt/domain"
-	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
 )
 
 // localResult is what the virt-local run measured.
@@ -51,51 +45,25 @@ const namespace = "default"
 // runLocal starts virt-local on a fresh data directory, creates o.n VMIs
 // and measures them; virt-local is down again when it returns.
 func runLocal(ctx context.Context, o options) (_ *localResult, err error) {
-	guest, err := testguest.Build(ctx, o.repo)
-	if err != nil {
-		return nil, err
-	}
-	data, err := os.MkdirTemp("/tmp", "vkd-local-")
-	if err != nil {
-		return nil, err
-	}
-	if !o.keepDataDir {
-		defer os.RemoveAll(data)
-	} else {
-		fmt.Println("virt-local data directory:", data)
-	}
-	ports, err := freeport.Range(5)
-	if err != nil {
-		return nil, err
-	}
 	reg := prometheus.NewRegistry()
-	out := filepath.Join(o.repo, "_output")
-	c, err := cluster.Up(ctx, cluster.Config{
-		DataDir: data, BinDir: filepath.Join(out, "bin"), CNIBinDir: filepath.Join(out, "cni", "bin"),
-		APIServerPort: ports, EtcdPort: ports + 1, VirtAPIPort: ports + 4, RegistryAddr: "127.0.0.1:0",
-		Nodes:     []string{fmt.Sprintf("density-%d", os.Getpid())},
-		Connector: func(ctx context.Context, uri string) (domain.Manager, error) { return domainlibvirt.New(ctx, uri) },
-		Metrics:   reg,
-		Logger:    benchkit.ProgressLogger(o.verbose),
+	c, err := localcluster.Start(ctx, localcluster.Options{
+		Repo: o.repo, DataPrefix: "vkd-local-", Keep: o.keepDataDir,
+		Nodes:   []string{fmt.Sprintf("density-%d", os.Getpid())},
+		Metrics: reg,
+		Logger:  benchkit.ProgressLogger(o.verbose),
 	})
 	if err != nil {
 		return nil, err
 	}
+	if o.keepDataDir {
+		fmt.Println("virt-local data directory:", c.DataDir)
+	}
 	defer func() {
-		down, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		if derr := c.Down(down); derr != nil && err == nil {
+		if derr := c.Stop(context.Background()); derr != nil && err == nil {
 			err = derr
 		}
 	}()
-	image := c.Registry() + "/virtkit/test-guest:latest"
-	if _, _, err := registry.PushContainerDisk(ctx, image, guest.Disk); err != nil {
-		return nil, err
-	}
-	cl, err := client.NewWithWatch(c.RESTConfig(), client.Options{Scheme: scheme.New()})
-	if err != nil {
-		return nil, err
-	}
+	image, cl := c.GuestImage, c.Client
 
 	// Only what the creations cause counts: the counters as they are now
 	// are subtracted at the end.

@@ -63,7 +63,7 @@ func main() {
 	flag.IntVar(&o.n, "n", 20, "guests per run (this 2-core machine holds 20 booting test guests under software emulation)")
 	flag.DurationVar(&o.interval, "interval", 100*time.Millisecond, "pause between two creations")
 	flag.UintVar(&o.memMiB, "memory", 128, "guest memory in MiB")
-	flag.StringVar(&o.repo, "repo", ".", "checkout root (_output holds the binaries and the test guest)")
+	flag.StringVar(&o.repo, "repo", "../..", "checkout root (_output holds the binaries and the test guest); the default fits a run from hack/bench")
 	flag.StringVar(&o.plot, "plot", "docs/performance/density.png", "PNG of the creation-to-Running distributions; empty: none")
 	flag.Float64Var(&o.maxWrites, "max-writes", 0, "fail when writes per VMI exceed this; 0: no limit")
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "limit for the whole benchmark")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"time"
 
@@ -16,11 +15,8 @@ import (
 
 	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/hack/bench/internal/benchkit"
-	"github.com/virtkit/virtkit/internal/freeport"
-	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/internal/localcluster"
 	"github.com/virtkit/virtkit/internal/testguest"
-	"github.com/virtkit/virtkit/local/cluster"
-	"github.com/virtkit/virtkit/local/registry"
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
 	"github.com/virtkit/virtkit/virt/launcher"
@@ -33,46 +29,21 @@ const namespace = "default"
 // for each size, boots one VMI and migrates it o.runs times, back and
 // forth. virt-local is down again when it returns.
 func runLocal(ctx context.Context, o options) (_ map[uint][]sample, err error) {
-	guest, err := testguest.Build(ctx, o.repo)
-	if err != nil {
-		return nil, err
-	}
-	data, err := os.MkdirTemp("/tmp", "vkm-local-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(data)
-	ports, err := freeport.Range(5)
-	if err != nil {
-		return nil, err
-	}
-	out := filepath.Join(o.repo, "_output")
 	pid := os.Getpid()
-	c, err := cluster.Up(ctx, cluster.Config{
-		DataDir: data, BinDir: filepath.Join(out, "bin"), CNIBinDir: filepath.Join(out, "cni", "bin"),
-		APIServerPort: ports, EtcdPort: ports + 1, VirtAPIPort: ports + 4, RegistryAddr: "127.0.0.1:0", MetricsAddr: "0",
-		Nodes:     []string{fmt.Sprintf("mig-%d-a", pid), fmt.Sprintf("mig-%d-b", pid)},
-		Connector: func(ctx context.Context, uri string) (domain.Manager, error) { return domainlibvirt.New(ctx, uri) },
-		Logger:    benchkit.ProgressLogger(o.verbose),
+	c, err := localcluster.Start(ctx, localcluster.Options{
+		Repo: o.repo, DataPrefix: "vkm-local-", MetricsAddr: "0",
+		Nodes:  []string{fmt.Sprintf("mig-%d-a", pid), fmt.Sprintf("mig-%d-b", pid)},
+		Logger: benchkit.ProgressLogger(o.verbose),
 	})
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		down, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		if derr := c.Down(down); derr != nil && err == nil {
+		if derr := c.Stop(context.Background()); derr != nil && err == nil {
 			err = derr
 		}
 	}()
-	image := c.Registry() + "/virtkit/test-guest:latest"
-	if _, _, err := registry.PushContainerDisk(ctx, image, guest.Disk); err != nil {
-		return nil, err
-	}
-	cl, err := client.NewWithWatch(c.RESTConfig(), client.Options{Scheme: scheme.New()})
-	if err != nil {
-		return nil, err
-	}
+	image, cl := c.GuestImage, c.Client
 	res := map[uint][]sample{}
 	for _, size := range o.sizes {
 		name := fmt.Sprintf("mig-%d", size)

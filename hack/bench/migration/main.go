@@ -63,7 +63,7 @@ func main() {
 	var o options
 	sizes := flag.String("sizes", "256,1024", "guest memory sizes in MiB, comma-separated")
 	flag.IntVar(&o.runs, "runs", 3, "migrations per size and kind")
-	flag.StringVar(&o.repo, "repo", ".", "checkout root (_output holds the binaries and the test guest)")
+	flag.StringVar(&o.repo, "repo", "../..", "checkout root (_output holds the binaries and the test guest); the default fits a run from hack/bench")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "limit for the whole benchmark")
 	flag.BoolVar(&o.verbose, "v", false, "the components' logs on stderr")
 	flag.Parse()

@@ -40,8 +40,8 @@ import (
 
 func main() {
 	var (
-		bin    = flag.String("launcher", "_output/bin/virt-launcher", "virt-launcher binary")
-		repo   = flag.String("repo", ".", "checkout root (for the test guest)")
+		bin    = flag.String("launcher", "../../_output/bin/virt-launcher", "virt-launcher binary")
+		repo   = flag.String("repo", "../..", "checkout root (for the test guest); the default fits a run from hack/bench")
 		n      = flag.Int("n", 4, "launchers running at once for the memory figures")
 		runs   = flag.Int("runs", 20, "start-up runs for the median")
 		memMiB = flag.Uint("memory", 256, "guest memory in MiB")

@@ -3,6 +3,7 @@ package libvirt_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -103,16 +104,12 @@ var heartbeat = regexp.MustCompile(`^` + testguest.HeartbeatLine + ` (\d+)$`)
 // log and returns the highest count.
 func beat(t *testing.T, path string, after int) int {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if n := lastBeat(t, path); n > after {
-			return n
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no heartbeat above %d in %s after 30s; last lines:\n%s", after, path, testguest.Tail(path, 10))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	n := 0
+	testenv.Eventually(testenv.Within(t, 30*time.Second), t, fmt.Sprintf("a heartbeat above %d in %s", after, path), func() (bool, string) {
+		n = lastBeat(t, path)
+		return n > after, "last lines:\n" + testguest.Tail(path, 10)
+	})
+	return n
 }
 
 // lastBeat is the highest heartbeat count in a console log so far.
