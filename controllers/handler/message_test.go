@@ -21,9 +21,11 @@ func TestFailedStartNamesTheField(t *testing.T) {
 		edit func(*virtv1.VirtualMachineInstance)
 		want string
 	}{
+		// Storage planning, the first step, refuses it (the fake plans as the
+		// real planner does).
 		{"a disk without a volume", func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "ghost"})
-		}, `spec.domain.devices.disks[1].name: Invalid value: no volume named "ghost" in spec.volumes`},
+		}, `spec.domain.devices.disks[1].name: Invalid value: no volume of this name in spec.volumes`},
 		{"two bad interfaces", func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Interfaces = []virtv1.Interface{
 				{Name: "a", InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Masquerade: &virtv1.InterfaceMasquerade{}}},
