@@ -34,8 +34,8 @@ import (
 const FrontProxyClientName = "front-proxy-client"
 
 // AggregatedAPI serves an extension API (such as subresources.kubevirt.io)
-// from this test process behind envtest's kube-apiserver, as measured in
-// ENVIRONMENT.md: the aggregator reaches https://localhost:PORT through an
+// from this test process behind envtest's kube-apiserver, as measured on
+// the development machines: the aggregator reaches https://localhost:PORT through an
 // ExternalName Service (externalName: localhost) whose APIService has
 // service.port = PORT; the serving certificate carries the SAN
 // SERVICE.NAMESPACE.svc and matches the APIService caBundle; the apiserver

@@ -50,8 +50,8 @@ func Build(ctx context.Context, repoRoot string) (Artifacts, error) {
 }
 
 // Domain returns a domain document that boots the guest's kernel directly
-// under software emulation (type qemu, TCG; never KVM on these machines, see
-// ENVIRONMENT.md) on q35, with 1 vCPU, memMiB of memory and its serial console
+// under software emulation (type qemu, TCG; never KVM: the development
+// machines expose a /dev/kvm that cannot run a stock guest) on q35, with 1 vCPU, memMiB of memory and its serial console
 // written to consoleLog.
 func Domain(name string, a Artifacts, memMiB uint, consoleLog string) *libvirtxml.Domain {
 	return &libvirtxml.Domain{

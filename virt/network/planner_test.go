@@ -7,10 +7,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"gotest.tools/v3/assert"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/virt/network"
+	"github.com/virtkit/virtkit/virt/network/networktest"
 )
 
 var podEth0 = network.PodInterface{
@@ -25,31 +25,14 @@ var podEth0v4 = network.PodInterface{Name: "eth0", MAC: "0a:58:0a:63:00:05", IPs
 
 var podNet1 = network.PodInterface{Name: "net1", MAC: "0a:58:0a:64:00:07", IPs: []string{"10.100.0.7/16"}, MTU: 1500}
 
-func vmiWith(ifaces []virtv1.Interface, nets []virtv1.Network, mutate ...func(*virtv1.VirtualMachineInstance)) *virtv1.VirtualMachineInstance {
-	vmi := &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "vm1", Namespace: "ns1"}}
-	vmi.Spec.Domain.Devices.Interfaces = ifaces
-	vmi.Spec.Networks = nets
-	for _, m := range mutate {
-		m(vmi)
-	}
-	return vmi
-}
-
-func masq(name string, ports ...virtv1.Port) virtv1.Interface {
-	return virtv1.Interface{Name: name, Ports: ports, InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Masquerade: &virtv1.InterfaceMasquerade{}}}
-}
-
-func bridge(name string) virtv1.Interface {
-	return virtv1.Interface{Name: name, InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}}
-}
-
-func podNetwork(name string) virtv1.Network {
-	return virtv1.Network{Name: name, NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{}}}
-}
-
-func multus(name string) virtv1.Network {
-	return virtv1.Network{Name: name, NetworkSource: virtv1.NetworkSource{Multus: &virtv1.MultusNetwork{NetworkName: "nad-" + name}}}
-}
+// The VMI builders, shared with virt/network/netns's tests.
+var (
+	vmiWith    = networktest.VMIWith
+	masq       = networktest.Masquerade
+	bridge     = networktest.Bridge
+	podNetwork = networktest.PodNetwork
+	multus     = networktest.Multus
+)
 
 func withMAC(i virtv1.Interface, mac string) virtv1.Interface {
 	i.MacAddress = mac
