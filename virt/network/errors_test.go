@@ -10,6 +10,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/virt/network"
+	"github.com/virtkit/virtkit/virt/network/networktest"
 	"github.com/virtkit/virtkit/virt/spec"
 )
 
@@ -48,7 +49,7 @@ func TestFieldErrorAsFieldError(t *testing.T) {
 
 // The planner's errors, all reported together, each carry their field.
 func TestPlanFieldErrors(t *testing.T) {
-	vmi := vmiWith([]virtv1.Interface{withMAC(masq("default"), "zz")}, []virtv1.Network{podNetwork("default"), multus("blue")})
+	vmi := networktest.VMIWith([]virtv1.Interface{withMAC(networktest.Masquerade("default"), "zz")}, []virtv1.Network{networktest.PodNetwork("default"), networktest.Multus("blue")})
 	_, err := network.MakePlan(vmi, []network.PodInterface{podEth0, podNet1})
 	var got []string
 	for _, fe := range spec.FieldErrors(fmt.Errorf("wrapped: %w", err)) {

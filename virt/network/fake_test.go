@@ -10,6 +10,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/virt/network"
+	"github.com/virtkit/virtkit/virt/network/networktest"
 )
 
 func TestFake(t *testing.T) {
@@ -18,7 +19,7 @@ func TestFake(t *testing.T) {
 	var c network.Configurator = f
 	pod, err := c.Discover(ctx)
 	assert.NilError(t, err)
-	plan, err := network.MakePlan(vmiWith([]virtv1.Interface{masq("default")}, []virtv1.Network{podNetwork("default")}), pod)
+	plan, err := network.MakePlan(networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default")}, []virtv1.Network{networktest.PodNetwork("default")}), pod)
 	assert.NilError(t, err)
 
 	_, err = c.StartDHCP(ctx, plan["default"])

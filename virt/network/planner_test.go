@@ -25,15 +25,6 @@ var podEth0v4 = network.PodInterface{Name: "eth0", MAC: "0a:58:0a:63:00:05", IPs
 
 var podNet1 = network.PodInterface{Name: "net1", MAC: "0a:58:0a:64:00:07", IPs: []string{"10.100.0.7/16"}, MTU: 1500}
 
-// The VMI builders, shared with virt/network/netns's tests.
-var (
-	vmiWith    = networktest.VMIWith
-	masq       = networktest.Masquerade
-	bridge     = networktest.Bridge
-	podNetwork = networktest.PodNetwork
-	multus     = networktest.Multus
-)
-
 func withMAC(i virtv1.Interface, mac string) virtv1.Interface {
 	i.MacAddress = mac
 	return i
@@ -48,7 +39,7 @@ func TestMakePlan(t *testing.T) {
 		want network.Plan
 	}{{
 		name: "masquerade on a dual-stack pod network: KubeVirt's 10.0.2.0/24, fd10:0:2::/64 by SLAAC (EUI-64 of the MAC)",
-		vmi:  vmiWith([]virtv1.Interface{masq("default", virtv1.Port{Port: 80}, virtv1.Port{Protocol: "udp", Port: 53})}, []virtv1.Network{podNetwork("default")}),
+		vmi:  networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default", virtv1.Port{Port: 80}, virtv1.Port{Protocol: "udp", Port: 53})}, []virtv1.Network{networktest.PodNetwork("default")}),
 		pod:  []network.PodInterface{podEth0},
 		want: network.Plan{"default": {
 			Interface: "default", Network: "default", Binding: network.BindingMasquerade,
@@ -60,7 +51,7 @@ func TestMakePlan(t *testing.T) {
 		}},
 	}, {
 		name: "masquerade with its own CIDR, MAC and multi-queue",
-		vmi: vmiWith([]virtv1.Interface{withMAC(masq("default"), "02:00:00:00:00:AA")},
+		vmi: networktest.VMIWith([]virtv1.Interface{withMAC(networktest.Masquerade("default"), "02:00:00:00:00:AA")},
 			[]virtv1.Network{{Name: "default", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{VMNetworkCIDR: "192.168.7.0/28", VMIPv6NetworkCIDR: "fd00:7:0:1::/64"}}}},
 			func(v *virtv1.VirtualMachineInstance) {
 				v.Spec.Domain.Devices.NetworkInterfaceMultiQueue = new(bool)
@@ -78,7 +69,7 @@ func TestMakePlan(t *testing.T) {
 		}},
 	}, {
 		name: "masquerade on an IPv4-only pod network has no IPv6",
-		vmi:  vmiWith([]virtv1.Interface{masq("default")}, []virtv1.Network{podNetwork("default")}),
+		vmi:  networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default")}, []virtv1.Network{networktest.PodNetwork("default")}),
 		pod:  []network.PodInterface{podEth0v4},
 		want: network.Plan{"default": {
 			Interface: "default", Network: "default", Binding: network.BindingMasquerade,
@@ -88,7 +79,7 @@ func TestMakePlan(t *testing.T) {
 		}},
 	}, {
 		name: "bridge on the pod network takes the pod's address, MAC, gateway and routes",
-		vmi:  vmiWith([]virtv1.Interface{bridge("default")}, []virtv1.Network{podNetwork("default")}),
+		vmi:  networktest.VMIWith([]virtv1.Interface{networktest.Bridge("default")}, []virtv1.Network{networktest.PodNetwork("default")}),
 		pod:  []network.PodInterface{podEth0},
 		want: network.Plan{"default": {
 			Interface: "default", Network: "default", Binding: network.BindingBridge,
@@ -99,7 +90,7 @@ func TestMakePlan(t *testing.T) {
 		}},
 	}, {
 		name: "a Multus network maps to net1 and may be bridged",
-		vmi:  vmiWith([]virtv1.Interface{masq("default"), bridge("blue")}, []virtv1.Network{podNetwork("default"), multus("blue")}),
+		vmi:  networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default"), networktest.Bridge("blue")}, []virtv1.Network{networktest.PodNetwork("default"), networktest.Multus("blue")}),
 		pod:  []network.PodInterface{podEth0, podNet1},
 		want: network.Plan{
 			"default": {
@@ -118,11 +109,11 @@ func TestMakePlan(t *testing.T) {
 		},
 	}, {
 		name: "an absent interface is not planned",
-		vmi: vmiWith([]virtv1.Interface{masq("default"), func() virtv1.Interface {
-			i := bridge("blue")
+		vmi: networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default"), func() virtv1.Interface {
+			i := networktest.Bridge("blue")
 			i.State = virtv1.InterfaceStateAbsent
 			return i
-		}()}, []virtv1.Network{podNetwork("default"), multus("blue")}),
+		}()}, []virtv1.Network{networktest.PodNetwork("default"), networktest.Multus("blue")}),
 		pod: []network.PodInterface{podEth0},
 		want: network.Plan{"default": {
 			Interface: "default", Network: "default", Binding: network.BindingMasquerade,
@@ -152,27 +143,27 @@ func TestMakePlanRejects(t *testing.T) {
 		kind error
 	}{{
 		name: "unknown network name",
-		vmi:  vmiWith([]virtv1.Interface{masq("default"), bridge("red")}, []virtv1.Network{podNetwork("default")}),
+		vmi:  networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default"), networktest.Bridge("red")}, []virtv1.Network{networktest.PodNetwork("default")}),
 		pod:  []network.PodInterface{podEth0},
 		want: []string{`spec.domain.devices.interfaces[1].name: no network named "red" in spec.networks`},
 		kind: network.ErrInvalidSpec,
 	}, {
 		name: "masquerade on a Multus network",
-		vmi:  vmiWith([]virtv1.Interface{masq("blue")}, []virtv1.Network{multus("blue")}),
+		vmi:  networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("blue")}, []virtv1.Network{networktest.Multus("blue")}),
 		pod:  []network.PodInterface{podEth0, podNet1},
 		want: []string{`spec.domain.devices.interfaces[0].masquerade: masquerade needs the pod network; network "blue" is a secondary Multus network`},
 		kind: network.ErrInvalidSpec,
 	}, {
 		name: "duplicate MACs",
-		vmi: vmiWith([]virtv1.Interface{withMAC(masq("default"), "02:00:00:00:00:01"), withMAC(bridge("blue"), "02:00:00:00:00:01")},
-			[]virtv1.Network{podNetwork("default"), multus("blue")}),
+		vmi: networktest.VMIWith([]virtv1.Interface{withMAC(networktest.Masquerade("default"), "02:00:00:00:00:01"), withMAC(networktest.Bridge("blue"), "02:00:00:00:00:01")},
+			[]virtv1.Network{networktest.PodNetwork("default"), networktest.Multus("blue")}),
 		pod:  []network.PodInterface{podEth0, podNet1},
 		want: []string{`spec.domain.devices.interfaces[1].macAddress: MAC 02:00:00:00:00:01 is also used by spec.domain.devices.interfaces[0]`},
 		kind: network.ErrInvalidSpec,
 	}, {
 		name: "ports out of range, a bad protocol and a duplicate",
-		vmi: vmiWith([]virtv1.Interface{masq("default", virtv1.Port{Port: 0}, virtv1.Port{Port: 65536}, virtv1.Port{Port: 22, Protocol: "SCTP"},
-			virtv1.Port{Port: 80}, virtv1.Port{Port: 80, Protocol: "tcp"})}, []virtv1.Network{podNetwork("default")}),
+		vmi: networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default", virtv1.Port{Port: 0}, virtv1.Port{Port: 65536}, virtv1.Port{Port: 22, Protocol: "SCTP"},
+			virtv1.Port{Port: 80}, virtv1.Port{Port: 80, Protocol: "tcp"})}, []virtv1.Network{networktest.PodNetwork("default")}),
 		pod: []network.PodInterface{podEth0},
 		want: []string{
 			`spec.domain.devices.interfaces[0].ports[0].port: 0 is out of range 1-65535`,
@@ -183,37 +174,37 @@ func TestMakePlanRejects(t *testing.T) {
 		kind: network.ErrInvalidSpec,
 	}, {
 		name: "ports on a bridge binding",
-		vmi: vmiWith([]virtv1.Interface{func() virtv1.Interface {
-			i := bridge("default")
+		vmi: networktest.VMIWith([]virtv1.Interface{func() virtv1.Interface {
+			i := networktest.Bridge("default")
 			i.Ports = []virtv1.Port{{Port: 80}}
 			return i
-		}()}, []virtv1.Network{podNetwork("default")}),
+		}()}, []virtv1.Network{networktest.PodNetwork("default")}),
 		pod:  []network.PodInterface{podEth0},
 		want: []string{`spec.domain.devices.interfaces[0].ports: only the masquerade binding forwards ports`},
 		kind: network.ErrInvalidSpec,
 	}, {
 		name: "unsupported binding",
-		vmi: vmiWith([]virtv1.Interface{{Name: "default", InterfaceBindingMethod: virtv1.InterfaceBindingMethod{SRIOV: &virtv1.InterfaceSRIOV{}}}},
-			[]virtv1.Network{podNetwork("default")}),
+		vmi: networktest.VMIWith([]virtv1.Interface{{Name: "default", InterfaceBindingMethod: virtv1.InterfaceBindingMethod{SRIOV: &virtv1.InterfaceSRIOV{}}}},
+			[]virtv1.Network{networktest.PodNetwork("default")}),
 		pod:  []network.PodInterface{podEth0},
 		want: []string{`spec.domain.devices.interfaces[0].sriov: the SR-IOV binding is not supported`},
 		kind: network.ErrUnsupported,
 	}, {
 		name: "pod interface missing",
-		vmi:  vmiWith([]virtv1.Interface{bridge("blue")}, []virtv1.Network{multus("blue")}),
+		vmi:  networktest.VMIWith([]virtv1.Interface{networktest.Bridge("blue")}, []virtv1.Network{networktest.Multus("blue")}),
 		pod:  []network.PodInterface{podEth0},
 		want: []string{`spec.networks[0]: network "blue": pod interface net1 not found (pod has eth0)`},
 		kind: network.ErrNoPodInterface,
 	}, {
 		name: "masquerade without a pod IPv4 address",
-		vmi:  vmiWith([]virtv1.Interface{masq("default")}, []virtv1.Network{podNetwork("default")}),
+		vmi:  networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default")}, []virtv1.Network{networktest.PodNetwork("default")}),
 		pod:  []network.PodInterface{{Name: "eth0", MAC: "0a:58:00:00:00:01", IPs: []string{"fd00::5/64"}}},
 		want: []string{`spec.domain.devices.interfaces[0].masquerade: pod interface eth0 has no IPv4 address to masquerade behind (an IPv6-only pod is not supported; dual stack is)`},
 		kind: network.ErrInvalidSpec,
 	}, {
 		name: "bad masquerade CIDR and bad MAC",
-		vmi: vmiWith([]virtv1.Interface{masq("default"), withMAC(bridge("blue"), "01:00:5e:00:00:01")},
-			[]virtv1.Network{{Name: "default", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{VMNetworkCIDR: "10.0.2.0/31"}}}, multus("blue")}),
+		vmi: networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default"), withMAC(networktest.Bridge("blue"), "01:00:5e:00:00:01")},
+			[]virtv1.Network{{Name: "default", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{VMNetworkCIDR: "10.0.2.0/31"}}}, networktest.Multus("blue")}),
 		pod: []network.PodInterface{podEth0, podNet1},
 		want: []string{
 			`spec.networks[0].pod.vmNetworkCIDR: 10.0.2.0/31 has no room for a gateway and a guest (at most /30)`,
@@ -222,7 +213,7 @@ func TestMakePlanRejects(t *testing.T) {
 		kind: network.ErrInvalidSpec,
 	}, {
 		name: "IPv6 masquerade CIDR: KubeVirt's /120 has no room for SLAAC",
-		vmi: vmiWith([]virtv1.Interface{masq("default")},
+		vmi: networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default")},
 			[]virtv1.Network{{Name: "default", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{VMIPv6NetworkCIDR: "fd10:0:2::/120"}}}}),
 		pod: []network.PodInterface{podEth0},
 		want: []string{
@@ -231,14 +222,14 @@ func TestMakePlanRejects(t *testing.T) {
 		kind: network.ErrInvalidSpec,
 	}, {
 		name: "IPv6 masquerade CIDR that is IPv4",
-		vmi: vmiWith([]virtv1.Interface{masq("default")},
+		vmi: networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default")},
 			[]virtv1.Network{{Name: "default", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{VMIPv6NetworkCIDR: "10.0.0.0/8"}}}}),
 		pod:  []network.PodInterface{podEth0},
 		want: []string{`spec.networks[0].pod.vmIPv6NetworkCIDR: "10.0.0.0/8" is not an IPv6 CIDR`},
 		kind: network.ErrInvalidSpec,
 	}, {
 		name: "a network no interface uses",
-		vmi:  vmiWith([]virtv1.Interface{masq("default")}, []virtv1.Network{podNetwork("default"), multus("blue")}),
+		vmi:  networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default")}, []virtv1.Network{networktest.PodNetwork("default"), networktest.Multus("blue")}),
 		pod:  []network.PodInterface{podEth0, podNet1},
 		want: []string{`spec.networks[1]: no interface uses network "blue"`},
 		kind: network.ErrInvalidSpec,
@@ -261,7 +252,7 @@ func TestMakePlanRejects(t *testing.T) {
 // The plan is plain data: it survives JSON, so a restarted handler can
 // tear down what an earlier one set up.
 func TestPreviewMatchesPlanTaps(t *testing.T) {
-	vmi := vmiWith([]virtv1.Interface{masq("default"), bridge("blue")}, []virtv1.Network{podNetwork("default"), multus("blue")})
+	vmi := networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default"), networktest.Bridge("blue")}, []virtv1.Network{networktest.PodNetwork("default"), networktest.Multus("blue")})
 	plan, err := network.MakePlan(vmi, []network.PodInterface{podEth0, podNet1})
 	assert.NilError(t, err)
 	preview := network.PreviewPlan(vmi)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/virtkit/virtkit/virt/network"
 	"github.com/virtkit/virtkit/virt/network/netns"
+	"github.com/virtkit/virtkit/virt/network/networktest"
 )
 
 // Setup time of one interface in a real pod namespace: links, addresses and
@@ -19,8 +20,8 @@ func BenchmarkSetup(b *testing.B) {
 		name  string
 		iface virtv1.Interface
 	}{
-		{"masquerade", masq("default", virtv1.Port{Port: 80}, virtv1.Port{Port: 443})},
-		{"bridge", bridge("default")},
+		{"masquerade", networktest.Masquerade("default", virtv1.Port{Port: 80}, virtv1.Port{Port: 443})},
+		{"bridge", networktest.Bridge("default")},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			p := newPod(b)
@@ -30,7 +31,7 @@ func BenchmarkSetup(b *testing.B) {
 			ctx := context.Background()
 			found, err := n.Discover(ctx)
 			must(b, err)
-			plan, err := network.MakePlan(vmiWith([]virtv1.Interface{bc.iface}, []virtv1.Network{podNetwork("default")}), found)
+			plan, err := network.MakePlan(networktest.VMIWith([]virtv1.Interface{bc.iface}, []virtv1.Network{networktest.PodNetwork("default")}), found)
 			must(b, err)
 			var total time.Duration
 			b.ResetTimer()

@@ -25,6 +25,7 @@ import (
 	"github.com/virtkit/virtkit/internal/testguest"
 	"github.com/virtkit/virtkit/virt/network"
 	"github.com/virtkit/virtkit/virt/network/netns"
+	"github.com/virtkit/virtkit/virt/network/networktest"
 )
 
 // openPod opens the pod's namespace for virt/network, discovers its
@@ -100,7 +101,7 @@ func httpGet(ctx context.Context, t *testing.T, url string) string {
 func TestMasqueradeGuest(t *testing.T) {
 	testenv.Integration(t)
 	p := newDualStackPod(t)
-	vmi := vmiWith([]virtv1.Interface{masq("default", virtv1.Port{Port: 80})}, []virtv1.Network{podNetwork("default")})
+	vmi := networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default", virtv1.Port{Port: 80})}, []virtv1.Network{networktest.PodNetwork("default")})
 	n, plan := openPod(t, p, vmi)
 	ip := plan["default"]
 	assert.Equal(t, len(ip.GuestIPs), 2, "guest IPs %v", ip.GuestIPs)
@@ -214,7 +215,7 @@ call VIRTKIT-OUTBOUND6 %s %s
 func TestBridgeGuest(t *testing.T) {
 	testenv.Integration(t)
 	p := newPod(t)
-	vmi := vmiWith([]virtv1.Interface{bridge("default")}, []virtv1.Network{podNetwork("default")})
+	vmi := networktest.VMIWith([]virtv1.Interface{networktest.Bridge("default")}, []virtv1.Network{networktest.PodNetwork("default")})
 	n, plan := openPod(t, p, vmi)
 	ip := plan["default"]
 	assert.Equal(t, ip.MAC, ip.Pod.MAC)
@@ -297,16 +298,16 @@ func TestBadInputLeavesNamespaceUntouched(t *testing.T) {
 	before := snapshot(t, p.NS)
 
 	for _, vmi := range []*virtv1.VirtualMachineInstance{
-		vmiWith([]virtv1.Interface{masq("nope")}, []virtv1.Network{podNetwork("default")}),
-		vmiWith([]virtv1.Interface{masq("default", virtv1.Port{Port: 70000})}, []virtv1.Network{podNetwork("default")}),
-		vmiWith([]virtv1.Interface{masq("blue")}, []virtv1.Network{multus("blue")}),
+		networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("nope")}, []virtv1.Network{networktest.PodNetwork("default")}),
+		networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default", virtv1.Port{Port: 70000})}, []virtv1.Network{networktest.PodNetwork("default")}),
+		networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("blue")}, []virtv1.Network{networktest.Multus("blue")}),
 	} {
 		_, err := network.MakePlan(vmi, found)
 		var fe *network.FieldError
 		assert.Assert(t, errors.As(err, &fe), "%v", err)
 	}
 
-	plan, err := network.MakePlan(vmiWith([]virtv1.Interface{masq("default")}, []virtv1.Network{podNetwork("default")}), found)
+	plan, err := network.MakePlan(networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default")}, []virtv1.Network{networktest.PodNetwork("default")}), found)
 	must(t, err)
 	bad := plan["default"]
 	bad.Ports = []network.Port{{Protocol: "TCP", Port: 0}}
@@ -335,7 +336,7 @@ func TestBadInputLeavesNamespaceUntouched(t *testing.T) {
 func TestMultiQueueGuest(t *testing.T) {
 	testenv.Integration(t)
 	p := newPod(t)
-	vmi := vmiWith([]virtv1.Interface{masq("default")}, []virtv1.Network{podNetwork("default")},
+	vmi := networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default")}, []virtv1.Network{networktest.PodNetwork("default")},
 		func(v *virtv1.VirtualMachineInstance) {
 			on := true
 			v.Spec.Domain.Devices.NetworkInterfaceMultiQueue = &on
