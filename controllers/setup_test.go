@@ -97,17 +97,10 @@ func TestControllersFollowTheKubeVirtCR(t *testing.T) {
 	assert.NilError(t, c.Create(ctx, vm))
 
 	var pods corev1.PodList
-	for {
+	testenv.EventuallyEvery(ctx, t, 50*time.Millisecond, "a launcher pod for the VM's VMI", func() (bool, string) {
 		assert.NilError(t, c.List(ctx, &pods, client.InNamespace("default"), client.MatchingLabels{"kubevirt.io": "virt-launcher"}))
-		if len(pods.Items) > 0 {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatal("no launcher pod for the VM's VMI")
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		return len(pods.Items) > 0, "no launcher pod"
+	})
 	pod := pods.Items[0]
 	res := pod.Spec.Containers[0].Resources
 	_, kvm := res.Requests["devices.kubevirt.io/kvm"]

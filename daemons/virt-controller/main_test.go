@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,8 +81,7 @@ func TestVirtControllerBinary(t *testing.T) {
 	if err := c.Create(ctx, vm); err != nil {
 		t.Fatal(err)
 	}
-running:
-	for {
+	testenv.Eventually(ctx, t, "a launcher pod and virt-controller's leader lease", func() (bool, string) {
 		var pods corev1.PodList
 		var lease coordinationv1.Lease
 		if err := c.List(ctx, &pods, client.InNamespace("default"), client.MatchingLabels{"kubevirt.io": "virt-launcher"}); err != nil {
@@ -89,14 +89,10 @@ running:
 		}
 		leaseErr := c.Get(ctx, client.ObjectKey{Namespace: "kubevirt", Name: "virt-controller.kubevirt.io"}, &lease)
 		if len(pods.Items) == 1 && leaseErr == nil && lease.Spec.HolderIdentity != nil {
-			break running
+			return true, ""
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("no launcher pod (%d) or no lease (%v); virt-controller said:\n%s", len(pods.Items), leaseErr, out.String())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		return false, fmt.Sprintf("launcher pods %d, lease %v; virt-controller said:\n%s", len(pods.Items), leaseErr, out.String())
+	})
 
 	// The VMI waits for a node in Scheduling; the VM and the migrations
 	// (none) are counted too.

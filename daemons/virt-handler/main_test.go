@@ -70,18 +70,11 @@ func TestVirtHandlerBinary(t *testing.T) {
 		<-done
 	}()
 
-	for {
+	testenv.Eventually(ctx, t, "the handler to publish its address", func() (bool, string) {
 		var n corev1.Node
 		must(t, cp.Client.Get(ctx, client.ObjectKey{Name: "node-1"}, &n))
-		if n.Annotations[nodeapi.HandlerAddressAnnotation] == "http://"+addr {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the handler did not publish its address; it said:\n%s", logs.String())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		return n.Annotations[nodeapi.HandlerAddressAnnotation] == "http://"+addr, "it said:\n" + logs.String()
+	})
 	u, err := url.Parse("http://" + addr)
 	must(t, err)
 	c := nodeapi.NewClient(nodeapi.Endpoint{URL: u})

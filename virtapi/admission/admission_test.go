@@ -52,18 +52,14 @@ func apiWithWebhooks(t *testing.T) (cp *testenv.ControlPlaneEnv, stop func()) {
 	}
 	t.Cleanup(stop)
 	addr := net.JoinHostPort(o.LocalServingHost, strconv.Itoa(o.LocalServingPort))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testenv.EventuallyEvery(testenv.Within(t, 10*time.Second), t, 20*time.Millisecond, "the webhook server serving on "+addr, func() (bool, string) {
 		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true})
-		if err == nil {
-			c.Close()
-			break
+		if err != nil {
+			return false, err.Error()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("webhook server not serving on %s: %v", addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		c.Close()
+		return true, ""
+	})
 	return cp, stop
 }
 

@@ -190,18 +190,14 @@ func must(t testing.TB, err error) {
 	}
 }
 
-// eventually retries check until it returns nil or d passes.
+// eventually retries check every 50 ms until it returns nil, and fails the
+// test with its last error when d passes first.
 func eventually(t *testing.T, d time.Duration, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := check()
-		if err == nil {
-			return
+	testenv.EventuallyEvery(testenv.Within(t, d), t, 50*time.Millisecond, "the check to pass", func() (bool, string) {
+		if err := check(); err != nil {
+			return false, err.Error()
 		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return true, ""
+	})
 }
