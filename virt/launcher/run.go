@@ -59,7 +59,7 @@ func Run(ctx context.Context, cfg Config, connect Connector, opts ...Option) Res
 	res := run(ctx, cfg, connect, o)
 	if cfg.Layout.Root != "" {
 		if b, err := json.Marshal(res); err == nil {
-			_ = os.WriteFile(cfg.Layout.ExitFile(), append(b, '\n'), 0o644)
+			_ = publish(cfg.Layout.ExitFile(), append(b, '\n'))
 		}
 	}
 	o.log.Info("launcher ended", "code", res.Code, "reason", res.Reason)
@@ -100,7 +100,7 @@ func run(ctx context.Context, cfg Config, connect Connector, o options) (res Res
 	}
 	defer m.Close()
 
-	if err := os.WriteFile(cfg.Layout.ReadyFile(), []byte(d.URI()+"\n"), 0o644); err != nil {
+	if err := publish(cfg.Layout.ReadyFile(), []byte(d.URI()+"\n")); err != nil {
 		return Result{Code: ExitSetupFailed, Reason: fmt.Sprintf("launcher: %v", err)}
 	}
 	defer os.Remove(cfg.Layout.ReadyFile())
