@@ -117,13 +117,43 @@ const (
 
 	DetailResumedUnpaused = 0
 
-	DetailStoppedShutdown  = 0
-	DetailStoppedDestroyed = 1
-	DetailStoppedCrashed   = 2
-	DetailStoppedMigrated  = 3
-	DetailStoppedFailed    = 5
+	DetailStoppedShutdown     = 0
+	DetailStoppedDestroyed    = 1
+	DetailStoppedCrashed      = 2
+	DetailStoppedMigrated     = 3
+	DetailStoppedSaved        = 4
+	DetailStoppedFailed       = 5
+	DetailStoppedFromSnapshot = 6
 
 	DetailShutdownFinished = 0 // the guest finished shutting down
 	DetailShutdownGuest    = 1 // the guest asked for it
 	DetailShutdownHost     = 2 // the host asked for it
 )
+
+// ShutoffReason is the shut-off reason an EventStopped reports through its
+// Detail, as State would report it while the domain is still defined: a
+// stop event says how a domain ended even after the domain is gone. ok is
+// false for other events. libvirt reports QEMU's unexpected exit as
+// DetailStoppedFailed, which maps to ReasonShutoffFailed.
+func (e Event) ShutoffReason() (r Reason, ok bool) {
+	if e.Type != EventStopped {
+		return ReasonUnknown, false
+	}
+	switch e.Detail {
+	case DetailStoppedShutdown:
+		return ReasonShutoffShutdown, true
+	case DetailStoppedDestroyed:
+		return ReasonShutoffDestroyed, true
+	case DetailStoppedCrashed:
+		return ReasonShutoffCrashed, true
+	case DetailStoppedMigrated:
+		return ReasonShutoffMigrated, true
+	case DetailStoppedSaved:
+		return ReasonShutoffSaved, true
+	case DetailStoppedFailed:
+		return ReasonShutoffFailed, true
+	case DetailStoppedFromSnapshot:
+		return ReasonShutoffFromSnapshot, true
+	}
+	return ReasonUnknown, true
+}

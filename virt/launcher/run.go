@@ -106,7 +106,10 @@ func run(ctx context.Context, cfg Config, connect Connector, o options) (res Res
 	defer os.Remove(cfg.Layout.ReadyFile())
 	o.log.Info("launcher ready", "domain", cfg.Domain, "uri", d.URI())
 
-	w := watcher{m: m, name: cfg.Domain, poll: o.poll, log: o.log}
+	// The subscription outlives ctx: stop follows the domain after a stop request.
+	eventsCtx, endEvents := context.WithCancel(context.WithoutCancel(ctx))
+	defer endEvents()
+	w := newWatcher(eventsCtx, m, cfg.Domain, o.poll, o.log)
 	if r, ended := w.follow(ctx, d.Done()); ended {
 		return r
 	}

@@ -68,6 +68,75 @@ func TestFollowReportsTheGuestsEnd(t *testing.T) {
 	}
 }
 
+// The handler undefines a domain as soon as it has seen it end: the watcher
+// must still tell a crash from an orderly end when the domain is gone by the
+// time it looks again.
+func TestFollowTellsHowAnUndefinedDomainEnded(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(m *fake.Manager) error
+		code int
+	}{
+		{"guest crashes", func(m *fake.Manager) error { return m.Crash("ns_vm") }, ExitGuestCrashed},
+		{"someone destroys it", func(m *fake.Manager) error { return m.Destroy(context.Background(), "ns_vm") }, ExitGuestDestroyed},
+		{"guest powers off", func(m *fake.Manager) error { return m.Shutdown(context.Background(), "ns_vm") }, ExitOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			m := newRunning(t, "ns_vm")
+			w := newWatcher(ctx, m, "ns_vm", time.Hour, logr.Discard())
+			assert.Assert(t, w.events != nil)
+			r, ended := w.check(ctx)
+			assert.Assert(t, !ended && w.started, "a running domain: %v", r)
+			assert.NilError(t, tc.end(m))
+			assert.NilError(t, m.Undefine(ctx, "ns_vm"))
+			_, _, err := m.State(ctx, "ns_vm")
+			assert.ErrorIs(t, err, domain.ErrNotFound)
+
+			// Polling alone finds the domain gone: its stop event says how it ended.
+			r, ended = w.check(ctx)
+			assert.Assert(t, ended)
+			assert.Equal(t, r.Code, tc.code, r.Reason)
+		})
+	}
+}
+
+func TestFollowEndsOnTheStopEvent(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := newRunning(t, "ns_vm")
+	// An hour between polls: only the event can end the watch in time.
+	w := newWatcher(ctx, m, "ns_vm", time.Hour, logr.Discard())
+	_, ended := w.check(ctx)
+	assert.Assert(t, !ended && w.started)
+	done := make(chan Result, 1)
+	go func() {
+		r, _ := w.follow(ctx, make(chan struct{}))
+		done <- r
+	}()
+	assert.NilError(t, m.Crash("ns_vm"))
+	select {
+	case r := <-done:
+		assert.Equal(t, r.Code, ExitGuestCrashed, r.Reason)
+	case <-time.After(30 * time.Second):
+		t.Fatal("follow did not end on the domain's stop event")
+	}
+}
+
+func TestGoneWithoutAStopEventIsAnOrderlyEnd(t *testing.T) {
+	m := newRunning(t, "ns_vm")
+	w := watcher{m: m, name: "ns_vm", poll: time.Millisecond, log: logr.Discard()}
+	_, ended := w.check(context.Background())
+	assert.Assert(t, !ended && w.started)
+	assert.NilError(t, m.Destroy(context.Background(), "ns_vm"))
+	assert.NilError(t, m.Undefine(context.Background(), "ns_vm"))
+	r, ended := w.check(context.Background())
+	assert.Assert(t, ended)
+	assert.Equal(t, r.Code, ExitOK, r.Reason)
+	assert.Equal(t, r.Reason, "domain ns_vm is gone")
+}
+
 func TestFollowWaitsForADomainToStart(t *testing.T) {
 	m := fake.New()
 	w := watcher{m: m, name: "ns_vm", poll: time.Millisecond, log: logr.Discard()}
