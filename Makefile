@@ -19,7 +19,7 @@ NESTED_MODULES := hack/bench
 # API groups whose CRDs deploy/crds serves (see hack/crdgen).
 CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1
 
-.PHONY: run stop boot-guest test test-short deps kube-bins cni-bins guest tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration
+.PHONY: run stop boot-guest test test-short deps kube-bins cni-bins guest images images-push tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration
 
 ## run: start virt-local (a real single-machine Kubernetes with virtkit), boot examples/manifests/vm-tiny.yaml, show its console
 run: deps kube-bins cni-bins guest daemons
@@ -34,7 +34,7 @@ boot-guest: deps guest
 	go run ./hack/bootguest -out $(OUT)/run
 
 ## test: every test, installing and building what the tests need first
-test: deps kube-bins cni-bins guest daemons lint check-pure verify-generated
+test: deps kube-bins cni-bins guest daemons images lint check-pure verify-generated
 	go test -count=1 -timeout 45m ./...
 	@for m in $(NESTED_MODULES); do echo "cd $$m && go test -count=1 -timeout 45m ./..."; (cd $$m && go test -count=1 -timeout 45m ./...); done
 
@@ -99,6 +99,16 @@ check-pure:
 ## daemons: build the daemons and virtctl into _output/bin
 daemons:
 	go build -o $(OUT)/bin/ ./daemons/virt-launcher ./daemons/virt-handler ./daemons/virt-api ./daemons/virt-controller ./daemons/virt-local ./cmd/virtctl
+
+## images: OCI images of the daemons (binaries plus Debian packages, no Docker) into the OCI layout _output/images
+IMAGES_FLAGS = -bin $(OUT)/bin -out $(OUT)/images -cache $(OUT)/cache/debs
+images: deps daemons
+	go run ./hack/images $(IMAGES_FLAGS)
+
+## images-push: build the images and push them to REGISTRY=host[:port][/prefix] (plain HTTP on loopback)
+images-push: deps daemons
+	@if [[ -z "$${REGISTRY:-}" ]]; then echo "images-push: set REGISTRY=host[:port][/prefix]" >&2; exit 1; fi
+	go run ./hack/images $(IMAGES_FLAGS) -push $(REGISTRY)
 
 ## bench-overhead: memory and start-up cost of a launcher per VM (N=4 VMs, RUNS=20 start-ups)
 N ?= 4

@@ -1,0 +1,89 @@
+package images
+
+// Image describes one container image: what Build puts in it. It is plain
+// data.
+type Image struct {
+	// Name is the image's repository name below a registry prefix, such as
+	// "virt-launcher".
+	Name string
+	// Binaries are program file names in the Builder's binary folder; each
+	// is installed as /usr/bin/NAME, mode 0755.
+	Binaries []string
+	// Packages are Debian package names; the image carries their files and
+	// those of everything they depend on (Depends and Pre-Depends, not
+	// Recommends).
+	Packages []string
+	// User is what the image runs as, UID:GID, one of the users of Users.
+	User string
+	// Entrypoint is the image's entry point.
+	Entrypoint []string
+	// Why says, for an image that runs as root, what needs it.
+	Why string
+}
+
+// User is an account of every image's /etc/passwd and /etc/group.
+type User struct {
+	Name string
+	UID  int
+	GID  int
+	Home string
+}
+
+// Users are the accounts every image has. qemu (107) is the owner KubeVirt
+// gives containerDisk files and its non-root launcher; libvirt's QEMU driver
+// refuses to start unless libvirt-qemu and the kvm group exist; nonroot
+// (65532) is what the daemons that need no privilege run as.
+var Users = []User{
+	{Name: "root", UID: 0, GID: 0, Home: "/root"},
+	{Name: "qemu", UID: 107, GID: 107, Home: "/var/run/libvirt"},
+	{Name: "libvirt-qemu", UID: 64055, GID: 108, Home: "/var/lib/libvirt"},
+	{Name: "nonroot", UID: 65532, GID: 65532, Home: "/home/nonroot"},
+}
+
+// Groups are the groups of every image: each user's own, and kvm (108).
+var Groups = []struct {
+	Name string
+	GID  int
+}{
+	{"root", 0}, {"qemu", 107}, {"kvm", 108}, {"libvirt-qemu", 64055}, {"nonroot", 65532},
+}
+
+// The users images run as.
+const (
+	UserRoot    = "0:0"
+	UserNonRoot = "65532:65532"
+)
+
+// Daemons is the catalog of virtkit's daemon images, in build order.
+func Daemons() []Image {
+	return []Image{
+		{
+			Name: "virt-api", Binaries: []string{"virt-api"}, Packages: []string{"libc6"},
+			User: UserNonRoot, Entrypoint: []string{"/usr/bin/virt-api"},
+		},
+		{
+			Name: "virt-controller", Binaries: []string{"virt-controller"}, Packages: []string{"libc6"},
+			User: UserNonRoot, Entrypoint: []string{"/usr/bin/virt-controller"},
+		},
+		{
+			Name: "virt-handler", Binaries: []string{"virt-handler"}, Packages: []string{"libvirt0"},
+			User: UserRoot, Entrypoint: []string{"/usr/bin/virt-handler"},
+			Why: "it enters each launcher pod's network and mount namespaces and configures the node",
+		},
+		{
+			Name:     "virt-launcher",
+			Binaries: []string{"virt-launcher"},
+			// libvirtd with its QEMU driver; QEMU for x86 under TCG, whose
+			// accelerator is a loadable module of qemu-system-common, with its
+			// firmware (seabios, ipxe-qemu) and data files; the shell, mkdir
+			// and mount that start libvirtd in its own mount namespace.
+			Packages: []string{
+				"libvirt-daemon", "libvirt-daemon-driver-qemu",
+				"qemu-system-x86", "qemu-system-common", "qemu-system-data", "seabios", "ipxe-qemu",
+				"dash", "coreutils", "mount",
+			},
+			User: UserRoot, Entrypoint: []string{"/usr/bin/virt-launcher"},
+			Why: "its private libvirtd binds its own folders over libvirt's system paths in a new mount namespace",
+		},
+	}
+}
