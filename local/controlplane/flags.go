@@ -51,7 +51,16 @@ func components(c Config) []component {
 		"--service-account-signing-key-file=" + p.ServiceAccountKey(),
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-cluster-ip-range=" + c.ServiceCIDR,
-		"--authorization-mode=RBAC",
+		// Node authorizes kubelets (system:node:NAME) for their own node's
+		// objects only, as a real cluster does; NodeRestriction keeps them
+		// from editing other nodes.
+		"--authorization-mode=Node,RBAC",
+		"--enable-admission-plugins=NodeRestriction",
+		// Towards kubelets: the apiserver's client certificate, and the
+		// node's InternalIP (a local kubelet's hostname need not resolve).
+		"--kubelet-client-certificate=" + p.Cert(KubeletClientCert),
+		"--kubelet-client-key=" + p.Key(KubeletClientCert),
+		"--kubelet-preferred-address-types=InternalIP,Hostname",
 		"--allow-privileged=true",
 		"--enable-priority-and-fairness=false",
 		// The aggregator's identity for aggregated APIs (virt-api's

@@ -20,14 +20,27 @@ func writeKubeconfigs(c Config) error {
 		"scheduler":          kubeconfigPath(c, "scheduler"),
 		"controller-manager": kubeconfigPath(c, "controller-manager"),
 	} {
-		kc := clientcmdapi.NewConfig()
-		kc.Clusters["virt-local"] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: p.CACert()}
-		kc.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificate: p.Cert(user), ClientKey: p.Key(user)}
-		kc.Contexts["virt-local"] = &clientcmdapi.Context{Cluster: "virt-local", AuthInfo: user}
-		kc.CurrentContext = "virt-local"
-		if err := clientcmd.WriteToFile(*kc, file); err != nil {
-			return fmt.Errorf("controlplane: kubeconfig %s: %w", file, err)
+		if err := writeKubeconfig(server, p, user, file); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// WriteKubeconfig writes file, a kubeconfig that reaches the apiserver with
+// the client certificate PKI().Cert(cert) (see PKI.EnsureClientCert).
+func (c Config) WriteKubeconfig(file, cert string) error {
+	return writeKubeconfig("https://127.0.0.1:"+strconv.Itoa(c.APIServerPort), c.PKI(), cert, file)
+}
+
+func writeKubeconfig(server string, p PKI, user, file string) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["virt-local"] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: p.CACert()}
+	kc.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificate: p.Cert(user), ClientKey: p.Key(user)}
+	kc.Contexts["virt-local"] = &clientcmdapi.Context{Cluster: "virt-local", AuthInfo: user}
+	kc.CurrentContext = "virt-local"
+	if err := clientcmd.WriteToFile(*kc, file); err != nil {
+		return fmt.Errorf("controlplane: kubeconfig %s: %w", file, err)
 	}
 	return nil
 }

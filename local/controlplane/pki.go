@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -69,6 +70,10 @@ func leaves() []leaf {
 		{name: "scheduler", cn: "system:kube-scheduler", ca: "ca"},
 		{name: "controller-manager", cn: "system:kube-controller-manager", ca: "ca"},
 		{name: "front-proxy-client", cn: "front-proxy-client", ca: "front-proxy-ca"},
+		// The apiserver's identity towards kubelets (logs, exec, port
+		// forwarding); a kubelet authorizes it through the apiserver, and
+		// KubeletClientUser is bound to system:kubelet-api-admin.
+		{name: KubeletClientCert, cn: KubeletClientUser, ca: "ca"},
 	}
 }
 
@@ -121,6 +126,47 @@ func ensurePKI(p PKI, serviceIP net.IP) error {
 		}
 	}
 	return nil
+}
+
+// KubeletClientCert names the apiserver's client certificate towards
+// kubelets (PKI.Cert(KubeletClientCert)); KubeletClientUser is its user.
+const (
+	KubeletClientCert = "apiserver-kubelet-client"
+	KubeletClientUser = "kube-apiserver-kubelet-client"
+)
+
+// EnsureClientCert issues, once, a client certificate signed by the cluster
+// CA for user cn in the groups orgs, in Cert(name) and Key(name). An
+// existing one is kept when it names the same user and groups. It is for
+// clients such as a node's kubelet (cn system:node:NAME, group
+// system:nodes).
+func (p PKI) EnsureClientCert(name, cn string, orgs ...string) error {
+	if c, err := readCert(p.Cert(name)); err == nil && exists(p.Key(name)) &&
+		c.Subject.CommonName == cn && slices.Equal(c.Subject.Organization, orgs) {
+		return nil
+	}
+	is, err := loadIssuer(p.CACert(), p.CAKey())
+	if err != nil {
+		return err
+	}
+	return is.issue(p, name, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: cn, Organization: orgs},
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+}
+
+// readCert reads the first certificate of a PEM file.
+func readCert(file string) (*x509.Certificate, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	block, _ := pem.Decode(b)
+	if block == nil {
+		return nil, fmt.Errorf("pki: %s is not PEM", file)
+	}
+	return x509.ParseCertificate(block.Bytes)
 }
 
 // issuer is a CA able to sign.
@@ -247,14 +293,8 @@ func exists(path string) bool {
 // servers the apiserver calls (virt-api as an aggregated API and webhook):
 // they then trust CACert.
 func (p PKI) EnsureServingCert(name string, dnsNames ...string) error {
-	if exists(p.Cert(name)) && exists(p.Key(name)) {
-		if b, err := os.ReadFile(p.Cert(name)); err == nil {
-			if block, _ := pem.Decode(b); block != nil {
-				if c, err := x509.ParseCertificate(block.Bytes); err == nil && coversAll(c, dnsNames) {
-					return nil
-				}
-			}
-		}
+	if c, err := readCert(p.Cert(name)); err == nil && exists(p.Key(name)) && coversAll(c, dnsNames) {
+		return nil
 	}
 	is, err := loadIssuer(p.CACert(), p.CAKey())
 	if err != nil {
