@@ -19,7 +19,7 @@ NESTED_MODULES := hack/bench
 # API groups whose CRDs deploy/crds serves (see hack/crdgen).
 CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1
 
-.PHONY: run stop boot-guest test test-short deps kube-bins cni-bins guest images images-push tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration
+.PHONY: run stop boot-guest test test-short deps kube-bins cni-bins containerd-bins guest images images-push tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration
 
 ## run: start virt-local (a real single-machine Kubernetes with virtkit), boot examples/manifests/vm-tiny.yaml, show its console
 run: deps kube-bins cni-bins guest daemons
@@ -34,7 +34,7 @@ boot-guest: deps guest
 	go run ./hack/bootguest -out $(OUT)/run
 
 ## test: every test, installing and building what the tests need first
-test: deps kube-bins cni-bins guest daemons images lint check-pure verify-generated
+test: deps kube-bins cni-bins containerd-bins guest daemons images lint check-pure verify-generated
 	go test -count=1 -timeout 45m ./...
 	@for m in $(NESTED_MODULES); do echo "cd $$m && go test -count=1 -timeout 45m ./..."; (cd $$m && go test -count=1 -timeout 45m ./...); done
 
@@ -47,13 +47,17 @@ test-short:
 deps:
 	@bash hack/deps.sh
 
-## kube-bins: etcd, kube-apiserver, kube-scheduler, kube-controller-manager into _output/bin
+## kube-bins: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kubelet into _output/bin
 kube-bins:
 	@bash hack/kube/build.sh $(OUT)/bin
 
 ## cni-bins: the CNI plugins of a local node's pod network (bridge, host-local, loopback) into _output/cni/bin
 cni-bins:
 	@bash hack/cni/build.sh $(OUT)/cni/bin
+
+## containerd-bins: containerd, containerd-shim-runc-v2 and ctr (the container runtime of a real kubelet node) into _output/containerd/bin
+containerd-bins:
+	@bash hack/containerd/build.sh $(OUT)/containerd/bin
 
 ## guest: the test guest (kernel, initramfs, BIOS disk) into _output/guest
 guest:
@@ -96,9 +100,9 @@ check-pure:
 	    CGO_ENABLED=0 GOOS=$${target%/*} GOARCH=$${target#*/} go build $$pure; \
 	  done
 
-## daemons: build the daemons and virtctl into _output/bin
+## daemons: build the daemons, virtctl and the pods' sandbox program (hack/pause) into _output/bin
 daemons:
-	go build -o $(OUT)/bin/ ./daemons/virt-launcher ./daemons/virt-handler ./daemons/virt-api ./daemons/virt-controller ./daemons/virt-local ./cmd/virtctl
+	go build -o $(OUT)/bin/ ./daemons/virt-launcher ./daemons/virt-handler ./daemons/virt-api ./daemons/virt-controller ./daemons/virt-local ./cmd/virtctl ./hack/pause
 
 ## images: OCI images of the daemons (binaries plus Debian packages, no Docker) into the OCI layout _output/images
 IMAGES_FLAGS = -bin $(OUT)/bin -out $(OUT)/images -cache $(OUT)/cache/debs

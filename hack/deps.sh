@@ -14,6 +14,8 @@ packages=(
   busybox-static linux-image-cloud-amd64 cpio xz-utils syslinux syslinux-common mtools dosfstools fdisk faketime
   # cloud-init media cross-checks and network plumbing
   genisoimage xorriso nftables iptables iproute2 util-linux procps
+  # a real kubelet node: the OCI runtime under containerd
+  runc
 )
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the Kubernetes control plane binaries the tests and virt-local run:
-# kube-apiserver, kube-scheduler, kube-controller-manager (k8s.io/kubernetes
-# v1.37.2) and etcd (v3.7.0), into OUT (default _output/bin).
+# Builds the Kubernetes binaries the tests and virt-local run: the control
+# plane (kube-apiserver, kube-scheduler, kube-controller-manager), the kubelet
+# of a real node (k8s.io/kubernetes v1.37.2) and etcd (v3.7.0), into OUT
+# (default _output/bin).
 #
 # One fixed set of build flags: any change of flags or of this module's
 # dependencies is a full rebuild (about 9 minutes on 2 cores), so the stamp
@@ -25,9 +26,9 @@ export CGO_ENABLED=0
 export GOFLAGS=-buildvcs=false
 flags=(-trimpath -ldflags "$ldflags")
 
-bins=(kube-apiserver kube-scheduler kube-controller-manager etcd)
+bins=(kube-apiserver kube-scheduler kube-controller-manager kubelet etcd)
 pkgs=(k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler
-  k8s.io/kubernetes/cmd/kube-controller-manager ./etcd)
+  k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubelet ./etcd)
 
 stamp_key=$( {
   go version
@@ -56,4 +57,5 @@ fi
 echo "$stamp_key" >"$stamp"
 echo "kube-bins: built in $(($(date +%s) - start)) s"
 "$out/kube-apiserver" --version
+"$out/kubelet" --version
 "$out/etcd" --version | sed -n 1p  # sed reads to the end: head would end the pipe early (SIGPIPE under pipefail)
