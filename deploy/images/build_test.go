@@ -31,11 +31,11 @@ func archive() *images.FakeArchive {
 			"usr/share/doc/libx/NEWS": "left out",
 		}},
 		"libc": {Version: "2:2.36-9", Files: map[string]string{
-			"lib64/":                    "",
+			"lib64/":                     "",
 			"lib64/ld-linux-x86-64.so.2": "->/usr/lib/ld.so",
-			"usr/":                      "",
-			"usr/lib/":                  "",
-			"usr/lib/ld.so":             "loader",
+			"usr/":                       "",
+			"usr/lib/":                   "",
+			"usr/lib/ld.so":              "loader",
 		}},
 	})
 }
@@ -93,7 +93,6 @@ func files(t *testing.T, img v1.Image) map[string]string {
 		out[h.Name] = desc
 	}
 }
-
 
 func TestBuildLaysOutAccountsPackagesAndBinaries(t *testing.T) {
 	b := images.NewBuilder(binDir(t, "#!demo"), archive())
@@ -178,10 +177,10 @@ func TestBuildRefusesBadImages(t *testing.T) {
 
 func TestTheDaemonsCatalogIsValid(t *testing.T) {
 	var names []string
-	for _, img := range images.Daemons() {
+	for _, img := range images.All() {
 		assert.NilError(t, img.Validate())
 		assert.DeepEqual(t, img.Entrypoint, []string{"/usr/bin/" + img.Binaries[0]})
 		names = append(names, img.Name)
 	}
-	assert.DeepEqual(t, names, []string{"virt-api", "virt-controller", "virt-handler", "virt-launcher"})
+	assert.DeepEqual(t, names, []string{"virt-api", "virt-controller", "virt-handler", "virt-launcher", "pause"})
 }

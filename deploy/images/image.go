@@ -87,3 +87,13 @@ func Daemons() []Image {
 		},
 	}
 }
+
+// Pause is the sandbox image of a pod on a node that virtkit sets up itself
+// (virt-local's real kubelet node): the static program of hack/pause, alone,
+// which holds a pod's namespaces and reaps what it adopts.
+func Pause() Image {
+	return Image{Name: "pause", Binaries: []string{"pause"}, User: UserNonRoot, Entrypoint: []string{"/usr/bin/pause"}}
+}
+
+// All is every image `make images` builds: the daemons, then Pause.
+func All() []Image { return append(Daemons(), Pause()) }

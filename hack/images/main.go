@@ -53,7 +53,7 @@ func build(ctx context.Context, bin, out, cache, push, tag, only string) error {
 	}
 	var list []images.Image
 	found := map[string]bool{}
-	for _, img := range images.Daemons() {
+	for _, img := range images.All() {
 		if len(want) == 0 || want[img.Name] {
 			list = append(list, img)
 			found[img.Name] = true
@@ -86,10 +86,8 @@ func build(ctx context.Context, bin, out, cache, push, tag, only string) error {
 			return err
 		}
 		ref := img.Name + ":" + tag
-		if err := lp.AppendImage(built, layout.WithAnnotations(map[string]string{
-			"org.opencontainers.image.ref.name": ref,
-		})); err != nil {
-			return fmt.Errorf("%s: %w", ref, err)
+		if err := images.AppendToLayout(lp, ref, built); err != nil {
+			return err
 		}
 		digest, compressed, unpacked, err := sizes(built)
 		if err != nil {

@@ -16,11 +16,11 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"gotest.tools/v3/assert"
 
+	"github.com/virtkit/virtkit/deploy/images"
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/local/registry"
 )
@@ -74,21 +74,9 @@ func TestLauncherImageIsReproducibleAndSelfContained(t *testing.T) {
 // imageIn returns the image of layout dir whose reference name is ref.
 func imageIn(t *testing.T, dir, ref string) v1.Image {
 	t.Helper()
-	p, err := layout.FromPath(dir)
+	img, err := images.FromLayout(dir, ref)
 	assert.NilError(t, err, "run 'make images' first")
-	idx, err := p.ImageIndex()
-	assert.NilError(t, err)
-	m, err := idx.IndexManifest()
-	assert.NilError(t, err)
-	for _, d := range m.Manifests {
-		if d.Annotations["org.opencontainers.image.ref.name"] == ref {
-			img, err := p.Image(d.Digest)
-			assert.NilError(t, err)
-			return img
-		}
-	}
-	t.Fatalf("no image %s in %s", ref, dir)
-	return nil
+	return img
 }
 
 // extract writes img's files below root. No entry may reach outside root:
