@@ -91,6 +91,8 @@ type options struct {
 	apiPort, etcdPort, virtAPIPort    int
 	registryAddr                      string
 	metricsAddr                       string
+	kubelet, containerdBinDir         string
+	imagesDir                         string
 	timeout                           time.Duration
 }
 
@@ -100,6 +102,7 @@ func defaultOptions() options {
 		bin = filepath.Dir(exe)
 	}
 	return options{dataDir: "/var/lib/virt-local", binDir: bin, cniBinDir: filepath.Join(bin, "..", "cni", "bin"),
+		containerdBinDir: filepath.Join(bin, "..", "containerd", "bin"), imagesDir: filepath.Join(bin, "..", "images"),
 		nodes: "local", apiPort: 6443, etcdPort: 2379, virtAPIPort: 8443, registryAddr: registry.DefaultAddr, metricsAddr: cluster.DefaultMetricsAddr,
 		timeout: 5 * time.Minute}
 }
@@ -114,13 +117,17 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.virtAPIPort, "virt-api-port", o.virtAPIPort, "loopback port of virt-api")
 	fs.StringVar(&o.registryAddr, "registry-addr", o.registryAddr, "loopback host:port of the image registry (images are pushed there as localhost:PORT/NAME:TAG)")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", o.metricsAddr, "host:port of /metrics (plain HTTP), every component's Prometheus series; port 0 picks a free one (status tells it), 0 turns it off")
+	fs.StringVar(&o.kubelet, "kubelet", o.kubelet, "name of a real node to start as well: a real kubelet with containerd, whose pods are containers (empty: none)")
+	fs.StringVar(&o.containerdBinDir, "containerd-bin-dir", o.containerdBinDir, "folder of containerd, containerd-shim-runc-v2 and ctr, for --kubelet")
+	fs.StringVar(&o.imagesDir, "images-dir", o.imagesDir, "OCI image layout of make images (the pause image of --kubelet's pods)")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "how long up and down wait")
 }
 
 func (o options) args() []string {
 	return []string{"--data-dir", o.dataDir, "--bin-dir", o.binDir, "--cni-bin-dir", o.cniBinDir, "--nodes", o.nodes,
 		"--apiserver-port", fmt.Sprint(o.apiPort), "--etcd-port", fmt.Sprint(o.etcdPort), "--virt-api-port", fmt.Sprint(o.virtAPIPort),
-		"--registry-addr", o.registryAddr, "--metrics-addr", o.metricsAddr}
+		"--registry-addr", o.registryAddr, "--metrics-addr", o.metricsAddr,
+		"--kubelet", o.kubelet, "--containerd-bin-dir", o.containerdBinDir, "--images-dir", o.imagesDir}
 }
 
 func (o options) pidFile() string   { return filepath.Join(o.dataDir, "virt-local.pid") }
@@ -156,6 +163,7 @@ func (o options) clusterConfig(log logr.Logger) cluster.Config {
 	}
 	return cluster.Config{DataDir: o.dataDir, BinDir: o.binDir, CNIBinDir: o.cniBinDir, Nodes: nodes,
 		APIServerPort: o.apiPort, EtcdPort: o.etcdPort, VirtAPIPort: o.virtAPIPort, RegistryAddr: o.registryAddr, MetricsAddr: o.metricsAddr, Logger: log,
+		KubeletNode: o.kubelet, ContainerdBinDir: o.containerdBinDir, ImagesDir: o.imagesDir,
 		Connector: func(ctx context.Context, uri string) (domain.Manager, error) {
 			return domainlibvirt.New(ctx, uri, domainlibvirt.WithLogger(log.WithName("libvirt")))
 		}}

@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/virtkit/virtkit/local/cluster"
 )
 
 // running reports the pid of the serve process of o's data directory.
@@ -98,7 +100,8 @@ func down(o options) error {
 	pid, ok := running(o)
 	if !ok {
 		fmt.Println("virt-local: not running")
-		return nil
+		// A real node of a virt-local that was killed left host changes.
+		return cluster.CleanupKubeletNodes(context.Background(), o.dataDir)
 	}
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		return fmt.Errorf("stop pid %d: %w", pid, err)
@@ -108,7 +111,7 @@ func down(o options) error {
 	for time.Now().Before(deadline) {
 		if _, ok := running(o); !ok {
 			fmt.Println("virt-local: stopped")
-			return nil
+			return cluster.CleanupKubeletNodes(context.Background(), o.dataDir)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -45,6 +45,10 @@ type Options struct {
 	// Nodes names the local nodes (required): names of the caller's own,
 	// so that the cluster runs beside another virt-local (`make run`).
 	Nodes []string
+	// KubeletNode names a real node (a real kubelet with containerd) to
+	// start as well, from _output's kubelet, containerd and images;
+	// default none.
+	KubeletNode string
 	// Metrics and MetricsAddr are passed to cluster.Config.
 	Metrics     *prometheus.Registry
 	MetricsAddr string
@@ -105,6 +109,7 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 		DataDir: lc.DataDir, BinDir: filepath.Join(out, "bin"), CNIBinDir: filepath.Join(out, "cni", "bin"),
 		APIServerPort: ports, EtcdPort: ports + 1, VirtAPIPort: ports + 4, RegistryAddr: "127.0.0.1:0",
 		Nodes:       o.Nodes,
+		KubeletNode: o.KubeletNode, ContainerdBinDir: filepath.Join(out, "containerd", "bin"), ImagesDir: filepath.Join(out, "images"),
 		Connector:   func(ctx context.Context, uri string) (domain.Manager, error) { return domainlibvirt.New(ctx, uri) },
 		Metrics:     o.Metrics,
 		MetricsAddr: o.MetricsAddr,

@@ -24,6 +24,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/handler"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/local/controlplane"
+	"github.com/virtkit/virtkit/local/kubelet"
 	"github.com/virtkit/virtkit/local/node"
 	"github.com/virtkit/virtkit/local/registry"
 	"github.com/virtkit/virtkit/metrics"
@@ -45,6 +46,7 @@ type Cluster struct {
 	ctrl   *manager
 	prov   *manager
 	nodes  []*localNode
+	real   *kubelet.Node
 	config controllers.Config
 
 	metrics     *prometheus.Registry
@@ -128,6 +130,11 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			return c, err
 		}
 	}
+	if cfg.KubeletNode != "" {
+		if c.real, err = c.startKubeletNode(ctx, nets); err != nil {
+			return c, err
+		}
+	}
 	if err := c.addGuestMetrics(); err != nil {
 		return c, err
 	}
@@ -148,7 +155,7 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err := c.serveMetrics(); err != nil {
 		return c, err
 	}
-	log.Info("up", "kubeconfig", c.Kubeconfig(), "registry", c.Registry(), "metrics", c.MetricsAddr(), "nodes", cfg.Nodes)
+	log.Info("up", "kubeconfig", c.Kubeconfig(), "registry", c.Registry(), "metrics", c.MetricsAddr(), "nodes", cfg.Nodes, "kubeletNode", cfg.KubeletNode)
 	return c, nil
 }
 
@@ -266,7 +273,8 @@ func (c *Cluster) Kubeconfig() string { return c.cfg.Kubeconfig() }
 func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.rest) }
 
 // Down stops the cluster: the controllers first (so that nothing restarts
-// what stops), then each node's pods (launchers shut their guests down
+// what stops), then the real node if there is one (its pods deleted, the
+// host as it was before), then each local node's pods (launchers shut their guests down
 // gracefully) and handler, then the volume provisioner, virt-api, the
 // control plane and the registry; /metrics goes first. State stays in the
 // data directory.
@@ -274,6 +282,9 @@ func (c *Cluster) Down(ctx context.Context) error {
 	errs := []error{c.stopMetrics(ctx)}
 	if c.ctrl != nil {
 		errs = append(errs, c.ctrl.stop())
+	}
+	if c.real != nil {
+		errs = append(errs, c.real.Stop(ctx))
 	}
 	for _, n := range c.nodes {
 		if n.node != nil {

@@ -38,6 +38,19 @@ type Config struct {
 	// (Cluster.NodeNetworks); the host routes between the bridges, so pods
 	// of different nodes reach each other.
 	Nodes []string
+	// KubeletNode, when set, names a real node started after the local
+	// ones (local/kubelet): a real kubelet with containerd and runc, whose
+	// pods are real containers from images pulled from the cluster's
+	// registry. It gets a bridge and pod range as the local nodes do, and
+	// its state lives under DataDir/kubelets/NAME. Default: none.
+	KubeletNode string
+	// ContainerdBinDir holds containerd, its runc shim and ctr (`make
+	// containerd-bins`: _output/containerd/bin); required with KubeletNode.
+	ContainerdBinDir string
+	// ImagesDir is the OCI image layout of `make images` (_output/images);
+	// with KubeletNode its pause image is pushed to the registry as the
+	// node's sandbox image.
+	ImagesDir string
 	// APIServerPort, EtcdPort (and the two ports after it) and VirtAPIPort
 	// are loopback ports; defaults 6443, 2379 and 8443.
 	APIServerPort, EtcdPort, VirtAPIPort int
@@ -78,6 +91,9 @@ func (c Config) withDefaults() (Config, error) {
 	case c.Connector == nil:
 		return c, fmt.Errorf("cluster: Config.Connector: required")
 	}
+	if c.KubeletNode != "" && (c.ContainerdBinDir == "" || c.ImagesDir == "") {
+		return c, fmt.Errorf("cluster: Config.KubeletNode %q: needs Config.ContainerdBinDir and Config.ImagesDir", c.KubeletNode)
+	}
 	var err error
 	for _, p := range []*string{&c.DataDir, &c.BinDir, &c.CNIBinDir} {
 		if *p, err = filepath.Abs(*p); err != nil {
@@ -90,7 +106,7 @@ func (c Config) withDefaults() (Config, error) {
 	if len(c.Nodes) == 0 {
 		c.Nodes = []string{"local"}
 	}
-	seen := map[string]bool{}
+	seen := map[string]bool{c.KubeletNode: c.KubeletNode != ""}
 	for i, n := range c.Nodes {
 		if seen[n] {
 			return c, fmt.Errorf("cluster: Config.Nodes[%d] %q: named twice", i, n)

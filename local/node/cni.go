@@ -65,6 +65,21 @@ func (c *CNI) bridgeConf() ([]byte, error) {
 	})
 }
 
+// ConfList is the network as a CNI configuration list (the bridge with
+// host-local IPAM), for a container runtime that runs the plugins itself,
+// such as containerd on a real kubelet node; the runtime adds loopback.
+func (c *CNI) ConfList() ([]byte, error) {
+	bridge, err := c.bridgeConf()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]any{
+		"cniVersion": cniVersion,
+		"name":       c.Network,
+		"plugins":    []json.RawMessage{bridge},
+	})
+}
+
 func (c *CNI) loopbackConf() []byte {
 	return []byte(`{"cniVersion":"` + cniVersion + `","name":"loopback","type":"loopback"}`)
 }
