@@ -35,6 +35,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -45,6 +46,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/handler"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/metrics"
+	"github.com/virtkit/virtkit/virt/devices"
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
@@ -60,7 +62,9 @@ type options struct {
 	clientCA  string
 	metrics   string
 	probes    string
-	verbose   bool
+	// devicePlugins is the kubelet's device plugin folder; "0" serves none.
+	devicePlugins string
+	verbose       bool
 }
 
 func main() {
@@ -77,6 +81,7 @@ func main() {
 	flag.StringVar(&o.clientCA, "client-ca-file", "", "CA of the client certificates the node API requires (virt-api's)")
 	flag.StringVar(&o.metrics, "metrics-bind-address", ":8188", "address of /metrics (plain HTTP); 0 turns it off")
 	flag.StringVar(&o.probes, "health-probe-bind-address", ":8187", "address of /healthz and /readyz; 0 turns it off")
+	flag.StringVar(&o.devicePlugins, "device-plugin-dir", pluginapi.DevicePluginPath, "the kubelet's device plugin folder, where the handler serves devices.kubevirt.io/kvm (unless --emulation or no /dev/kvm), tun and vhost-net; 0 serves none")
 	flag.BoolVar(&o.verbose, "v", false, "debug logging")
 	flag.Parse()
 	level := slog.LevelInfo
@@ -137,6 +142,20 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 		}
 		if err := mgr.Add(serve(srv, o.apiAddr, mgr.GetClient(), o.cfg.NodeName, o.advertise, log)); err != nil {
 			return err
+		}
+	}
+	if o.devicePlugins != "0" {
+		for _, d := range devices.ForNode(devices.HostFacts(o.cfg.Emulation)) {
+			p := devices.NewPlugin(d, devices.WithDir(o.devicePlugins), devices.WithLogger(log.WithName("devices")))
+			run := func(ctx context.Context) error {
+				if err := p.Run(ctx); !errors.Is(err, context.Canceled) {
+					return err
+				}
+				return nil // the manager is stopping
+			}
+			if err := mgr.Add(manager.RunnableFunc(run)); err != nil {
+				return err
+			}
 		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

@@ -57,7 +57,7 @@ func TestVirtHandlerBinary(t *testing.T) {
 	addr, metricsAddr := freeAddress(t), freeAddress(t)
 	cmd := exec.Command(bin, "--node-name", "node-1", "--emulation",
 		"--host-run-dir", filepath.Join(dir, "pods"), "--state-dir", filepath.Join(dir, "state"),
-		"--node-api-address", addr, "--advertise-address", "http://"+addr, "--health-probe-bind-address", "0",
+		"--node-api-address", addr, "--advertise-address", "http://"+addr, "--health-probe-bind-address", "0", "--device-plugin-dir", "0",
 		"--metrics-bind-address", metricsAddr)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kcPath, testenv.OwnerEnv+"="+strconv.Itoa(os.Getpid()))
 	var logs bytes.Buffer

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,12 +78,23 @@ func leftovers(cgroupsBefore map[string]bool) []string {
 		out = append(out, "network namespace "+filepath.Base(n))
 	}
 	for g := range cgroups() {
-		if !cgroupsBefore[g] {
+		if !cgroupsBefore[g] && !othersCgroup(g) {
 			out = append(out, "cgroup "+g)
 		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+// namePrefixPID finds the PID in a NamePrefix within a name.
+var namePrefixPID = regexp.MustCompile(`vkt-([0-9]+)-`)
+
+// othersCgroup reports whether cgroup folder g is named after another test
+// process's NamePrefix: test packages run in parallel, and each checks only
+// its own.
+func othersCgroup(g string) bool {
+	m := namePrefixPID.FindStringSubmatch(filepath.Base(g))
+	return m != nil && m[1] != strconv.Itoa(os.Getpid())
 }
 
 // NamePrefix is the prefix for the names of network namespaces, cgroups and

@@ -73,3 +73,22 @@ func TestLeftoversFindsNewCgroup(t *testing.T) {
 	assert.NilError(t, os.Remove(group))
 	assert.Assert(t, !contains(leftovers(before), "cgroup "+group), "removed cgroup still reported")
 }
+
+// Test packages run in parallel: a cgroup named after another test
+// process's NamePrefix is that process's to check, not ours.
+func TestLeftoversLeavesOtherProcessesCgroups(t *testing.T) {
+	Integration(t)
+	before := cgroups()
+	other := os.Getpid() + 1
+	group := "/sys/fs/cgroup/pids/virtkit-vkt-" + strconv.Itoa(other) + "-kubelet"
+	if _, err := os.Stat("/sys/fs/cgroup/pids"); err != nil {
+		group = "/sys/fs/cgroup/unified/virtkit-vkt-" + strconv.Itoa(other) + "-kubelet"
+	}
+	assert.NilError(t, os.Mkdir(group, 0o755))
+	defer os.Remove(group)
+	assert.Assert(t, !contains(leftovers(before), "cgroup "+group), "another process's cgroup reported: %v", leftovers(before))
+	mine := strings.Replace(group, strconv.Itoa(other), strconv.Itoa(os.Getpid()), 1)
+	assert.NilError(t, os.Mkdir(mine, 0o755))
+	defer os.Remove(mine)
+	assert.Assert(t, contains(leftovers(before), "cgroup "+mine), "our own cgroup not reported: %v", leftovers(before))
+}

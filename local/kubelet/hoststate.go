@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -222,27 +223,39 @@ func removeNewChains(ctx context.Context, cmd, table string, before []string) er
 	if len(added) == 0 {
 		return nil
 	}
-	out, err := exec.CommandContext(ctx, cmd, "-w", "-t", table, "-S").Output()
-	if err != nil {
-		return fmt.Errorf("%s -t %s -S: %w", cmd, table, err)
-	}
 	var errs []error
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 2 || f[0] != "-A" {
+	// Rules of the chains that stay which jump to a new chain go first, by
+	// their number in their chain (counted from -S, deleted from the last):
+	// a rule's text may hold quoted words that do not survive a re-split.
+	for _, c := range now {
+		if slices.Contains(added, c) {
 			continue
 		}
-		jumps := false
-		for i := 0; i+1 < len(f); i++ {
-			if (f[i] == "-j" || f[i] == "-g") && slices.Contains(added, f[i+1]) {
-				jumps = true
+		out, err := exec.CommandContext(ctx, cmd, "-w", "-t", table, "-S", c).Output()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s -t %s -S %s: %w", cmd, table, c, err))
+			continue
+		}
+		var jumping []int
+		n := 0
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			if len(f) < 2 || f[0] != "-A" {
+				continue
+			}
+			n++
+			for i := 0; i+1 < len(f); i++ {
+				if (f[i] == "-j" || f[i] == "-g") && slices.Contains(added, f[i+1]) {
+					jumping = append(jumping, n)
+					break
+				}
 			}
 		}
-		if jumps && !slices.Contains(added, f[1]) {
-			args := append([]string{"-w", "-t", table, "-D"}, f[1:]...)
-			if b, err := exec.CommandContext(ctx, cmd, args...).CombinedOutput(); err != nil {
-				errs = append(errs, fmt.Errorf("%s %s: %w: %s", cmd, strings.Join(args, " "), err, b))
+		for i := len(jumping) - 1; i >= 0; i-- {
+			num := strconv.Itoa(jumping[i])
+			if b, err := exec.CommandContext(ctx, cmd, "-w", "-t", table, "-D", c, num).CombinedOutput(); err != nil {
+				errs = append(errs, fmt.Errorf("%s -t %s -D %s %s: %w: %s", cmd, table, c, num, err, b))
 			}
 		}
 	}

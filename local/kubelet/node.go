@@ -38,6 +38,8 @@ type Node struct {
 	containerd *daemon
 	kubelet    *daemon
 
+	lock *os.File // hostLock, held while the node runs
+
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -61,9 +63,20 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 	p := paths{cfg.Dir}
+	lock, err := lockHost(ctx, func() {
+		cfg.Logger.Info("another real node runs on this host; waiting for it to stop", "lock", hostLock)
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			lock.Close()
+		}
+	}()
 	if _, err := os.Stat(p.hostState()); err == nil {
 		cfg.Logger.Info("a node of this folder was not stopped; cleaning up first", "dir", cfg.Dir)
-		if err := Cleanup(ctx, cfg.Dir); err != nil {
+		if err := cleanup(ctx, cfg.Dir); err != nil {
 			return nil, fmt.Errorf("kubelet: cleaning up after an earlier node: %w", err)
 		}
 	}
@@ -87,7 +100,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubelet: %w", err)
 	}
-	n := &Node{cfg: cfg, p: p, sp: spawn.New(), cs: cs, state: state}
+	n := &Node{cfg: cfg, p: p, sp: spawn.New(), cs: cs, state: state, lock: lock}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, n.Stop(context.WithoutCancel(ctx)))
@@ -275,9 +288,14 @@ func (n *Node) stop(ctx context.Context) error {
 	errs = append(errs, n.containerd.stop(15*time.Second))
 	n.sp.Close()
 	errs = append(errs, teardown(ctx, n.cfg.Dir, record{Node: n.cfg.NodeName, Bridge: n.cfg.Bridge, State: n.state}))
+	// Checked while the lock is held: no other node can have changed it.
+	if changes, err := n.state.Changes(ctx); err != nil || len(changes) > 0 {
+		errs = append(errs, fmt.Errorf("the host differs from before the node started: %v %v", changes, err))
+	}
 	if err := n.cs.CoreV1().Nodes().Delete(ctx, n.cfg.NodeName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		errs = append(errs, err)
 	}
+	defer n.lock.Close() // after the record is gone: a new node finds nothing to clean up
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("kubelet: stopping node %s: %w", n.cfg.NodeName, err)
 	}
@@ -315,8 +333,21 @@ func (n *Node) drain(ctx context.Context) error {
 // Cleanup removes what the node of folder dir left when it was not stopped
 // (its daemons and shims killed, mounts, cgroups, bridge) and restores the
 // host state it recorded there. It does nothing when the folder has no
-// record. The Node object, if the control plane still has it, stays.
+// record. The Node object, if the control plane still has it, stays. It
+// waits while another real node runs on the host.
 func Cleanup(ctx context.Context, dir string) error {
+	if _, err := os.Stat(paths{dir}.hostState()); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	lock, err := lockHost(ctx, func() {})
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	return cleanup(ctx, dir)
+}
+
+func cleanup(ctx context.Context, dir string) error {
 	p := paths{dir}
 	r, err := loadRecord(p.hostState())
 	if errors.Is(err, os.ErrNotExist) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"gotest.tools/v3/assert"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -25,6 +27,7 @@ import (
 	"github.com/virtkit/virtkit/local/controlplane"
 	"github.com/virtkit/virtkit/local/kubelet"
 	"github.com/virtkit/virtkit/local/registry"
+	"github.com/virtkit/virtkit/virt/devices"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -47,9 +50,6 @@ func TestRealNode(t *testing.T) {
 	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	before, err := kubelet.RecordHostState(ctx)
-	assert.NilError(t, err)
-
 	base := testenv.FreePorts(t, 4)
 	dir := testenv.Dir(t)
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: filepath.Join(dir, "cp"), BinDir: testenv.Output(t, "bin"),
@@ -122,6 +122,42 @@ func TestRealNode(t *testing.T) {
 		return err == nil && strings.Contains(string(logs), "pause: waiting"), fmt.Sprintf("%v: %s", err, logs)
 	})
 
+	// Device plugins: the handler's tun plugin makes the resource
+	// schedulable, and a pod that asks for it gets the device node.
+	pctx, stopPlugin := context.WithCancel(ctx)
+	pluginDone := make(chan error, 1)
+	go func() {
+		pluginDone <- devices.NewPlugin(devices.Device{Resource: devices.Tun, Path: "/dev/net/tun", Count: devices.DefaultCount}).Run(pctx)
+	}()
+	testenv.Eventually(ctx, t, "the node's devices.kubevirt.io/tun capacity", func() (bool, string) {
+		nd, err := cs.CoreV1().Nodes().Get(ctx, n.Name(), metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		q := nd.Status.Allocatable[devices.Tun]
+		return q.Value() == devices.DefaultCount, q.String()
+	})
+	tun := resource.MustParse("1")
+	withTun := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "tun", Namespace: "real"}, Spec: corev1.PodSpec{
+		Containers: []corev1.Container{{Name: "c", Image: pause, Resources: corev1.ResourceRequirements{
+			Limits: corev1.ResourceList{devices.Tun: tun}}}},
+	}}
+	_, err = cs.CoreV1().Pods("real").Create(ctx, withTun, metav1.CreateOptions{})
+	assert.NilError(t, err)
+	testenv.Eventually(ctx, t, "the pod with a tun device scheduled to the node and Running", func() (bool, string) {
+		got, err = cs.CoreV1().Pods("real").Get(ctx, "tun", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return got.Status.Phase == corev1.PodRunning && got.Spec.NodeName == n.Name(), fmt.Sprintf("%s %+v", got.Status.Phase, got.Status.Conditions)
+	})
+	pid := taskPID(t, n.ContainerdSocket(), strings.TrimPrefix(got.Status.ContainerStatuses[0].ContainerID, "containerd://"))
+	st, err := os.Stat(fmt.Sprintf("/proc/%d/root/dev/net/tun", pid))
+	assert.NilError(t, err, "the container has the device")
+	assert.Assert(t, st.Mode()&os.ModeCharDevice != 0, "%v", st.Mode())
+	stopPlugin()
+	assert.ErrorIs(t, <-pluginDone, context.Canceled)
+
 	// Nobody else gets anything from the kubelet.
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	resp, err := hc.Get("https://" + internal + ":" + strconv.Itoa(port) + "/pods")
@@ -130,17 +166,33 @@ func TestRealNode(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, resp.StatusCode, http.StatusUnauthorized, "anonymous request: %s", body)
 
+	// Stop fails unless the host is as it recorded it before starting
+	// (sysctls, iptables chains, fixed paths, network namespaces).
 	assert.NilError(t, n.Stop(ctx))
 	stopped = true
 	_, err = cs.CoreV1().Nodes().Get(ctx, n.Name(), metav1.GetOptions{})
 	assert.Assert(t, err != nil, "the Node object is deleted")
-	changes, err := before.Changes(ctx)
-	assert.NilError(t, err)
-	assert.DeepEqual(t, changes, []string(nil))
 	_, err = netlink.LinkByName(cfg.Bridge)
 	assert.Assert(t, err != nil, "bridge %s removed", cfg.Bridge)
 	for _, ctrl := range []string{"cpu", "memory", "pids"} {
 		_, err := os.Stat(filepath.Join("/sys/fs/cgroup", ctrl, "virtkit-"+cfg.NodeName))
 		assert.Assert(t, os.IsNotExist(err), "cgroup %s of the node: %v", ctrl, err)
 	}
+}
+
+// taskPID is the PID of container id's task, as containerd's ctr lists it.
+func taskPID(t *testing.T, sock, id string) int {
+	t.Helper()
+	out, err := exec.Command(testenv.Output(t, "containerd", "bin", "ctr"), "--address", sock, "--namespace", "k8s.io", "tasks", "list").Output()
+	assert.NilError(t, err)
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == id {
+			pid, err := strconv.Atoi(f[1])
+			assert.NilError(t, err)
+			return pid
+		}
+	}
+	t.Fatalf("no task %s in:\n%s", id, out)
+	return 0
 }

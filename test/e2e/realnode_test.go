@@ -15,7 +15,6 @@ import (
 
 	"github.com/virtkit/virtkit/internal/localcluster"
 	"github.com/virtkit/virtkit/internal/testenv"
-	"github.com/virtkit/virtkit/local/kubelet"
 )
 
 // virt-local with a real node beside its local one: the kubelet registers
@@ -26,9 +25,6 @@ func TestRealNodeBesideTheLocalOne(t *testing.T) {
 	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	before, err := kubelet.RecordHostState(ctx)
-	assert.NilError(t, err)
-
 	local, real := nodeName("local"), nodeName("kubelet")
 	repo, err := testenv.RepoRoot()
 	assert.NilError(t, err)
@@ -76,9 +72,8 @@ func TestRealNodeBesideTheLocalOne(t *testing.T) {
 		return running && pod.Spec.NodeName == real, fmt.Sprintf("%s on %q: %+v", pod.Status.Phase, pod.Spec.NodeName, pod.Status.ContainerStatuses)
 	})
 
+	// Down fails unless the real node found the host as it recorded it
+	// before starting.
 	assert.NilError(t, c.Stop(ctx))
 	stopped = true
-	changes, err := before.Changes(ctx)
-	assert.NilError(t, err)
-	assert.DeepEqual(t, changes, []string(nil))
 }
