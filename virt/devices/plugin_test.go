@@ -60,6 +60,20 @@ func (k *fakeKubelet) registrations() []*pluginapi.RegisterRequest {
 	return append([]*pluginapi.RegisterRequest(nil), k.regs...)
 }
 
+// startFakeKubelet serves the registration service on DIR/kubelet.sock
+// until the test ends.
+func startFakeKubelet(t *testing.T, dir string) *fakeKubelet {
+	t.Helper()
+	k := &fakeKubelet{}
+	srv := grpc.NewServer()
+	pluginapi.RegisterRegistrationServer(srv, k)
+	ln, err := net.Listen("unix", filepath.Join(dir, "kubelet.sock"))
+	assert.NilError(t, err)
+	go srv.Serve(ln)
+	t.Cleanup(srv.Stop)
+	return k
+}
+
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -73,13 +87,7 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 
 func TestPluginRegistersServesAndRegistersAgain(t *testing.T) {
 	dir := t.TempDir()
-	k := &fakeKubelet{}
-	srv := grpc.NewServer()
-	pluginapi.RegisterRegistrationServer(srv, k)
-	ln, err := net.Listen("unix", filepath.Join(dir, "kubelet.sock"))
-	assert.NilError(t, err)
-	go srv.Serve(ln)
-	defer srv.Stop()
+	k := startFakeKubelet(t, dir)
 
 	// /dev/null stands for the device: it is a device node on every host.
 	dev := devices.Device{Resource: "devices.kubevirt.io/null", Path: "/dev/null", Count: 3}
@@ -127,13 +135,7 @@ func TestPluginRegistersServesAndRegistersAgain(t *testing.T) {
 
 func TestAMissingDeviceIsUnhealthy(t *testing.T) {
 	dir := t.TempDir()
-	k := &fakeKubelet{}
-	srv := grpc.NewServer()
-	pluginapi.RegisterRegistrationServer(srv, k)
-	ln, err := net.Listen("unix", filepath.Join(dir, "kubelet.sock"))
-	assert.NilError(t, err)
-	go srv.Serve(ln)
-	defer srv.Stop()
+	k := startFakeKubelet(t, dir)
 
 	p := devices.NewPlugin(devices.Device{Resource: "devices.kubevirt.io/none", Path: filepath.Join(dir, "absent"), Count: 1}, devices.WithDir(dir))
 	ctx, cancel := context.WithCancel(context.Background())
