@@ -144,6 +144,9 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 			return err
 		}
 	}
+	if err := mgr.Add(handler.Heartbeat{Client: mgr.GetClient(), Node: o.cfg.NodeName, Log: log.WithName("heartbeat")}); err != nil {
+		return err
+	}
 	if o.devicePlugins != "0" {
 		for _, d := range devices.ForNode(devices.HostFacts(o.cfg.Emulation)) {
 			p := devices.NewPlugin(d, devices.WithDir(o.devicePlugins), devices.WithLogger(log.WithName("devices")))
