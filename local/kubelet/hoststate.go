@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // HostState is what a node may change on the host, as it was before the
@@ -21,14 +23,14 @@ import (
 type HostState struct {
 	// Sysctls are the values of the kernel settings the kubelet sets.
 	Sysctls map[string]string `json:"sysctls"`
-	// Chains lists, per "iptables TABLE" or "ip6tables TABLE", the chains
-	// that existed; the kubelet adds KUBE-* chains.
+	// Chains lists, per "iptables TABLE" or "ip6tables TABLE", the KUBE-*
+	// chains that existed: the kubelet's. Other chains are others' business.
 	Chains map[string][]string `json:"chains"`
 	// Paths maps each fixed path the kubelet or containerd may create to
 	// whether it existed.
 	Paths map[string]bool `json:"paths"`
-	// Netns are the entries of /run/netns (containerd names pods' network
-	// namespaces there).
+	// Netns are the entries of /run/netns that containerd would have made
+	// (cni-*: it names pods' network namespaces so).
 	Netns []string `json:"netns"`
 }
 
@@ -41,6 +43,13 @@ var kubeletSysctls = []string{"vm.overcommit_memory", "vm.panic_on_oom", "kernel
 var fixedPaths = []string{"/var/lib/kubelet", "/var/log/containers", "/var/log/pods", "/var/lib/cni", "/run/containerd", "/run/netns", "/etc/cni", "/opt/cni"}
 
 var iptablesTables = []string{"filter", "nat", "mangle"}
+
+// kubeChainPrefix starts the names of the kubelet's iptables chains.
+const kubeChainPrefix = "KUBE-"
+
+// netnsPrefix starts the names containerd gives pods' network namespaces in
+// /run/netns.
+const netnsPrefix = "cni-"
 
 // RecordHostState reads the host state a node may change.
 func RecordHostState(ctx context.Context) (HostState, error) {
@@ -108,6 +117,17 @@ func (s HostState) Restore(ctx context.Context) error {
 		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
 			continue
 		}
+		if p == "/run/netns" {
+			// Shared with whatever else names network namespaces: only
+			// an empty folder goes (with the mount containerd made of it).
+			if entries, err := os.ReadDir(p); err == nil && len(entries) == 0 {
+				_ = unix.Unmount(p, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
+				if err := os.Remove(p); err != nil {
+					errs = append(errs, fmt.Errorf("remove %s: %w", p, err))
+				}
+			}
+			continue
+		}
 		if err := unmountBelow(p); err != nil {
 			errs = append(errs, err)
 			continue
@@ -140,6 +160,9 @@ func (s HostState) Changes(ctx context.Context) ([]string, error) {
 		}
 	}
 	for p, existed := range s.Paths {
+		if p == "/run/netns" && !existed && now.Paths[p] && len(now.Netns) == 0 {
+			continue // others' namespaces may keep it; containerd's are checked below
+		}
 		if now.Paths[p] != existed {
 			out = append(out, fmt.Sprintf("%s: existed %v, exists %v", p, existed, now.Paths[p]))
 		}
@@ -189,9 +212,24 @@ func sysctlPath(key string) string {
 	return filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/"))
 }
 
-// listChains lists the chains of one iptables table (`-S` lines "-N NAME"
-// and the built-in "-P NAME POLICY").
+// listChains lists the KUBE-* chains of one iptables table.
 func listChains(ctx context.Context, cmd, table string) ([]string, error) {
+	all, err := allChains(ctx, cmd, table)
+	if err != nil {
+		return nil, err
+	}
+	var chains []string
+	for _, c := range all {
+		if strings.HasPrefix(c, kubeChainPrefix) {
+			chains = append(chains, c)
+		}
+	}
+	return chains, nil
+}
+
+// allChains lists every chain of one iptables table (`-S` lines "-N NAME"
+// and the built-in ones' "-P NAME POLICY").
+func allChains(ctx context.Context, cmd, table string) ([]string, error) {
 	out, err := exec.CommandContext(ctx, cmd, "-w", "-t", table, "-S").Output()
 	if err != nil {
 		return nil, fmt.Errorf("%s -t %s -S: %w", cmd, table, err)
@@ -210,13 +248,13 @@ func listChains(ctx context.Context, cmd, table string) ([]string, error) {
 // removeNewChains deletes the chains of table not in before, with every
 // rule that jumps to them.
 func removeNewChains(ctx context.Context, cmd, table string, before []string) error {
-	now, err := listChains(ctx, cmd, table)
+	now, err := allChains(ctx, cmd, table)
 	if err != nil {
 		return err
 	}
 	var added []string
 	for _, c := range now {
-		if !slices.Contains(before, c) {
+		if !slices.Contains(before, c) && strings.HasPrefix(c, kubeChainPrefix) {
 			added = append(added, c)
 		}
 	}
@@ -279,7 +317,9 @@ func netnsEntries() ([]string, error) {
 	}
 	var names []string
 	for _, e := range entries {
-		names = append(names, e.Name())
+		if strings.HasPrefix(e.Name(), netnsPrefix) {
+			names = append(names, e.Name())
+		}
 	}
 	return names, nil
 }
