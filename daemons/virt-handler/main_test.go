@@ -73,7 +73,8 @@ func TestVirtHandlerBinary(t *testing.T) {
 	testenv.Eventually(ctx, t, "the handler to publish its address", func() (bool, string) {
 		var n corev1.Node
 		must(t, cp.Client.Get(ctx, client.ObjectKey{Name: "node-1"}, &n))
-		return n.Annotations[nodeapi.HandlerAddressAnnotation] == "http://"+addr, "it said:\n" + logs.String()
+		return n.Annotations[nodeapi.HandlerAddressAnnotation] == "http://"+addr && n.Labels[virtv1.NodeSchedulable] == "true" &&
+			n.Annotations[virtv1.VirtHandlerHeartbeat] != "", "it said:\n" + logs.String()
 	})
 	u, err := url.Parse("http://" + addr)
 	must(t, err)
@@ -96,7 +97,9 @@ func TestVirtHandlerBinary(t *testing.T) {
 		`controller_runtime_reconcile_total{controller="virt-handler",result="requeue_after"}`,
 		`controller_runtime_reconcile_time_seconds_count{controller="virt-handler"}`,
 		`workqueue_depth{controller="virt-handler",name="virt-handler",priority=`,
-		`kubevirt_rest_client_requests_total{code="200",component="virt-handler",resource="nodes",verb="patch"} 1`,
+		// Two node patches: the node API's address, and the first heartbeat
+		// (the next is a minute later).
+		`kubevirt_rest_client_requests_total{code="200",component="virt-handler",resource="nodes",verb="patch"} 2`,
 		`kubevirt_rest_client_requests_total{code="200",component="virt-handler",resource="virtualmachineinstances",verb="watch"}`,
 	)
 

@@ -5,7 +5,7 @@
 # (default _output/bin).
 #
 # One fixed set of build flags: any change of flags or of this module's
-# dependencies is a full rebuild (about 9 minutes on 2 cores), so the stamp
+# dependencies is a full rebuild (about 16 minutes on 2 cores with the kubelet), so the stamp
 # file records both and the script does nothing when the binaries are current.
 set -euo pipefail
 
@@ -45,7 +45,7 @@ if [[ $current == 1 && -f $stamp && $(cat "$stamp") == "$stamp_key" ]]; then
 fi
 
 log=$out/../kube-bins.log
-echo "kube-bins: building ${bins[*]} into $out (cold: about 9 minutes on 2 cores; log: $log)"
+echo "kube-bins: building ${bins[*]} into $out (cold: about 16 minutes on 2 cores; log: $log)"
 rm -f "$stamp"
 start=$(date +%s)
 cd "$here"
