@@ -9,6 +9,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -126,7 +127,7 @@ func sizes(img v1.Image) (digest v1.Hash, compressed, unpacked int64, err error)
 		if err != nil {
 			return digest, 0, 0, err
 		}
-		m, err := countBytes(rc)
+		m, err := io.Copy(io.Discard, rc)
 		rc.Close()
 		if err != nil {
 			return digest, 0, 0, err
