@@ -8,9 +8,9 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	vmictrl "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt"
 	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 	"github.com/virtkit/virtkit/virt/storage"
 )
 
@@ -50,9 +50,9 @@ type Config struct {
 
 // Defaults of Config.
 const (
-	DefaultHostRunDir = vmictrl.HostRunDir
-	DefaultPodRunDir  = vmictrl.PodRunDir
-	DefaultStateDir   = "/var/run/virtkit/handler"
+	DefaultHostRunDir = contract.HostRunDir
+	DefaultPodRunDir  = contract.PodRunDir
+	DefaultStateDir   = contract.HandlerStateDir
 	// DefaultLauncherLostTimeout is how long a VMI whose launcher stopped
 	// answering without leaving a result stays as it is before it fails.
 	DefaultLauncherLostTimeout = 30 * time.Second

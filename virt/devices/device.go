@@ -3,13 +3,15 @@ package devices
 import (
 	"os"
 	"strings"
+
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 // The resources of the devices KubeVirt's launcher pods request.
 const (
-	KVM      = "devices.kubevirt.io/kvm"
-	Tun      = "devices.kubevirt.io/tun"
-	VhostNet = "devices.kubevirt.io/vhost-net"
+	KVM      = contract.KVMResource
+	Tun      = contract.TunResource
+	VhostNet = contract.VhostNetResource
 )
 
 // DefaultCount is how many pods may hold a device at once, as KubeVirt
