@@ -25,14 +25,17 @@ const (
 	LauncherLabelValue = "virt-launcher"
 	// ComputeContainer is the name of the launcher's container.
 	ComputeContainer = "compute"
-	// KVMResource is the device plugin resource for /dev/kvm.
-	KVMResource corev1.ResourceName = "devices.kubevirt.io/kvm"
+	// KVMResource, TunResource and VhostNetResource are the device plugin
+	// resources of /dev/kvm, /dev/net/tun and /dev/vhost-net.
+	KVMResource      corev1.ResourceName = contract.KVMResource
+	TunResource      corev1.ResourceName = contract.TunResource
+	VhostNetResource corev1.ResourceName = contract.VhostNetResource
 	// PodRunDir is the folder in the pod under which each VMI's folder,
 	// PodRunDir/<vmi uid>, is shared with the node's handler (launcher.Layout.Root).
-	PodRunDir = "/var/run/virtkit"
+	PodRunDir = contract.PodRunDir
 	// HostRunDir is the node folder that holds each VMI's folder,
 	// HostRunDir/<vmi uid>, mounted into the pod at PodRunDir/<vmi uid>.
-	HostRunDir = "/var/run/virtkit/pods"
+	HostRunDir = contract.HostRunDir
 	// GracePeriodMargin is added to the VMI's termination grace period for
 	// the pod's, as KubeVirt does: the launcher must outlive the guest's shutdown.
 	GracePeriodMargin = 15
@@ -199,6 +202,11 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 			DNSPolicy:                     vmi.Spec.DNSPolicy,
 			DNSConfig:                     vmi.Spec.DNSConfig.DeepCopy(),
 			Hostname:                      hostname,
+			// The sandbox's init (pause) is then the pod's PID 1 and reaps
+			// what libvirtd leaves: it double-forks QEMU (the capability
+			// probe's too), whose orphans would otherwise stay zombies under
+			// virt-launcher, and libvirt waits for a zombie to go.
+			ShareProcessNamespace: &yes,
 			Subdomain:                     vmi.Spec.Subdomain,
 			Volumes:                       vols,
 			Containers: []corev1.Container{{
@@ -213,6 +221,7 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 					PeriodSeconds:    2,
 					FailureThreshold: 1,
 				},
+				SecurityContext:        computeSecurity(),
 				TerminationMessagePath: corev1.TerminationMessagePathDefault,
 				// The launcher writes its exit reason there; a launcher that
 				// could not write it still leaves its last log lines.
@@ -262,12 +271,47 @@ func computeResources(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (core
 	if q, ok := vr.Limits[corev1.ResourceCPU]; ok {
 		lim[corev1.ResourceCPU] = q.DeepCopy()
 	}
+	// Devices come from virt-handler's device plugins, as in KubeVirt: a
+	// container of a real node sees no /dev/kvm or /dev/net/tun otherwise.
+	one := *resource.NewQuantity(1, resource.DecimalSI)
+	device := func(name corev1.ResourceName) { req[name], lim[name] = one.DeepCopy(), one.DeepCopy() }
 	if !emulation {
-		one := *resource.NewQuantity(1, resource.DecimalSI)
-		req[KVMResource], lim[KVMResource] = one, one.DeepCopy()
+		device(KVMResource)
+	}
+	if nics := len(vmi.Spec.Domain.Devices.Interfaces); nics > 0 {
+		device(TunResource)
+		if !emulation && virtioNIC(vmi) {
+			device(VhostNetResource)
+		}
 	}
 	if len(lim) == 0 {
 		lim = nil
 	}
 	return corev1.ResourceRequirements{Requests: req, Limits: lim}, nil
+}
+
+// virtioNIC reports whether a NIC of vmi is virtio-net (the default model).
+func virtioNIC(vmi *virtv1.VirtualMachineInstance) bool {
+	for _, i := range vmi.Spec.Domain.Devices.Interfaces {
+		if i.Model == "" || i.Model == virtv1.VirtIO {
+			return true
+		}
+	}
+	return false
+}
+
+// computeSecurity is the compute container's security context: root, with
+// two capabilities beyond a container's defaults. The launcher starts its
+// private libvirtd in a mount namespace of its own, binding the VMI's
+// folders over libvirt's system paths (CAP_SYS_ADMIN), and QEMU attaches
+// to the tap the handler made in the pod (CAP_NET_ADMIN). It is not
+// privileged: its devices are the ones the device plugins grant.
+func computeSecurity() *corev1.SecurityContext {
+	no := false
+	return &corev1.SecurityContext{
+		RunAsUser:    new(int64),
+		RunAsNonRoot: &no,
+		Privileged:   &no,
+		Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_ADMIN", "NET_ADMIN"}},
+	}
 }

@@ -31,9 +31,13 @@ func resources(req, lim corev1.ResourceList) vmiOpt {
 	}
 }
 
+func nics(ifaces ...virtv1.Interface) vmiOpt {
+	return func(v *virtv1.VirtualMachineInstance) { v.Spec.Domain.Devices.Interfaces = ifaces }
+}
+
 func TestRenderPodResources(t *testing.T) {
 	// 1 GiB guest: KVM overhead = 64 + 40 + 8*vCPUs MiB + 1Gi/512 (2 MiB); TCG = 64 + 240 MiB.
-	kvm := corev1.ResourceName(KVMResource)
+	kvm, tun, vhost := KVMResource, TunResource, VhostNetResource
 	tests := []struct {
 		name string
 		vmi  *virtv1.VirtualMachineInstance
@@ -68,6 +72,27 @@ func TestRenderPodResources(t *testing.T) {
 		want: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceMemory: q("816Mi"), corev1.ResourceCPU: q("1500m")},
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: q("1328Mi"), corev1.ResourceCPU: q("2")},
+		},
+	}, {
+		name: "KVM, a virtio NIC: tun and vhost-net",
+		vmi:  newVMI(nics(virtv1.Interface{Name: "default"})), opts: kvmOpts,
+		want: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: q("1138Mi"), corev1.ResourceCPU: q("100m"), kvm: q("1"), tun: q("1"), vhost: q("1")},
+			Limits:   corev1.ResourceList{kvm: q("1"), tun: q("1"), vhost: q("1")},
+		},
+	}, {
+		name: "KVM, an e1000 NIC: tun only",
+		vmi:  newVMI(nics(virtv1.Interface{Name: "default", Model: "e1000"})), opts: kvmOpts,
+		want: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: q("1138Mi"), corev1.ResourceCPU: q("100m"), kvm: q("1"), tun: q("1")},
+			Limits:   corev1.ResourceList{kvm: q("1"), tun: q("1")},
+		},
+	}, {
+		name: "TCG, a virtio NIC: tun only (no vhost-net without KVM)",
+		vmi:  newVMI(nics(virtv1.Interface{Name: "default", Model: "virtio"})), opts: tcgOpts,
+		want: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: q("1328Mi"), corev1.ResourceCPU: q("100m"), tun: q("1")},
+			Limits:   corev1.ResourceList{tun: q("1")},
 		},
 	}, {
 		name: "memory.guest without requests",

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/virt/devices"
 )
 
 // KubeletVersion is the version the node reports: the control plane's.
@@ -75,6 +77,15 @@ func nodeObject(cfg Config, h hostFacts) *corev1.Node {
 		corev1.ResourceMemory:           *resource.NewQuantity(h.MemoryBytes, resource.BinarySI),
 		corev1.ResourcePods:             *resource.NewQuantity(110, resource.DecimalSI),
 		corev1.ResourceEphemeralStorage: *resource.NewQuantity(h.DiskBytes, resource.BinarySI),
+	}
+	// Launcher pods ask for the devices of virt-handler's device plugins;
+	// a process uses the host's /dev/net/tun and /dev/vhost-net directly,
+	// so the node offers those the host has. KVM is not offered: these
+	// nodes run guests under emulation only.
+	for _, d := range devices.ForNode(devices.NodeFacts{KVMOff: true}) {
+		if _, err := os.Stat(d.Path); err == nil {
+			capacity[corev1.ResourceName(d.Resource)] = *resource.NewQuantity(int64(d.Count), resource.DecimalSI)
+		}
 	}
 	for k, v := range cfg.Capacity {
 		capacity[k] = v.DeepCopy()
