@@ -84,6 +84,13 @@ func TestInstallOnARealAPIServer(t *testing.T) {
 		objs = append(objs, c)
 	}
 	objs = append(objs, api...)
+	// The handler's DaemonSet passes the apiserver's validation (its
+	// security context, probes, volumes).
+	handler, err := deploy.HandlerObjects(deploy.Handler{Namespace: "kubevirt", Image: "virt-handler:test", TLSSecret: "virt-handler-certs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs = append(objs, handler...)
 	for round := 1; round <= 2; round++ {
 		if err := deploy.Apply(ctx, cl, objs...); err != nil {
 			t.Fatalf("round %d: %v", round, err)

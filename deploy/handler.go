@@ -1,0 +1,262 @@
+package deploy
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/virt/launcher/contract"
+)
+
+// Handler says how virt-handler runs on a cluster's nodes: one pod per node
+// of a DaemonSet, as KubeVirt's virt-handler does.
+type Handler struct {
+	// Namespace holds the DaemonSet, its ServiceAccount and its certificate
+	// Secret (required).
+	Namespace string
+	// Image is virt-handler's image (required).
+	Image string
+	// PullPolicy is the image's pull policy; empty is Kubernetes' default.
+	PullPolicy corev1.PullPolicy
+	// TLSSecret names a kubernetes.io/tls Secret in Namespace with the node
+	// API's serving certificate (tls.crt, tls.key) and the CA of the client
+	// certificates it accepts, virt-api's (ca.crt) (required: the node API
+	// pauses guests and opens their consoles, so it never speaks plain HTTP).
+	// The handler publishes https://POD_IP:NodeAPIPort on its Node; with
+	// APIServer set, POD_IP is the node's address, which the certificate
+	// must then name.
+	TLSSecret string
+	// NodeSelector limits the nodes the DaemonSet runs on; empty is every
+	// Linux node.
+	NodeSelector map[string]string
+	// Emulation runs guests under software emulation (KubeVirt's
+	// developerConfiguration.useEmulation): the handler offers no
+	// devices.kubevirt.io/kvm.
+	Emulation bool
+	// DevicePluginDir is the node folder where the kubelet takes device
+	// plugin registrations and the handler serves its plugins; default
+	// /var/lib/kubelet/device-plugins, which the kubelet keeps there
+	// whatever its --root-dir.
+	DevicePluginDir string
+	// StateDir is the node folder of the handler's records of the guests
+	// it started, which a restarted handler reads; default
+	// /var/run/virtkit/handler (gone with a reboot, as the guests are).
+	StateDir string
+	// NodeAPIPort, ProbePort and MetricsPort are the ports the handler
+	// listens on; defaults 8186, 8187 and 8188.
+	NodeAPIPort, ProbePort, MetricsPort int32
+	// APIServer, "host:port", is where the handler reaches the apiserver,
+	// for a cluster whose pods cannot reach the kubernetes Service (a
+	// single-machine cluster without kube-proxy, whose apiserver listens on
+	// loopback). The handler then takes the host's network. Empty: the
+	// in-cluster default, the kubernetes Service.
+	APIServer string
+}
+
+// HandlerName names virt-handler's DaemonSet, ServiceAccount, ClusterRole
+// and ClusterRoleBinding, and is the kubevirt.io label of its pods.
+const HandlerName = "virt-handler"
+
+// Paths inside virt-handler's pod. The launcher folders and the handler's
+// records are the node's own paths (hostPath volumes at the same place), so
+// that what the handler writes there is where launcher pods find it.
+const (
+	handlerCertDir   = "/etc/virt-handler/certs"
+	handlerPluginDir = "/var/lib/kubelet/device-plugins"
+)
+
+func (h Handler) withDefaults() (Handler, error) {
+	var errs []error
+	if h.Namespace == "" {
+		errs = append(errs, errors.New("deploy: Handler.Namespace: required"))
+	}
+	if h.Image == "" {
+		errs = append(errs, errors.New("deploy: Handler.Image: required"))
+	}
+	if h.TLSSecret == "" {
+		errs = append(errs, errors.New("deploy: Handler.TLSSecret: required (the node API needs a certificate)"))
+	}
+	if h.APIServer != "" {
+		if _, port, err := net.SplitHostPort(h.APIServer); err != nil || port == "" {
+			errs = append(errs, fmt.Errorf("deploy: Handler.APIServer %q: want host:port", h.APIServer))
+		}
+	}
+	for _, p := range []struct {
+		name string
+		port *int32
+		def  int32
+	}{{"NodeAPIPort", &h.NodeAPIPort, 8186}, {"ProbePort", &h.ProbePort, 8187}, {"MetricsPort", &h.MetricsPort, 8188}} {
+		switch {
+		case *p.port == 0:
+			*p.port = p.def
+		case *p.port < 0 || *p.port > 65535:
+			errs = append(errs, fmt.Errorf("deploy: Handler.%s %d: not a port", p.name, *p.port))
+		}
+	}
+	if h.StateDir == "" {
+		h.StateDir = contract.HandlerStateDir
+	}
+	if !path.IsAbs(h.StateDir) {
+		errs = append(errs, fmt.Errorf("deploy: Handler.StateDir %q: must be absolute", h.StateDir))
+	}
+	if h.DevicePluginDir == "" {
+		h.DevicePluginDir = handlerPluginDir
+	}
+	if !path.IsAbs(h.DevicePluginDir) {
+		errs = append(errs, fmt.Errorf("deploy: Handler.DevicePluginDir %q: must be absolute", h.DevicePluginDir))
+	}
+	return h, errors.Join(errs...)
+}
+
+// HandlerObjects returns virt-handler's ServiceAccount, its ClusterRole and
+// binding, and its DaemonSet. The Secret named by Handler.TLSSecret is the
+// caller's: it holds keys.
+//
+// The pod is privileged and shares the host's PID namespace, as KubeVirt's
+// virt-handler: it finds each launcher's libvirtd by the peer PID of its
+// socket and enters that pod's network namespace and file system through
+// /proc, creates the guest's tap and bridge there, and serves the
+// kubelet's device plugins. It mounts the node's launcher folders and its
+// own records at their node paths.
+func HandlerObjects(h Handler) ([]client.Object, error) {
+	h, err := h.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	labels := map[string]string{Label: "virtkit", virtv1.AppLabel: HandlerName}
+	meta := func(namespaced bool) metav1.ObjectMeta {
+		m := metav1.ObjectMeta{Name: HandlerName, Labels: labels}
+		if namespaced {
+			m.Namespace = h.Namespace
+		}
+		return m
+	}
+	sa := &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(true)}
+	role := &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+		ObjectMeta: meta(false), Rules: handlerRules()}
+	binding := &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+		ObjectMeta: meta(false),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: HandlerName},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: h.Namespace, Name: HandlerName}},
+	}
+	ds := &appsv1.DaemonSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"}, ObjectMeta: meta(true),
+		Spec: appsv1.DaemonSetSpec{
+			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{virtv1.AppLabel: HandlerName}},
+			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType},
+			Template:       corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: handlerPod(h)},
+		}}
+	return []client.Object{sa, role, binding, ds}, nil
+}
+
+// handlerRules is what virt-handler does with the API: it follows and
+// reports the VMIs of its node, reads migrations, the claims and the
+// cloud-init Secrets its guests name, beats on its Node, and records events.
+func handlerRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{virtv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineinstances"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+		{APIGroups: []string{virtv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineinstances/status"}, Verbs: []string{"update", "patch"}},
+		{APIGroups: []string{virtv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineinstancemigrations"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "patch"}},
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "secrets"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	}
+}
+
+// handlerPod is the DaemonSet's pod.
+func handlerPod(h Handler) corev1.PodSpec {
+	yes, no := true, false
+	dirOrCreate := corev1.HostPathDirectoryOrCreate
+	hostPath := func(name, p string) corev1.Volume {
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p, Type: &dirOrCreate}}}
+	}
+	port := func(p int32) string { return ":" + strconv.Itoa(int(p)) }
+	args := []string{
+		"--node-api-address=" + port(h.NodeAPIPort),
+		"--advertise-address=https://$(POD_IP)" + port(h.NodeAPIPort),
+		"--tls-cert-file=" + path.Join(handlerCertDir, corev1.TLSCertKey),
+		"--tls-key-file=" + path.Join(handlerCertDir, corev1.TLSPrivateKeyKey),
+		"--client-ca-file=" + path.Join(handlerCertDir, corev1.ServiceAccountRootCAKey),
+		"--health-probe-bind-address=" + port(h.ProbePort),
+		"--metrics-bind-address=" + port(h.MetricsPort),
+		"--device-plugin-dir=" + handlerPluginDir,
+		"--host-run-dir=" + contract.HostRunDir,
+		"--state-dir=" + contract.HandlerStateDir,
+	}
+	if h.Emulation {
+		args = append(args, "--emulation")
+	}
+	env := []corev1.EnvVar{
+		{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+		// With the host's network, the pod's address is its node's.
+		{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
+	}
+	dns := corev1.DNSClusterFirst
+	if h.APIServer != "" {
+		host, p, _ := net.SplitHostPort(h.APIServer)
+		// rest.InClusterConfig reads these; a container's own variables
+		// win over the kubelet's service links of the same name.
+		env = append(env, corev1.EnvVar{Name: "KUBERNETES_SERVICE_HOST", Value: host}, corev1.EnvVar{Name: "KUBERNETES_SERVICE_PORT", Value: p})
+		dns = corev1.DNSClusterFirstWithHostNet
+	}
+	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(h.ProbePort)}},
+		PeriodSeconds: 5, FailureThreshold: 3}
+	nodeSelector := map[string]string{corev1.LabelOSStable: "linux"}
+	for k, v := range h.NodeSelector {
+		nodeSelector[k] = v
+	}
+	grace := int64(30)
+	return corev1.PodSpec{
+		ServiceAccountName:            HandlerName,
+		AutomountServiceAccountToken:  &yes,
+		HostPID:                       true,
+		HostNetwork:                   h.APIServer != "",
+		DNSPolicy:                     dns,
+		NodeSelector:                  nodeSelector,
+		PriorityClassName:             "system-node-critical",
+		TerminationGracePeriodSeconds: &grace,
+		// A handler belongs on every node it is meant for, whatever taints
+		// it has, as KubeVirt's DaemonSet.
+		Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+		Containers: []corev1.Container{{
+			Name:            HandlerName,
+			Image:           h.Image,
+			ImagePullPolicy: h.PullPolicy,
+			Args:            args,
+			Env:             env,
+			Ports: []corev1.ContainerPort{
+				{Name: "node-api", ContainerPort: h.NodeAPIPort, Protocol: corev1.ProtocolTCP},
+				{Name: "metrics", ContainerPort: h.MetricsPort, Protocol: corev1.ProtocolTCP},
+			},
+			ReadinessProbe: probe,
+			SecurityContext: &corev1.SecurityContext{
+				Privileged: &yes, RunAsUser: new(int64), RunAsNonRoot: &no,
+			},
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: "launchers", MountPath: contract.HostRunDir},
+				{Name: "records", MountPath: contract.HandlerStateDir},
+				{Name: "device-plugins", MountPath: handlerPluginDir},
+				{Name: "certs", MountPath: handlerCertDir, ReadOnly: true},
+			},
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("100Mi")}},
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		}},
+		Volumes: []corev1.Volume{
+			hostPath("launchers", contract.HostRunDir),
+			hostPath("records", h.StateDir),
+			hostPath("device-plugins", h.DevicePluginDir),
+			{Name: "certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: h.TLSSecret}}},
+		},
+	}
+}
