@@ -134,6 +134,9 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		if c.real, err = c.startKubeletNode(ctx, nets); err != nil {
 			return c, err
 		}
+		if err := c.deployHandler(ctx, cl); err != nil {
+			return c, err
+		}
 	}
 	if err := c.addGuestMetrics(); err != nil {
 		return c, err
@@ -198,7 +201,7 @@ func (c *Cluster) startNode(ctx context.Context, name string, index int, nets *n
 
 // serveVirtAPI serves virt-api on the loopback port the apiserver's
 // ExternalName Service points at. The node verbs go to the in-process
-// handlers directly.
+// handlers directly, and to the real node's handler over its node API.
 func (c *Cluster) serveVirtAPI(ctx context.Context) error {
 	cl, err := client.New(c.clientConfig(ComponentAPI), client.Options{Scheme: scheme.New()})
 	if err != nil {
@@ -217,15 +220,23 @@ func (c *Cluster) serveVirtAPI(ctx context.Context) error {
 	for _, n := range c.nodes {
 		ops[n.name] = n.handler
 	}
+	remote := func(_ context.Context, node string) (nodeapi.Ops, error) {
+		return nil, fmt.Errorf("node %q is not a node of this virt-local: %w", node, nodeapi.ErrUnavailable)
+	}
+	if c.real != nil {
+		if remote, err = c.remoteNodeOps(cl); err != nil {
+			return err
+		}
+	}
 	h := virtapi.Handler(cl, cl.Scheme(), virtapi.Config{
 		SpecOptions: c.config.SpecOptions(),
 		Subresources: []subresources.Option{
 			subresources.WithAuthenticator(front),
-			subresources.WithNodeOps(func(_ context.Context, node string) (nodeapi.Ops, error) {
+			subresources.WithNodeOps(func(ctx context.Context, node string) (nodeapi.Ops, error) {
 				if o, ok := ops[node]; ok {
 					return o, nil
 				}
-				return nil, fmt.Errorf("node %q is not a node of this virt-local: %w", node, nodeapi.ErrUnavailable)
+				return remote(ctx, node)
 			}),
 			subresources.WithLogger(c.cfg.Logger.WithName("virt-api")),
 			subresources.WithObserver(c.apiMetrics),
@@ -273,8 +284,9 @@ func (c *Cluster) Kubeconfig() string { return c.cfg.Kubeconfig() }
 func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.rest) }
 
 // Down stops the cluster: the controllers first (so that nothing restarts
-// what stops), then the real node if there is one (its pods deleted, the
-// host as it was before), then each local node's pods (launchers shut their guests down
+// what stops), then the real node if there is one (its launcher pods
+// deleted while its handler records how their guests end, then the
+// handler, then the node with the host as it was before), then each local node's pods (launchers shut their guests down
 // gracefully) and handler, then the volume provisioner, virt-api, the
 // control plane and the registry; /metrics goes first. State stays in the
 // data directory.
@@ -284,7 +296,7 @@ func (c *Cluster) Down(ctx context.Context) error {
 		errs = append(errs, c.ctrl.stop())
 	}
 	if c.real != nil {
-		errs = append(errs, c.real.Stop(ctx))
+		errs = append(errs, c.stopHandler(ctx), c.real.Stop(ctx))
 	}
 	for _, n := range c.nodes {
 		if n.node != nil {

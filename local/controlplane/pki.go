@@ -288,24 +288,32 @@ func exists(path string) bool {
 }
 
 // EnsureServingCert issues, once, a serving certificate signed by the
-// cluster CA for the given DNS names and loopback, in Cert(name) and
-// Key(name); an existing one is kept if it names every DNS name. It is for
-// servers the apiserver calls (virt-api as an aggregated API and webhook):
-// they then trust CACert.
-func (p PKI) EnsureServingCert(name string, dnsNames ...string) error {
-	if c, err := readCert(p.Cert(name)); err == nil && exists(p.Key(name)) && coversAll(c, dnsNames) {
+// cluster CA for the given DNS names or IP addresses and loopback, in
+// Cert(name) and Key(name); an existing one is kept if it names every one.
+// It is for servers the apiserver or virt-api calls (virt-api as an
+// aggregated API and webhook, a handler's node API): they then trust CACert.
+func (p PKI) EnsureServingCert(name string, names ...string) error {
+	if c, err := readCert(p.Cert(name)); err == nil && exists(p.Key(name)) && coversAll(c, names) {
 		return nil
 	}
 	is, err := loadIssuer(p.CACert(), p.CAKey())
 	if err != nil {
 		return err
 	}
+	dns, ips := []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+	for _, n := range names {
+		if ip := net.ParseIP(n); ip != nil {
+			ips = append(ips, ip)
+		} else {
+			dns = append(dns, n)
+		}
+	}
 	return is.issue(p, name, &x509.Certificate{
 		Subject:     pkix.Name{CommonName: name},
 		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:    append([]string{"localhost"}, dnsNames...),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		DNSNames:    dns,
+		IPAddresses: ips,
 	})
 }
 

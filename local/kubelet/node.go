@@ -138,6 +138,10 @@ func (n *Node) Name() string { return n.cfg.NodeName }
 // HostState is the host state recorded before the node started.
 func (n *Node) HostState() HostState { return n.state }
 
+// IP is the node's InternalIP, where its kubelet and its host-network
+// pods serve.
+func (n *Node) IP() string { return n.cfg.NodeIP }
+
 // ContainerdSocket is the node's containerd socket.
 func (n *Node) ContainerdSocket() string { return n.p.containerdSocket() }
 

@@ -49,7 +49,12 @@ func up(t *testing.T, nodes ...string) *world {
 	if len(nodes) == 0 {
 		nodes = []string{nodeName("node")}
 	}
-	c := localcluster.ForTest(t, localcluster.Options{Nodes: nodes})
+	return worldOf(t, localcluster.ForTest(t, localcluster.Options{Nodes: nodes}))
+}
+
+// worldOf is the world of a started cluster.
+func worldOf(t *testing.T, c *localcluster.Cluster) *world {
+	t.Helper()
 	w := &world{data: c.DataDir, registry: c.Registry(), c: c.Client, kubeconfig: c.Kubeconfig(), metrics: c.MetricsAddr()}
 	var err error
 	w.sub, err = subresources.NewClient(c.RESTConfig())
@@ -158,6 +163,17 @@ func TestVMTiny(t *testing.T) {
 		return len(missing) == 0, strings.Join(missing, "; ")
 	})
 
+	w.stopStartDelete(ctx, t, vm, vmi)
+}
+
+// stopStartDelete proves the life of a running VM from the example
+// manifest after its start: `virtctl stop` (the binary) ends it
+// gracefully, `virtctl start` boots it again, and deleting the VM leaves
+// nothing behind: no VM, VMI, pod or launcher folder (the leftover check
+// of TestMain looks for processes, mounts and netns).
+func (w *world) stopStartDelete(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance) {
+	t.Helper()
+	serial := filepath.Join("/var/run/virtkit/pods", string(vmi.UID), "serial0.log")
 	// virtctl stop: the guest powers off (ACPI), the VMI goes.
 	w.virtctl(ctx, t, "stop", vm.Name, "-n", vm.Namespace)
 	waitFile(ctx, t, serial, "VIRTKIT-POWEROFF") // before the handler removes the folder of a VMI that is gone
@@ -171,8 +187,7 @@ func TestVMTiny(t *testing.T) {
 	}
 	w.consoleShows(ctx, t, again, "VIRTKIT-HEARTBEAT")
 
-	// kubectl delete: no VM, VMI, pod, launcher or domain remains (the
-	// leftover check of TestMain looks for processes, mounts and netns).
+	// kubectl delete: no VM, VMI, pod, launcher or domain remains.
 	must(t, w.c.Delete(ctx, vm))
 	eventually(ctx, t, "the VM, its VMI and its pods gone", func() (bool, string) {
 		var pods corev1.PodList

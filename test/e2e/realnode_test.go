@@ -3,32 +3,42 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/testr"
 	"gotest.tools/v3/assert"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/internal/localcluster"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/local/cluster"
+	"github.com/virtkit/virtkit/virt/devices"
 )
 
-// virt-local with a real node beside its local one: the kubelet registers
-// with the node's InternalIP and without the kubevirt.io/schedulable label
-// (launchers stay off it until a handler serves it), runs a pod as a
-// container from the cluster's registry, and Down leaves the host as it was.
-func TestRealNodeBesideTheLocalOne(t *testing.T) {
+// virt-local with a real node beside its local one: virt-handler runs on
+// the real node as a DaemonSet pod from its image and serves the kubelet's
+// device plugins; the example VM, placed on that node, runs in a launcher
+// container from the launcher image, with a containerDisk mounted by the
+// kubelet as an image volume; its console reaches virt-api through the
+// handler's node API over TLS, its web server answers through the node's
+// pod network, `virtctl stop` and `start` work, deleting it leaves
+// nothing, and Down leaves the host as it was.
+func TestRealNode(t *testing.T) {
 	testenv.Integration(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	local, real := nodeName("local"), nodeName("kubelet")
 	repo, err := testenv.RepoRoot()
 	assert.NilError(t, err)
-	c, err := localcluster.Start(ctx, localcluster.Options{Repo: repo, Nodes: []string{local}, KubeletNode: real, DataPrefix: "vkr-"})
+	c, err := localcluster.Start(ctx, localcluster.Options{Repo: repo, Nodes: []string{local}, KubeletNode: real, DataPrefix: "vkr-",
+		Logger: testr.NewWithOptions(t, testr.Options{Verbosity: 0})})
 	assert.NilError(t, err)
 	stopped := false
 	defer func() {
@@ -36,44 +46,78 @@ func TestRealNodeBesideTheLocalOne(t *testing.T) {
 			assert.NilError(t, c.Stop(context.Background()))
 		}
 	}()
+	w := worldOf(t, c)
 
-	var nodes corev1.NodeList
-	assert.NilError(t, c.Client.List(ctx, &nodes))
-	ready := map[string]bool{}
-	for _, n := range nodes.Items {
-		for _, cond := range n.Status.Conditions {
-			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-				ready[n.Name] = true
-			}
-		}
-		if n.Name == real {
-			assert.Equal(t, n.Labels[virtv1.NodeSchedulable], "", "the real node is not schedulable for launchers yet")
-		}
+	// The real node is Ready and, once its handler beats, schedulable for
+	// launchers, with the devices of the handler's plugins.
+	vhostWant := int64(0) // the plugin reports a missing device unhealthy
+	if _, err := os.Stat("/dev/vhost-net"); err == nil {
+		vhostWant = devices.DefaultCount
 	}
-	assert.Assert(t, ready[local] && ready[real], "ready nodes: %v", ready)
-
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "realnode"}}
-	assert.NilError(t, c.Client.Create(ctx, ns))
-	testenv.Eventually(ctx, t, "the default service account", func() (bool, string) {
-		err := c.Client.Get(ctx, client.ObjectKey{Namespace: "realnode", Name: "default"}, &corev1.ServiceAccount{})
-		return err == nil, fmt.Sprint(err)
-	})
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "realnode"}, Spec: corev1.PodSpec{
-		NodeSelector: map[string]string{"kubernetes.io/hostname": real},
-		Containers:   []corev1.Container{{Name: "c", Image: c.Registry() + "/virtkit/pause:devel"}},
-	}}
-	assert.NilError(t, c.Client.Create(ctx, pod))
-	testenv.Eventually(ctx, t, "the pod Running in a container on the real node", func() (bool, string) {
-		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+	var node corev1.Node
+	testenv.Eventually(ctx, t, "the real node Ready, schedulable, with tun and vhost-net", func() (bool, string) {
+		if err := c.Client.Get(ctx, client.ObjectKey{Name: real}, &node); err != nil {
 			return false, err.Error()
 		}
-		running := pod.Status.Phase == corev1.PodRunning && len(pod.Status.ContainerStatuses) == 1 &&
-			strings.HasPrefix(pod.Status.ContainerStatuses[0].ContainerID, "containerd://")
-		return running && pod.Spec.NodeName == real, fmt.Sprintf("%s on %q: %+v", pod.Status.Phase, pod.Spec.NodeName, pod.Status.ContainerStatuses)
+		ready := false
+		for _, cond := range node.Status.Conditions {
+			ready = ready || (cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue)
+		}
+		tun, vhost := node.Status.Allocatable[devices.Tun], node.Status.Allocatable[devices.VhostNet]
+		_, kvm := node.Status.Allocatable[devices.KVM]
+		return ready && node.Labels[virtv1.NodeSchedulable] == "true" && tun.Value() == devices.DefaultCount && vhost.Value() == vhostWant && !kvm,
+			fmt.Sprintf("ready %v, labels %v, allocatable %v", ready, node.Labels, node.Status.Allocatable)
 	})
+
+	// The handler is a container of the real node, from the pushed image.
+	var handlers corev1.PodList
+	assert.NilError(t, c.Client.List(ctx, &handlers, client.InNamespace(cluster.Namespace), client.MatchingLabels{virtv1.AppLabel: deploy.HandlerName}))
+	assert.Equal(t, len(handlers.Items), 1, "handler pods: %+v", handlers.Items)
+	h := handlers.Items[0]
+	assert.Equal(t, h.Spec.NodeName, real)
+	assert.Assert(t, h.Spec.HostPID, "the handler shares the host's PID namespace")
+	assert.Equal(t, h.Spec.Containers[0].Image, c.Registry()+"/virtkit/virt-handler:"+cluster.ImageTag)
+	assert.Assert(t, containerOf(h), "handler pod %s: %+v", h.Name, h.Status.ContainerStatuses)
+
+	// The example VM, on the real node.
+	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	vm.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: real}
+	must(t, w.c.Create(ctx, vm))
+	vmi := w.waitRunning(ctx, t, vm)
+	assert.Equal(t, vmi.Status.NodeName, real)
+	var pods corev1.PodList
+	must(t, w.c.List(ctx, &pods, client.InNamespace(vm.Namespace), client.MatchingLabels{virtv1.CreatedByLabel: string(vmi.UID)}))
+	assert.Equal(t, len(pods.Items), 1, "launcher pods: %+v", pods.Items)
+	launcher := pods.Items[0]
+	assert.Equal(t, launcher.Spec.Containers[0].Image, c.Registry()+"/virtkit/virt-launcher:"+cluster.ImageTag)
+	assert.Assert(t, containerOf(launcher), "launcher pod %s: %+v", launcher.Name, launcher.Status.ContainerStatuses)
+	one := resource.MustParse("1")
+	assert.Assert(t, launcher.Spec.Containers[0].Resources.Limits[devices.Tun].Equal(one), "the launcher asks for /dev/net/tun: %+v", launcher.Spec.Containers[0].Resources)
+
+	if len(vmi.Status.Interfaces) == 0 || vmi.Status.Interfaces[0].IP == "" {
+		t.Fatalf("VMI interfaces = %+v, want the pod IP", vmi.Status.Interfaces)
+	}
+	assert.Equal(t, vmi.Status.Interfaces[0].IP, launcher.Status.PodIP)
+	w.consoleShows(ctx, t, vmi, "VIRTKIT-HEARTBEAT")
+	httpAnswers(ctx, t, "http://"+vmi.Status.Interfaces[0].IP+"/", "tiny")
+	w.stopStartDelete(ctx, t, vm, vmi)
 
 	// Down fails unless the real node found the host as it recorded it
 	// before starting.
 	assert.NilError(t, c.Stop(ctx))
 	stopped = true
+}
+
+// containerOf reports whether pod runs, and every container of it runs as
+// a containerd container.
+func containerOf(pod corev1.Pod) bool {
+	if pod.Status.Phase != corev1.PodRunning || len(pod.Status.ContainerStatuses) == 0 {
+		return false
+	}
+	for _, s := range pod.Status.ContainerStatuses {
+		if s.State.Running == nil || !strings.HasPrefix(s.ContainerID, "containerd://") {
+			return false
+		}
+	}
+	return true
 }

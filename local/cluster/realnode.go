@@ -1,0 +1,206 @@
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/deploy"
+	"github.com/virtkit/virtkit/internal/freeport"
+	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
+)
+
+// The real node's handler: its serving certificate and the Secret that
+// carries it, and virt-api's client certificate towards it, all from the
+// cluster's CA.
+const (
+	handlerCert       = "virt-handler"
+	handlerSecret     = "virt-handler-certs"
+	virtAPIClientCert = "virt-api-client"
+	// handlerReadyTimeout bounds the wait for the handler pod: its image
+	// is pulled from the local registry, then it registers its device
+	// plugins and beats once.
+	handlerReadyTimeout = 3 * time.Minute
+)
+
+// deployHandler runs virt-handler on the real node as KubeVirt runs it: a
+// DaemonSet pod from the built image, privileged, in the host's PID
+// namespace, with the node API behind TLS. Launcher pods then run from the
+// built launcher image (the local nodes ignore images). It returns once
+// the pod is Ready and the node is schedulable for launchers.
+func (c *Cluster) deployHandler(ctx context.Context, cl client.Client) error {
+	img, err := c.pushBuilt(ctx, "virt-handler")
+	if err != nil {
+		return err
+	}
+	if c.config.LauncherImage, err = c.pushBuilt(ctx, "virt-launcher"); err != nil {
+		return err
+	}
+	pki := c.cp.Config().PKI()
+	if err := pki.EnsureServingCert(handlerCert, c.real.IP()); err != nil {
+		return err
+	}
+	secret := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: handlerSecret, Labels: map[string]string{deploy.Label: "virtkit"}},
+		Type:       corev1.SecretTypeTLS, Data: map[string][]byte{}}
+	for key, file := range map[string]string{corev1.TLSCertKey: pki.Cert(handlerCert), corev1.TLSPrivateKeyKey: pki.Key(handlerCert),
+		corev1.ServiceAccountRootCAKey: pki.CACert()} {
+		if secret.Data[key], err = os.ReadFile(file); err != nil {
+			return fmt.Errorf("cluster: handler certificate: %w", err)
+		}
+	}
+	port, err := freeport.Range(3)
+	if err != nil {
+		return fmt.Errorf("cluster: handler ports: %w", err)
+	}
+	apiserver, err := url.Parse(c.rest.Host)
+	if err != nil {
+		return fmt.Errorf("cluster: apiserver address %q: %w", c.rest.Host, err)
+	}
+	objs, err := deploy.HandlerObjects(deploy.Handler{
+		Namespace: Namespace, Image: img, PullPolicy: corev1.PullAlways, TLSSecret: handlerSecret,
+		NodeSelector: map[string]string{corev1.LabelHostname: c.real.Name()},
+		Emulation:    c.config.Emulation,
+		// Its records stay in the data directory, as the local nodes'
+		// handlers' do, not in the host's /var/run.
+		StateDir:    filepath.Join(c.cfg.DataDir, "handlers", c.real.Name()),
+		NodeAPIPort: int32(port), ProbePort: int32(port + 1), MetricsPort: int32(port + 2),
+		APIServer: apiserver.Host,
+	})
+	if err != nil {
+		return err
+	}
+	c.cfg.Logger.Info("starting virt-handler on the real node", "node", c.real.Name(), "image", img, "launcher", c.config.LauncherImage)
+	if err := deploy.Apply(ctx, cl, append([]client.Object{secret}, objs...)...); err != nil {
+		return err
+	}
+	return c.waitHandler(ctx, cl)
+}
+
+// waitHandler waits for the handler pod to be Ready and the real node to
+// carry kubevirt.io/schedulable=true.
+func (c *Cluster) waitHandler(ctx context.Context, cl client.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, handlerReadyTimeout)
+	defer cancel()
+	for {
+		var ds appsv1.DaemonSet
+		var node corev1.Node
+		err := errors.Join(cl.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: deploy.HandlerName}, &ds),
+			cl.Get(ctx, client.ObjectKey{Name: c.real.Name()}, &node))
+		if err == nil && ds.Status.DesiredNumberScheduled > 0 && ds.Status.NumberReady == ds.Status.DesiredNumberScheduled &&
+			node.Labels[virtv1.NodeSchedulable] == "true" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: virt-handler on node %s not ready within %s (%v): %s", c.real.Name(), handlerReadyTimeout, err, c.handlerPodState(context.WithoutCancel(ctx), cl))
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// handlerPodState describes the handler pods, for an error.
+func (c *Cluster) handlerPodState(ctx context.Context, cl client.Client) string {
+	var pods corev1.PodList
+	if err := cl.List(ctx, &pods, client.InNamespace(Namespace), client.MatchingLabels{virtv1.AppLabel: deploy.HandlerName}); err != nil {
+		return err.Error()
+	}
+	if len(pods.Items) == 0 {
+		return "no handler pod"
+	}
+	var out string
+	for _, p := range pods.Items {
+		out += fmt.Sprintf("pod %s: %s %+v; ", p.Name, p.Status.Phase, p.Status.ContainerStatuses)
+	}
+	return out
+}
+
+// stopHandler ends the real node's guests while its handler still runs
+// (their launcher pods are deleted: each guest shuts down within its grace
+// period and the handler records how it ended), then removes the handler,
+// so that the node's drain does not see a DaemonSet put it back.
+func (c *Cluster) stopHandler(ctx context.Context) error {
+	cl, err := client.New(c.rest, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	drainCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	for {
+		var pods corev1.PodList
+		if err := cl.List(drainCtx, &pods, client.MatchingLabels{virtv1.AppLabel: "virt-launcher"}, client.MatchingFields{"spec.nodeName": c.real.Name()}); err != nil {
+			errs = append(errs, fmt.Errorf("cluster: listing the real node's launcher pods: %w", err))
+			break
+		}
+		if len(pods.Items) == 0 {
+			break
+		}
+		for i := range pods.Items {
+			if p := &pods.Items[i]; p.DeletionTimestamp == nil {
+				if err := cl.Delete(drainCtx, p); err != nil && !apierrors.IsNotFound(err) {
+					errs = append(errs, err)
+				}
+			}
+		}
+		select {
+		case <-drainCtx.Done():
+			errs = append(errs, fmt.Errorf("cluster: the real node's launcher pods were not gone within 90 s"))
+		case <-time.After(250 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	errs = append(errs, c.waitSettled(ctx, c.real.Name()))
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: deploy.HandlerName}}
+	if err := cl.Delete(ctx, ds); err != nil && !apierrors.IsNotFound(err) {
+		errs = append(errs, fmt.Errorf("cluster: deleting virt-handler's DaemonSet: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// remoteNodeOps reaches the handlers that do not run in this process (the
+// real node's) through their node API, as virt-api does on a cluster: at
+// the address each publishes on its Node, with virt-api's client
+// certificate, trusting the cluster's CA.
+func (c *Cluster) remoteNodeOps(cl client.Reader) (func(ctx context.Context, node string) (nodeapi.Ops, error), error) {
+	pki := c.cp.Config().PKI()
+	if err := pki.EnsureClientCert(virtAPIClientCert, "virt-api"); err != nil {
+		return nil, err
+	}
+	cert, err := tls.LoadX509KeyPair(pki.Cert(virtAPIClientCert), pki.Key(virtAPIClientCert))
+	if err != nil {
+		return nil, fmt.Errorf("cluster: virt-api client certificate: %w", err)
+	}
+	ca, err := os.ReadFile(pki.CACert())
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(ca) {
+		return nil, fmt.Errorf("cluster: %s: no certificate", pki.CACert())
+	}
+	loc := nodeapi.NewAnnotationLocator(cl, nodeapi.WithTLSConfig(&tls.Config{
+		Certificates: []tls.Certificate{cert}, RootCAs: roots, MinVersion: tls.VersionTLS12}))
+	return func(ctx context.Context, node string) (nodeapi.Ops, error) {
+		ep, err := loc.Locate(ctx, node)
+		if err != nil {
+			return nil, err
+		}
+		return nodeapi.NewClient(ep), nil
+	}, nil
+}
