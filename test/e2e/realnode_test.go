@@ -12,6 +12,7 @@ import (
 	"gotest.tools/v3/assert"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -78,6 +79,29 @@ func TestRealNode(t *testing.T) {
 	assert.Assert(t, h.Spec.HostPID, "the handler shares the host's PID namespace")
 	assert.Equal(t, h.Spec.Containers[0].Image, c.Registry()+"/virtkit/virt-handler:"+cluster.ImageTag)
 	assert.Assert(t, containerOf(h), "handler pod %s: %+v", h.Name, h.Status.ContainerStatuses)
+
+	// KVM is off on this node (virt-local emulates): a pod that needs it,
+	// as a launcher of a VMI that is not emulated does, stays Pending with
+	// the scheduler's reason.
+	kvmPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "needs-kvm", Namespace: "default"}, Spec: corev1.PodSpec{
+		NodeSelector: map[string]string{corev1.LabelHostname: real},
+		Containers: []corev1.Container{{Name: "c", Image: c.Registry() + "/virtkit/pause:" + cluster.ImageTag,
+			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{devices.KVM: resource.MustParse("1")}}}},
+	}}
+	must(t, w.c.Create(ctx, kvmPod))
+	testenv.Eventually(ctx, t, "the pod that needs KVM unschedulable for want of devices.kubevirt.io/kvm", func() (bool, string) {
+		if err := w.c.Get(ctx, client.ObjectKeyFromObject(kvmPod), kvmPod); err != nil {
+			return false, err.Error()
+		}
+		for _, cond := range kvmPod.Status.Conditions {
+			if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse && cond.Reason == corev1.PodReasonUnschedulable &&
+				strings.Contains(cond.Message, "Insufficient "+devices.KVM) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%s %+v", kvmPod.Status.Phase, kvmPod.Status.Conditions)
+	})
+	must(t, w.c.Delete(ctx, kvmPod))
 
 	// The example VM, on the real node.
 	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
