@@ -8,7 +8,7 @@ export GOFLAGS := -buildvcs=false
 
 # Packages that link libvirt through cgo (a regular expression over import
 # paths); everything else must build without cgo.
-CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/daemons/virt-handler$$|/daemons/virt-local$$|/test/|/hack/bootguest$$|/hack/bench/(density|migration|overhead)$$|/internal/localcluster$$
+CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/daemons/virt-handler$$|/daemons/virt-local$$|/test/|/hack/bootguest$$|/hack/bench/(density|migration|overhead|realnode|internal/plain)$$|/internal/localcluster$$
 
 # Nested Go modules with tests and code of their own: hack/bench keeps the
 # benchmarks' dependencies (plotting, profiles) out of the SDK's go.mod. The
@@ -19,7 +19,7 @@ NESTED_MODULES := hack/bench
 # API groups whose CRDs deploy/crds serves (see hack/crdgen).
 CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1
 
-.PHONY: run stop boot-guest test test-short deps kube-bins cni-bins containerd-bins guest images images-push tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration
+.PHONY: run stop boot-guest test test-short deps kube-bins cni-bins containerd-bins guest images images-push tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node
 
 ## run: start virt-local (a real single-machine Kubernetes with virtkit), boot examples/manifests/vm-tiny.yaml, show its console
 run: deps kube-bins cni-bins guest daemons
@@ -130,6 +130,11 @@ MIGRATION_SIZES ?= 256,1024
 MIGRATION_RUNS ?= 3
 bench-migration: deps kube-bins cni-bins guest daemons
 	cd hack/bench && go run ./migration -repo $(CURDIR) -sizes $(MIGRATION_SIZES) -runs $(MIGRATION_RUNS)
+
+## bench-real-node: one VM on virt-local's real kubelet node next to its process node and plain libvirt (RUNS_REAL starts each), and the images' sizes
+RUNS_REAL ?= 5
+bench-real-node: deps kube-bins cni-bins containerd-bins guest daemons images
+	cd hack/bench && go run ./realnode -repo $(CURDIR) -runs $(RUNS_REAL)
 
 clean:
 	rm -rf $(OUT)/run $(OUT)/crd-raw $(OUT)/crd-check

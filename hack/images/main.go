@@ -9,7 +9,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -90,7 +89,7 @@ func build(ctx context.Context, bin, out, cache, push, tag, only string) error {
 		if err := images.AppendToLayout(lp, ref, built); err != nil {
 			return err
 		}
-		digest, compressed, unpacked, err := sizes(built)
+		digest, compressed, unpacked, err := images.Sizes(built)
 		if err != nil {
 			return fmt.Errorf("%s: %w", ref, err)
 		}
@@ -105,36 +104,6 @@ func build(ctx context.Context, bin, out, cache, push, tag, only string) error {
 		}
 	}
 	return nil
-}
-
-// sizes returns an image's digest and the sum of its layers' compressed
-// and unpacked sizes.
-func sizes(img v1.Image) (digest v1.Hash, compressed, unpacked int64, err error) {
-	if digest, err = img.Digest(); err != nil {
-		return
-	}
-	layers, err := img.Layers()
-	if err != nil {
-		return
-	}
-	for _, l := range layers {
-		n, err := l.Size()
-		if err != nil {
-			return digest, 0, 0, err
-		}
-		compressed += n
-		rc, err := l.Uncompressed()
-		if err != nil {
-			return digest, 0, 0, err
-		}
-		m, err := io.Copy(io.Discard, rc)
-		rc.Close()
-		if err != nil {
-			return digest, 0, 0, err
-		}
-		unpacked += m
-	}
-	return digest, compressed, unpacked, nil
 }
 
 // pushImage pushes img to ref with the credentials of the Docker config,

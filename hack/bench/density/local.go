@@ -94,7 +94,7 @@ func runLocal(ctx context.Context, o options) (_ *localResult, err error) {
 		return nil, err
 	}
 	res.launcherMiB, res.qemuMiB = perVMOverhead(o.n)
-	res.peakRSSMiB = procKiB(os.Getpid(), "status", "VmHWM:") / 1024
+	res.peakRSSMiB = benchkit.ProcKiB(os.Getpid(), "status", "VmHWM:") / 1024
 
 	// Delete them all and wait until they are gone, so that Down has
 	// nothing left to stop.
@@ -297,14 +297,14 @@ func processCPU() float64 {
 // libvirtds, and of QEMU, per VM.
 func perVMOverhead(n int) (launcherMiB, qemuMiB float64) {
 	var l, q float64
-	for _, pid := range slices.Concat(processes("virt-launcher"), processes("libvirtd")) {
+	for _, pid := range slices.Concat(benchkit.Processes("virt-launcher"), benchkit.Processes("libvirtd")) {
 		if isOurs(pid) {
-			l += procKiB(pid, "status", "VmRSS:") / 1024
+			l += benchkit.ProcKiB(pid, "status", "VmRSS:") / 1024
 		}
 	}
-	for _, pid := range processes("qemu-system-x86_64") {
+	for _, pid := range benchkit.Processes("qemu-system-x86_64") {
 		if isOurs(pid) {
-			q += procKiB(pid, "status", "VmRSS:") / 1024
+			q += benchkit.ProcKiB(pid, "status", "VmRSS:") / 1024
 		}
 	}
 	return l / float64(n), q / float64(n)

@@ -13,10 +13,9 @@ import (
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/virtkit/virtkit/hack/bench/internal/benchkit"
+	"github.com/virtkit/virtkit/hack/bench/internal/plain"
 	"github.com/virtkit/virtkit/internal/testguest"
 	"github.com/virtkit/virtkit/virt/domain"
-	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
-	"github.com/virtkit/virtkit/virt/libvirtd"
 )
 
 // runPlain starts o.n test guests in one private libvirtd, one every
@@ -32,22 +31,11 @@ func runPlain(ctx context.Context, o options) (_ []float64, err error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	d, err := libvirtd.Start(ctx, libvirtd.Config{Dir: dir, CacheDir: filepath.Join(o.repo, "_output", "cache", "libvirt")})
+	m, err := plain.Start(ctx, o.repo, dir)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		stop, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if serr := d.Stop(stop); serr != nil && err == nil {
-			err = serr
-		}
-	}()
-	m, err := domainlibvirt.New(ctx, d.URI())
-	if err != nil {
-		return nil, err
-	}
-	defer m.Close()
+	defer func() { err = errors.Join(err, m.Close()) }()
 
 	docs := make([]*libvirtxml.Domain, o.n)
 	for i := range docs {
@@ -66,7 +54,7 @@ func runPlain(ctx context.Context, o options) (_ []float64, err error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lat[i], errs[i] = startOne(ctx, m, doc)
+			lat[i], errs[i] = benchkit.StartRunning(ctx, m, doc)
 		}()
 		time.Sleep(o.interval)
 	}
@@ -84,27 +72,4 @@ func runPlain(ctx context.Context, o options) (_ []float64, err error) {
 		}
 	}
 	return lat, nil
-}
-
-// startOne defines and starts a guest, returning the seconds from the
-// define call until libvirt reports it running.
-func startOne(ctx context.Context, m domain.Manager, doc *libvirtxml.Domain) (float64, error) {
-	begin := time.Now()
-	if err := m.Define(ctx, doc); err != nil {
-		return 0, err
-	}
-	if err := m.Start(ctx, doc.Name, domain.StartOptions{}); err != nil {
-		return 0, err
-	}
-	for {
-		st, _, err := m.State(ctx, doc.Name)
-		if err == nil && st == domain.StateRunning {
-			return time.Since(begin).Seconds(), nil
-		}
-		select {
-		case <-ctx.Done():
-			return 0, fmt.Errorf("guest %s not running: %w", doc.Name, ctx.Err())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
 }

@@ -14,11 +14,10 @@ import (
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/virtkit/virtkit/hack/bench/internal/benchkit"
+	"github.com/virtkit/virtkit/hack/bench/internal/plain"
 	"github.com/virtkit/virtkit/internal/freeport"
 	"github.com/virtkit/virtkit/internal/testguest"
 	"github.com/virtkit/virtkit/virt/domain"
-	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
-	"github.com/virtkit/virtkit/virt/libvirtd"
 	"github.com/virtkit/virtkit/virt/migrate"
 )
 
@@ -36,34 +35,20 @@ func runPlain(ctx context.Context, o options, memMiB uint) (_ []sample, err erro
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	cache := filepath.Join(o.repo, "_output", "cache", "libvirt")
-	var mgrs [2]*domainlibvirt.Manager
-	var daemons [2]*libvirtd.Daemon
+	var daemons [2]*plain.Daemon
 	for i := range daemons {
-		d, err := libvirtd.Start(ctx, libvirtd.Config{Dir: filepath.Join(dir, "d"+strconv.Itoa(i)), CacheDir: cache})
-		if err != nil {
+		if daemons[i], err = plain.Start(ctx, o.repo, filepath.Join(dir, "d"+strconv.Itoa(i))); err != nil {
 			return nil, err
 		}
-		daemons[i] = d
-		defer func() {
-			stop, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if serr := d.Stop(stop); serr != nil && err == nil {
-				err = serr
-			}
-		}()
-		if mgrs[i], err = domainlibvirt.New(ctx, d.URI()); err != nil {
-			return nil, err
-		}
-		defer mgrs[i].Close()
+		defer func() { err = errors.Join(err, daemons[i].Close()) }()
 	}
-	src, dst := mgrs[0], mgrs[1]
+	src, dst := daemons[0], daemons[1]
 	var out []sample
 	for run := 0; run < o.runs; run++ {
 		name := fmt.Sprintf("plain-%d-%d", memMiB, run)
-		s, err := plainOnce(ctx, guest, dir, name, memMiB, src, dst, daemons[1])
+		s, err := plainOnce(ctx, guest, dir, name, memMiB, src, dst)
 		// Gone whatever happened, from both sides.
-		for _, m := range mgrs {
+		for _, m := range daemons {
 			_ = m.Destroy(ctx, name)
 			if uerr := m.Undefine(ctx, name); uerr != nil && !errors.Is(uerr, domain.ErrNotFound) && err == nil {
 				err = uerr
@@ -79,7 +64,7 @@ func runPlain(ctx context.Context, o options, memMiB uint) (_ []sample, err erro
 
 // plainOnce boots the guest on src, waits until it is ready and migrates
 // it to dst.
-func plainOnce(ctx context.Context, guest testguest.Artifacts, dir, name string, memMiB uint, src, dst *domainlibvirt.Manager, dstD *libvirtd.Daemon) (sample, error) {
+func plainOnce(ctx context.Context, guest testguest.Artifacts, dir, name string, memMiB uint, src, dst *plain.Daemon) (sample, error) {
 	disks, logs := [2]string{}, [2]string{}
 	for i, side := range []string{"src", "dst"} {
 		disks[i] = filepath.Join(dir, name+"."+side+".qcow2")
@@ -106,7 +91,7 @@ func plainOnce(ctx context.Context, guest testguest.Artifacts, dir, name string,
 		return sample{}, err
 	}
 	dest := migrate.Destination{
-		URI:           "qemu+unix:///system?socket=" + dstD.Config().Paths().Socket,
+		URI:           "qemu+unix:///system?socket=" + dst.Socket(),
 		MigrationURI:  "tcp://127.0.0.1:" + strconv.Itoa(port),
 		ListenAddress: "127.0.0.1",
 		Host:          dst,

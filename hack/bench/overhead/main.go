@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/virtkit/virtkit/hack/bench/internal/benchkit"
 	"github.com/virtkit/virtkit/internal/testguest"
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
@@ -105,7 +106,7 @@ func run(bin, repo string, n, runs int, memMiB uint) error {
 	for c, cfg := range configs {
 		for i, v := range vms[c] {
 			l, ld, q := v.pids()
-			lr, ldr, qr := rssMiB(l), rssMiB(ld), rssMiB(q)
+			lr, ldr, qr := benchkit.RSSMiB(l), benchkit.RSSMiB(ld), benchkit.RSSMiB(q)
 			p := pssMiB(l) + pssMiB(ld)
 			fmt.Printf("%-16s %-4d %10.1f MiB %10.1f MiB %10.1f MiB %10.1f MiB %10.1f MiB\n", cfg.name, i, lr, ldr, lr+ldr, p, qr)
 			overhead[c] += (lr + ldr) / float64(n)
@@ -256,26 +257,6 @@ func (v *vm) stop() {
 	}
 }
 
-// rssMiB is a process's resident set size (VmRSS).
-func rssMiB(pid int) float64 { return statusKiB(pid, "/status", "VmRSS:") / 1024 }
-
 // pssMiB is a process's proportional set size: shared pages (libraries
 // mapped by many processes) divided among their users.
-func pssMiB(pid int) float64 { return statusKiB(pid, "/smaps_rollup", "Pss:") / 1024 }
-
-func statusKiB(pid int, file, key string) float64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + file)
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, key) {
-			f := strings.Fields(line)
-			if len(f) >= 2 {
-				v, _ := strconv.ParseFloat(f[1], 64)
-				return v
-			}
-		}
-	}
-	return 0
-}
+func pssMiB(pid int) float64 { return benchkit.ProcKiB(pid, "smaps_rollup", "Pss:") / 1024 }
