@@ -3,9 +3,11 @@
 // (generated into crds/ by `make generate`, embedded here so a built binary
 // carries them), and the objects that make the apiserver call virt-api (its
 // Service, the subresources APIService, the webhook configurations) with the
-// ClusterRoles of the subresource verbs. [Apply] creates or updates any of
-// them, so installing twice is harmless.
+// ClusterRoles of the subresource verbs, and what runs virt-handler on the
+// nodes ([HandlerObjects]: its DaemonSet, ServiceAccount and ClusterRole).
+// [Apply] creates or updates any of them, so installing twice is harmless.
 //
-// It builds objects from admission and subresources; it runs nothing.
-// daemons/virt-api --install and daemons/virt-local use it.
+// It builds objects from admission, subresources and the launcher contract's
+// node folders; it runs nothing. daemons/virt-api --install and
+// daemons/virt-local use it.
 package deploy

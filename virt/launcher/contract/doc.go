@@ -1,6 +1,8 @@
 // Package contract is the handler-launcher contract as plain values: the
-// names of the entries of a launcher's per-VMI folder, the launcher's exit
-// codes, and the name and flags of its binary (docs/sdk/launcher.md).
+// names of the entries of a launcher's per-VMI folder and the node folders
+// that hold them, the launcher's exit codes, the name and flags of its
+// binary, and the device resources a launcher pod asks the handler's device
+// plugins for (docs/sdk/launcher.md).
 //
 // It owns these values and nothing else, and imports nothing, so that the
 // components on either side share them: virt/launcher (which writes the
