@@ -207,8 +207,8 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 			// probe's too), whose orphans would otherwise stay zombies under
 			// virt-launcher, and libvirt waits for a zombie to go.
 			ShareProcessNamespace: &yes,
-			Subdomain:                     vmi.Spec.Subdomain,
-			Volumes:                       vols,
+			Subdomain:             vmi.Spec.Subdomain,
+			Volumes:               vols,
 			Containers: []corev1.Container{{
 				Name:            ComputeContainer,
 				Image:           opts.LauncherImage,
