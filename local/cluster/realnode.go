@@ -18,6 +18,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	vmictrl "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/internal/freeport"
 	"github.com/virtkit/virtkit/internal/scheme"
@@ -138,39 +139,41 @@ func (c *Cluster) stopHandler(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
-	drainCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	for {
-		var pods corev1.PodList
-		if err := cl.List(drainCtx, &pods, client.MatchingLabels{virtv1.AppLabel: "virt-launcher"}, client.MatchingFields{"spec.nodeName": c.real.Name()}); err != nil {
-			errs = append(errs, fmt.Errorf("cluster: listing the real node's launcher pods: %w", err))
-			break
-		}
-		if len(pods.Items) == 0 {
-			break
-		}
-		for i := range pods.Items {
-			if p := &pods.Items[i]; p.DeletionTimestamp == nil {
-				if err := cl.Delete(drainCtx, p); err != nil && !apierrors.IsNotFound(err) {
-					errs = append(errs, err)
-				}
-			}
-		}
-		select {
-		case <-drainCtx.Done():
-			errs = append(errs, fmt.Errorf("cluster: the real node's launcher pods were not gone within 90 s"))
-		case <-time.After(250 * time.Millisecond):
-			continue
-		}
-		break
-	}
-	errs = append(errs, c.waitSettled(ctx, c.real.Name()))
+	errs := []error{c.deleteLaunchers(ctx, cl), c.waitSettled(ctx, c.real.Name())}
 	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: deploy.HandlerName}}
 	if err := cl.Delete(ctx, ds); err != nil && !apierrors.IsNotFound(err) {
 		errs = append(errs, fmt.Errorf("cluster: deleting virt-handler's DaemonSet: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// deleteLaunchers deletes the real node's launcher pods and waits, up to
+// 90 s, until they are gone.
+func (c *Cluster) deleteLaunchers(ctx context.Context, cl client.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	for {
+		var pods corev1.PodList
+		if err := cl.List(ctx, &pods, client.MatchingLabels{virtv1.AppLabel: vmictrl.LauncherLabelValue},
+			client.MatchingFields{"spec.nodeName": c.real.Name()}); err != nil {
+			return fmt.Errorf("cluster: listing the real node's launcher pods: %w", err)
+		}
+		if len(pods.Items) == 0 {
+			return nil
+		}
+		for i := range pods.Items {
+			if p := &pods.Items[i]; p.DeletionTimestamp == nil {
+				if err := cl.Delete(ctx, p); err != nil && !apierrors.IsNotFound(err) {
+					return fmt.Errorf("cluster: deleting launcher pod %s/%s: %w", p.Namespace, p.Name, err)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: %d launcher pods of the real node not gone within 90 s", len(pods.Items))
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // remoteNodeOps reaches the handlers that do not run in this process (the
