@@ -68,9 +68,11 @@ type Handler struct {
 // and ClusterRoleBinding, and is the kubevirt.io label of its pods.
 const HandlerName = "virt-handler"
 
-// Paths inside virt-handler's pod. The launcher folders and the handler's
-// records are the node's own paths (hostPath volumes at the same place), so
-// that what the handler writes there is where launcher pods find it.
+// Paths inside virt-handler's pod. The launcher folders are mounted at
+// their node path (contract.HostRunDir), so that a path the handler writes
+// into a domain is where the launcher finds it; the records at
+// contract.HandlerStateDir and the device plugins at handlerPluginDir,
+// whatever the node's folders (Handler.StateDir, Handler.DevicePluginDir).
 const (
 	handlerCertDir   = "/etc/virt-handler/certs"
 	handlerPluginDir = "/var/lib/kubelet/device-plugins"
