@@ -278,7 +278,7 @@ func computeResources(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (core
 	if !emulation {
 		device(KVMResource)
 	}
-	if nics := len(vmi.Spec.Domain.Devices.Interfaces); nics > 0 {
+	if len(vmi.Spec.Domain.Devices.Interfaces) > 0 {
 		device(TunResource)
 		if !emulation && virtioNIC(vmi) {
 			device(VhostNetResource)

@@ -197,13 +197,6 @@ func (c *Cluster) remoteNodeOps(cl client.Reader) (func(ctx context.Context, nod
 	if !roots.AppendCertsFromPEM(ca) {
 		return nil, fmt.Errorf("cluster: %s: no certificate", pki.CACert())
 	}
-	loc := nodeapi.NewAnnotationLocator(cl, nodeapi.WithTLSConfig(&tls.Config{
-		Certificates: []tls.Certificate{cert}, RootCAs: roots, MinVersion: tls.VersionTLS12}))
-	return func(ctx context.Context, node string) (nodeapi.Ops, error) {
-		ep, err := loc.Locate(ctx, node)
-		if err != nil {
-			return nil, err
-		}
-		return nodeapi.NewClient(ep), nil
-	}, nil
+	return nodeapi.OpsOf(nodeapi.NewAnnotationLocator(cl, nodeapi.WithTLSConfig(&tls.Config{
+		Certificates: []tls.Certificate{cert}, RootCAs: roots, MinVersion: tls.VersionTLS12}))), nil
 }

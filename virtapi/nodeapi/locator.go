@@ -35,6 +35,18 @@ type Locator interface {
 	Locate(ctx context.Context, node string) (Endpoint, error)
 }
 
+// OpsOf returns, for each node, a Client of the endpoint l finds for its
+// handler.
+func OpsOf(l Locator, opts ...ClientOption) func(ctx context.Context, node string) (Ops, error) {
+	return func(ctx context.Context, node string) (Ops, error) {
+		ep, err := l.Locate(ctx, node)
+		if err != nil {
+			return nil, err
+		}
+		return NewClient(ep, opts...), nil
+	}
+}
+
 // StaticLocator is a fixed table of node name to endpoint, for tests and for
 // integrators that know their nodes.
 type StaticLocator map[string]Endpoint

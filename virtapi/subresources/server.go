@@ -52,15 +52,7 @@ func WithAuthorizer(a Authorizer) Option { return func(s *Server) { s.authz = a 
 // then calls it with a nodeapi.Client. Without a locator or WithNodeOps the
 // node verbs answer 503.
 func WithLocator(l nodeapi.Locator, opts ...nodeapi.ClientOption) Option {
-	return func(s *Server) {
-		s.nodeOps = func(ctx context.Context, node string) (nodeapi.Ops, error) {
-			ep, err := l.Locate(ctx, node)
-			if err != nil {
-				return nil, err
-			}
-			return nodeapi.NewClient(ep, opts...), nil
-		}
-	}
+	return func(s *Server) { s.nodeOps = nodeapi.OpsOf(l, opts...) }
 }
 
 // WithNodeOps sets the node verbs' Ops per node directly, for an integrator
