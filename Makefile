@@ -13,7 +13,9 @@ CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/daemons/vir
 # Nested Go modules with tests and code of their own: hack/bench keeps the
 # benchmarks' dependencies (plotting, profiles) out of the SDK's go.mod. The
 # root module's `./...` stops at their go.mod, so test, lint and check-pure
-# visit each of them too.
+# visit each of them too. Their tests run one package at a time: each
+# benchmark starts a virt-local of its own, and a handler sweeps launcher
+# folders of /var/run/virtkit/pods that its own cluster does not know.
 NESTED_MODULES := hack/bench
 
 # API groups whose CRDs deploy/crds serves (see hack/crdgen).
@@ -36,7 +38,7 @@ boot-guest: deps guest
 ## test: every test, installing and building what the tests need first
 test: deps kube-bins cni-bins containerd-bins guest daemons images lint check-pure verify-generated
 	go test -count=1 -timeout 45m ./...
-	@for m in $(NESTED_MODULES); do echo "cd $$m && go test -count=1 -timeout 45m ./..."; (cd $$m && go test -count=1 -timeout 45m ./...); done
+	@for m in $(NESTED_MODULES); do echo "cd $$m && go test -p 1 -count=1 -timeout 45m ./..."; (cd $$m && go test -p 1 -count=1 -timeout 45m ./...); done
 
 ## test-short: unit tests only (no real processes)
 test-short:
