@@ -84,13 +84,23 @@ func TestInstallOnARealAPIServer(t *testing.T) {
 		objs = append(objs, c)
 	}
 	objs = append(objs, api...)
-	// The handler's DaemonSet passes the apiserver's validation (its
-	// security context, probes, volumes).
+	// The daemons' workloads pass the apiserver's validation (security
+	// contexts, probes, volumes, affinity, disruption budgets).
 	handler, err := deploy.HandlerObjects(deploy.Handler{Namespace: "kubevirt", Image: "virt-handler:test", TLSSecret: "virt-handler-certs"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs = append(objs, handler...)
+	apiPods, err := deploy.APIObjects(deploy.API{Namespace: "kubevirt", Image: "virt-api:test", TLSSecret: "virt-api-certs",
+		HandlerClientSecret: "virt-api-handler-client"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	controller, err := deploy.ControllerObjects(deploy.Controller{Namespace: "kubevirt", Image: "virt-controller:test",
+		LauncherImage: "virt-launcher:test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs = append(append(append(objs, handler...), apiPods...), controller...)
 	for round := 1; round <= 2; round++ {
 		if err := deploy.Apply(ctx, cl, objs...); err != nil {
 			t.Fatalf("round %d: %v", round, err)

@@ -3,9 +3,7 @@ package deploy
 import (
 	"errors"
 	"fmt"
-	"net"
 	"path"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -78,34 +76,18 @@ const (
 	handlerPluginDir = "/var/lib/kubelet/device-plugins"
 )
 
+func (h Handler) workload() workload {
+	return workload{kind: "Handler", namespace: h.Namespace, image: h.Image, name: HandlerName, sa: HandlerServiceAccount,
+		nodeSelector: h.NodeSelector, apiServer: h.APIServer}
+}
+
 func (h Handler) withDefaults() (Handler, error) {
-	var errs []error
-	if h.Namespace == "" {
-		errs = append(errs, errors.New("deploy: Handler.Namespace: required"))
-	}
-	if h.Image == "" {
-		errs = append(errs, errors.New("deploy: Handler.Image: required"))
-	}
+	errs := h.workload().check()
 	if h.TLSSecret == "" {
 		errs = append(errs, errors.New("deploy: Handler.TLSSecret: required (the node API needs a certificate)"))
 	}
-	if h.APIServer != "" {
-		if _, port, err := net.SplitHostPort(h.APIServer); err != nil || port == "" {
-			errs = append(errs, fmt.Errorf("deploy: Handler.APIServer %q: want host:port", h.APIServer))
-		}
-	}
-	for _, p := range []struct {
-		name string
-		port *int32
-		def  int32
-	}{{"NodeAPIPort", &h.NodeAPIPort, 8186}, {"ProbePort", &h.ProbePort, 8187}, {"MetricsPort", &h.MetricsPort, 8188}} {
-		switch {
-		case *p.port == 0:
-			*p.port = p.def
-		case *p.port < 0 || *p.port > 65535:
-			errs = append(errs, fmt.Errorf("deploy: Handler.%s %d: not a port", p.name, *p.port))
-		}
-	}
+	errs = append(errs, checkPorts("Handler", port{"NodeAPIPort", &h.NodeAPIPort, 8186}, port{"ProbePort", &h.ProbePort, 8187},
+		port{"MetricsPort", &h.MetricsPort, 8188})...)
 	if h.StateDir == "" {
 		h.StateDir = contract.HandlerStateDir
 	}
@@ -136,29 +118,14 @@ func HandlerObjects(h Handler) ([]client.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	labels := map[string]string{Label: "virtkit", virtv1.AppLabel: HandlerName}
-	meta := func(namespaced bool) metav1.ObjectMeta {
-		m := metav1.ObjectMeta{Name: HandlerName, Labels: labels}
-		if namespaced {
-			m.Namespace = h.Namespace
-		}
-		return m
-	}
-	sa := &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(true)}
-	role := &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
-		ObjectMeta: meta(false), Rules: handlerRules()}
-	binding := &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
-		ObjectMeta: meta(false),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: HandlerName},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: h.Namespace, Name: HandlerName}},
-	}
-	ds := &appsv1.DaemonSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"}, ObjectMeta: meta(true),
+	w := h.workload()
+	ds := &appsv1.DaemonSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"}, ObjectMeta: w.meta(true),
 		Spec: appsv1.DaemonSetSpec{
 			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{virtv1.AppLabel: HandlerName}},
 			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType},
-			Template:       corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: handlerPod(h)},
+			Template:       corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: w.labels()}, Spec: w.podSpec(handlerPod(h))},
 		}}
-	return []client.Object{sa, role, binding, ds}, nil
+	return append(w.identity(handlerRules()), ds), nil
 }
 
 // handlerRules is what virt-handler does with the API: it follows and
@@ -182,15 +149,14 @@ func handlerPod(h Handler) corev1.PodSpec {
 	hostPath := func(name, p string) corev1.Volume {
 		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p, Type: &dirOrCreate}}}
 	}
-	port := func(p int32) string { return ":" + strconv.Itoa(int(p)) }
 	args := []string{
-		"--node-api-address=" + port(h.NodeAPIPort),
-		"--advertise-address=https://$(POD_IP)" + port(h.NodeAPIPort),
+		"--node-api-address=" + listen(h.NodeAPIPort),
+		"--advertise-address=https://$(POD_IP)" + listen(h.NodeAPIPort),
 		"--tls-cert-file=" + path.Join(handlerCertDir, corev1.TLSCertKey),
 		"--tls-key-file=" + path.Join(handlerCertDir, corev1.TLSPrivateKeyKey),
 		"--client-ca-file=" + path.Join(handlerCertDir, corev1.ServiceAccountRootCAKey),
-		"--health-probe-bind-address=" + port(h.ProbePort),
-		"--metrics-bind-address=" + port(h.MetricsPort),
+		"--health-probe-bind-address=" + listen(h.ProbePort),
+		"--metrics-bind-address=" + listen(h.MetricsPort),
 		"--device-plugin-dir=" + handlerPluginDir,
 		"--host-run-dir=" + contract.HostRunDir,
 		"--state-dir=" + contract.HandlerStateDir,
@@ -198,33 +164,11 @@ func handlerPod(h Handler) corev1.PodSpec {
 	if h.Emulation {
 		args = append(args, "--emulation")
 	}
-	env := []corev1.EnvVar{
-		{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
-		// With the host's network, the pod's address is its node's.
-		{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
-	}
-	dns := corev1.DNSClusterFirst
-	if h.APIServer != "" {
-		host, p, _ := net.SplitHostPort(h.APIServer)
-		// rest.InClusterConfig reads these; a container's own variables
-		// win over the kubelet's service links of the same name.
-		env = append(env, corev1.EnvVar{Name: "KUBERNETES_SERVICE_HOST", Value: host}, corev1.EnvVar{Name: "KUBERNETES_SERVICE_PORT", Value: p})
-		dns = corev1.DNSClusterFirstWithHostNet
-	}
 	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(h.ProbePort)}},
 		PeriodSeconds: 5, FailureThreshold: 3}
-	nodeSelector := map[string]string{corev1.LabelOSStable: "linux"}
-	for k, v := range h.NodeSelector {
-		nodeSelector[k] = v
-	}
 	grace := int64(30)
 	return corev1.PodSpec{
-		ServiceAccountName:            HandlerName,
-		AutomountServiceAccountToken:  &yes,
 		HostPID:                       true,
-		HostNetwork:                   h.APIServer != "",
-		DNSPolicy:                     dns,
-		NodeSelector:                  nodeSelector,
 		PriorityClassName:             "system-node-critical",
 		TerminationGracePeriodSeconds: &grace,
 		// A handler belongs on every node it is meant for, whatever taints
@@ -235,7 +179,11 @@ func handlerPod(h Handler) corev1.PodSpec {
 			Image:           h.Image,
 			ImagePullPolicy: h.PullPolicy,
 			Args:            args,
-			Env:             env,
+			Env: []corev1.EnvVar{
+				{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+				// With the host's network, the pod's address is its node's.
+				{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
+			},
 			Ports: []corev1.ContainerPort{
 				{Name: "node-api", ContainerPort: h.NodeAPIPort, Protocol: corev1.ProtocolTCP},
 				{Name: "metrics", ContainerPort: h.MetricsPort, Protocol: corev1.ProtocolTCP},

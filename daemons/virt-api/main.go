@@ -43,6 +43,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/virtkit/virtkit/controllers"
+	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/virtapi"
@@ -142,9 +143,7 @@ func run(ctx context.Context, c config, log logr.Logger) error {
 	}
 	privileged := splitList(c.privileged)
 	if len(privileged) == 0 {
-		for _, sa := range []string{"kubevirt-handler", "kubevirt-controller", "kubevirt-apiserver"} {
-			privileged = append(privileged, "system:serviceaccount:"+c.installOpts.namespace+":"+sa)
-		}
+		privileged = deploy.PrivilegedUsers(c.installOpts.namespace)
 	}
 
 	// The webhooks default and validate with the cluster's settings, as the

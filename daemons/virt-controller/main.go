@@ -37,17 +37,18 @@ func main() {
 		leaderElect = flag.Bool("leader-elect", true, "run only while holding the lease, so several replicas can stand by")
 		metrics     = flag.String("metrics-bind-address", ":8443", "address of /metrics (plain HTTP; KubeVirt's port); 0 turns it off")
 		probes      = flag.String("health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+		capsCache   = flag.String("launcher-capabilities-cache", "", "node folder the launchers share for libvirt's QEMU capability probe; empty: each launcher probes")
 	)
 	flag.Parse()
 	log := logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, nil))
 	ctrl.SetLogger(log)
-	if err := run(*namespace, *image, *emulation, *leaderElect, *metrics, *probes); err != nil {
+	if err := run(*namespace, *image, *capsCache, *emulation, *leaderElect, *metrics, *probes); err != nil {
 		log.Error(err, "virt-controller failed")
 		os.Exit(1)
 	}
 }
 
-func run(namespace, image string, emulation, leaderElect bool, metrics, probes string) error {
+func run(namespace, image, capsCache string, emulation, leaderElect bool, metrics, probes string) error {
 	if image == "" {
 		return fmt.Errorf("--launcher-image is required")
 	}
@@ -70,7 +71,8 @@ func run(namespace, image string, emulation, leaderElect bool, metrics, probes s
 	}
 	ctx := ctrl.SetupSignalHandler()
 	readCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	cfg, err := controllers.ReadConfig(readCtx, reader, namespace, controllers.Config{LauncherImage: image, Emulation: emulation, KubeVirtNamespace: namespace})
+	cfg, err := controllers.ReadConfig(readCtx, reader, namespace, controllers.Config{LauncherImage: image, LauncherCapabilitiesCache: capsCache,
+		Emulation: emulation, KubeVirtNamespace: namespace})
 	cancel()
 	if err != nil {
 		return err

@@ -1,0 +1,161 @@
+package deploy
+
+import (
+	"fmt"
+	"path"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Controller says how virt-controller runs on a cluster: a Deployment
+// whose replicas elect a leader, as KubeVirt's virt-controller.
+type Controller struct {
+	// Namespace holds the Deployment, its ServiceAccount, the KubeVirt CR it
+	// reads and its leader election Lease (required).
+	Namespace string
+	// Image is virt-controller's image (required).
+	Image string
+	// PullPolicy is the image's pull policy; empty is Kubernetes' default.
+	PullPolicy corev1.PullPolicy
+	// LauncherImage is the image of the launcher pods it creates (required).
+	LauncherImage string
+	// Emulation runs guests under software emulation even when the
+	// KubeVirt CR does not ask for it.
+	Emulation bool
+	// LauncherCapabilitiesCache is a node folder the launchers share for
+	// libvirt's QEMU capability probe; empty: each launcher probes.
+	LauncherCapabilitiesCache string
+	// Replicas is the Deployment's size; default 2, one standing by for the
+	// lease, with a PodDisruptionBudget that keeps one running.
+	Replicas int32
+	// MetricsPort and ProbePort are the ports it serves /metrics (plain
+	// HTTP) and /healthz, /readyz on; defaults 8443 (KubeVirt's metrics
+	// port) and 8081.
+	MetricsPort, ProbePort int32
+	// NodeSelector limits the nodes it runs on; empty is every Linux node.
+	NodeSelector map[string]string
+	// APIServer, "host:port", is where it reaches the apiserver on a cluster
+	// whose pods cannot reach the kubernetes Service; it then takes the
+	// host's network, as Handler.APIServer.
+	APIServer string
+}
+
+// ControllerName names virt-controller's Deployment, ClusterRole and
+// binding, and is the kubevirt.io label of its pods.
+const ControllerName = "virt-controller"
+
+func (c Controller) workload() workload {
+	return workload{kind: "Controller", namespace: c.Namespace, image: c.Image, name: ControllerName, sa: ControllerServiceAccount,
+		nodeSelector: c.NodeSelector, apiServer: c.APIServer}
+}
+
+func (c Controller) withDefaults() (Controller, error) {
+	errs := c.workload().check()
+	if c.LauncherImage == "" {
+		errs = append(errs, fmt.Errorf("deploy: Controller.LauncherImage: required"))
+	}
+	if c.LauncherCapabilitiesCache != "" && !path.IsAbs(c.LauncherCapabilitiesCache) {
+		errs = append(errs, fmt.Errorf("deploy: Controller.LauncherCapabilitiesCache %q: must be absolute", c.LauncherCapabilitiesCache))
+	}
+	errs = append(errs, checkReplicas("Controller", &c.Replicas)...)
+	errs = append(errs, checkPorts("Controller", port{"MetricsPort", &c.MetricsPort, 8443}, port{"ProbePort", &c.ProbePort, 8081})...)
+	return c, joinErrs(errs)
+}
+
+// ControllerObjects returns virt-controller's ServiceAccount, its
+// ClusterRole and binding, a Role and binding for its leader election
+// Lease in Namespace, its Deployment and, with more than one replica, a
+// PodDisruptionBudget.
+//
+// The pod runs as a non-root user without capabilities on a read-only
+// root file system.
+func ControllerObjects(c Controller) ([]client.Object, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	w := c.workload()
+	lease := &rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+		ObjectMeta: w.meta(true),
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
+			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}}
+	leaseBinding := &rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+		ObjectMeta: w.meta(true),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ControllerName},
+		Subjects:   w.subjects(),
+	}
+	objs := append(w.identity(controllerRules()), lease, leaseBinding, w.deployment(c.Replicas, controllerPod(c)))
+	if pdb := w.disruptionBudget(c.Replicas); pdb != nil {
+		objs = append(objs, pdb)
+	}
+	return objs, nil
+}
+
+// controllerRules is what virt-controller does with the API: it turns VMs
+// into VMIs and VMIs into launcher pods, runs migrations (target pods,
+// evictions of sources), reads the claims, Nodes and the KubeVirt CR the
+// pods depend on, and records events.
+func controllerRules() []rbacv1.PolicyRule {
+	kv := virtv1.SchemeGroupVersion.Group
+	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+	read := []string{"get", "list", "watch"}
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{kv}, Resources: []string{"virtualmachines", "virtualmachineinstances", "virtualmachineinstancemigrations"}, Verbs: all},
+		{APIGroups: []string{kv}, Resources: []string{"virtualmachines/status", "virtualmachineinstances/status", "virtualmachineinstancemigrations/status",
+			"virtualmachines/finalizers", "virtualmachineinstances/finalizers", "virtualmachineinstancemigrations/finalizers"}, Verbs: []string{"update", "patch"}},
+		{APIGroups: []string{kv}, Resources: []string{"kubevirts"}, Verbs: read},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: all},
+		{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "nodes"}, Verbs: read},
+		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
+		{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
+	}
+}
+
+// controllerPod is virt-controller's pod.
+func controllerPod(c Controller) corev1.PodSpec {
+	args := []string{
+		"--namespace=" + c.Namespace,
+		"--launcher-image=" + c.LauncherImage,
+		"--leader-elect=true",
+		"--metrics-bind-address=" + listen(c.MetricsPort),
+		"--health-probe-bind-address=" + listen(c.ProbePort),
+	}
+	if c.Emulation {
+		args = append(args, "--emulation")
+	}
+	if c.LauncherCapabilitiesCache != "" {
+		args = append(args, "--launcher-capabilities-cache="+c.LauncherCapabilitiesCache)
+	}
+	probe := func(p string) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: p, Port: intstr.FromInt32(c.ProbePort)}},
+			PeriodSeconds: 5, FailureThreshold: 3}
+	}
+	return corev1.PodSpec{
+		PriorityClassName: "system-cluster-critical",
+		Affinity:          spread(ControllerName),
+		SecurityContext:   nonRootPod(),
+		Containers: []corev1.Container{{
+			Name:            ControllerName,
+			Image:           c.Image,
+			ImagePullPolicy: c.PullPolicy,
+			Args:            args,
+			Ports: []corev1.ContainerPort{
+				{Name: "metrics", ContainerPort: c.MetricsPort, Protocol: corev1.ProtocolTCP},
+				{Name: "probes", ContainerPort: c.ProbePort, Protocol: corev1.ProtocolTCP},
+			},
+			ReadinessProbe:  probe("/readyz"),
+			LivenessProbe:   probe("/healthz"),
+			SecurityContext: nonRootContainer(),
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("150Mi")}},
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		}},
+	}
+}

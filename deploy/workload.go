@@ -1,0 +1,165 @@
+package deploy
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The ServiceAccounts of the daemons, KubeVirt's names: virt-api counts
+// them as the users that may change a VMI's spec after creation
+// ([PrivilegedUsers]).
+const (
+	APIServiceAccount        = "kubevirt-apiserver"
+	ControllerServiceAccount = "kubevirt-controller"
+	HandlerServiceAccount    = "kubevirt-handler"
+)
+
+// PrivilegedUsers are the user names of the daemons' ServiceAccounts in
+// namespace, as the apiserver names them to virt-api's webhooks.
+func PrivilegedUsers(namespace string) []string {
+	var out []string
+	for _, sa := range []string{HandlerServiceAccount, ControllerServiceAccount, APIServiceAccount} {
+		out = append(out, "system:serviceaccount:"+namespace+":"+sa)
+	}
+	return out
+}
+
+// workload is what the daemons' objects have in common: where they run,
+// from which image, and how they reach the apiserver.
+type workload struct {
+	kind, namespace, image string
+	// name is the workload's name and its pods' kubevirt.io label; sa its
+	// ServiceAccount.
+	name, sa     string
+	nodeSelector map[string]string
+	apiServer    string
+}
+
+// check reports the workload's missing or malformed common fields, each
+// named as kind.Field.
+func (w workload) check() []error {
+	var errs []error
+	if w.namespace == "" {
+		errs = append(errs, fmt.Errorf("deploy: %s.Namespace: required", w.kind))
+	}
+	if w.image == "" {
+		errs = append(errs, fmt.Errorf("deploy: %s.Image: required", w.kind))
+	}
+	if w.apiServer != "" {
+		if _, port, err := net.SplitHostPort(w.apiServer); err != nil || port == "" {
+			errs = append(errs, fmt.Errorf("deploy: %s.APIServer %q: want host:port", w.kind, w.apiServer))
+		}
+	}
+	return errs
+}
+
+// port is one listening port of a workload, defaulted and checked.
+type port struct {
+	field string
+	value *int32
+	def   int32
+}
+
+// checkPorts sets each zero port to its default and reports those that are
+// no port, named as kind.Field.
+func checkPorts(kind string, ports ...port) []error {
+	var errs []error
+	for _, p := range ports {
+		switch {
+		case *p.value == 0:
+			*p.value = p.def
+		case *p.value < 0 || *p.value > 65535:
+			errs = append(errs, fmt.Errorf("deploy: %s.%s %d: not a port", kind, p.field, *p.value))
+		}
+	}
+	return errs
+}
+
+// checkReplicas defaults replicas to 2 (one standing by, as KubeVirt runs
+// virt-api and virt-controller) and refuses a negative count.
+func checkReplicas(kind string, replicas *int32) []error {
+	switch {
+	case *replicas == 0:
+		*replicas = 2
+	case *replicas < 0:
+		return []error{fmt.Errorf("deploy: %s.Replicas %d: must be positive", kind, *replicas)}
+	}
+	return nil
+}
+
+func (w workload) labels() map[string]string {
+	return map[string]string{Label: "virtkit", virtv1.AppLabel: w.name}
+}
+
+func (w workload) meta(namespaced bool) metav1.ObjectMeta {
+	m := metav1.ObjectMeta{Name: w.name, Labels: w.labels()}
+	if namespaced {
+		m.Namespace = w.namespace
+	}
+	return m
+}
+
+// identity is the workload's ServiceAccount, a ClusterRole of rules named
+// after the workload, and the binding of one to the other.
+func (w workload) identity(rules []rbacv1.PolicyRule) []client.Object {
+	sa := &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: w.namespace, Name: w.sa, Labels: w.labels()}}
+	role := &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+		ObjectMeta: w.meta(false), Rules: rules}
+	binding := &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+		ObjectMeta: w.meta(false),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: w.name},
+		Subjects:   w.subjects(),
+	}
+	return []client.Object{sa, role, binding}
+}
+
+func (w workload) subjects() []rbacv1.Subject {
+	return []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: w.namespace, Name: w.sa}}
+}
+
+// podSpec fills in what every daemon's pod has: its ServiceAccount, Linux
+// nodes of nodeSelector, and, with apiServer set, the host's network and
+// the apiserver's address in the variables rest.InClusterConfig reads.
+func (w workload) podSpec(spec corev1.PodSpec) corev1.PodSpec {
+	yes := true
+	spec.ServiceAccountName = w.sa
+	spec.AutomountServiceAccountToken = &yes
+	spec.NodeSelector = map[string]string{corev1.LabelOSStable: "linux"}
+	for k, v := range w.nodeSelector {
+		spec.NodeSelector[k] = v
+	}
+	spec.DNSPolicy = corev1.DNSClusterFirst
+	var env []corev1.EnvVar
+	if w.apiServer != "" {
+		host, p, _ := net.SplitHostPort(w.apiServer)
+		// A container's own variables win over the kubelet's service links
+		// of the same name.
+		env = append(env, corev1.EnvVar{Name: "KUBERNETES_SERVICE_HOST", Value: host}, corev1.EnvVar{Name: "KUBERNETES_SERVICE_PORT", Value: p})
+		spec.HostNetwork, spec.DNSPolicy = true, corev1.DNSClusterFirstWithHostNet
+	}
+	for i := range spec.Containers {
+		spec.Containers[i].Env = append(append([]corev1.EnvVar(nil), spec.Containers[i].Env...), env...)
+	}
+	return spec
+}
+
+// listen is ":port".
+func listen(p int32) string { return ":" + strconv.Itoa(int(p)) }
+
+// joinErrs is errors.Join of the slices.
+func joinErrs(errs ...[]error) error {
+	var all []error
+	for _, e := range errs {
+		all = append(all, e...)
+	}
+	return errors.Join(all...)
+}
