@@ -33,8 +33,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -218,7 +216,7 @@ func serve(srv *http.Server, addr string, c client.Client, node, advertise strin
 		}()
 		log.Info("node API listening", "address", ln.Addr().String())
 		if advertise != "" {
-			if err := publish(ctx, c, node, advertise); err != nil {
+			if err := nodeapi.Publish(ctx, c, node, advertise); err != nil {
 				log.Error(err, "publishing the node API address")
 			}
 		}
@@ -231,18 +229,4 @@ func serve(srv *http.Server, addr string, c client.Client, node, advertise strin
 			return srv.Shutdown(shutCtx)
 		}
 	}
-}
-
-// publish sets the handler's address annotation on its Node (a merge patch).
-func publish(ctx context.Context, c client.Client, node, advertise string) error {
-	if _, err := nodeapi.ParseAddress(advertise); err != nil {
-		return err
-	}
-	n := &corev1.Node{}
-	n.Name = node
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, nodeapi.HandlerAddressAnnotation, advertise)
-	if err := c.Patch(ctx, n, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
-		return fmt.Errorf("annotate node %s: %w", node, err)
-	}
-	return nil
 }

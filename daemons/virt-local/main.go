@@ -114,7 +114,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.nodes, "nodes", o.nodes, "comma-separated names of the local nodes")
 	fs.IntVar(&o.apiPort, "apiserver-port", o.apiPort, "loopback port of kube-apiserver")
 	fs.IntVar(&o.etcdPort, "etcd-port", o.etcdPort, "loopback port of etcd (it also uses the next two)")
-	fs.IntVar(&o.virtAPIPort, "virt-api-port", o.virtAPIPort, "loopback port of virt-api")
+	fs.IntVar(&o.virtAPIPort, "virt-api-port", o.virtAPIPort, "port of virt-api: on loopback, or with --kubelet its pod's port on the host")
 	fs.StringVar(&o.registryAddr, "registry-addr", o.registryAddr, "loopback host:port of the image registry (images are pushed there as localhost:PORT/NAME:TAG)")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", o.metricsAddr, "host:port of /metrics (plain HTTP), every component's Prometheus series; port 0 picks a free one (status tells it), 0 turns it off")
 	fs.StringVar(&o.kubelet, "kubelet", o.kubelet, "name of a real node to start as well: a real kubelet with containerd, whose pods are containers (empty: none)")

@@ -29,7 +29,6 @@ import (
 	"github.com/virtkit/virtkit/local/registry"
 	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/virtapi"
-	"github.com/virtkit/virtkit/virtapi/nodeapi"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
@@ -63,6 +62,8 @@ type localNode struct {
 	node    *node.Node
 	handler *handler.Reconciler
 	mgr     *manager
+	// api serves the handler's node API to virt-api.
+	api *http.Server
 }
 
 // Up starts (or restarts, on an existing data directory) a local cluster
@@ -90,6 +91,7 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	c.cp, err = controlplane.Start(ctx, controlplane.Config{
 		DataDir: filepath.Join(cfg.DataDir, "controlplane"), BinDir: cfg.BinDir,
 		APIServerPort: cfg.APIServerPort, EtcdPort: cfg.EtcdPort, Logger: log.WithName("controlplane"),
+		APIServerFlags: cfg.apiServerFlags(),
 	})
 	if err != nil {
 		return c, err
@@ -130,16 +132,23 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			return c, err
 		}
 	}
+	if err := c.addGuestMetrics(); err != nil {
+		return c, err
+	}
 	if cfg.KubeletNode != "" {
+		// The daemons run as pods of the real node, from the built images,
+		// as a cluster operator runs them.
 		if c.real, err = c.startKubeletNode(ctx, nets); err != nil {
 			return c, err
 		}
-		if err := c.deployHandler(ctx, cl); err != nil {
+		if err := c.deployDaemons(ctx, cl); err != nil {
 			return c, err
 		}
-	}
-	if err := c.addGuestMetrics(); err != nil {
-		return c, err
+		if err := c.serveMetrics(); err != nil {
+			return c, err
+		}
+		log.Info("up", "kubeconfig", c.Kubeconfig(), "registry", c.Registry(), "metrics", c.MetricsAddr(), "nodes", cfg.Nodes, "kubeletNode", cfg.KubeletNode)
+		return c, nil
 	}
 	if err := c.serveVirtAPI(ctx); err != nil {
 		return c, err
@@ -196,12 +205,12 @@ func (c *Cluster) startNode(ctx context.Context, name string, index int, nets *n
 	if err != nil {
 		return ln, fmt.Errorf("cluster: handler of node %s: %w", name, err)
 	}
-	return ln, nil
+	return ln, c.serveNodeAPI(ctx, ln)
 }
 
 // serveVirtAPI serves virt-api on the loopback port the apiserver's
-// ExternalName Service points at. The node verbs go to the in-process
-// handlers directly, and to the real node's handler over its node API.
+// ExternalName Service points at. The node verbs go to each node's handler
+// over its node API, as on a cluster.
 func (c *Cluster) serveVirtAPI(ctx context.Context) error {
 	cl, err := client.New(c.clientConfig(ComponentAPI), client.Options{Scheme: scheme.New()})
 	if err != nil {
@@ -216,28 +225,15 @@ func (c *Cluster) serveVirtAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ops := map[string]nodeapi.Ops{}
-	for _, n := range c.nodes {
-		ops[n.name] = n.handler
-	}
-	remote := func(_ context.Context, node string) (nodeapi.Ops, error) {
-		return nil, fmt.Errorf("node %q is not a node of this virt-local: %w", node, nodeapi.ErrUnavailable)
-	}
-	if c.real != nil {
-		if remote, err = c.remoteNodeOps(cl); err != nil {
-			return err
-		}
+	nodeOps, err := c.nodeOps(cl)
+	if err != nil {
+		return err
 	}
 	h := virtapi.Handler(cl, cl.Scheme(), virtapi.Config{
 		SpecOptions: c.config.SpecOptions(),
 		Subresources: []subresources.Option{
 			subresources.WithAuthenticator(front),
-			subresources.WithNodeOps(func(ctx context.Context, node string) (nodeapi.Ops, error) {
-				if o, ok := ops[node]; ok {
-					return o, nil
-				}
-				return remote(ctx, node)
-			}),
+			subresources.WithNodeOps(nodeOps),
 			subresources.WithLogger(c.cfg.Logger.WithName("virt-api")),
 			subresources.WithObserver(c.apiMetrics),
 		},
@@ -296,6 +292,9 @@ func (c *Cluster) Down(ctx context.Context) error {
 		errs = append(errs, c.ctrl.stop())
 	}
 	if c.real != nil {
+		errs = append(errs, c.removeDeployments(ctx))
+	}
+	if c.real != nil {
 		errs = append(errs, c.stopHandler(ctx), c.real.Stop(ctx))
 	}
 	for _, n := range c.nodes {
@@ -308,6 +307,7 @@ func (c *Cluster) Down(ctx context.Context) error {
 				errs = append(errs, c.waitSettled(ctx, n.name))
 			}
 		}
+		errs = append(errs, n.stopNodeAPI())
 		if n.mgr != nil {
 			errs = append(errs, n.mgr.stop())
 		}

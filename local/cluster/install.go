@@ -21,9 +21,9 @@ const virtAPICert = "virt-api"
 
 // install puts what virtkit needs into the cluster: the CRDs, the
 // namespace with a KubeVirt CR asking for software emulation (left as it is
-// when it exists), and virt-api's registration (an ExternalName Service to
-// localhost, the APIService, the webhooks, the ClusterRoles), then waits
-// for the default service account. Installing again changes nothing.
+// when it exists), and virt-api's registration (its Service, the
+// APIService, the webhooks, the ClusterRoles), then waits for the default
+// service account. Installing again changes nothing.
 func install(ctx context.Context, cl client.Client, cfg Config, pki controlplane.PKI) error {
 	crds, err := deploy.CRDs()
 	if err != nil {
@@ -57,8 +57,7 @@ func install(ctx context.Context, cl client.Client, cfg Config, pki controlplane
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	api, err := deploy.VirtAPIObjects(deploy.VirtAPI{Namespace: Namespace, Service: "virt-api", Port: int32(cfg.VirtAPIPort),
-		ExternalName: "localhost", CABundle: ca})
+	api, err := deploy.VirtAPIObjects(cfg.virtAPI(ca))
 	if err != nil {
 		return err
 	}
@@ -84,4 +83,30 @@ func waitDefaultServiceAccount(ctx context.Context, cl client.Client) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// virtAPI says where the apiserver finds virt-api: in this process, on
+// loopback, behind an ExternalName Service to localhost; or, with a real
+// node, in virt-api's pod on that node, behind a Service that selects it
+// (the apiserver then routes to the pod's address: apiServerFlags).
+func (c Config) virtAPI(ca []byte) deploy.VirtAPI {
+	v := deploy.VirtAPI{Namespace: Namespace, Service: deploy.APIName, Port: int32(c.VirtAPIPort), CABundle: ca}
+	if c.KubeletNode == "" {
+		v.ExternalName = "localhost"
+		return v
+	}
+	v.Port, v.TargetPort = 443, int32(c.VirtAPIPort)
+	return v
+}
+
+// apiServerFlags are the apiserver's flags beyond the control plane's
+// own. With a real node, virt-api is a pod behind a Service, and no
+// kube-proxy routes the Service's address: the apiserver calls the
+// Service's endpoints (the pods) instead, for the APIService and the
+// webhooks alike.
+func (c Config) apiServerFlags() []string {
+	if c.KubeletNode == "" {
+		return nil
+	}
+	return []string{"--enable-aggregator-routing=true"}
 }

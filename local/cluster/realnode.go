@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -55,22 +54,17 @@ func (c *Cluster) deployHandler(ctx context.Context, cl client.Client) error {
 	if err := pki.EnsureServingCert(handlerCert, c.real.IP()); err != nil {
 		return err
 	}
-	secret := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: handlerSecret, Labels: map[string]string{deploy.Label: "virtkit"}},
-		Type:       corev1.SecretTypeTLS, Data: map[string][]byte{}}
-	for key, file := range map[string]string{corev1.TLSCertKey: pki.Cert(handlerCert), corev1.TLSPrivateKeyKey: pki.Key(handlerCert),
-		corev1.ServiceAccountRootCAKey: pki.CACert()} {
-		if secret.Data[key], err = os.ReadFile(file); err != nil {
-			return fmt.Errorf("cluster: handler certificate: %w", err)
-		}
+	secret, err := tlsSecret(handlerSecret, pki.Cert(handlerCert), pki.Key(handlerCert), pki.CACert())
+	if err != nil {
+		return err
 	}
 	port, err := freeport.Range(3)
 	if err != nil {
 		return fmt.Errorf("cluster: handler ports: %w", err)
 	}
-	apiserver, err := url.Parse(c.rest.Host)
+	apiserver, err := c.apiServerHostPort()
 	if err != nil {
-		return fmt.Errorf("cluster: apiserver address %q: %w", c.rest.Host, err)
+		return err
 	}
 	objs, err := deploy.HandlerObjects(deploy.Handler{
 		Namespace: Namespace, Image: img, PullPolicy: corev1.PullAlways, TLSSecret: handlerSecret,
@@ -80,7 +74,7 @@ func (c *Cluster) deployHandler(ctx context.Context, cl client.Client) error {
 		// handlers' do, not in the host's /var/run.
 		StateDir:    filepath.Join(c.cfg.DataDir, "handlers", c.real.Name()),
 		NodeAPIPort: int32(port), ProbePort: int32(port + 1), MetricsPort: int32(port + 2),
-		APIServer: apiserver.Host,
+		APIServer: apiserver,
 	})
 	if err != nil {
 		return err
@@ -108,26 +102,10 @@ func (c *Cluster) waitHandler(ctx context.Context, cl client.Client) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("cluster: virt-handler on node %s not ready within %s (%v): %s", c.real.Name(), handlerReadyTimeout, err, c.handlerPodState(context.WithoutCancel(ctx), cl))
+			return fmt.Errorf("cluster: virt-handler on node %s not ready within %s (%v): %s", c.real.Name(), handlerReadyTimeout, err, podStates(context.WithoutCancel(ctx), cl, deploy.HandlerName))
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
-}
-
-// handlerPodState describes the handler pods, for an error.
-func (c *Cluster) handlerPodState(ctx context.Context, cl client.Client) string {
-	var pods corev1.PodList
-	if err := cl.List(ctx, &pods, client.InNamespace(Namespace), client.MatchingLabels{virtv1.AppLabel: deploy.HandlerName}); err != nil {
-		return err.Error()
-	}
-	if len(pods.Items) == 0 {
-		return "no handler pod"
-	}
-	var out string
-	for _, p := range pods.Items {
-		out += fmt.Sprintf("pod %s: %s %+v; ", p.Name, p.Status.Phase, p.Status.ContainerStatuses)
-	}
-	return out
 }
 
 // stopHandler ends the real node's guests while its handler still runs
@@ -176,11 +154,10 @@ func (c *Cluster) deleteLaunchers(ctx context.Context, cl client.Client) error {
 	}
 }
 
-// remoteNodeOps reaches the handlers that do not run in this process (the
-// real node's) through their node API, as virt-api does on a cluster: at
-// the address each publishes on its Node, with virt-api's client
-// certificate, trusting the cluster's CA.
-func (c *Cluster) remoteNodeOps(cl client.Reader) (func(ctx context.Context, node string) (nodeapi.Ops, error), error) {
+// nodeOps reaches the nodes' handlers through their node API, as virt-api
+// does on a cluster: at the address each publishes on its Node, with
+// virt-api's client certificate, trusting the cluster's CA.
+func (c *Cluster) nodeOps(cl client.Reader) (func(ctx context.Context, node string) (nodeapi.Ops, error), error) {
 	pki := c.cp.Config().PKI()
 	if err := pki.EnsureClientCert(virtAPIClientCert, "virt-api"); err != nil {
 		return nil, err

@@ -25,10 +25,11 @@ import (
 
 // virt-local with a real node beside its local one: virt-handler runs on
 // the real node as a DaemonSet pod from its image and serves the kubelet's
-// device plugins; the example VM, placed on that node, runs in a launcher
+// device plugins, virt-api and virt-controller as Deployment pods from
+// theirs; the example VM, placed on that node, runs in a launcher
 // container from the launcher image, with a containerDisk mounted by the
-// kubelet as an image volume; its console reaches virt-api through the
-// handler's node API over TLS, its web server answers through the node's
+// kubelet as an image volume; its console reaches virt-api's pod through
+// the handler's node API over TLS, its web server answers through the node's
 // pod network, `virtctl stop` and `start` work, deleting it leaves
 // nothing, and Down leaves the host as it was.
 func TestRealNode(t *testing.T) {
@@ -70,15 +71,24 @@ func TestRealNode(t *testing.T) {
 			fmt.Sprintf("ready %v, labels %v, allocatable %v", ready, node.Labels, node.Status.Allocatable)
 	})
 
-	// The handler is a container of the real node, from the pushed image.
-	var handlers corev1.PodList
-	assert.NilError(t, c.Client.List(ctx, &handlers, client.InNamespace(cluster.Namespace), client.MatchingLabels{virtv1.AppLabel: deploy.HandlerName}))
-	assert.Equal(t, len(handlers.Items), 1, "handler pods: %+v", handlers.Items)
-	h := handlers.Items[0]
-	assert.Equal(t, h.Spec.NodeName, real)
-	assert.Assert(t, h.Spec.HostPID, "the handler shares the host's PID namespace")
-	assert.Equal(t, h.Spec.Containers[0].Image, c.Registry()+"/virtkit/virt-handler:"+cluster.ImageTag)
-	assert.Assert(t, containerOf(h), "handler pod %s: %+v", h.Name, h.Status.ContainerStatuses)
+	// The daemons are containers of the real node, from the pushed images:
+	// the handler privileged in the host's PID namespace, virt-api and
+	// virt-controller as non-root users. Everything below goes through them.
+	for _, name := range []string{deploy.HandlerName, deploy.APIName, deploy.ControllerName} {
+		var pods corev1.PodList
+		assert.NilError(t, c.Client.List(ctx, &pods, client.InNamespace(cluster.Namespace), client.MatchingLabels{virtv1.AppLabel: name}))
+		assert.Equal(t, len(pods.Items), 1, "%s pods: %+v", name, pods.Items)
+		p := pods.Items[0]
+		assert.Equal(t, p.Spec.NodeName, real)
+		assert.Equal(t, p.Spec.Containers[0].Image, c.Registry()+"/virtkit/"+name+":"+cluster.ImageTag)
+		assert.Assert(t, containerOf(p), "%s pod %s: %+v", name, p.Name, p.Status.ContainerStatuses)
+		if name == deploy.HandlerName {
+			assert.Assert(t, p.Spec.HostPID, "the handler shares the host's PID namespace")
+			continue
+		}
+		nonRoot := p.Spec.SecurityContext != nil && p.Spec.SecurityContext.RunAsNonRoot != nil && *p.Spec.SecurityContext.RunAsNonRoot
+		assert.Assert(t, nonRoot, "%s runs as a non-root user: %+v", name, p.Spec.SecurityContext)
+	}
 
 	// KVM is off on this node (virt-local emulates): a pod that needs it,
 	// as a launcher of a VMI that is not emulated does, stays Pending with
