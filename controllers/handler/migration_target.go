@@ -71,6 +71,9 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, req ctrl.Request) (ctr
 	if ms := mig.Status.MigrationState; ms == nil || ms.TargetNode != r.cfg.NodeName {
 		return ctrl.Result{}, r.abandonTarget(ctx, key, g, "the migration's target is not this node")
 	}
+	if err := r.claims.claim(mig.UID); err != nil {
+		return ctrl.Result{}, err
+	}
 	vmi := &virtv1.VirtualMachineInstance{}
 	if err := r.reader.Get(ctx, types.NamespacedName{Namespace: mig.Namespace, Name: mig.Spec.VMIName}, vmi); err != nil {
 		if apierrors.IsNotFound(err) {

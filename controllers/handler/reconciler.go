@@ -55,6 +55,7 @@ type Reconciler struct {
 	lostTimeout time.Duration
 	workers     int
 	states      states
+	claims      claims
 
 	// events carries the keys of VMIs whose domain or launcher connection
 	// reported something; the controller watches it.
@@ -95,6 +96,7 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 		lostTimeout: DefaultLauncherLostTimeout,
 		workers:     4,
 		states:      states{dir: cfg.StateDir},
+		claims:      claims{dir: filepath.Join(cfg.StateDir, "claims")},
 		events:      make(chan event.TypedGenericEvent[types.NamespacedName], 256),
 		guests:      map[types.NamespacedName]*guest{},
 		targets:     map[types.NamespacedName]*guest{},
@@ -185,6 +187,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) reconcile(ctx context.Context, key types.NamespacedName, vmi *virtv1.VirtualMachineInstance) (ctrl.Result, error) {
 	if vmi.Status.NodeName != r.cfg.NodeName {
 		return ctrl.Result{}, r.elsewhere(ctx, key)
+	}
+	if err := r.claims.claim(vmi.UID); err != nil {
+		return ctrl.Result{}, err
 	}
 	g := r.guest(key)
 	if g != nil && g.uid != vmi.UID {

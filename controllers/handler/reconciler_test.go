@@ -344,7 +344,9 @@ func TestHotplug(t *testing.T) {
 
 // The launcher folder of a VMI that is gone goes too, once its launcher
 // stopped answering; the folders of VMIs that exist stay, whichever node
-// they are on (local nodes of one machine share the folder).
+// they are on (local nodes of one machine share the folder). A folder this
+// handler never claimed (another cluster's launcher on the same machine)
+// stays until it has not changed for a quarter of an hour.
 func TestLauncherFoldersOfGoneVMIsAreRemoved(t *testing.T) {
 	n := newFakeNode(t)
 	vmi, l := n.running("vm1")
@@ -353,6 +355,12 @@ func TestLauncherFoldersOfGoneVMIsAreRemoved(t *testing.T) {
 	assert.NilError(t, n.c.Create(context.Background(), keep))
 	keepDir := filepath.Join(n.run, string(keep.UID))
 	assert.NilError(t, os.MkdirAll(keepDir, 0o755))
+	foreign, stale := filepath.Join(n.run, "foreign-starting"), filepath.Join(n.run, "foreign-abandoned")
+	for dir, age := range map[string]time.Duration{foreign: time.Minute, stale: 16 * time.Minute} {
+		assert.NilError(t, os.MkdirAll(dir, 0o755))
+		then := n.clock.Now().Add(-age)
+		assert.NilError(t, os.Chtimes(dir, then, then))
+	}
 
 	// An ending launcher still answers on its socket: the folder waits.
 	assert.NilError(t, os.MkdirAll(filepath.Dir(l.LibvirtSocket()), 0o755))
@@ -375,5 +383,11 @@ func TestLauncherFoldersOfGoneVMIsAreRemoved(t *testing.T) {
 	assert.Check(t, errors.Is(err, fs.ErrNotExist), "the folder of a gone VMI and ended launcher: %v", err)
 	_, err = os.Stat(keepDir)
 	assert.NilError(t, err, "the folder of a VMI on another node stays")
+	_, err = os.Stat(foreign)
+	assert.NilError(t, err, "the folder of another cluster's starting launcher stays")
+	_, err = os.Stat(stale)
+	assert.Check(t, errors.Is(err, fs.ErrNotExist), "an unclaimed folder unchanged for 16 minutes: %v", err)
+	claims, _ := filepath.Glob(filepath.Join(n.state, "claims", "*"))
+	assert.Check(t, len(claims) == 0, "claims left: %v", claims)
 	n.nothingLeft()
 }

@@ -24,7 +24,9 @@ import (
 // a migration that has not failed and whose VMI exists (a target folder,
 // which after a successful migration holds the guest's launcher), and
 // while its launcher's libvirt still answers; pending says there was such a
-// launcher, ending, whose folder a later sweep removes.
+// launcher, ending, whose folder a later sweep removes. Of the others, it
+// removes those it claimed at once, and those nobody claimed only once
+// they have not changed for unclaimedGrace (see claims).
 func (r *Reconciler) sweep(ctx context.Context) (pending bool, _ error) {
 	ents, err := os.ReadDir(r.cfg.HostRunDir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -65,13 +67,50 @@ func (r *Reconciler) sweep(ctx context.Context) (pending bool, _ error) {
 			pending = true
 			continue
 		}
+		claimed := r.claims.claimed(uid)
+		if !claimed && !r.unclaimedAndOld(e) {
+			continue
+		}
 		if err := os.RemoveAll(filepath.Join(r.cfg.HostRunDir, e.Name())); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		logf.FromContext(ctx).V(1).Info("removed the launcher folder of a VMI that is gone", "uid", uid)
+		if err := r.claims.release(uid); err != nil {
+			errs = append(errs, err)
+		}
+		logf.FromContext(ctx).V(1).Info("removed the launcher folder of a VMI that is gone", "uid", uid, "claimed", claimed)
 	}
-	return pending, errors.Join(errs...)
+	return pending, errors.Join(append(errs, r.releaseDone(live))...)
+}
+
+// unclaimedGrace is how long a launcher folder nobody here claimed stays
+// unchanged before a sweep removes it: longer than any launcher takes to
+// start (image pulls included) or a handler elsewhere to read how it ended.
+const unclaimedGrace = 15 * time.Minute
+
+// unclaimedAndOld reports whether the folder e has not changed for
+// unclaimedGrace.
+func (r *Reconciler) unclaimedAndOld(e fs.DirEntry) bool {
+	info, err := e.Info()
+	return err == nil && r.clock.Since(info.ModTime()) > unclaimedGrace
+}
+
+// releaseDone forgets the claims of folders that are gone and not needed.
+func (r *Reconciler) releaseDone(live map[types.UID]bool) error {
+	claimed, err := r.claims.list()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, uid := range claimed {
+		if live[uid] {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(r.cfg.HostRunDir, string(uid))); errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, r.claims.release(uid))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // sweepRetry is how soon a sweep that found an ending launcher runs again.
