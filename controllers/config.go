@@ -14,7 +14,8 @@ import (
 )
 
 // Config is what the controllers take from the cluster's KubeVirt CR and
-// from the daemon's flags. It is plain data, read once at start.
+// from the daemon's flags. It is plain data; Live reads the CR again
+// each time it is needed.
 type Config struct {
 	// Emulation runs guests under software emulation (KubeVirt's
 	// spec.configuration.developerConfiguration.useEmulation): launcher pods
@@ -144,4 +145,15 @@ func ReadConfig(ctx context.Context, r client.Reader, namespace string, base Con
 		return base, err
 	}
 	return FromKubeVirt(kv, base), nil
+}
+
+// Live returns a reader of the settings in force when it is called: base
+// with the KubeVirt CR of base.KubeVirtNamespace, as r reads it then,
+// applied (ReadConfig). Give it an uncached reader (the manager's API
+// reader), so that what is created just after a change of the CR sees the
+// change.
+func Live(r client.Reader, base Config) func(ctx context.Context) (Config, error) {
+	return func(ctx context.Context) (Config, error) {
+		return ReadConfig(ctx, r, base.KubeVirtNamespace, base)
+	}
 }

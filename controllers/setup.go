@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"context"
 	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -9,23 +10,39 @@ import (
 	"github.com/virtkit/virtkit/controllers/migration"
 	"github.com/virtkit/virtkit/controllers/vm"
 	"github.com/virtkit/virtkit/controllers/vmi"
+	"github.com/virtkit/virtkit/virt/spec"
 )
 
 // AddToManager registers the VirtualMachine, VirtualMachineInstance,
 // VirtualMachineInstanceMigration and evacuation controllers with mgr,
 // configured by cfg. daemons/virt-controller calls it;
 // so can an integrator's own manager.
+//
+// New VMIs (their spec defaults and validation) and new launcher and
+// migration target pods follow the KubeVirt CR of cfg.KubeVirtNamespace as
+// it is when each is made (cfg with the CR applied, FromKubeVirt), so pass
+// cfg as the flags give it, before the CR: a CR that turns useEmulation off
+// then applies to the next launcher pods without a restart.
 func AddToManager(mgr ctrl.Manager, cfg Config) error {
 	if cfg.LauncherImage == "" {
 		return fmt.Errorf("controllers: Config.LauncherImage: required")
 	}
-	if err := vm.New(vm.WithSpecOptions(cfg.SpecOptions()...)).SetupWithManager(mgr); err != nil {
+	live := Live(mgr.GetAPIReader(), cfg)
+	specs := func(ctx context.Context) ([]spec.Option, error) {
+		c, err := live(ctx)
+		return c.SpecOptions(), err
+	}
+	pods := func(ctx context.Context) (vmi.PodOptions, error) {
+		c, err := live(ctx)
+		return c.PodOptions(), err
+	}
+	if err := vm.New(vm.WithSpecOptions(cfg.SpecOptions()...), vm.WithSpecOptionsFrom(specs)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: VirtualMachine controller: %w", err)
 	}
-	if err := vmi.New(vmi.WithPodOptions(cfg.PodOptions())).SetupWithManager(mgr); err != nil {
+	if err := vmi.New(vmi.WithPodOptions(cfg.PodOptions()), vmi.WithPodOptionsFrom(pods)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: VirtualMachineInstance controller: %w", err)
 	}
-	migOpts := []migration.Option{migration.WithPodOptions(cfg.PodOptions())}
+	migOpts := []migration.Option{migration.WithPodOptions(cfg.PodOptions()), migration.WithPodOptionsFrom(pods)}
 	if cfg.KubeVirtNamespace != "" {
 		migOpts = append(migOpts, migration.WithKubeVirtNamespace(cfg.KubeVirtNamespace))
 	}

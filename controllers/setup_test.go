@@ -56,7 +56,9 @@ func kubevirt(c virtv1.KubeVirtConfiguration) *virtv1.KubeVirt {
 }
 
 // With the KubeVirt CR asking for emulation, a VM started through the wired
-// controllers gets a VMI and a launcher pod that asks for no /dev/kvm.
+// controllers gets a VMI and a launcher pod that asks for no /dev/kvm; once
+// the CR stops asking, the next launcher pod asks for /dev/kvm, without a
+// restart of the controllers.
 func TestControllersFollowTheKubeVirtCR(t *testing.T) {
 	cp := testenv.ControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -69,13 +71,14 @@ func TestControllersFollowTheKubeVirtCR(t *testing.T) {
 			DeveloperConfiguration: &virtv1.DeveloperConfiguration{UseEmulation: true, CPUAllocationRatio: 4},
 			CPUModel:               "Haswell-noTSX"}},
 	}))
-	cfg, err := controllers.ReadConfig(ctx, c, "kubevirt", controllers.Config{LauncherImage: "localhost/virt-launcher:test"})
+	base := controllers.Config{LauncherImage: "localhost/virt-launcher:test"}
+	cfg, err := controllers.ReadConfig(ctx, c, "kubevirt", base)
 	assert.NilError(t, err)
 	assert.Assert(t, cfg.Emulation)
 
 	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: c.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
 	assert.NilError(t, err)
-	assert.NilError(t, controllers.AddToManager(mgr, cfg))
+	assert.NilError(t, controllers.AddToManager(mgr, base))
 	mctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(mctx) }()
@@ -114,4 +117,19 @@ func TestControllersFollowTheKubeVirtCR(t *testing.T) {
 	assert.NilError(t, c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "tiny"}, &vmi))
 	assert.Assert(t, vmi.Spec.Domain.CPU != nil && vmi.Spec.Domain.CPU.Model == "Haswell-noTSX",
 		"the VMI gets the CR's default CPU model: %+v", vmi.Spec.Domain.CPU)
+
+	var kv virtv1.KubeVirt
+	assert.NilError(t, c.Get(ctx, client.ObjectKey{Namespace: "kubevirt", Name: "kubevirt"}, &kv))
+	kv.Spec.Configuration.DeveloperConfiguration.UseEmulation = false
+	assert.NilError(t, c.Update(ctx, &kv))
+	second := vm.DeepCopy()
+	second.ObjectMeta = metav1.ObjectMeta{Name: "second", Namespace: "default"}
+	assert.NilError(t, c.Create(ctx, second))
+	testenv.EventuallyEvery(ctx, t, 50*time.Millisecond, "a launcher pod for the second VM", func() (bool, string) {
+		assert.NilError(t, c.List(ctx, &pods, client.InNamespace("default"), client.MatchingLabels{virtv1.DeprecatedVirtualMachineNameLabel: "second"}))
+		return len(pods.Items) > 0, "no launcher pod"
+	})
+	res = pods.Items[0].Spec.Containers[0].Resources
+	_, kvm = res.Limits["devices.kubevirt.io/kvm"]
+	assert.Assert(t, kvm, "with useEmulation off the launcher asks for /dev/kvm: %+v", res)
 }

@@ -16,6 +16,12 @@ type Option func(*Reconciler)
 // image is required.
 func WithPodOptions(o vmi.PodOptions) Option { return func(r *Reconciler) { r.podOpts = o } }
 
+// WithPodOptionsFrom makes each target pod take its options from src when
+// it is rendered, as vmi.WithPodOptionsFrom does for launcher pods.
+func WithPodOptionsFrom(src vmi.PodOptionsSource) Option {
+	return func(r *Reconciler) { r.podSource = src }
+}
+
 // WithKubeVirtNamespace sets the namespace of the KubeVirt CR whose
 // spec.configuration.migrations applies (default clusterconfig.DefaultNamespace).
 func WithKubeVirtNamespace(ns string) Option { return func(r *Reconciler) { r.namespace = ns } }

@@ -42,6 +42,7 @@ type Reconciler struct {
 	reader    client.Reader
 	clock     clock.PassiveClock
 	podOpts   vmi.PodOptions
+	podSource vmi.PodOptionsSource
 	namespace string
 	recorder  EventRecorder
 	// migrations and vmis are the versions of migrations and VMIs this
@@ -117,7 +118,11 @@ func (r *Reconciler) carryOut(ctx context.Context, o Observed, s Step) (ctrl.Res
 	}
 	target := o.Target
 	if s.CreateTarget {
-		pod, err := vmi.RenderTargetPod(v, mig, v.Status.NodeName, r.podOpts)
+		opts, err := r.podOptions(ctx)
+		var pod *corev1.Pod
+		if err == nil {
+			pod, err = vmi.RenderTargetPod(v, mig, v.Status.NodeName, opts)
+		}
 		if err == nil {
 			err = r.client.Create(ctx, pod)
 		}
@@ -305,4 +310,12 @@ func (r *Reconciler) sourcePod(ctx context.Context, v *virtv1.VirtualMachineInst
 		}
 	}
 	return "", nil
+}
+
+// podOptions are the options of a target pod rendered now.
+func (r *Reconciler) podOptions(ctx context.Context) (vmi.PodOptions, error) {
+	if r.podSource == nil {
+		return r.podOpts, nil
+	}
+	return r.podSource(ctx)
 }

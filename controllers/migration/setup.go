@@ -23,7 +23,7 @@ const VMINameField = "spec.vmiName"
 // labels them), and reconciles one migration at a time (the parallel
 // limits are counted, not locked).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.podOpts.LauncherImage == "" {
+	if r.podOpts.LauncherImage == "" && r.podSource == nil {
 		return errors.New("migration: WithPodOptions: LauncherImage must be set")
 	}
 	if r.client == nil {

@@ -1,6 +1,8 @@
 package vm
 
 import (
+	"context"
+
 	"math/rand/v2"
 	"time"
 
@@ -30,6 +32,18 @@ func WithEventRecorder(rec EventRecorder) Option { return func(r *Reconciler) { 
 // grace period...) used to default and validate a VMI before it is created.
 func WithSpecOptions(opts ...spec.Option) Option {
 	return func(r *Reconciler) { r.specOpts = append([]spec.Option(nil), opts...) }
+}
+
+// SpecOptionsSource returns the virt/spec options in force when a VMI is
+// created: the cluster's settings as they are then.
+type SpecOptionsSource func(ctx context.Context) ([]spec.Option, error)
+
+// WithSpecOptionsFrom makes each new VMI take its spec options from src,
+// instead of those of WithSpecOptions, so that a changed KubeVirt CR
+// applies to the VMIs created after the change, as in KubeVirt. An error of
+// src fails that reconcile, which is retried.
+func WithSpecOptionsFrom(src SpecOptionsSource) Option {
+	return func(r *Reconciler) { r.specSource = src }
 }
 
 // WithMaxStartBackoff sets the longest wait before restarting a VM whose VMIs

@@ -33,7 +33,9 @@ type Reconciler struct {
 	clock    clock.PassiveClock
 	recorder EventRecorder
 	specOpts []spec.Option
-	backoff  Backoff
+	// specSource, when set, gives the spec options at each VMI's creation.
+	specSource SpecOptionsSource
+	backoff    Backoff
 	// versions are the VM versions this controller's writes replaced;
 	// deleted, by VM, the UIDs of the VMIs it deleted, which the cache may
 	// still show without a deletion timestamp.

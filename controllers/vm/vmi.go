@@ -39,8 +39,12 @@ func (r *Reconciler) createVMI(ctx context.Context, vm *virtv1.VirtualMachine) (
 	case !apierrors.IsNotFound(err):
 		return nil, &SyncError{Reason: ReasonFailedCreate, Err: fmt.Errorf("getting VirtualMachineInstance %s/%s: %w", vm.Namespace, vm.Name, err)}
 	}
-	vmi := r.vmiFor(vm)
-	if errs := spec.ValidateVMI(vmi, r.specOpts...); len(errs) > 0 {
+	opts, err := r.specOptions(ctx)
+	if err != nil {
+		return nil, &SyncError{Reason: ReasonFailedCreate, Err: fmt.Errorf("VirtualMachine %s/%s: the cluster's settings: %w", vm.Namespace, vm.Name, err)}
+	}
+	vmi := r.vmiFor(vm, opts)
+	if errs := spec.ValidateVMI(vmi, opts...); len(errs) > 0 {
 		err := fmt.Errorf("VirtualMachine %s/%s: spec.template: %w", vm.Namespace, vm.Name, errs.ToAggregate())
 		r.recorder.Eventf(vm, k8sv1.EventTypeWarning, ReasonFailedCreate, "Error creating virtual machine instance: %v", err)
 		// The spec must change first: retrying cannot help.
@@ -56,7 +60,7 @@ func (r *Reconciler) createVMI(ctx context.Context, vm *virtv1.VirtualMachine) (
 }
 
 // vmiFor builds and defaults the VMI for vm, as KubeVirt's startVMI does.
-func (r *Reconciler) vmiFor(vm *virtv1.VirtualMachine) *virtv1.VirtualMachineInstance {
+func (r *Reconciler) vmiFor(vm *virtv1.VirtualMachine, opts []spec.Option) *virtv1.VirtualMachineInstance {
 	vmi := spec.NewVMIFromVM(vm)
 	if hasStartPausedRequest(vm) {
 		paused := virtv1.StartStrategyPaused
@@ -69,8 +73,16 @@ func (r *Reconciler) vmiFor(vm *virtv1.VirtualMachine) *virtv1.VirtualMachineIns
 	// The VMI is born with the VMI controller's finalizer, which that
 	// controller would otherwise add with a write of its own.
 	vmi.Finalizers = append(vmi.Finalizers, virtv1.VirtualMachineInstanceFinalizer)
-	spec.DefaultVMI(vmi, r.specOpts...)
+	spec.DefaultVMI(vmi, opts...)
 	return vmi
+}
+
+// specOptions are the spec options of a VMI created now.
+func (r *Reconciler) specOptions(ctx context.Context) ([]spec.Option, error) {
+	if r.specSource == nil {
+		return r.specOpts, nil
+	}
+	return r.specSource(ctx)
 }
 
 // deleteVMI deletes vmi gracefully, only if it is still the same object. It

@@ -1,6 +1,8 @@
 package vmi
 
 import (
+	"context"
+
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -13,6 +15,18 @@ type Option func(*Reconciler)
 // WithPodOptions sets the options launcher pods are rendered with; the
 // launcher image is required.
 func WithPodOptions(o PodOptions) Option { return func(r *Reconciler) { r.podOpts = o } }
+
+// PodOptionsSource returns the options a launcher pod is rendered with at
+// the moment it is rendered: the cluster's settings as they are then.
+type PodOptionsSource func(ctx context.Context) (PodOptions, error)
+
+// WithPodOptionsFrom makes each launcher pod take its options from src
+// when it is rendered, instead of those of WithPodOptions, so that a
+// changed KubeVirt CR applies to the pods created after the change, as in
+// KubeVirt. An error of src fails that reconcile, which is retried.
+func WithPodOptionsFrom(src PodOptionsSource) Option {
+	return func(r *Reconciler) { r.podSource = src }
+}
 
 // WithClock sets the clock used for phase transition and condition
 // timestamps. The default is the real clock.

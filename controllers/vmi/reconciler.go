@@ -24,12 +24,14 @@ import (
 // Reconciler is the VirtualMachineInstance controller. Build it with New,
 // then call SetupWithManager, or call Reconcile directly with WithClient set.
 type Reconciler struct {
-	client   client.Client
-	reader   client.Reader
-	clock    clock.PassiveClock
-	podOpts  PodOptions
-	recorder EventRecorder
-	versions stale.Guard // VMI versions this controller's writes replaced
+	client  client.Client
+	reader  client.Reader
+	clock   clock.PassiveClock
+	podOpts PodOptions
+	// podSource, when set, gives the pod options at each rendering.
+	podSource PodOptionsSource
+	recorder  EventRecorder
+	versions  stale.Guard // VMI versions this controller's writes replaced
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -46,7 +48,7 @@ func New(opts ...Option) *Reconciler {
 // SetupWithManager registers the reconciler with mgr: it watches
 // VirtualMachineInstances and the pods they control.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.podOpts.LauncherImage == "" {
+	if r.podOpts.LauncherImage == "" && r.podSource == nil {
 		return errors.New("vmi: WithPodOptions: LauncherImage must be set")
 	}
 	if r.client == nil {
@@ -182,9 +184,25 @@ func controllerUID(p *corev1.Pod) types.UID {
 	return ""
 }
 
+// podOptions are the options of a pod rendered now.
+func (r *Reconciler) podOptions(ctx context.Context) (PodOptions, error) {
+	if r.podSource == nil {
+		return r.podOpts, nil
+	}
+	o, err := r.podSource(ctx)
+	if err != nil {
+		return PodOptions{}, fmt.Errorf("launcher pod options: %w", err)
+	}
+	return o, nil
+}
+
 // createPod renders and creates the launcher pod.
 func (r *Reconciler) createPod(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (*corev1.Pod, error) {
-	pod, err := RenderPod(vmi, r.podOpts)
+	opts, err := r.podOptions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pod, err := RenderPod(vmi, opts)
 	if err != nil {
 		return nil, err
 	}
