@@ -1,7 +1,8 @@
 // Command virt-controller runs virtkit's cluster controllers (VirtualMachine
 // and VirtualMachineInstance, see controllers/) in a controller-runtime
-// manager with leader election, configured from the KubeVirt CR of its
-// namespace and its flags. It serves Prometheus metrics over plain HTTP on
+// manager with leader election, configured from its flags and the KubeVirt
+// CR of its namespace, which it reads again for each VMI and launcher pod it
+// creates. It serves Prometheus metrics over plain HTTP on
 // --metrics-bind-address (default :8443, KubeVirt's port) at /metrics:
 // reconcile counts and latencies, workqueue depth, its requests to the
 // apiserver and the cluster's VMIs, VMs and migrations (docs/metrics.md).
@@ -71,8 +72,10 @@ func run(namespace, image, capsCache string, emulation, leaderElect bool, metric
 	}
 	ctx := ctrl.SetupSignalHandler()
 	readCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	cfg, err := controllers.ReadConfig(readCtx, reader, namespace, controllers.Config{LauncherImage: image, LauncherCapabilitiesCache: capsCache,
-		Emulation: emulation, KubeVirtNamespace: namespace})
+	// The flags are the base the KubeVirt CR is applied over each time the
+	// controllers need it; one reading now refuses a cluster with several.
+	base := controllers.Config{LauncherImage: image, LauncherCapabilitiesCache: capsCache, Emulation: emulation, KubeVirtNamespace: namespace}
+	_, err = controllers.ReadConfig(readCtx, reader, namespace, base)
 	cancel()
 	if err != nil {
 		return err
@@ -88,7 +91,7 @@ func run(namespace, image, capsCache string, emulation, leaderElect bool, metric
 	if err != nil {
 		return fmt.Errorf("manager: %w", err)
 	}
-	if err := controllers.AddToManager(mgr, cfg); err != nil {
+	if err := controllers.AddToManager(mgr, base); err != nil {
 		return err
 	}
 	if err := controllers.AddMetrics(mgr, ctrlmetrics.Registry, virtmetrics.WithLogger(ctrl.Log.WithName("metrics"))); err != nil {

@@ -37,16 +37,19 @@ const Namespace = "kubevirt"
 
 // Cluster is a running local cluster.
 type Cluster struct {
-	cfg    Config
-	reg    *registry.Registry
-	cp     *controlplane.ControlPlane
-	rest   *rest.Config
-	api    *http.Server
-	ctrl   *manager
-	prov   *manager
-	nodes  []*localNode
-	real   *kubelet.Node
-	config controllers.Config
+	cfg   Config
+	reg   *registry.Registry
+	cp    *controlplane.ControlPlane
+	rest  *rest.Config
+	api   *http.Server
+	ctrl  *manager
+	prov  *manager
+	nodes []*localNode
+	real  *kubelet.Node
+	// base is the controllers' settings before the KubeVirt CR, which they
+	// read again for each VMI and pod; config is base with the CR as it was
+	// at start, for the handlers and virt-api.
+	base, config controllers.Config
 
 	metrics     *prometheus.Registry
 	requests    *metrics.ClientRequests
@@ -111,9 +114,10 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err := install(ctx, cl, cfg, c.cp.Config().PKI()); err != nil {
 		return c, err
 	}
-	c.config, err = controllers.ReadConfig(ctx, cl, Namespace, controllers.Config{LauncherImage: cfg.LauncherImage,
+	c.base = controllers.Config{LauncherImage: cfg.LauncherImage, KubeVirtNamespace: Namespace,
 		// One probe of QEMU's capabilities for all launchers, not one each.
-		LauncherCapabilitiesCache: cfg.CapabilitiesCacheDir()})
+		LauncherCapabilitiesCache: cfg.CapabilitiesCacheDir()}
+	c.config, err = controllers.ReadConfig(ctx, cl, Namespace, c.base)
 	if err != nil {
 		return c, err
 	}
@@ -156,7 +160,7 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	log.Info("starting the VM and VMI controllers")
 	c.ctrl, err = startManager(ComponentController, c.clientConfig(ComponentController), ctrl.Options{},
 		func(mgr ctrl.Manager) error {
-			if err := controllers.AddToManager(mgr, c.config); err != nil {
+			if err := controllers.AddToManager(mgr, c.base); err != nil {
 				return err
 			}
 			return controllers.AddMetrics(mgr, c.metrics, metrics.WithLogger(log.WithName("metrics")))

@@ -78,7 +78,9 @@ func (c *Cluster) deployDaemons(ctx context.Context, cl client.Client) error {
 		return err
 	}
 	controller, err := deploy.ControllerObjects(deploy.Controller{Namespace: Namespace, Image: ctrlImg, PullPolicy: corev1.PullAlways,
-		LauncherImage: c.config.LauncherImage, Emulation: c.config.Emulation, LauncherCapabilitiesCache: c.config.LauncherCapabilitiesCache,
+		// Emulation comes from the KubeVirt CR, which it reads live: only
+		// the real node's handler turns KVM off whatever the CR says.
+		LauncherImage: c.config.LauncherImage, LauncherCapabilitiesCache: c.base.LauncherCapabilitiesCache,
 		Replicas: 1, MetricsPort: int32(ports), ProbePort: int32(ports + 1), NodeSelector: onReal, APIServer: apiserver})
 	if err != nil {
 		return err

@@ -282,11 +282,13 @@ func (w *world) waitRunning(ctx context.Context, t *testing.T, vm *virtv1.Virtua
 	return vmi
 }
 
-func (w *world) waitNoVMI(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine) {
+// waitNoVMI waits until the VMI of obj's name (a VM's, or the VMI's own) is
+// gone.
+func (w *world) waitNoVMI(ctx context.Context, t *testing.T, obj client.Object) {
 	t.Helper()
-	eventually(ctx, t, "VMI "+vm.Name+" gone", func() (bool, string) {
+	eventually(ctx, t, "VMI "+obj.GetName()+" gone", func() (bool, string) {
 		v := &virtv1.VirtualMachineInstance{}
-		err := w.c.Get(ctx, client.ObjectKeyFromObject(vm), v)
+		err := w.c.Get(ctx, client.ObjectKeyFromObject(obj), v)
 		if apierrors.IsNotFound(err) {
 			return true, ""
 		}

@@ -90,31 +90,36 @@ func TestRealNode(t *testing.T) {
 		assert.Assert(t, nonRoot, "%s runs as a non-root user: %+v", name, p.Spec.SecurityContext)
 	}
 
-	// KVM is off on this node (virt-local emulates): a pod that needs it,
-	// as a launcher of a VMI that is not emulated does, stays Pending with
-	// the scheduler's reason.
-	kvmPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "needs-kvm", Namespace: "default"}, Spec: corev1.PodSpec{
-		NodeSelector: map[string]string{corev1.LabelHostname: real},
-		Containers: []corev1.Container{{Name: "c", Image: c.Registry() + "/virtkit/pause:" + cluster.ImageTag,
-			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{devices.KVM: resource.MustParse("1")}}}},
-	}}
-	must(t, w.c.Create(ctx, kvmPod))
-	testenv.Eventually(ctx, t, "the pod that needs KVM unschedulable for want of devices.kubevirt.io/kvm", func() (bool, string) {
-		if err := w.c.Get(ctx, client.ObjectKeyFromObject(kvmPod), kvmPod); err != nil {
+	// KVM is off on this node (its handler emulates whatever the KubeVirt CR
+	// says). With the CR's useEmulation turned off, virt-controller (which
+	// reads the CR for each launcher pod) gives a new VMI a launcher that
+	// asks for devices.kubevirt.io/kvm; the VMI stays unscheduled with the
+	// scheduler's reason in its conditions. Then emulation is turned back on.
+	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	setUseEmulation(ctx, t, w, false)
+	needsKVM := &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "needs-kvm", Namespace: vm.Namespace},
+		Spec: *vm.Spec.Template.Spec.DeepCopy()}
+	needsKVM.Spec.NodeSelector = map[string]string{corev1.LabelHostname: real}
+	must(t, w.c.Create(ctx, needsKVM))
+	testenv.Eventually(ctx, t, "the VMI that needs KVM unschedulable for want of devices.kubevirt.io/kvm", func() (bool, string) {
+		if err := w.c.Get(ctx, client.ObjectKeyFromObject(needsKVM), needsKVM); err != nil {
 			return false, err.Error()
 		}
-		for _, cond := range kvmPod.Status.Conditions {
-			if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse && cond.Reason == corev1.PodReasonUnschedulable &&
-				strings.Contains(cond.Message, "Insufficient "+devices.KVM) {
+		for _, cond := range needsKVM.Status.Conditions {
+			if cond.Type == virtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled) && cond.Status == corev1.ConditionFalse &&
+				cond.Reason == corev1.PodReasonUnschedulable && strings.Contains(cond.Message, "Insufficient "+devices.KVM) {
 				return true, ""
 			}
 		}
-		return false, fmt.Sprintf("%s %+v", kvmPod.Status.Phase, kvmPod.Status.Conditions)
+		return false, fmt.Sprintf("%s %+v", needsKVM.Status.Phase, needsKVM.Status.Conditions)
 	})
-	must(t, w.c.Delete(ctx, kvmPod))
+	assert.Assert(t, needsKVM.Status.Phase == virtv1.Pending || needsKVM.Status.Phase == virtv1.Scheduling,
+		"the VMI that needs KVM is %s", needsKVM.Status.Phase)
+	must(t, w.c.Delete(ctx, needsKVM))
+	w.waitNoVMI(ctx, t, needsKVM)
+	setUseEmulation(ctx, t, w, true)
 
 	// The example VM, on the real node.
-	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
 	vm.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: real}
 	must(t, w.c.Create(ctx, vm))
 	vmi := w.waitRunning(ctx, t, vm)
@@ -154,4 +159,17 @@ func containerOf(pod corev1.Pod) bool {
 		}
 	}
 	return true
+}
+
+// setUseEmulation sets the KubeVirt CR's
+// developerConfiguration.useEmulation.
+func setUseEmulation(ctx context.Context, t *testing.T, w *world, on bool) {
+	t.Helper()
+	var kv virtv1.KubeVirt
+	must(t, w.c.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: "kubevirt"}, &kv))
+	if kv.Spec.Configuration.DeveloperConfiguration == nil {
+		kv.Spec.Configuration.DeveloperConfiguration = &virtv1.DeveloperConfiguration{}
+	}
+	kv.Spec.Configuration.DeveloperConfiguration.UseEmulation = on
+	must(t, w.c.Update(ctx, &kv))
 }
