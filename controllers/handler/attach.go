@@ -14,6 +14,7 @@ import (
 
 	"github.com/virtkit/virtkit/virt"
 	"github.com/virtkit/virtkit/virt/domain"
+	"github.com/virtkit/virtkit/virt/hostfacts"
 	"github.com/virtkit/virtkit/virt/launcher"
 	"github.com/virtkit/virtkit/virt/spec"
 )
@@ -181,6 +182,13 @@ func (r *Reconciler) openIn(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 	if err != nil {
 		return nil, err
 	}
+	// The pod's cpuset (exclusive CPUs under the kubelet's static CPU
+	// manager), the node's NUMA cells and hugepage sizes: what
+	// dedicatedCpuPlacement and hugepages need.
+	hf, err := hostfacts.Read(r.nodeFS, g.pod.PID)
+	if err != nil {
+		return nil, fmt.Errorf("handler: VMI %s: %w", key, err)
+	}
 	defaulted := vmi.DeepCopy()
 	spec.DefaultVMI(defaulted)
 	pod := r.podLayout(vmi.UID)
@@ -191,7 +199,7 @@ func (r *Reconciler) openIn(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 	opts := []virt.Option{
 		virt.WithDomainManager(g.dom),
 		virt.WithStorage(g.storage, facts),
-		virt.WithHost(domain.Host{Emulation: r.cfg.Emulation, Paths: domain.Paths{
+		virt.WithHost(domain.Host{Emulation: r.cfg.Emulation, CPU: hf.CPU, HugepageSizes: hf.HugepageSizes, Paths: domain.Paths{
 			SerialConsole:    pod.SerialSocket(),
 			SerialConsoleLog: pod.SerialLog(),
 			VNC:              pod.VNCSocket(),

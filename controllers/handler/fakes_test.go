@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"gotest.tools/v3/assert"
@@ -50,8 +51,11 @@ type fakeNode struct {
 	run    string // HostRunDir
 	state  string // StateDir
 	root   string // the pods' file system, as Pod.Root
-	r      *handler.Reconciler
-	extra  []handler.Option // added to every handler the node builds
+	// node is the node's procfs and sysfs the handler reads host facts
+	// from; the pods' libvirtd is PID 4242 there.
+	node  fstest.MapFS
+	r     *handler.Reconciler
+	extra []handler.Option // added to every handler the node builds
 }
 
 // sharedManager keeps the fake alive when a guest closes its connection:
@@ -73,6 +77,7 @@ func newFakeNode(t *testing.T, objs ...client.Object) *fakeNode {
 		run:   filepath.Join(dir, "pods"),
 		state: filepath.Join(dir, "state"),
 		root:  filepath.Join(dir, "podroot"),
+		node:  fstest.MapFS{},
 	}
 	// The pod's containerDisk image volume, as the VMI controller mounts it.
 	disk := filepath.Join(n.root, storage.DefaultLayout().ContainerDisksDir, "root", "disk")
@@ -101,6 +106,7 @@ func (n *fakeNode) handler() *handler.Reconciler {
 			handler.WithStorage(func(string) (storage.Interface, storage.Inspector) { return n.disks, n.files }),
 			handler.WithClock(n.clock),
 			handler.WithClient(n.writes, n.c),
+			handler.WithNodeFS(n.node),
 		}, n.extra...)...,
 	)
 	assert.NilError(n.t, err)

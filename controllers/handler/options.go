@@ -2,6 +2,7 @@ package handler
 
 import (
 	"errors"
+	"io/fs"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -104,6 +105,12 @@ func WithConnector(c Connector) Option { return func(r *Reconciler) { r.connect 
 // namespace and file system from its libvirt socket. The default is
 // OpenPod (the socket's peer credentials and /proc).
 func WithPodOpener(o PodOpener) Option { return func(r *Reconciler) { r.openPod = o } }
+
+// WithNodeFS sets the node's file system, rooted at its "/", where the
+// handler reads the host facts of each launcher pod (virt/hostfacts: its
+// cpuset, the NUMA cells, the hugepage sizes). The default is
+// os.DirFS("/").
+func WithNodeFS(node fs.FS) Option { return func(r *Reconciler) { r.nodeFS = node } }
 
 // WithStorage sets how the handler makes the storage Manager of a pod.
 func WithStorage(f StorageFor) Option { return func(r *Reconciler) { r.storageFor = f } }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -56,6 +58,7 @@ type Reconciler struct {
 	workers     int
 	states      states
 	claims      claims
+	nodeFS      fs.FS
 
 	// events carries the keys of VMIs whose domain or launcher connection
 	// reported something; the controller watches it.
@@ -90,6 +93,7 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 	r := &Reconciler{
 		cfg:         cfg,
 		openPod:     OpenPod,
+		nodeFS:      os.DirFS("/"),
 		clock:       clock.RealClock{},
 		log:         logr.Discard(),
 		recorder:    events.Discard(),

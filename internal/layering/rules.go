@@ -65,6 +65,7 @@ var Pure = []string{
 	"virt/storage",
 	"virt/domain",
 	"virt/migrate",
+	"virt/hostfacts",
 	"virt",
 	"metrics",
 	"examples/convert",
