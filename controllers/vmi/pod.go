@@ -168,6 +168,8 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 		"--" + contract.FlagName, vmi.Name,
 		"--" + contract.FlagGracePeriod, strconv.FormatInt(grace, 10) + "s",
 	}
+	hpVols, hpMounts := hugepagesMount(vmi)
+	vols, mounts = append(vols, hpVols...), append(mounts, hpMounts...)
 	if opts.CapabilitiesCache != "" {
 		vols = append(vols, corev1.Volume{Name: cacheVolume, VolumeSource: corev1.VolumeSource{
 			HostPath: &corev1.HostPathVolumeSource{Path: opts.CapabilitiesCache, Type: &dirType}}})
@@ -270,6 +272,9 @@ func computeResources(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (core
 	}
 	if q, ok := vr.Limits[corev1.ResourceCPU]; ok {
 		lim[corev1.ResourceCPU] = q.DeepCopy()
+	}
+	if err := placeResources(vmi, guest, overhead, req, lim); err != nil {
+		return corev1.ResourceRequirements{}, err
 	}
 	// Devices come from virt-handler's device plugins, as in KubeVirt: a
 	// container of a real node sees no /dev/kvm or /dev/net/tun otherwise.

@@ -2,6 +2,7 @@ package vmi
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -22,6 +23,18 @@ func q(s string) resource.Quantity { return resource.MustParse(s) }
 func cpuTopology(sockets, cores, threads uint32) vmiOpt {
 	return func(v *virtv1.VirtualMachineInstance) {
 		v.Spec.Domain.CPU = &virtv1.CPU{Sockets: sockets, Cores: cores, Threads: threads}
+	}
+}
+
+func dedicated(vcpus uint32, isolateEmulator bool) vmiOpt {
+	return func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.Domain.CPU = &virtv1.CPU{Sockets: 1, Cores: vcpus, Threads: 1, DedicatedCPUPlacement: true, IsolateEmulatorThread: isolateEmulator}
+	}
+}
+
+func hugepageSize(size string) vmiOpt {
+	return func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.Domain.Memory = &virtv1.Memory{Hugepages: &virtv1.Hugepages{PageSize: size}}
 	}
 }
 
@@ -104,6 +117,27 @@ func TestRenderPodResources(t *testing.T) {
 		want: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceMemory: q("2352Mi"), corev1.ResourceCPU: q("100m")},
 		},
+	}, {
+		name: "KVM, dedicated CPUs with the emulator thread isolated: Guaranteed, whole CPUs",
+		vmi:  newVMI(dedicated(2, true)), opts: kvmOpts,
+		want: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: q("1146Mi"), corev1.ResourceCPU: q("3"), kvm: q("1")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: q("1146Mi"), corev1.ResourceCPU: q("3"), kvm: q("1")},
+		},
+	}, {
+		name: "TCG, 2 MiB hugepages: the guest's memory as hugepages, the overhead as memory",
+		vmi:  newVMI(hugepageSize("2048Ki")), opts: tcgOpts,
+		want: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: q("304Mi"), corev1.ResourceCPU: q("100m"), "hugepages-2Mi": q("1Gi")},
+			Limits:   corev1.ResourceList{"hugepages-2Mi": q("1Gi")},
+		},
+	}, {
+		name: "KVM, 1 GiB hugepages and dedicated CPUs",
+		vmi:  newVMI(hugepageSize("1Gi"), dedicated(1, false)), opts: kvmOpts,
+		want: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: q("114Mi"), corev1.ResourceCPU: q("1"), "hugepages-1Gi": q("1Gi"), kvm: q("1")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: q("114Mi"), corev1.ResourceCPU: q("1"), "hugepages-1Gi": q("1Gi"), kvm: q("1")},
+		},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,6 +187,7 @@ func TestRenderPodErrors(t *testing.T) {
 		{"containerDisk without image", newVMI(func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Volumes = []virtv1.Volume{{Name: "d", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{}}}}
 		}), "spec.volumes[0].containerDisk.image"},
+		{"hugepages of no size", newVMI(hugepageSize("big")), `spec.domain.memory.hugepages.pageSize: want a hugepage size such as 2Mi or 1Gi, got "big"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -219,6 +254,24 @@ func TestRenderPodShape(t *testing.T) {
 
 // TestRenderPodCapabilitiesCache: a node's shared capability cache is a
 // hostPath volume and the launcher's --libvirt-cache-dir.
+// A VMI with hugepages gets a hugetlbfs at /dev/hugepages, where the
+// launcher's libvirt finds it.
+func TestRenderPodHugepagesVolume(t *testing.T) {
+	pod, err := RenderPod(newVMI(hugepageSize("2Mi")), tcgOpts)
+	assert.NilError(t, err)
+	var vol *corev1.Volume
+	for i := range pod.Spec.Volumes {
+		if pod.Spec.Volumes[i].Name == "hugepages" {
+			vol = &pod.Spec.Volumes[i]
+		}
+	}
+	assert.Assert(t, vol != nil && vol.EmptyDir != nil && vol.EmptyDir.Medium == corev1.StorageMediumHugePages, "volumes: %+v", pod.Spec.Volumes)
+	assert.Assert(t, slices.ContainsFunc(pod.Spec.Containers[0].VolumeMounts, func(m corev1.VolumeMount) bool {
+		return m.Name == "hugepages" && m.MountPath == "/dev/hugepages"
+	}),
+		"mounts: %+v", pod.Spec.Containers[0].VolumeMounts)
+}
+
 func TestRenderPodCapabilitiesCache(t *testing.T) {
 	opts := kvmOpts
 	opts.CapabilitiesCache = "/var/lib/virt-local/cache/libvirt"
