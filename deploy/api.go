@@ -99,11 +99,7 @@ func APIObjects(a API) ([]client.Object, error) {
 		return nil, err
 	}
 	w := a.workload()
-	reader := &rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: APIName + "-authentication-reader", Labels: w.labels()},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "extension-apiserver-authentication-reader"},
-		Subjects:   w.subjects(),
-	}
+	reader := w.roleBinding(metav1.NamespaceSystem, APIName+"-authentication-reader", "extension-apiserver-authentication-reader")
 	objs := append(w.identity(apiRules()), reader, w.deployment(a.Replicas, apiPod(a)))
 	if pdb := w.disruptionBudget(a.Replicas); pdb != nil {
 		objs = append(objs, pdb)

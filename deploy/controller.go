@@ -85,11 +85,7 @@ func ControllerObjects(c Controller) ([]client.Object, error) {
 		ObjectMeta: w.meta(true),
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
 			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}}
-	leaseBinding := &rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-		ObjectMeta: w.meta(true),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ControllerName},
-		Subjects:   w.subjects(),
-	}
+	leaseBinding := w.roleBinding(c.Namespace, ControllerName, ControllerName)
 	objs := append(w.identity(controllerRules()), lease, leaseBinding, w.deployment(c.Replicas, controllerPod(c)))
 	if pdb := w.disruptionBudget(c.Replicas); pdb != nil {
 		objs = append(objs, pdb)

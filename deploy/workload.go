@@ -122,6 +122,16 @@ func (w workload) identity(rules []rbacv1.PolicyRule) []client.Object {
 	return []client.Object{sa, role, binding}
 }
 
+// roleBinding binds the workload's ServiceAccount to the Role role in
+// namespace, as the RoleBinding name.
+func (w workload) roleBinding(namespace, name, role string) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: w.labels()},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role},
+		Subjects:   w.subjects(),
+	}
+}
+
 func (w workload) subjects() []rbacv1.Subject {
 	return []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: w.namespace, Name: w.sa}}
 }
