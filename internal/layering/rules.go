@@ -66,6 +66,7 @@ var Pure = []string{
 	"virt/domain",
 	"virt/migrate",
 	"virt/hostfacts",
+	"virt/nodelabels",
 	"virt",
 	"metrics",
 	"examples/convert",
