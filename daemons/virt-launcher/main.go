@@ -3,6 +3,10 @@
 //
 //	virt-launcher --dir /var/run/virtkit/UID --namespace NS --name VMI --grace-period 180
 //
+// With --probe-host-cpu DIR it runs no VMI: it writes what a guest's CPU
+// can be on this node into DIR for the handler's node labels (see
+// virt/launcher/contract) and exits.
+//
 // Exit codes and the per-VMI folder are documented in docs/sdk/launcher.md.
 // SIGTERM or SIGINT asks for a stop: a graceful guest shutdown within the
 // grace period, then destroy.
@@ -39,8 +43,19 @@ func main() {
 		drivers   = flag.String("libvirt-drivers", strings.Join(libvirtd.DefaultDrivers(), ","), "libvirt connection drivers to load, comma-separated, or \"all\"")
 		termLog   = flag.String("termination-log", "/dev/termination-log", "where to write the exit reason for Kubernetes (skipped when not writable)")
 		verbose   = flag.Bool("v", false, "debug logging")
+		probe     = flag.String(contract.FlagProbeHostCPU, "", "instead of running a VMI: write what a guest's CPU can be on this node into this folder, and exit (the node labeller)")
+		virtType  = flag.String(contract.FlagVirtType, "kvm", "with --"+contract.FlagProbeHostCPU+": the domain type to ask about, kvm or qemu (software emulation)")
 	)
 	flag.Parse()
+	if *probe != "" {
+		log := logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, nil))
+		lv := libvirtd.Config{Binary: *binary, CacheDir: *cacheDir, Drivers: strings.Split(*drivers, ",")}
+		if err := probeHostCPU(context.Background(), *probe, *virtType, lv, log); err != nil {
+			fmt.Fprintln(os.Stderr, "virt-launcher: host CPU probe:", err)
+			os.Exit(launcher.ExitSetupFailed)
+		}
+		return
+	}
 	if *dir == "" || *namespace == "" || *name == "" {
 		fmt.Fprintln(os.Stderr, "virt-launcher: --dir, --namespace and --name are required")
 		flag.Usage()

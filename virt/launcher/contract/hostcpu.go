@@ -1,0 +1,21 @@
+package contract
+
+// The launcher's host CPU probe, KubeVirt's node labeller: run as
+// `virt-launcher --probe-host-cpu DIR --virt-type kvm|qemu` (an init
+// container of the handler's pod), it starts a private libvirtd, asks it
+// what a guest's CPU can be on this node, and writes the answers into DIR,
+// where the handler reads them to label its node (virt/nodelabels).
+const (
+	// FlagProbeHostCPU names the folder the probe writes into.
+	FlagProbeHostCPU = "probe-host-cpu"
+	// FlagVirtType is the domain type the probe asks about: "kvm", or
+	// "qemu" under software emulation.
+	FlagVirtType = "virt-type"
+	// HostCPUCapsFile is libvirt's domain capabilities
+	// (`virsh domcapabilities`).
+	HostCPUCapsFile = "domcapabilities.xml"
+	// HostCPUBaselineFile is the host-model CPU with every feature listed
+	// (`virsh hypervisor-cpu-baseline --features`); absent when the
+	// host-model mode is not supported.
+	HostCPUBaselineFile = "host-cpu-baseline.xml"
+)
