@@ -62,7 +62,9 @@ type options struct {
 	probes    string
 	// devicePlugins is the kubelet's device plugin folder; "0" serves none.
 	devicePlugins string
-	verbose       bool
+	// labellerDir holds the launcher's host CPU probe; "" labels no CPU.
+	labellerDir string
+	verbose     bool
 }
 
 func main() {
@@ -80,6 +82,7 @@ func main() {
 	flag.StringVar(&o.metrics, "metrics-bind-address", ":8188", "address of /metrics (plain HTTP); 0 turns it off")
 	flag.StringVar(&o.probes, "health-probe-bind-address", ":8187", "address of /healthz and /readyz; 0 turns it off")
 	flag.StringVar(&o.devicePlugins, "device-plugin-dir", pluginapi.DevicePluginPath, "the kubelet's device plugin folder, where the handler serves devices.kubevirt.io/kvm (unless --emulation or no /dev/kvm), tun and vhost-net; 0 serves none")
+	flag.StringVar(&o.labellerDir, "node-labeller-dir", "", "folder where virt-launcher --probe-host-cpu wrote what a guest's CPU can be on this node; the node is labelled from it (empty: no CPU labels)")
 	flag.BoolVar(&o.verbose, "v", false, "debug logging")
 	flag.Parse()
 	level := slog.LevelInfo
@@ -139,6 +142,19 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 			return err
 		}
 		if err := mgr.Add(serve(srv, o.apiAddr, mgr.GetClient(), o.cfg.NodeName, o.advertise, log)); err != nil {
+			return err
+		}
+	}
+	if o.labellerDir != "" {
+		// Labelled first: a node that launchers may be placed on carries its
+		// CPU labels already.
+		// The handler caches no Nodes: the labeller reads its own uncached.
+		direct, err := client.New(restCfg, client.Options{Scheme: scheme.New()})
+		if err != nil {
+			return err
+		}
+		labeller := handler.NodeLabeller{Client: direct, Node: o.cfg.NodeName, Dir: o.labellerDir, Log: log.WithName("node-labeller")}
+		if err := labeller.Start(ctx); err != nil {
 			return err
 		}
 	}
