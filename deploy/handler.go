@@ -42,6 +42,11 @@ type Handler struct {
 	// developerConfiguration.useEmulation): the handler offers no
 	// devices.kubevirt.io/kvm.
 	Emulation bool
+	// LauncherImage, when set, runs the launcher's host CPU probe as an init
+	// container (KubeVirt's node labeller: a private libvirtd says which CPU
+	// models and features a guest can have on the node), and the handler
+	// labels its node with them (virt/nodelabels). Empty: no CPU labels.
+	LauncherImage string
 	// DevicePluginDir is the node folder where the kubelet takes device
 	// plugin registrations and the handler serves its plugins; default
 	// /var/lib/kubelet/device-plugins, which the kubelet keeps there
@@ -74,6 +79,9 @@ const HandlerName = "virt-handler"
 const (
 	handlerCertDir   = "/etc/virt-handler/certs"
 	handlerPluginDir = "/var/lib/kubelet/device-plugins"
+	// handlerProbeDir is the emptyDir where the host CPU probe writes and
+	// the handler reads.
+	handlerProbeDir = "/var/lib/virtkit/node-labeller"
 )
 
 func (h Handler) workload() workload {
@@ -167,7 +175,7 @@ func handlerPod(h Handler) corev1.PodSpec {
 	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(h.ProbePort)}},
 		PeriodSeconds: 5, FailureThreshold: 3}
 	grace := int64(30)
-	return corev1.PodSpec{
+	spec := corev1.PodSpec{
 		HostPID:                       true,
 		PriorityClassName:             "system-node-critical",
 		TerminationGracePeriodSeconds: &grace,
@@ -209,4 +217,35 @@ func handlerPod(h Handler) corev1.PodSpec {
 			{Name: "certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: h.TLSSecret}}},
 		},
 	}
+	if h.LauncherImage != "" {
+		withNodeLabeller(&spec, h)
+	}
+	return spec
+}
+
+// withNodeLabeller adds the launcher's host CPU probe to the handler's pod:
+// an init container of the launcher image, privileged as the handler is
+// (its private libvirtd takes a mount namespace of its own, and under KVM
+// opens /dev/kvm), writing into an emptyDir the handler reads at start.
+func withNodeLabeller(spec *corev1.PodSpec, h Handler) {
+	yes := true
+	virtType := "kvm"
+	if h.Emulation {
+		virtType = "qemu"
+	}
+	spec.InitContainers = append(spec.InitContainers, corev1.Container{
+		Name:            "node-labeller",
+		Image:           h.LauncherImage,
+		ImagePullPolicy: h.PullPolicy,
+		Command:         []string{contract.Binary, "--" + contract.FlagProbeHostCPU, handlerProbeDir, "--" + contract.FlagVirtType, virtType},
+		SecurityContext: &corev1.SecurityContext{Privileged: &yes, RunAsUser: new(int64)},
+		VolumeMounts:    []corev1.VolumeMount{{Name: "node-labeller", MountPath: handlerProbeDir}},
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("100Mi")}},
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	})
+	c := &spec.Containers[0]
+	c.Args = append(c.Args, "--node-labeller-dir="+handlerProbeDir)
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "node-labeller", MountPath: handlerProbeDir, ReadOnly: true})
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "node-labeller", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 }

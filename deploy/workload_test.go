@@ -30,6 +30,7 @@ func TestHandlerObjectsGolden(t *testing.T) {
 		{"handler-hostnetwork.yaml", func(h *deploy.Handler) {
 			h.APIServer, h.DevicePluginDir, h.NodeSelector = "127.0.0.1:6443", "/data/kubelet/device-plugins", map[string]string{"kubernetes.io/hostname": "n1"}
 			h.NodeAPIPort, h.ProbePort, h.MetricsPort, h.StateDir = 9000, 9001, 9002, "/data/handlers/n1"
+			h.LauncherImage = "registry.example/virtkit/virt-launcher:v1"
 		}},
 	} {
 		h := goldenHandler()

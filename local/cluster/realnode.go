@@ -70,6 +70,8 @@ func (c *Cluster) deployHandler(ctx context.Context, cl client.Client) error {
 		Namespace: Namespace, Image: img, PullPolicy: corev1.PullAlways, TLSSecret: handlerSecret,
 		NodeSelector: map[string]string{corev1.LabelHostname: c.real.Name()},
 		Emulation:    c.config.Emulation,
+		// The node labeller's probe runs from the launcher image.
+		LauncherImage: c.config.LauncherImage,
 		// Its records stay in the data directory, as the local nodes'
 		// handlers' do, not in the host's /var/run.
 		StateDir:    filepath.Join(c.cfg.DataDir, "handlers", c.real.Name()),

@@ -71,6 +71,16 @@ func TestRealNode(t *testing.T) {
 			fmt.Sprintf("ready %v, labels %v, allocatable %v", ready, node.Labels, node.Status.Allocatable)
 	})
 
+	// The handler labelled its node with the CPU models and features a
+	// guest can have there (under emulation: QEMU's), as KubeVirt's node
+	// labeller does, from the launcher image's probe.
+	models, hostModel := 0, false
+	for k := range node.Labels {
+		models += boolInt(strings.HasPrefix(k, virtv1.CPUModelLabel))
+		hostModel = hostModel || strings.HasPrefix(k, virtv1.HostModelCPULabel)
+	}
+	assert.Assert(t, models > 0 && hostModel, "CPU labels of the real node: %v", node.Labels)
+
 	// The daemons are containers of the real node, from the pushed images:
 	// the handler privileged in the host's PID namespace, virt-api and
 	// virt-controller as non-root users. Everything below goes through them.
@@ -172,4 +182,11 @@ func setUseEmulation(ctx context.Context, t *testing.T, w *world, on bool) {
 	}
 	kv.Spec.Configuration.DeveloperConfiguration.UseEmulation = on
 	must(t, w.c.Update(ctx, &kv))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
