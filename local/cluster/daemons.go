@@ -197,6 +197,23 @@ func podStates(ctx context.Context, cl client.Client, app string) string {
 	return out
 }
 
+// podsGone waits until no pod of the kubevirt.io label app is left, or ctx
+// ends; it reports which.
+func podsGone(ctx context.Context, cl client.Client, app string) bool {
+	for {
+		var pods corev1.PodList
+		err := cl.List(ctx, &pods, client.InNamespace(Namespace), client.MatchingLabels{virtv1.AppLabel: app})
+		if err == nil && len(pods.Items) == 0 {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
 // removeDeployments deletes virt-controller's and virt-api's Deployments
 // and waits, up to 90 s, until their pods are gone: first, so that no
 // controller restarts what Down stops, and so that the real node's drain
@@ -216,19 +233,8 @@ func (c *Cluster) removeDeployments(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	for _, name := range []string{deploy.ControllerName, deploy.APIName} {
-		for {
-			var pods corev1.PodList
-			err := cl.List(ctx, &pods, client.InNamespace(Namespace), client.MatchingLabels{virtv1.AppLabel: name})
-			if err == nil && len(pods.Items) == 0 {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				errs = append(errs, fmt.Errorf("cluster: %s's pods not gone within 90 s: %s", name, podStates(context.WithoutCancel(ctx), cl, name)))
-			case <-time.After(250 * time.Millisecond):
-				continue
-			}
-			break
+		if !podsGone(ctx, cl, name) {
+			errs = append(errs, fmt.Errorf("cluster: %s's pods not gone within 90 s: %s", name, podStates(context.WithoutCancel(ctx), cl, name)))
 		}
 	}
 	return errors.Join(errs...)

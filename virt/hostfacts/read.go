@@ -69,12 +69,9 @@ func allowedCPUs(node fs.FS, pid int) ([]int, error) {
 // numaCells reads /sys/devices/system/node/nodeN/cpulist.
 func numaCells(node fs.FS) ([]domain.NUMACell, error) {
 	const dir = "sys/devices/system/node"
-	ents, err := fs.ReadDir(node, dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("hostfacts: /%s: %w", dir, err)
+	ents, err := readDir(node, dir)
+	if err != nil || ents == nil {
+		return nil, err
 	}
 	var cells []domain.NUMACell
 	for _, e := range ents {
@@ -103,12 +100,9 @@ func numaCells(node fs.FS) ([]domain.NUMACell, error) {
 // hugepageSizes reads the hugepages-<n>kB folders of /sys/kernel/mm/hugepages.
 func hugepageSizes(node fs.FS) ([]string, error) {
 	const dir = "sys/kernel/mm/hugepages"
-	ents, err := fs.ReadDir(node, dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("hostfacts: /%s: %w", dir, err)
+	ents, err := readDir(node, dir)
+	if err != nil || ents == nil {
+		return nil, err
 	}
 	var kib []int
 	for _, e := range ents {
@@ -140,6 +134,18 @@ func quantity(n int) string {
 		return strconv.Itoa(n>>10) + "Mi"
 	}
 	return strconv.Itoa(n) + "Ki"
+}
+
+// readDir lists dir of node; a missing folder is nil and no error.
+func readDir(node fs.FS, dir string) ([]fs.DirEntry, error) {
+	ents, err := fs.ReadDir(node, dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("hostfacts: /%s: %w", dir, err)
+	}
+	return ents, nil
 }
 
 // readFile reads name from node, at most maxFile bytes; a missing file is
