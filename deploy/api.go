@@ -38,6 +38,11 @@ type API struct {
 	// of their serving certificates (ca.crt) (required: the node API speaks
 	// mutual TLS only).
 	HandlerClientSecret string
+	// HandlerServerName, when set, is the name virt-api expects in every
+	// handler's serving certificate, whatever address it dials (a pod IP
+	// is not known when the certificate is issued). Empty: the dialled
+	// address, which the certificate must then name.
+	HandlerServerName string
 	// Replicas is the Deployment's size; default 2, one standing by, with a
 	// PodDisruptionBudget that keeps one running.
 	Replicas int32
@@ -130,6 +135,19 @@ func apiRules() []rbacv1.PolicyRule {
 func apiPod(a API) corev1.PodSpec {
 	https := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 		Path: "/healthz", Port: intstr.FromInt32(a.Port), Scheme: corev1.URISchemeHTTPS}}, PeriodSeconds: 5, FailureThreshold: 3}
+	args := []string{
+		"--listen=" + listen(a.Port),
+		"--namespace=" + a.Namespace,
+		"--service-name=" + a.Service,
+		"--tls-cert-file=" + path.Join(apiCertDir, corev1.TLSCertKey),
+		"--tls-private-key-file=" + path.Join(apiCertDir, corev1.TLSPrivateKeyKey),
+		"--handler-ca-file=" + path.Join(apiHandlerDir, corev1.ServiceAccountRootCAKey),
+		"--handler-client-cert-file=" + path.Join(apiHandlerDir, corev1.TLSCertKey),
+		"--handler-client-key-file=" + path.Join(apiHandlerDir, corev1.TLSPrivateKeyKey),
+	}
+	if a.HandlerServerName != "" {
+		args = append(args, "--handler-server-name="+a.HandlerServerName)
+	}
 	return corev1.PodSpec{
 		PriorityClassName: "system-cluster-critical",
 		Affinity:          spread(APIName),
@@ -138,16 +156,7 @@ func apiPod(a API) corev1.PodSpec {
 			Name:            APIName,
 			Image:           a.Image,
 			ImagePullPolicy: a.PullPolicy,
-			Args: []string{
-				"--listen=" + listen(a.Port),
-				"--namespace=" + a.Namespace,
-				"--service-name=" + a.Service,
-				"--tls-cert-file=" + path.Join(apiCertDir, corev1.TLSCertKey),
-				"--tls-private-key-file=" + path.Join(apiCertDir, corev1.TLSPrivateKeyKey),
-				"--handler-ca-file=" + path.Join(apiHandlerDir, corev1.ServiceAccountRootCAKey),
-				"--handler-client-cert-file=" + path.Join(apiHandlerDir, corev1.TLSCertKey),
-				"--handler-client-key-file=" + path.Join(apiHandlerDir, corev1.TLSPrivateKeyKey),
-			},
+			Args:            args,
 			Ports:           []corev1.ContainerPort{{Name: "https", ContainerPort: a.Port, Protocol: corev1.ProtocolTCP}},
 			ReadinessProbe:  https,
 			SecurityContext: nonRootContainer(),

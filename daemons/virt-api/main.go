@@ -59,6 +59,7 @@ type config struct {
 	groupHeaders, extraPrefixes     string
 	handlerCAFile                   string
 	handlerCertFile, handlerKeyFile string
+	handlerServerName               string
 	privileged                      string
 	metricsAddr                     string
 	install                         bool
@@ -80,6 +81,7 @@ func main() {
 	flag.StringVar(&c.handlerCAFile, "handler-ca-file", "", "CA that signed the node handlers' serving certificates; empty: system roots")
 	flag.StringVar(&c.handlerCertFile, "handler-client-cert-file", "", "client certificate presented to node handlers")
 	flag.StringVar(&c.handlerKeyFile, "handler-client-key-file", "", "key of --handler-client-cert-file")
+	flag.StringVar(&c.handlerServerName, "handler-server-name", "", "name every handler's serving certificate must carry, whatever address is dialled; empty: the dialled address")
 	flag.StringVar(&c.privileged, "privileged-users", "", "comma-separated users that may change a VMI's spec after creation; empty: the kubevirt-handler, kubevirt-controller and kubevirt-apiserver service accounts of --namespace")
 	flag.StringVar(&c.metricsAddr, "metrics-bind-address", "", "address of /metrics over plain HTTP; empty: /metrics on --listen's TLS port, as KubeVirt; 0 turns it off")
 	flag.BoolVar(&c.install, "install", false, "create or update the APIService, Service, webhook configurations and ClusterRoles, then serve")
@@ -227,7 +229,7 @@ func frontProxy(ctx context.Context, cl client.Client, c config) (*subresources.
 
 // handlerTLSConfig is the client TLS virt-api presents to node handlers.
 func handlerTLSConfig(c config) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.handlerServerName}
 	if c.handlerCAFile != "" {
 		pool, err := readPool(c.handlerCAFile)
 		if err != nil {
