@@ -1,0 +1,138 @@
+package operator
+
+import (
+	"bytes"
+	"time"
+
+	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/deploy/certs"
+)
+
+// The certificates' Secrets and the CA bundle's ConfigMap, KubeVirt's
+// names, all in the operator's namespace. Each Secret is of type
+// kubernetes.io/tls (tls.crt, tls.key); the handler's two also carry
+// ca.crt, the CA bundle their peer's certificate is checked with.
+const (
+	// SecretCA holds the CA that signs every other certificate.
+	SecretCA = "kubevirt-ca"
+	// ConfigMapCA's key CABundleKey holds the CA bundle: the current CA
+	// and any earlier one not yet expired, so that certificates it signed
+	// stay trusted while they are replaced.
+	ConfigMapCA = "kubevirt-ca"
+	CABundleKey = "ca-bundle"
+	// SecretVirtAPI is virt-api's serving certificate, for its Service's
+	// names (the apiserver calls the webhooks and the subresource API).
+	SecretVirtAPI = "kubevirt-virt-api-certs"
+	// SecretHandlerServer is every handler's node API certificate, naming
+	// HandlerServerName.
+	SecretHandlerServer = "kubevirt-virt-handler-server-certs"
+	// SecretHandlerClient is virt-api's client certificate towards the
+	// handlers.
+	SecretHandlerClient = "kubevirt-virt-handler-certs"
+	// CACertKey is the key of the CA bundle in the handlers' Secrets.
+	CACertKey = "ca.crt"
+)
+
+// CACommonName is the CA's name, KubeVirt's.
+const CACommonName = "kubevirt.io"
+
+// Rotation is how long certificates last and how long before their end
+// they are replaced.
+type Rotation struct {
+	CADuration, CARenewBefore     time.Duration
+	CertDuration, CertRenewBefore time.Duration
+}
+
+// Defaults are KubeVirt's: a CA of 7 days and certificates of 1 day, each
+// renewed when a fifth of its life is left.
+const (
+	defaultCADuration   = 7 * 24 * time.Hour
+	defaultCertDuration = 24 * time.Hour
+	renewFraction       = 5 // renewBefore = duration / renewFraction
+)
+
+// RotationOf reads kv's spec.certificateRotateStrategy.selfSigned, with
+// KubeVirt's defaults and its deprecated intervals taking precedence as
+// in KubeVirt. [Validate] checks the result.
+func RotationOf(kv *virtv1.KubeVirt) Rotation {
+	r := Rotation{CADuration: defaultCADuration, CertDuration: defaultCertDuration}
+	ss := kv.Spec.CertificateRotationStrategy.SelfSigned
+	var caRenew, certRenew time.Duration
+	if ss != nil {
+		if ss.CA != nil {
+			if ss.CA.Duration != nil {
+				r.CADuration = ss.CA.Duration.Duration
+			}
+			if ss.CA.RenewBefore != nil {
+				caRenew = ss.CA.RenewBefore.Duration
+			}
+		}
+		if ss.Server != nil {
+			if ss.Server.Duration != nil {
+				r.CertDuration = ss.Server.Duration.Duration
+			}
+			if ss.Server.RenewBefore != nil {
+				certRenew = ss.Server.RenewBefore.Duration
+			}
+		}
+		if ss.CARotateInterval != nil {
+			r.CADuration = ss.CARotateInterval.Duration
+		}
+		if ss.CAOverlapInterval != nil {
+			caRenew = ss.CAOverlapInterval.Duration
+		}
+		if ss.CertRotateInterval != nil {
+			r.CertDuration = ss.CertRotateInterval.Duration
+		}
+	}
+	r.CARenewBefore, r.CertRenewBefore = caRenew, certRenew
+	if r.CARenewBefore == 0 {
+		r.CARenewBefore = r.CADuration / renewFraction
+	}
+	if r.CertRenewBefore == 0 {
+		r.CertRenewBefore = r.CertDuration / renewFraction
+	}
+	return r
+}
+
+// Leaf is one certificate the installation needs: its Secret, what it
+// says, and whether its Secret carries the CA bundle.
+type Leaf struct {
+	Secret  string
+	Request certs.Request
+	WithCA  bool
+}
+
+// Leaves are the certificates of an installation in namespace, each
+// valid for validity.
+func Leaves(namespace string, validity time.Duration) []Leaf {
+	svc := "virt-api." + namespace
+	return []Leaf{
+		{Secret: SecretVirtAPI, Request: certs.Request{CommonName: svc + ".svc",
+			DNSNames: []string{"virt-api", svc, svc + ".svc", svc + ".svc.cluster.local"}, Server: true, Validity: validity}},
+		{Secret: SecretHandlerServer, WithCA: true, Request: certs.Request{CommonName: "kubevirt.io:system:node:virt-handler",
+			DNSNames: []string{HandlerServerName(namespace)}, Server: true, Validity: validity}},
+		{Secret: SecretHandlerClient, WithCA: true, Request: certs.Request{CommonName: "kubevirt.io:system:client:virt-handler",
+			Client: true, Validity: validity}},
+	}
+}
+
+// Bundle is the CA bundle after a rotation to current: current first, then
+// every CA of previous that is not current and not expired at now.
+func Bundle(current *certs.Pair, previous []byte, now time.Time) []byte {
+	out := bytes.Clone(current.CertPEM())
+	if len(previous) == 0 {
+		return out
+	}
+	old, err := certs.ParseCerts(previous)
+	if err != nil {
+		return out
+	}
+	for _, c := range old {
+		if c.IsCA && !c.Equal(current.Cert) && now.Before(c.NotAfter) {
+			out = append(out, (&certs.Pair{Cert: c}).CertPEM()...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,84 @@
+package operator
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+)
+
+// Settings are the operator's own: what its flags say, before any KubeVirt
+// CR is read. Plain data.
+type Settings struct {
+	// Namespace is the operator's namespace: the only one whose KubeVirt CR
+	// it honours, and where the daemons run (required).
+	Namespace string
+	// Registry and Tag are where the daemons' images come from when the CR
+	// does not say (spec.imageRegistry, spec.imageTag): REGISTRY/NAME:TAG.
+	// Both required; Tag is normally the operator's own version.
+	Registry, Tag string
+	// Version is the operator's version (status.operatorVersion).
+	Version string
+	// APIServer, "host:port", is for clusters whose pods cannot reach the
+	// kubernetes Service (virt-local's real node): the daemons then take
+	// the host's network (deploy.Handler.APIServer).
+	APIServer string
+	// LauncherCapabilitiesCache is a node folder the launchers share for
+	// libvirt's QEMU capability probe (deploy.Controller); empty: none.
+	LauncherCapabilitiesCache string
+	// Replicas is the size of virt-api's and virt-controller's
+	// Deployments when the CR's spec.infra.replicas does not say; 0 is 2.
+	Replicas int32
+}
+
+// Check reports the first field that makes s unusable.
+func (s Settings) Check() error {
+	var errs []error
+	if s.Namespace == "" {
+		errs = append(errs, errors.New("operator: Settings.Namespace: required"))
+	}
+	if s.Registry == "" {
+		errs = append(errs, errors.New("operator: Settings.Registry: required"))
+	}
+	if s.Tag == "" {
+		errs = append(errs, errors.New("operator: Settings.Tag: required"))
+	}
+	if s.APIServer != "" {
+		if _, _, err := net.SplitHostPort(s.APIServer); err != nil {
+			errs = append(errs, fmt.Errorf("operator: Settings.APIServer %q: want host:port", s.APIServer))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Target is what one KubeVirt CR asks the operator to install: the
+// settings with the CR's image registry, tag and pull policy over them.
+type Target struct {
+	Registry, Tag string
+	PullPolicy    corev1.PullPolicy
+}
+
+// TargetOf returns the images kv asks for.
+func TargetOf(kv *virtv1.KubeVirt, s Settings) Target {
+	t := Target{Registry: s.Registry, Tag: s.Tag, PullPolicy: kv.Spec.ImagePullPolicy}
+	if kv.Spec.ImageRegistry != "" {
+		t.Registry = kv.Spec.ImageRegistry
+	}
+	if kv.Spec.ImageTag != "" {
+		t.Tag = kv.Spec.ImageTag
+	}
+	return t
+}
+
+// Image is the reference of the named daemon's image: REGISTRY/NAME:TAG,
+// or REGISTRY/NAME@TAG for a digest ("sha256:...").
+func (t Target) Image(name string) string {
+	sep := ":"
+	if strings.Contains(t.Tag, ":") {
+		sep = "@"
+	}
+	return strings.TrimSuffix(t.Registry, "/") + "/" + name + sep + t.Tag
+}
