@@ -1,0 +1,207 @@
+package operator_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/controllers/operator"
+	"github.com/virtkit/virtkit/deploy/certs"
+)
+
+var settings = operator.Settings{Namespace: "kubevirt", Registry: "quay.test/virtkit", Tag: "v0", Version: "v0"}
+
+func images(objs []client.Object) map[string]string {
+	out := map[string]string{}
+	for _, o := range objs {
+		var spec *corev1.PodSpec
+		switch w := o.(type) {
+		case *appsv1.Deployment:
+			spec = &w.Spec.Template.Spec
+		case *appsv1.DaemonSet:
+			spec = &w.Spec.Template.Spec
+		default:
+			continue
+		}
+		for _, c := range append(spec.InitContainers, spec.Containers...) {
+			out[o.GetName()+"/"+c.Name] = c.Image
+		}
+	}
+	return out
+}
+
+// The CR's registry and tag choose every image; the operator's own are
+// the default.
+func TestComponentsImages(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec virtv1.KubeVirtSpec
+		want string
+	}{
+		{"operator's defaults", virtv1.KubeVirtSpec{}, "quay.test/virtkit/%s:v0"},
+		{"the CR's registry and tag", virtv1.KubeVirtSpec{ImageRegistry: "reg:5000/x/", ImageTag: "v9"}, "reg:5000/x/%s:v9"},
+		{"a digest", virtv1.KubeVirtSpec{ImageTag: "sha256:abc"}, "quay.test/virtkit/%s@sha256:abc"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, err := operator.Components(&virtv1.KubeVirt{Spec: tc.spec}, settings, []byte("ca"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			img := func(n string) string { return strings.Replace(tc.want, "%s", n, 1) }
+			want := map[string]string{
+				"virt-api/virt-api": img("virt-api"), "virt-controller/virt-controller": img("virt-controller"),
+				"virt-handler/virt-handler": img("virt-handler"),
+				// The node labeller is the launcher's host CPU probe.
+				"virt-handler/node-labeller": img("virt-launcher"),
+			}
+			if diff := cmp.Diff(want, images(objs)); diff != "" {
+				t.Errorf("images (-want +got):\n%s", diff)
+			}
+			for _, o := range objs {
+				if d, ok := o.(*appsv1.Deployment); ok && d.Name == "virt-controller" {
+					args := strings.Join(d.Spec.Template.Spec.Containers[0].Args, " ")
+					if !strings.Contains(args, "--launcher-image="+img("virt-launcher")) {
+						t.Errorf("virt-controller's args %q: no launcher image %s", args, img("virt-launcher"))
+					}
+				}
+			}
+		})
+	}
+}
+
+// Every component is marked as the operator's; neither the operator's
+// own CRD nor its namespace is among them.
+func TestComponentsMarkedAndScoped(t *testing.T) {
+	objs, err := operator.Components(&virtv1.KubeVirt{}, settings, []byte("ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		what := o.GetObjectKind().GroupVersionKind().Kind + " " + o.GetName()
+		if o.GetLabels()[operator.ManagedByLabel] != operator.ManagedByValue || o.GetAnnotations()[operator.VersionAnnotation] != "v0" {
+			t.Errorf("%s: labels %v annotations %v", what, o.GetLabels(), o.GetAnnotations())
+		}
+		if o.GetName() == "kubevirts.kubevirt.io" || o.GetObjectKind().GroupVersionKind().Kind == "Namespace" {
+			t.Errorf("%s is among the components", what)
+		}
+	}
+}
+
+func TestComponentsReplicas(t *testing.T) {
+	three := uint8(3)
+	objs, err := operator.Components(&virtv1.KubeVirt{Spec: virtv1.KubeVirtSpec{Infra: &virtv1.ComponentConfig{Replicas: &three}}}, settings, []byte("ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if d, ok := o.(*appsv1.Deployment); ok && *d.Spec.Replicas != 3 {
+			t.Errorf("Deployment %s: %d replicas, want spec.infra.replicas 3", d.Name, *d.Spec.Replicas)
+		}
+	}
+}
+
+func TestSettingsCheck(t *testing.T) {
+	err := operator.Settings{APIServer: "nope"}.Check()
+	for _, want := range []string{"Settings.Namespace: required", "Settings.Registry: required", "Settings.Tag: required", `Settings.APIServer "nope"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Check() = %v, want %q", err, want)
+		}
+	}
+}
+
+func d(h float64) *metav1.Duration { return &metav1.Duration{Duration: time.Duration(h * float64(time.Hour))} }
+
+func TestRotationOf(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ss   *virtv1.KubeVirtSelfSignConfiguration
+		want operator.Rotation
+	}{
+		{"KubeVirt's defaults", nil, operator.Rotation{CADuration: 168 * time.Hour, CARenewBefore: 168 * time.Hour / 5, CertDuration: 24 * time.Hour, CertRenewBefore: 24 * time.Hour / 5}},
+		{"CertConfig", &virtv1.KubeVirtSelfSignConfiguration{CA: &virtv1.CertConfig{Duration: d(48), RenewBefore: d(10)}, Server: &virtv1.CertConfig{Duration: d(12)}},
+			operator.Rotation{CADuration: 48 * time.Hour, CARenewBefore: 10 * time.Hour, CertDuration: 12 * time.Hour, CertRenewBefore: 12 * time.Hour / 5}},
+		{"deprecated intervals", &virtv1.KubeVirtSelfSignConfiguration{CARotateInterval: d(72), CAOverlapInterval: d(24), CertRotateInterval: d(6)},
+			operator.Rotation{CADuration: 72 * time.Hour, CARenewBefore: 24 * time.Hour, CertDuration: 6 * time.Hour, CertRenewBefore: 6 * time.Hour / 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kv := &virtv1.KubeVirt{Spec: virtv1.KubeVirtSpec{CertificateRotationStrategy: virtv1.KubeVirtCertificateRotateStrategy{SelfSigned: tc.ss}}}
+			if diff := cmp.Diff(tc.want, operator.RotationOf(kv)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	zero := uint8(0)
+	for _, tc := range []struct {
+		name string
+		spec virtv1.KubeVirtSpec
+		want []string
+	}{
+		{"valid", virtv1.KubeVirtSpec{}, nil},
+		{"zero replicas", virtv1.KubeVirtSpec{Infra: &virtv1.ComponentConfig{Replicas: &zero}}, []string{"spec.infra.replicas: Invalid value: 0: infra replica count can't be 0"}},
+		{"pull policy", virtv1.KubeVirtSpec{ImagePullPolicy: "Sometimes"}, []string{`spec.imagePullPolicy: Unsupported value: "Sometimes"`}},
+		{"renewBefore beyond duration", virtv1.KubeVirtSpec{CertificateRotationStrategy: virtv1.KubeVirtCertificateRotateStrategy{SelfSigned: &virtv1.KubeVirtSelfSignConfiguration{
+			CA: &virtv1.CertConfig{Duration: d(10), RenewBefore: d(11)}, Server: &virtv1.CertConfig{Duration: d(20)}}}},
+			[]string{"spec.certificateRotateStrategy.selfSigned.ca.renewBefore: Invalid value: \"11h0m0s\": CA RenewBefore cannot exceed Duration",
+				"spec.certificateRotateStrategy.selfSigned.server.duration: Invalid value: \"20h0m0s\": Certificate duration cannot exceed CA"}},
+		{"mixed forms", virtv1.KubeVirtSpec{CertificateRotationStrategy: virtv1.KubeVirtCertificateRotateStrategy{SelfSigned: &virtv1.KubeVirtSelfSignConfiguration{
+			CARotateInterval: d(48), Server: &virtv1.CertConfig{Duration: d(0.5)}}}},
+			[]string{"spec.certificateRotateStrategy.selfSigned: Forbidden: caRotateInterval, certRotateInterval and caOverlapInterval are deprecated",
+				"spec.certificateRotateStrategy.selfSigned.server.duration: Invalid value: \"30m0s\": must be at least 1h1m0s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := operator.Validate(&virtv1.KubeVirt{Spec: tc.spec})
+			if len(errs) != len(tc.want) {
+				t.Fatalf("Validate = %v, want %d errors %q", errs, len(tc.want), tc.want)
+			}
+			for i, e := range errs {
+				if !strings.HasPrefix(e.Error(), tc.want[i]) {
+					t.Errorf("error %d = %q, want prefix %q", i, e.Error(), tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+// The bundle keeps an earlier CA until it expires, never twice, and
+// drops what is not a CA.
+func TestBundle(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	old, err := certs.NewCA("old", now.Add(-6*24*time.Hour), 7*24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired, err := certs.NewCA("expired", now.Add(-8*24*time.Hour), 7*24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := certs.NewCA("cur", now, 7*24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := cur.Issue(certs.Request{CommonName: "c", Client: true, Validity: 24 * time.Hour}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	previous := append(append(append(old.CertPEM(), expired.CertPEM()...), cur.CertPEM()...), leaf.CertPEM()...)
+	got, err := certs.ParseCerts(operator.Bundle(cur, previous, now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range got {
+		names = append(names, c.Subject.CommonName)
+	}
+	if diff := cmp.Diff([]string{"cur", "old"}, names); diff != "" {
+		t.Errorf("bundle (-want +got):\n%s", diff)
+	}
+}
