@@ -21,7 +21,7 @@ NESTED_MODULES := hack/bench
 # API groups whose CRDs deploy/crds serves (see hack/crdgen).
 CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1
 
-.PHONY: run stop boot-guest test test-short deps kube-bins cni-bins containerd-bins guest images images-push tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node
+.PHONY: run stop boot-guest test test-short deps kube-bins cni-bins containerd-bins guest images images-push manifests tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node
 
 ## run: start virt-local (a real single-machine Kubernetes with virtkit), boot examples/manifests/vm-tiny.yaml, show its console
 run: deps kube-bins cni-bins guest daemons
@@ -104,12 +104,18 @@ check-pure:
 
 ## daemons: build the daemons, virtctl and the pods' sandbox program (hack/pause) into _output/bin
 daemons:
-	go build -o $(OUT)/bin/ ./daemons/virt-launcher ./daemons/virt-handler ./daemons/virt-api ./daemons/virt-controller ./daemons/virt-local ./cmd/virtctl ./hack/pause
+	go build -o $(OUT)/bin/ ./daemons/virt-launcher ./daemons/virt-handler ./daemons/virt-api ./daemons/virt-controller ./daemons/virt-operator ./daemons/virt-local ./cmd/virtctl ./hack/pause
 
 ## images: OCI images of the daemons (binaries plus Debian packages, no Docker) into the OCI layout _output/images
 IMAGES_FLAGS = -bin $(OUT)/bin -out $(OUT)/images -cache $(OUT)/cache/debs
 images: deps daemons
 	go run ./hack/images $(IMAGES_FLAGS)
+
+## manifests: the release manifests _output/deploy/virtkit-operator.yaml and kubevirt-cr.yaml, for images at IMAGE_REGISTRY/NAME:IMAGE_TAG
+IMAGE_REGISTRY ?= 127.0.0.1:5000/virtkit
+IMAGE_TAG ?= devel
+manifests:
+	go run ./hack/manifests -registry $(IMAGE_REGISTRY) -tag $(IMAGE_TAG) -out $(OUT)/deploy
 
 ## images-push: build the images and push them to REGISTRY=host[:port][/prefix] (plain HTTP on loopback)
 images-push: deps daemons

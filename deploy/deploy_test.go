@@ -100,7 +100,11 @@ func TestInstallOnARealAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs = append(append(append(objs, handler...), apiPods...), controller...)
+	operator, err := deploy.OperatorObjects(deploy.Operator{Namespace: "kubevirt", Image: "virt-operator:test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs = append(append(append(append(objs, handler...), apiPods...), controller...), operator...)
 	for round := 1; round <= 2; round++ {
 		if err := deploy.Apply(ctx, cl, objs...); err != nil {
 			t.Fatalf("round %d: %v", round, err)

@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -81,6 +82,7 @@ func TestDeploymentObjectsGolden(t *testing.T) {
 			a := api
 			a.Replicas, a.Port, a.APIServer, a.PullPolicy = 1, 9443, "127.0.0.1:6443", corev1.PullAlways
 			a.NodeSelector = map[string]string{"kubernetes.io/hostname": "n1"}
+			a.HandlerServerName = "virt-handler.kubevirt.svc"
 			return deploy.APIObjects(a)
 		}},
 		{"controller-hostnetwork.yaml", func() ([]client.Object, error) {
@@ -89,10 +91,26 @@ func TestDeploymentObjectsGolden(t *testing.T) {
 			c.Emulation, c.LauncherCapabilitiesCache = true, "/data/capabilities"
 			return deploy.ControllerObjects(c)
 		}},
+		{"operator.yaml", func() ([]client.Object, error) {
+			objs, err := deploy.OperatorObjects(deploy.Operator{Namespace: "kubevirt", Image: "registry.example/virtkit/virt-operator:v1"})
+			// The KubeVirt CRD is the generated file in crds/.
+			return slices.DeleteFunc(objs, func(o client.Object) bool { return o.GetName() == "kubevirts.kubevirt.io" }), err
+		}},
 	} {
 		objs, err := tc.objs()
 		assert.NilError(t, err, tc.file)
 		golden.Assert(t, render(t, objs), tc.file)
+	}
+}
+
+func TestOperatorObjects(t *testing.T) {
+	objs, err := deploy.OperatorObjects(deploy.Operator{Namespace: "kubevirt", Image: "i"})
+	assert.NilError(t, err)
+	assert.Equal(t, objs[0].GetObjectKind().GroupVersionKind().Kind, "Namespace")
+	assert.Equal(t, objs[1].GetName(), "kubevirts.kubevirt.io")
+	_, err = deploy.OperatorObjects(deploy.Operator{Replicas: -2})
+	for _, f := range []string{"Operator.Namespace: required", "Operator.Image: required", "Operator.Replicas -2: must be positive"} {
+		assert.ErrorContains(t, err, f)
 	}
 }
 

@@ -66,6 +66,10 @@ func Daemons() []Image {
 			User: UserNonRoot, Entrypoint: []string{"/usr/bin/virt-controller"},
 		},
 		{
+			Name: "virt-operator", Binaries: []string{"virt-operator"}, Packages: []string{"libc6"},
+			User: UserNonRoot, Entrypoint: []string{"/usr/bin/virt-operator"},
+		},
+		{
 			Name: "virt-handler", Binaries: []string{"virt-handler"}, Packages: []string{"libvirt0"},
 			User: UserRoot, Entrypoint: []string{"/usr/bin/virt-handler"},
 			Why: "it enters each launcher pod's network and mount namespaces and configures the node",
