@@ -48,7 +48,7 @@ func ensurePKI(ctx context.Context, r client.Reader, namespace string, rot Rotat
 	case err == nil:
 		previous = []byte(cm.Data[CABundleKey])
 	case !apierrors.IsNotFound(err):
-		return out, fmt.Errorf("ConfigMap %s/%s: %w", namespace, ConfigMapCA, err)
+		return out, fmt.Errorf("configmap %s/%s: %w", namespace, ConfigMapCA, err)
 	}
 	out.bundle = Bundle(ca, previous, now)
 	out.next = ca.Cert.NotAfter.Add(-rot.CARenewBefore)
@@ -69,7 +69,7 @@ func ensurePKI(ctx context.Context, r client.Reader, namespace string, rot Rotat
 		}
 		if leaf == nil || !certs.Fits(leaf.Cert, ca.Cert, l.Request) || certs.Due(leaf.Cert, now, rot.CertRenewBefore) {
 			if leaf, err = ca.Issue(l.Request, now); err != nil {
-				return out, fmt.Errorf("Secret %s/%s: %w", namespace, l.Secret, err)
+				return out, fmt.Errorf("secret %s/%s: %w", namespace, l.Secret, err)
 			}
 		}
 		var bundle []byte
@@ -90,7 +90,7 @@ func readSecret(ctx context.Context, r client.Reader, namespace, name string) (*
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("Secret %s/%s: %w", namespace, name, err)
+		return nil, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 	}
 	return s, nil
 }

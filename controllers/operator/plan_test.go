@@ -116,7 +116,9 @@ func TestSettingsCheck(t *testing.T) {
 	}
 }
 
-func d(h float64) *metav1.Duration { return &metav1.Duration{Duration: time.Duration(h * float64(time.Hour))} }
+func d(h float64) *metav1.Duration {
+	return &metav1.Duration{Duration: time.Duration(h * float64(time.Hour))}
+}
 
 func TestRotationOf(t *testing.T) {
 	for _, tc := range []struct {

@@ -68,8 +68,7 @@ func (r *Reconciler) uninstall(ctx context.Context, kv *virtv1.KubeVirt, obs Obs
 			return ctrl.Result{}, err
 		}
 		if what != "" {
-			obs.Failed = fmt.Errorf("Rejecting the uninstall request, since there are still %s present. "+
-				"Either delete all KubeVirt related workloads or change the uninstall strategy before uninstalling KubeVirt.", what)
+			obs.Failed = blockedError{what}
 			return wait, r.writeStatus(ctx, kv, obs)
 		}
 	}
@@ -104,6 +103,14 @@ func (r *Reconciler) uninstall(ctx context.Context, kv *virtv1.KubeVirt, obs Obs
 	}
 	log.Info("uninstalled", "kubevirt", client.ObjectKeyFromObject(kv))
 	return ctrl.Result{}, nil
+}
+
+// blockedError is an uninstall held by workloads, with KubeVirt's message.
+type blockedError struct{ what string }
+
+func (e blockedError) Error() string {
+	return "Rejecting the uninstall request, since there are still " + e.what + " present. " +
+		"Either delete all KubeVirt related workloads or change the uninstall strategy before uninstalling KubeVirt."
 }
 
 // workloads names the first kind of blockingWorkloads that has objects
@@ -214,7 +221,7 @@ func (r *Reconciler) unlabelNodes(ctx context.Context) error {
 			continue
 		}
 		if err := r.client.Patch(ctx, n, client.MergeFrom(orig)); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("Node %s: removing kubevirt.io labels: %w", n.Name, err)
+			return fmt.Errorf("node %s: removing kubevirt.io labels: %w", n.Name, err)
 		}
 	}
 	return nil
