@@ -47,5 +47,12 @@ func Handler(cl client.Client, scheme *runtime.Scheme, cfg Config) http.Handler 
 // front-proxy certificate (checked by subresources.FrontProxy) and webhook
 // calls come without one.
 func TLSConfig(cert tls.Certificate) *tls.Config {
-	return &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12}
+	return TLSConfigFrom(func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &cert, nil })
+}
+
+// TLSConfigFrom is TLSConfig with the certificate of each handshake taken
+// from get, so that a renewed certificate serves new connections
+// (deploy/certs/certfiles).
+func TLSConfigFrom(get func(*tls.ClientHelloInfo) (*tls.Certificate, error)) *tls.Config {
+	return &tls.Config{GetCertificate: get, ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12}
 }

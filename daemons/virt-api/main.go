@@ -44,6 +44,7 @@ import (
 
 	"github.com/virtkit/virtkit/controllers"
 	"github.com/virtkit/virtkit/deploy"
+	"github.com/virtkit/virtkit/deploy/certs/certfiles"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/virtapi"
@@ -106,7 +107,9 @@ func run(ctx context.Context, c config, log logr.Logger) error {
 	if c.certFile == "" || c.keyFile == "" {
 		return errors.New("--tls-cert-file and --tls-private-key-file are required")
 	}
-	cert, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
+	// The files are read again as they change: a renewed certificate
+	// serves new connections without a restart.
+	serving, err := certfiles.New(c.certFile, c.keyFile, "", certfiles.WithLogger(log.WithName("tls")))
 	if err != nil {
 		return fmt.Errorf("--tls-cert-file %s, --tls-private-key-file %s: %w", c.certFile, c.keyFile, err)
 	}
@@ -139,7 +142,7 @@ func run(ctx context.Context, c config, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
-	handlerTLS, err := handlerTLSConfig(c)
+	handlerTLS, err := handlerTLSConfig(c, log)
 	if err != nil {
 		return err
 	}
@@ -189,7 +192,7 @@ func run(ctx context.Context, c config, log logr.Logger) error {
 	srv := &http.Server{
 		Addr:              c.listen,
 		Handler:           h,
-		TLSConfig:         virtapi.TLSConfig(cert),
+		TLSConfig:         virtapi.TLSConfigFrom(serving.GetCertificate),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	servers = append(servers, srv)
@@ -228,7 +231,17 @@ func frontProxy(ctx context.Context, cl client.Client, c config) (*subresources.
 }
 
 // handlerTLSConfig is the client TLS virt-api presents to node handlers.
-func handlerTLSConfig(c config) (*tls.Config, error) {
+// With --handler-server-name, the certificate and the CA bundle are read
+// again as their files change (a renewal reaches new connections);
+// otherwise they are read once and the dialled address is checked.
+func handlerTLSConfig(c config, log logr.Logger) (*tls.Config, error) {
+	if c.handlerServerName != "" && c.handlerCAFile != "" && c.handlerCertFile != "" {
+		src, err := certfiles.New(c.handlerCertFile, c.handlerKeyFile, c.handlerCAFile, certfiles.WithLogger(log.WithName("handler-tls")))
+		if err != nil {
+			return nil, fmt.Errorf("--handler-client-cert-file, --handler-ca-file: %w", err)
+		}
+		return src.ClientConfig(c.handlerServerName)
+	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.handlerServerName}
 	if c.handlerCAFile != "" {
 		pool, err := readPool(c.handlerCAFile)

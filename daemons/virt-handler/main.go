@@ -21,8 +21,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -42,6 +40,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/virtkit/virtkit/controllers/handler"
+	"github.com/virtkit/virtkit/deploy/certs/certfiles"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/virt/devices"
@@ -195,22 +194,13 @@ func nodeAPIServer(o options, ops nodeapi.Ops, log logr.Logger) (*http.Server, e
 		log.Info("the node API speaks plain HTTP: give --tls-cert-file, --tls-key-file and --client-ca-file on a real cluster")
 		return srv, nil
 	}
-	cert, err := tls.LoadX509KeyPair(o.certFile, o.keyFile)
+	// The files are read again as they change: a renewed certificate or
+	// CA bundle reaches new connections without a restart.
+	src, err := certfiles.New(o.certFile, o.keyFile, o.clientCA, certfiles.WithLogger(log.WithName("tls")))
 	if err != nil {
-		return nil, fmt.Errorf("--tls-cert-file/--tls-key-file: %w", err)
+		return nil, fmt.Errorf("--tls-cert-file, --tls-key-file, --client-ca-file: %w", err)
 	}
-	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if o.clientCA != "" {
-		pem, err := os.ReadFile(o.clientCA)
-		if err != nil {
-			return nil, fmt.Errorf("--client-ca-file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--client-ca-file %s: no certificate", o.clientCA)
-		}
-		srv.TLSConfig.ClientCAs, srv.TLSConfig.ClientAuth = pool, tls.RequireAndVerifyClientCert
-	}
+	srv.TLSConfig = src.ServerConfig()
 	return srv, nil
 }
 
