@@ -6,9 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -129,29 +127,6 @@ func controllerPod(c Controller) corev1.PodSpec {
 	if c.LauncherCapabilitiesCache != "" {
 		args = append(args, "--launcher-capabilities-cache="+c.LauncherCapabilitiesCache)
 	}
-	probe := func(p string) *corev1.Probe {
-		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: p, Port: intstr.FromInt32(c.ProbePort)}},
-			PeriodSeconds: 5, FailureThreshold: 3}
-	}
-	return corev1.PodSpec{
-		PriorityClassName: "system-cluster-critical",
-		Affinity:          spread(ControllerName),
-		SecurityContext:   nonRootPod(),
-		Containers: []corev1.Container{{
-			Name:            ControllerName,
-			Image:           c.Image,
-			ImagePullPolicy: c.PullPolicy,
-			Args:            args,
-			Ports: []corev1.ContainerPort{
-				{Name: "metrics", ContainerPort: c.MetricsPort, Protocol: corev1.ProtocolTCP},
-				{Name: "probes", ContainerPort: c.ProbePort, Protocol: corev1.ProtocolTCP},
-			},
-			ReadinessProbe:  probe("/readyz"),
-			LivenessProbe:   probe("/healthz"),
-			SecurityContext: nonRootContainer(),
-			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("150Mi")}},
-			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		}},
-	}
+	return c.workload().managerPod(c.PullPolicy, args, c.ProbePort, nil,
+		corev1.ContainerPort{Name: "metrics", ContainerPort: c.MetricsPort, Protocol: corev1.ProtocolTCP})
 }

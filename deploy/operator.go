@@ -5,9 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -117,27 +115,5 @@ func operatorPod(o Operator) corev1.PodSpec {
 	if o.APIServer != "" {
 		args = append(args, "--apiserver="+o.APIServer)
 	}
-	probe := func(p string) *corev1.Probe {
-		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: p, Port: intstr.FromInt32(o.ProbePort)}},
-			PeriodSeconds: 5, FailureThreshold: 3}
-	}
-	return corev1.PodSpec{
-		PriorityClassName: "system-cluster-critical",
-		Affinity:          spread(OperatorName),
-		SecurityContext:   nonRootPod(),
-		Containers: []corev1.Container{{
-			Name:            OperatorName,
-			Image:           o.Image,
-			ImagePullPolicy: o.PullPolicy,
-			Args:            args,
-			Env:             []corev1.EnvVar{{Name: OperatorImageEnv, Value: o.Image}},
-			Ports:           []corev1.ContainerPort{{Name: "probes", ContainerPort: o.ProbePort, Protocol: corev1.ProtocolTCP}},
-			ReadinessProbe:  probe("/readyz"),
-			LivenessProbe:   probe("/healthz"),
-			SecurityContext: nonRootContainer(),
-			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("150Mi")}},
-			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		}},
-	}
+	return o.workload().managerPod(o.PullPolicy, args, o.ProbePort, []corev1.EnvVar{{Name: OperatorImageEnv, Value: o.Image}})
 }

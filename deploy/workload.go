@@ -8,7 +8,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -160,6 +162,35 @@ func (w workload) podSpec(spec corev1.PodSpec) corev1.PodSpec {
 		spec.Containers[i].Env = append(append([]corev1.EnvVar(nil), spec.Containers[i].Env...), env...)
 	}
 	return spec
+}
+
+// managerPod is the pod of a daemon that is a controller-runtime manager
+// (virt-controller, virt-operator): one non-root container of image with
+// args, ready and alive by /readyz and /healthz on probePort.
+func (w workload) managerPod(pull corev1.PullPolicy, args []string, probePort int32, env []corev1.EnvVar, ports ...corev1.ContainerPort) corev1.PodSpec {
+	probe := func(p string) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: p, Port: intstr.FromInt32(probePort)}},
+			PeriodSeconds: 5, FailureThreshold: 3}
+	}
+	return corev1.PodSpec{
+		PriorityClassName: "system-cluster-critical",
+		Affinity:          spread(w.name),
+		SecurityContext:   nonRootPod(),
+		Containers: []corev1.Container{{
+			Name:            w.name,
+			Image:           w.image,
+			ImagePullPolicy: pull,
+			Args:            args,
+			Env:             env,
+			Ports:           append(ports, corev1.ContainerPort{Name: "probes", ContainerPort: probePort, Protocol: corev1.ProtocolTCP}),
+			ReadinessProbe:  probe("/readyz"),
+			LivenessProbe:   probe("/healthz"),
+			SecurityContext: nonRootContainer(),
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("150Mi")}},
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		}},
+	}
 }
 
 // listen is ":port".

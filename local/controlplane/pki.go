@@ -1,22 +1,21 @@
 package controlplane
 
 import (
-	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/virtkit/virtkit/deploy/certs"
 )
 
 // certValidity is how long the generated certificates last; a local cluster
@@ -83,7 +82,7 @@ func ensurePKI(p PKI, serviceIP net.IP) error {
 	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
 		return fmt.Errorf("pki: %w", err)
 	}
-	cas := map[string]*issuer{}
+	cas := map[string]*certs.Pair{}
 	for _, name := range []string{"ca", "front-proxy-ca"} {
 		is, err := ensureCA(p, name)
 		if err != nil {
@@ -100,10 +99,14 @@ func ensurePKI(p PKI, serviceIP net.IP) error {
 		if err != nil {
 			return fmt.Errorf("pki: service account key: %w", err)
 		}
-		if err := writePEM(p.ServiceAccountPub(), "PUBLIC KEY", pub); err != nil {
+		der, err := x509.MarshalECPrivateKey(key)
+		if err != nil {
+			return fmt.Errorf("pki: service account key: %w", err)
+		}
+		if err := writePEM(p.ServiceAccountPub(), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})); err != nil {
 			return err
 		}
-		if err := writeKey(p.ServiceAccountKey(), key); err != nil {
+		if err := writePEM(p.ServiceAccountKey(), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})); err != nil {
 			return err
 		}
 	}
@@ -111,17 +114,12 @@ func ensurePKI(p PKI, serviceIP net.IP) error {
 		if exists(p.Cert(l.name)) && exists(p.Key(l.name)) {
 			continue
 		}
-		tmpl := &x509.Certificate{
-			Subject:     pkix.Name{CommonName: l.cn, Organization: l.orgs},
-			KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-		}
+		r := certs.Request{CommonName: l.cn, Organizations: l.orgs, Client: !l.server, Server: l.server}
 		if l.server {
-			tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-			tmpl.DNSNames = []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}
-			tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback, serviceIP}
+			r.DNSNames = []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}
+			r.IPs = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback, serviceIP}
 		}
-		if err := cas[l.ca].issue(p, l.name, tmpl); err != nil {
+		if err := issue(p, cas[l.ca], l.name, r); err != nil {
 			return err
 		}
 	}
@@ -145,15 +143,11 @@ func (p PKI) EnsureClientCert(name, cn string, orgs ...string) error {
 		c.Subject.CommonName == cn && slices.Equal(c.Subject.Organization, orgs) {
 		return nil
 	}
-	is, err := loadIssuer(p.CACert(), p.CAKey())
+	ca, err := loadPair(p.CACert(), p.CAKey())
 	if err != nil {
 		return err
 	}
-	return is.issue(p, name, &x509.Certificate{
-		Subject:     pkix.Name{CommonName: cn, Organization: orgs},
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	})
+	return issue(p, ca, name, certs.Request{CommonName: cn, Organizations: orgs, Client: true})
 }
 
 // readCert reads the first certificate of a PEM file.
@@ -169,67 +163,36 @@ func readCert(file string) (*x509.Certificate, error) {
 	return x509.ParseCertificate(block.Bytes)
 }
 
-// issuer is a CA able to sign.
-type issuer struct {
-	cert *x509.Certificate
-	key  crypto.Signer
-}
-
-func ensureCA(p PKI, name string) (*issuer, error) {
+// ensureCA loads the CA name, or makes it when its files are missing.
+func ensureCA(p PKI, name string) (*certs.Pair, error) {
 	certFile, keyFile := p.Cert(name), p.Key(name)
 	if exists(certFile) && exists(keyFile) {
-		return loadIssuer(certFile, keyFile)
+		return loadPair(certFile, keyFile)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := certs.NewCA("virt-local-"+name, time.Now(), certValidity)
 	if err != nil {
-		return nil, fmt.Errorf("pki: %s key: %w", name, err)
+		return nil, fmt.Errorf("pki: %w", err)
 	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "virt-local-" + name},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(certValidity),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageCRLSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, fmt.Errorf("pki: %s certificate: %w", name, err)
-	}
-	if err := writeKey(keyFile, key); err != nil {
+	if err := writePEM(keyFile, ca.KeyPEM()); err != nil {
 		return nil, err
 	}
-	if err := writePEM(certFile, "CERTIFICATE", der); err != nil {
-		return nil, err
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, err
-	}
-	return &issuer{cert: cert, key: key}, nil
+	return ca, writePEM(certFile, ca.CertPEM())
 }
 
-func (is *issuer) issue(p PKI, name string, tmpl *x509.Certificate) error {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// issue signs r with ca for certValidity, into Cert(name) and Key(name).
+func issue(p PKI, ca *certs.Pair, name string, r certs.Request) error {
+	r.Validity = certValidity
+	leaf, err := ca.Issue(r, time.Now())
 	if err != nil {
-		return fmt.Errorf("pki: %s key: %w", name, err)
+		return fmt.Errorf("pki: %s: %w", name, err)
 	}
-	now := time.Now()
-	tmpl.SerialNumber = serial()
-	tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.Add(certValidity)
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, is.cert, &key.PublicKey, is.key)
-	if err != nil {
-		return fmt.Errorf("pki: %s certificate: %w", name, err)
-	}
-	if err := writeKey(p.Key(name), key); err != nil {
+	if err := writePEM(p.Key(name), leaf.KeyPEM()); err != nil {
 		return err
 	}
-	return writePEM(p.Cert(name), "CERTIFICATE", der)
+	return writePEM(p.Cert(name), leaf.CertPEM())
 }
 
-func loadIssuer(certFile, keyFile string) (*issuer, error) {
+func loadPair(certFile, keyFile string) (*certs.Pair, error) {
 	cb, err := os.ReadFile(certFile)
 	if err != nil {
 		return nil, fmt.Errorf("pki: %w", err)
@@ -238,42 +201,17 @@ func loadIssuer(certFile, keyFile string) (*issuer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pki: %w", err)
 	}
-	cblock, _ := pem.Decode(cb)
-	kblock, _ := pem.Decode(kb)
-	if cblock == nil || kblock == nil {
-		return nil, fmt.Errorf("pki: %s or %s is not PEM", certFile, keyFile)
-	}
-	cert, err := x509.ParseCertificate(cblock.Bytes)
+	pair, err := certs.Parse(cb, kb)
 	if err != nil {
 		return nil, fmt.Errorf("pki: %s: %w", certFile, err)
 	}
-	key, err := x509.ParseECPrivateKey(kblock.Bytes)
-	if err != nil {
-		return nil, fmt.Errorf("pki: %s: %w", keyFile, err)
-	}
-	return &issuer{cert: cert, key: key}, nil
-}
-
-func serial() *big.Int {
-	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 126))
-	if err != nil {
-		panic(err) // crypto/rand does not fail on Linux
-	}
-	return n
-}
-
-func writeKey(path string, key *ecdsa.PrivateKey) error {
-	der, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return fmt.Errorf("pki: %s: %w", path, err)
-	}
-	return writePEM(path, "EC PRIVATE KEY", der)
+	return pair, nil
 }
 
 // writePEM writes the file atomically, readable by the owner only.
-func writePEM(path, typ string, der []byte) error {
+func writePEM(path string, b []byte) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return fmt.Errorf("pki: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
@@ -296,7 +234,7 @@ func (p PKI) EnsureServingCert(name string, names ...string) error {
 	if c, err := readCert(p.Cert(name)); err == nil && exists(p.Key(name)) && coversAll(c, names) {
 		return nil
 	}
-	is, err := loadIssuer(p.CACert(), p.CAKey())
+	ca, err := loadPair(p.CACert(), p.CAKey())
 	if err != nil {
 		return err
 	}
@@ -308,13 +246,7 @@ func (p PKI) EnsureServingCert(name string, names ...string) error {
 			dns = append(dns, n)
 		}
 	}
-	return is.issue(p, name, &x509.Certificate{
-		Subject:     pkix.Name{CommonName: name},
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:    dns,
-		IPAddresses: ips,
-	})
+	return issue(p, ca, name, certs.Request{CommonName: name, DNSNames: dns, IPs: ips, Server: true})
 }
 
 func coversAll(c *x509.Certificate, names []string) bool {
