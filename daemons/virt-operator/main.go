@@ -1,5 +1,5 @@
 // Command virt-operator installs virtkit on a cluster from the KubeVirt CR
-// of its namespace and keeps it in shape (controllers/operator), as
+// of its namespace and keeps it in shape (operator), as
 // KubeVirt's virt-operator: apply its release manifest, then a KubeVirt CR.
 // The daemons' images are its own image's siblings (same registry and
 // tag, from $OPERATOR_IMAGE) unless the CR names others.
@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/virtkit/virtkit/controllers/operator"
+	"github.com/virtkit/virtkit/operator"
 	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/internal/scheme"
 )

@@ -18,12 +18,12 @@ type Rule struct {
 var Rules = []Rule{
 	{
 		From:      "virt",
-		Forbidden: []string{"controllers", "virtapi", "daemons", "local", "cmd", "hack", "test", "examples", "internal/testenv", "internal/testguest", "internal/localcluster", "virt/domain/domaintest", "virt/storage/storagetest", "virt/network/networktest"},
+		Forbidden: []string{"controllers", "operator", "virtapi", "daemons", "local", "cmd", "hack", "test", "examples", "internal/testenv", "internal/testguest", "internal/localcluster", "virt/domain/domaintest", "virt/storage/storagetest", "virt/network/networktest"},
 		Why:       "the SDK sits below the controllers, virt-api and the daemons, and never needs a test helper",
 	},
 	{
 		From:      "controllers",
-		Forbidden: []string{"virtapi", "daemons", "local", "cmd", "hack", "test", "internal/testenv", "internal/testguest", "internal/localcluster"},
+		Forbidden: []string{"operator", "virtapi", "daemons", "local", "cmd", "hack", "test", "internal/testenv", "internal/testguest", "internal/localcluster"},
 		// The node API is the protocol between virt-api and the handlers:
 		// the handler serves it.
 		Allowed: []string{"virtapi/nodeapi"},
@@ -31,18 +31,23 @@ var Rules = []Rule{
 	},
 	{
 		From:      "virtapi",
-		Forbidden: []string{"controllers", "daemons", "local", "cmd", "hack", "test", "internal/testenv", "internal/testguest", "internal/localcluster"},
+		Forbidden: []string{"operator", "controllers", "daemons", "local", "cmd", "hack", "test", "internal/testenv", "internal/testguest", "internal/localcluster"},
 		Why:       "virt-api sits below the daemons and beside the reconcilers",
 	},
 	{
 		From:      "metrics",
-		Forbidden: []string{"controllers", "virtapi", "daemons", "local", "cmd", "hack", "test", "internal/testenv", "internal/testguest", "internal/localcluster"},
+		Forbidden: []string{"operator", "controllers", "virtapi", "daemons", "local", "cmd", "hack", "test", "internal/testenv", "internal/testguest", "internal/localcluster"},
 		Why:       "collectors sit below every daemon that registers them",
 	},
 	{
 		From:      "deploy",
-		Forbidden: []string{"controllers", "daemons", "local", "cmd", "hack", "test", "internal/testenv", "internal/testguest", "internal/localcluster"},
+		Forbidden: []string{"operator", "controllers", "daemons", "local", "cmd", "hack", "test", "internal/testenv", "internal/testguest", "internal/localcluster"},
 		Why:       "the install objects are data built from virt-api's parts",
+	},
+	{
+		From:      "operator",
+		Forbidden: []string{"controllers", "daemons", "local", "cmd", "hack", "test", "internal/testenv", "internal/testguest", "internal/localcluster"},
+		Why:       "the operator installs the daemons from deploy's objects; it runs none of their reconcilers",
 	},
 	{
 		From:      "cmd/virtctl",

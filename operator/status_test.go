@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/virtkit/virtkit/controllers/operator"
+	"github.com/virtkit/virtkit/operator"
 )
 
 var (

@@ -24,9 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/virtkit/virtkit/controllers/operator"
 	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/operator"
 )
 
 func TestMain(m *testing.M) {

@@ -12,8 +12,8 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/virtkit/virtkit/controllers/operator"
 	"github.com/virtkit/virtkit/deploy/certs"
+	"github.com/virtkit/virtkit/operator"
 )
 
 var settings = operator.Settings{Namespace: "kubevirt", Registry: "quay.test/virtkit", Tag: "v0", Version: "v0"}
