@@ -18,12 +18,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/operator"
@@ -36,17 +38,31 @@ func TestMain(m *testing.M) {
 
 const ns = "kubevirt"
 
-// start runs a real apiserver and the operator in a manager. No
-// controller-manager, scheduler or kubelet runs: the test plays the
-// Deployment and DaemonSet controllers by writing their status.
+// start runs a real apiserver and the operator in a manager, with the
+// permissions of the release manifest's ServiceAccount and nothing more
+// (the apiserver authorizes with RBAC). No controller-manager, scheduler
+// or kubelet runs: the test plays the Deployment and DaemonSet
+// controllers by writing their status.
 func start(t *testing.T) client.Client {
 	t.Helper()
 	cp := testenv.ControlPlane(t)
 	cl := cp.Client
 	ctx := testenv.Within(t, 10*time.Second)
-	assert.NilError(t, cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	manifest, err := deploy.OperatorObjects(deploy.Operator{Namespace: ns, Image: "quay.test/virtkit/virt-operator:v0"})
+	assert.NilError(t, err)
+	for _, o := range manifest {
+		if _, ok := o.(*appsv1.Deployment); ok {
+			continue // the operator runs here, in the test
+		}
+		if err := cl.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	asOperator := rest.CopyConfig(cp.Config)
+	asOperator.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + deploy.OperatorServiceAccount,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
 	skip := true
-	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cl.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
+	mgr, err := ctrl.NewManager(asOperator, ctrl.Options{Scheme: cl.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0", Controller: config.Controller{SkipNameValidation: &skip}, Cache: operator.CacheOptions()})
 	assert.NilError(t, err)
 	r, err := operator.New(operator.Settings{Namespace: ns, Registry: "quay.test/virtkit", Tag: "v0", Version: "v0"},
