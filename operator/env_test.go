@@ -294,6 +294,29 @@ func TestOperator(t *testing.T) {
 		})
 	})
 
+	t.Run("another tag rolls the daemons and reports the update", func(t *testing.T) {
+		kv := kubevirt(t, cl, ns)
+		kv.Spec.ImageTag = "v2"
+		assert.NilError(t, cl.Update(ctx, kv))
+		testenv.Eventually(ctx, t, "the CR updating", func() (bool, string) {
+			return hasCondition(kubevirt(t, cl, ns), virtv1.KubeVirtConditionProgressing, corev1.ConditionTrue, operator.ReasonUpdating,
+				"Transitioning from previous version v1 with registry registry.test/virtkit to target version v2 using registry registry.test/virtkit")
+		})
+		for _, name := range []string{"virt-api", "virt-controller"} {
+			d := &appsv1.Deployment{}
+			assert.NilError(t, cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d))
+			assert.Equal(t, d.Spec.Template.Spec.Containers[0].Image, "registry.test/virtkit/"+name+":v2")
+		}
+		ready(t, cl)
+		testenv.Eventually(ctx, t, "the CR Available on v2", func() (bool, string) {
+			kv := kubevirt(t, cl, ns)
+			if ok, s := hasCondition(kv, virtv1.KubeVirtConditionAvailable, corev1.ConditionTrue, operator.ReasonAllComponentsReady, operator.MessageAvailable); !ok {
+				return false, s
+			}
+			return kv.Status.ObservedKubeVirtVersion == "v2", "observed " + kv.Status.ObservedKubeVirtVersion
+		})
+	})
+
 	t.Run("uninstall waits for the VMs, then removes everything", func(t *testing.T) {
 		assert.NilError(t, cl.Delete(ctx, kubevirt(t, cl, ns)))
 		testenv.Eventually(ctx, t, "the uninstall blocked by the VM", func() (bool, string) {
