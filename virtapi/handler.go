@@ -18,6 +18,10 @@ type Config struct {
 	// SpecOptions are the cluster's defaulting and validation settings
 	// (controllers.Config.SpecOptions, from the KubeVirt CR).
 	SpecOptions []spec.Option
+	// SpecOptionsFrom, when set, replaces SpecOptions with the settings of
+	// each request's moment, so that a change of the KubeVirt CR reaches
+	// the webhooks without a restart.
+	SpecOptionsFrom admission.SpecOptions
 	// PrivilegedUsers may change a VMI's spec after creation (the handler
 	// and controller service accounts).
 	PrivilegedUsers []string
@@ -34,7 +38,11 @@ type Config struct {
 // eviction.WebhookPath, everything else to the subresources API.
 func Handler(cl client.Client, scheme *runtime.Scheme, cfg Config) http.Handler {
 	mux := http.NewServeMux()
-	for path, h := range admission.Handlers(scheme, cfg.SpecOptions, admission.WithPrivilegedUsers(cfg.PrivilegedUsers...)) {
+	specOpts := cfg.SpecOptionsFrom
+	if specOpts == nil {
+		specOpts = admission.Static(cfg.SpecOptions...)
+	}
+	for path, h := range admission.HandlersFrom(scheme, specOpts, admission.WithPrivilegedUsers(cfg.PrivilegedUsers...)) {
 		mux.Handle(path, h)
 	}
 	mux.Handle(eviction.WebhookPath, eviction.NewWebhook(cl, cfg.KubeVirtNamespace).Handler())

@@ -47,6 +47,7 @@ import (
 	"github.com/virtkit/virtkit/deploy/certs/certfiles"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/metrics"
+	"github.com/virtkit/virtkit/virt/spec"
 	"github.com/virtkit/virtkit/virtapi"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 	"github.com/virtkit/virtkit/virtapi/subresources"
@@ -152,14 +153,20 @@ func run(ctx context.Context, c config, log logr.Logger) error {
 	}
 
 	// The webhooks default and validate with the cluster's settings, as the
-	// VM controller does: one reading of the KubeVirt CR for both.
-	kvCfg, err := controllers.ReadConfig(ctx, cl, c.installOpts.namespace, controllers.Config{})
-	if err != nil {
+	// VM controller does, read from the KubeVirt CR at each request so that
+	// a change reaches them without a restart. One reading now refuses a
+	// cluster with several CRs at start.
+	base := controllers.Config{KubeVirtNamespace: c.installOpts.namespace}
+	if _, err := controllers.ReadConfig(ctx, cl, base.KubeVirtNamespace, base); err != nil {
 		return err
 	}
+	live := controllers.Live(cl, base)
 
 	h := virtapi.Handler(cl, s, virtapi.Config{
-		SpecOptions:     kvCfg.SpecOptions(),
+		SpecOptionsFrom: func(ctx context.Context) ([]spec.Option, error) {
+			cfg, err := live(ctx)
+			return cfg.SpecOptions(), err
+		},
 		PrivilegedUsers: privileged,
 		Subresources: []subresources.Option{
 			subresources.WithAuthenticator(fp),

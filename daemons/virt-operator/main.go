@@ -20,9 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/virtkit/virtkit/operator"
 	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/operator"
 )
 
 func main() {

@@ -18,18 +18,28 @@ import (
 // spec.DefaultVMI and answers with the JSON patch.
 type Defaulter struct {
 	decoder admission.Decoder
-	opts    []spec.Option
+	opts    SpecOptions
 }
 
 var _ admission.Handler = (*Defaulter)(nil)
 
 // NewDefaulter returns the mutating webhook; opts are passed to virt/spec.
 func NewDefaulter(scheme *runtime.Scheme, opts ...spec.Option) *Defaulter {
+	return NewDefaulterFrom(scheme, Static(opts...))
+}
+
+// NewDefaulterFrom returns the mutating webhook with the spec options of
+// each request's moment.
+func NewDefaulterFrom(scheme *runtime.Scheme, opts SpecOptions) *Defaulter {
 	return &Defaulter{decoder: admission.NewDecoder(scheme), opts: opts}
 }
 
 // Handle defaults the object in req.
-func (d *Defaulter) Handle(_ context.Context, req admission.Request) admission.Response {
+func (d *Defaulter) Handle(ctx context.Context, req admission.Request) admission.Response {
+	opts, err := d.opts(ctx)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("the cluster's settings: %w", err))
+	}
 	var obj runtime.Object
 	switch req.Kind.Kind {
 	case "VirtualMachine":
@@ -37,7 +47,7 @@ func (d *Defaulter) Handle(_ context.Context, req admission.Request) admission.R
 		if err := d.decoder.Decode(req, vm); err != nil {
 			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode VirtualMachine %s/%s: %w", req.Namespace, req.Name, err))
 		}
-		spec.DefaultVM(vm, d.opts...)
+		spec.DefaultVM(vm, opts...)
 		obj = vm
 	case "VirtualMachineInstance":
 		vmi := &virtv1.VirtualMachineInstance{}
@@ -49,7 +59,7 @@ func (d *Defaulter) Handle(_ context.Context, req admission.Request) admission.R
 			// runs is what was admitted at creation.
 			return admission.Allowed("")
 		}
-		spec.DefaultVMI(vmi, d.opts...)
+		spec.DefaultVMI(vmi, opts...)
 		// Born with the VMI controller's finalizer: it costs that controller
 		// a write per VMI otherwise.
 		if !slices.Contains(vmi.Finalizers, virtv1.VirtualMachineInstanceFinalizer) {

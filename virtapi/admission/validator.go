@@ -20,7 +20,7 @@ import (
 // spec.ValidateVMI, and keeps a VMI's spec fixed after creation.
 type Validator struct {
 	decoder    admission.Decoder
-	opts       []spec.Option
+	opts       []SpecOptions
 	privileged map[string]bool
 }
 
@@ -31,7 +31,26 @@ type ValidatorOption func(*Validator)
 
 // WithSpecOptions passes options to virt/spec's validation.
 func WithSpecOptions(opts ...spec.Option) ValidatorOption {
-	return func(v *Validator) { v.opts = append(v.opts, opts...) }
+	return WithSpecOptionsFrom(Static(opts...))
+}
+
+// WithSpecOptionsFrom passes the options of each request's moment to
+// virt/spec's validation.
+func WithSpecOptionsFrom(opts SpecOptions) ValidatorOption {
+	return func(v *Validator) { v.opts = append(v.opts, opts) }
+}
+
+// specOptions gathers the options in force now.
+func (v *Validator) specOptions(ctx context.Context) ([]spec.Option, error) {
+	var out []spec.Option
+	for _, f := range v.opts {
+		o, err := f(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("the cluster's settings: %w", err)
+		}
+		out = append(out, o...)
+	}
+	return out, nil
 }
 
 // WithPrivilegedUsers names the users (virtkit's own service accounts, such
@@ -55,14 +74,18 @@ func NewValidator(scheme *runtime.Scheme, opts ...ValidatorOption) *Validator {
 }
 
 // Handle validates the object in req.
-func (v *Validator) Handle(_ context.Context, req admission.Request) admission.Response {
+func (v *Validator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	switch req.Kind.Kind {
 	case "VirtualMachine":
 		vm := &virtv1.VirtualMachine{}
 		if err := v.decoder.Decode(req, vm); err != nil {
 			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode VirtualMachine %s/%s: %w", req.Namespace, req.Name, err))
 		}
-		return verdict(virtv1.VirtualMachineGroupVersionKind.GroupKind(), vm.Name, spec.ValidateVM(vm, v.opts...))
+		opts, err := v.specOptions(ctx)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		return verdict(virtv1.VirtualMachineGroupVersionKind.GroupKind(), vm.Name, spec.ValidateVM(vm, opts...))
 	case "VirtualMachineInstance":
 		vmi := &virtv1.VirtualMachineInstance{}
 		if err := v.decoder.Decode(req, vmi); err != nil {
@@ -80,7 +103,11 @@ func (v *Validator) Handle(_ context.Context, req admission.Request) admission.R
 			}
 			return admission.Allowed("")
 		}
-		return verdict(gk, vmi.Name, spec.ValidateVMI(vmi, v.opts...))
+		opts, err := v.specOptions(ctx)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		return verdict(gk, vmi.Name, spec.ValidateVMI(vmi, opts...))
 	}
 	return admission.Allowed("not a kind this webhook validates")
 }
