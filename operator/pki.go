@@ -21,12 +21,12 @@ type pki struct {
 	next    time.Time
 }
 
-// ensurePKI reads the stored certificates of namespace and returns them
-// with whatever is missing, signed by another CA, no longer what its Leaf
-// asks for, or due under rot, issued again. A new CA re-issues every
-// certificate; the bundle keeps the earlier CA until it expires, so peers
-// that still hold it keep trusting the new certificates' chain only once
-// they have the bundle, and the old certificates until then.
+// ensurePKI reads the stored certificates of namespace and returns them,
+// issuing again whatever is missing, signed by another CA, no longer what
+// its Leaf asks for, or due under rot. A new CA re-issues every
+// certificate; the bundle keeps the earlier CA until it expires, so that a
+// peer still holding a certificate the old CA signed is trusted until it
+// has its new one.
 func ensurePKI(ctx context.Context, r client.Reader, namespace string, rot Rotation, now time.Time) (pki, error) {
 	var out pki
 	caSecret, err := readSecret(ctx, r, namespace, SecretCA)
