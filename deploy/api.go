@@ -49,9 +49,9 @@ type API struct {
 	// Port is the TLS port virt-api listens on, the Service's target port;
 	// default 8443.
 	Port int32
-	// NodeSelector limits the nodes virt-api runs on; empty is every Linux
+	// Placement limits the nodes virt-api runs on; empty is every Linux
 	// node.
-	NodeSelector map[string]string
+	Placement Placement
 	// APIServer, "host:port", is where virt-api reaches the apiserver on a
 	// cluster whose pods cannot reach the kubernetes Service; virt-api then
 	// takes the host's network, as Handler.APIServer.
@@ -70,7 +70,7 @@ const (
 
 func (a API) workload() workload {
 	return workload{kind: "API", namespace: a.Namespace, image: a.Image, name: APIName, sa: APIServiceAccount,
-		nodeSelector: a.NodeSelector, apiServer: a.APIServer}
+		placement: a.Placement, apiServer: a.APIServer}
 }
 
 func (a API) withDefaults() (API, error) {

@@ -36,8 +36,8 @@ type Controller struct {
 	// HTTP) and /healthz, /readyz on; defaults 8443 (KubeVirt's metrics
 	// port) and 8081.
 	MetricsPort, ProbePort int32
-	// NodeSelector limits the nodes it runs on; empty is every Linux node.
-	NodeSelector map[string]string
+	// Placement limits the nodes it runs on; empty is every Linux node.
+	Placement Placement
 	// APIServer, "host:port", is where it reaches the apiserver on a cluster
 	// whose pods cannot reach the kubernetes Service; it then takes the
 	// host's network, as Handler.APIServer.
@@ -50,7 +50,7 @@ const ControllerName = "virt-controller"
 
 func (c Controller) workload() workload {
 	return workload{kind: "Controller", namespace: c.Namespace, image: c.Image, name: ControllerName, sa: ControllerServiceAccount,
-		nodeSelector: c.NodeSelector, apiServer: c.APIServer}
+		placement: c.Placement, apiServer: c.APIServer}
 }
 
 func (c Controller) withDefaults() (Controller, error) {

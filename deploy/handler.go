@@ -35,9 +35,9 @@ type Handler struct {
 	// APIServer set, POD_IP is the node's address, which the certificate
 	// must then name.
 	TLSSecret string
-	// NodeSelector limits the nodes the DaemonSet runs on; empty is every
-	// Linux node.
-	NodeSelector map[string]string
+	// Placement limits the nodes the DaemonSet runs on, and so the nodes
+	// VMs can run on; empty is every Linux node.
+	Placement Placement
 	// Emulation runs guests under software emulation (KubeVirt's
 	// developerConfiguration.useEmulation): the handler offers no
 	// devices.kubevirt.io/kvm.
@@ -86,7 +86,7 @@ const (
 
 func (h Handler) workload() workload {
 	return workload{kind: "Handler", namespace: h.Namespace, image: h.Image, name: HandlerName, sa: HandlerServiceAccount,
-		nodeSelector: h.NodeSelector, apiServer: h.APIServer}
+		placement: h.Placement, apiServer: h.APIServer}
 }
 
 func (h Handler) withDefaults() (Handler, error) {

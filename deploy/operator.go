@@ -27,8 +27,8 @@ type Operator struct {
 	Replicas int32
 	// ProbePort is where it serves /healthz and /readyz; default 8444.
 	ProbePort int32
-	// NodeSelector limits the nodes it runs on; empty is every Linux node.
-	NodeSelector map[string]string
+	// Placement limits the nodes it runs on; empty is every Linux node.
+	Placement Placement
 	// APIServer, "host:port", is where the operator and the daemons it
 	// installs reach the apiserver on a cluster whose pods cannot reach the
 	// kubernetes Service; they then take the host's network.
@@ -44,7 +44,7 @@ const (
 
 func (o Operator) workload() workload {
 	return workload{kind: "Operator", namespace: o.Namespace, image: o.Image, name: OperatorName, sa: OperatorServiceAccount,
-		nodeSelector: o.NodeSelector, apiServer: o.APIServer}
+		placement: o.Placement, apiServer: o.APIServer}
 }
 
 // OperatorObjects returns the release manifest's objects, in the order to

@@ -40,9 +40,9 @@ type workload struct {
 	kind, namespace, image string
 	// name is the workload's name and its pods' kubevirt.io label; sa its
 	// ServiceAccount.
-	name, sa     string
-	nodeSelector map[string]string
-	apiServer    string
+	name, sa  string
+	placement Placement
+	apiServer string
 }
 
 // check reports the workload's missing or malformed common fields, each
@@ -138,16 +138,43 @@ func (w workload) subjects() []rbacv1.Subject {
 	return []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: w.namespace, Name: w.sa}}
 }
 
+// Placement is where a workload's pods may run, as KubeVirt's
+// NodePlacement (spec.infra and spec.workloads of the KubeVirt CR): nodes
+// with these labels, the affinity's node and pod terms, and taints these
+// tolerations allow. The daemons' own preference to spread their replicas
+// over nodes is kept unless Affinity has pod anti-affinity of its own.
+type Placement struct {
+	NodeSelector map[string]string
+	Affinity     *corev1.Affinity
+	Tolerations  []corev1.Toleration
+}
+
+// PlacementOf is p as deploy takes it; nil is anywhere.
+func PlacementOf(p *virtv1.NodePlacement) Placement {
+	if p == nil {
+		return Placement{}
+	}
+	return Placement{NodeSelector: p.NodeSelector, Affinity: p.Affinity.DeepCopy(), Tolerations: p.Tolerations}
+}
+
 // podSpec fills in what every daemon's pod has: its ServiceAccount, Linux
-// nodes of nodeSelector, and, with apiServer set, the host's network and
+// nodes of its placement, and, with apiServer set, the host's network and
 // the apiserver's address in the variables rest.InClusterConfig reads.
 func (w workload) podSpec(spec corev1.PodSpec) corev1.PodSpec {
 	yes := true
 	spec.ServiceAccountName = w.sa
 	spec.AutomountServiceAccountToken = &yes
 	spec.NodeSelector = map[string]string{corev1.LabelOSStable: "linux"}
-	for k, v := range w.nodeSelector {
+	for k, v := range w.placement.NodeSelector {
 		spec.NodeSelector[k] = v
+	}
+	spec.Tolerations = append(spec.Tolerations, w.placement.Tolerations...)
+	if a := w.placement.Affinity; a != nil {
+		own := spec.Affinity
+		spec.Affinity = a.DeepCopy()
+		if spec.Affinity.PodAntiAffinity == nil && own != nil {
+			spec.Affinity.PodAntiAffinity = own.PodAntiAffinity
+		}
 	}
 	spec.DNSPolicy = corev1.DNSClusterFirst
 	var env []corev1.EnvVar

@@ -7,6 +7,7 @@ import (
 
 	"gotest.tools/v3/assert"
 	"gotest.tools/v3/golden"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -29,7 +30,9 @@ func TestHandlerObjectsGolden(t *testing.T) {
 	}{
 		{"handler.yaml", func(*deploy.Handler) {}},
 		{"handler-hostnetwork.yaml", func(h *deploy.Handler) {
-			h.APIServer, h.DevicePluginDir, h.NodeSelector = "127.0.0.1:6443", "/data/kubelet/device-plugins", map[string]string{"kubernetes.io/hostname": "n1"}
+			h.APIServer, h.DevicePluginDir = "127.0.0.1:6443", "/data/kubelet/device-plugins"
+			h.Placement = deploy.Placement{NodeSelector: map[string]string{"kubernetes.io/hostname": "n1"},
+				Tolerations: []corev1.Toleration{{Key: "example.com/vms", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}}
 			h.NodeAPIPort, h.ProbePort, h.MetricsPort, h.StateDir = 9000, 9001, 9002, "/data/handlers/n1"
 			h.LauncherImage = "registry.example/virtkit/virt-launcher:v1"
 		}},
@@ -81,7 +84,7 @@ func TestDeploymentObjectsGolden(t *testing.T) {
 		{"api-hostnetwork.yaml", func() ([]client.Object, error) {
 			a := api
 			a.Replicas, a.Port, a.APIServer, a.PullPolicy = 1, 9443, "127.0.0.1:6443", corev1.PullAlways
-			a.NodeSelector = map[string]string{"kubernetes.io/hostname": "n1"}
+			a.Placement = deploy.Placement{NodeSelector: map[string]string{"kubernetes.io/hostname": "n1"}}
 			a.HandlerServerName = "virt-handler.kubevirt.svc"
 			return deploy.APIObjects(a)
 		}},
@@ -100,6 +103,24 @@ func TestDeploymentObjectsGolden(t *testing.T) {
 		objs, err := tc.objs()
 		assert.NilError(t, err, tc.file)
 		golden.Assert(t, render(t, objs), tc.file)
+	}
+}
+
+// A placement's node affinity replaces none of the daemons' own spreading
+// over nodes, unless it brings pod anti-affinity of its own.
+func TestPlacementAffinity(t *testing.T) {
+	nodeAffinity := &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+			Key: "example.com/infra", Operator: corev1.NodeSelectorOpExists}}}}}}
+	objs, err := deploy.ControllerObjects(deploy.Controller{Namespace: "kubevirt", Image: "i", LauncherImage: "l",
+		Placement: deploy.Placement{Affinity: &corev1.Affinity{NodeAffinity: nodeAffinity}}})
+	assert.NilError(t, err)
+	for _, o := range objs {
+		if d, ok := o.(*appsv1.Deployment); ok {
+			a := d.Spec.Template.Spec.Affinity
+			assert.DeepEqual(t, a.NodeAffinity, nodeAffinity)
+			assert.Assert(t, a.PodAntiAffinity != nil, "the replicas' spreading was dropped")
+		}
 	}
 }
 

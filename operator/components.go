@@ -59,8 +59,15 @@ func Components(kv *virtv1.KubeVirt, s Settings, caBundle []byte) ([]client.Obje
 		emulation = dc.UseEmulation
 	}
 	replicas := s.Replicas
-	if kv.Spec.Infra != nil && kv.Spec.Infra.Replicas != nil {
-		replicas = int32(*kv.Spec.Infra.Replicas)
+	var infra, workloads deploy.Placement
+	if kv.Spec.Infra != nil {
+		if kv.Spec.Infra.Replicas != nil {
+			replicas = int32(*kv.Spec.Infra.Replicas)
+		}
+		infra = deploy.PlacementOf(kv.Spec.Infra.NodePlacement)
+	}
+	if kv.Spec.Workloads != nil {
+		workloads = deploy.PlacementOf(kv.Spec.Workloads.NodePlacement)
 	}
 
 	crds, err := deploy.CRDs()
@@ -85,18 +92,19 @@ func Components(kv *virtv1.KubeVirt, s Settings, caBundle []byte) ([]client.Obje
 	}
 	apiPods, err := deploy.APIObjects(deploy.API{Namespace: ns, Image: t.Image(ImageAPI), PullPolicy: t.PullPolicy,
 		Service: deploy.APIName, TLSSecret: SecretVirtAPI, HandlerClientSecret: SecretHandlerClient,
-		HandlerServerName: HandlerServerName(ns), Replicas: replicas, Port: virtAPIListenPort, APIServer: s.APIServer})
+		HandlerServerName: HandlerServerName(ns), Replicas: replicas, Port: virtAPIListenPort, APIServer: s.APIServer, Placement: infra})
 	if err != nil {
 		return nil, err
 	}
 	controller, err := deploy.ControllerObjects(deploy.Controller{Namespace: ns, Image: t.Image(ImageController),
 		PullPolicy: t.PullPolicy, LauncherImage: t.Image(ImageLauncher), Emulation: emulation,
-		LauncherCapabilitiesCache: s.LauncherCapabilitiesCache, Replicas: replicas, APIServer: s.APIServer})
+		LauncherCapabilitiesCache: s.LauncherCapabilitiesCache, Replicas: replicas, APIServer: s.APIServer, Placement: infra})
 	if err != nil {
 		return nil, err
 	}
 	handler, err := deploy.HandlerObjects(deploy.Handler{Namespace: ns, Image: t.Image(ImageHandler), PullPolicy: t.PullPolicy,
-		TLSSecret: SecretHandlerServer, Emulation: emulation, LauncherImage: t.Image(ImageLauncher), APIServer: s.APIServer})
+		TLSSecret: SecretHandlerServer, Emulation: emulation, LauncherImage: t.Image(ImageLauncher), APIServer: s.APIServer,
+		Placement: workloads})
 	if err != nil {
 		return nil, err
 	}

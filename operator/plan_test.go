@@ -1,6 +1,7 @@
 package operator_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,6 +105,38 @@ func TestComponentsReplicas(t *testing.T) {
 		if d, ok := o.(*appsv1.Deployment); ok && *d.Spec.Replicas != 3 {
 			t.Errorf("Deployment %s: %d replicas, want spec.infra.replicas 3", d.Name, *d.Spec.Replicas)
 		}
+	}
+}
+
+// spec.infra.nodePlacement places virt-api and virt-controller,
+// spec.workloads.nodePlacement virt-handler, as in KubeVirt.
+func TestComponentsPlacement(t *testing.T) {
+	infra := &virtv1.NodePlacement{NodeSelector: map[string]string{"role": "infra"}}
+	work := &virtv1.NodePlacement{NodeSelector: map[string]string{"role": "vms"},
+		Tolerations: []corev1.Toleration{{Key: "vms", Operator: corev1.TolerationOpExists}}}
+	objs, err := operator.Components(&virtv1.KubeVirt{Spec: virtv1.KubeVirtSpec{
+		Infra: &virtv1.ComponentConfig{NodePlacement: infra}, Workloads: &virtv1.ComponentConfig{NodePlacement: work}}}, settings, []byte("ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string]string{}
+	for _, o := range objs {
+		var spec *corev1.PodSpec
+		switch w := o.(type) {
+		case *appsv1.Deployment:
+			spec = &w.Spec.Template.Spec
+		case *appsv1.DaemonSet:
+			spec = &w.Spec.Template.Spec
+			if !slices.ContainsFunc(spec.Tolerations, func(t corev1.Toleration) bool { return t.Key == "vms" }) {
+				t.Errorf("DaemonSet %s tolerations %v, without the workloads'", w.Name, spec.Tolerations)
+			}
+		default:
+			continue
+		}
+		roles[o.GetName()] = spec.NodeSelector["role"]
+	}
+	if diff := cmp.Diff(map[string]string{"virt-api": "infra", "virt-controller": "infra", "virt-handler": "vms"}, roles); diff != "" {
+		t.Errorf("placement (-want +got):\n%s", diff)
 	}
 }
 

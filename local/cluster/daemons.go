@@ -70,10 +70,10 @@ func (c *Cluster) deployDaemons(ctx context.Context, cl client.Client) error {
 	if err != nil {
 		return fmt.Errorf("cluster: virt-controller ports: %w", err)
 	}
-	onReal := map[string]string{corev1.LabelHostname: c.real.Name()}
+	onReal := deploy.Placement{NodeSelector: map[string]string{corev1.LabelHostname: c.real.Name()}}
 	api, err := deploy.APIObjects(deploy.API{Namespace: Namespace, Image: apiImg, PullPolicy: corev1.PullAlways,
 		TLSSecret: virtAPISecret, HandlerClientSecret: virtAPIClientSecret, Replicas: 1, Port: int32(c.cfg.VirtAPIPort),
-		NodeSelector: onReal, APIServer: apiserver})
+		Placement: onReal, APIServer: apiserver})
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (c *Cluster) deployDaemons(ctx context.Context, cl client.Client) error {
 		// Emulation comes from the KubeVirt CR, which it reads live: only
 		// the real node's handler turns KVM off whatever the CR says.
 		LauncherImage: c.config.LauncherImage, LauncherCapabilitiesCache: c.base.LauncherCapabilitiesCache,
-		Replicas: 1, MetricsPort: int32(ports), ProbePort: int32(ports + 1), NodeSelector: onReal, APIServer: apiserver})
+		Replicas: 1, MetricsPort: int32(ports), ProbePort: int32(ports + 1), Placement: onReal, APIServer: apiserver})
 	if err != nil {
 		return err
 	}

@@ -68,8 +68,8 @@ func (c *Cluster) deployHandler(ctx context.Context, cl client.Client) error {
 	}
 	objs, err := deploy.HandlerObjects(deploy.Handler{
 		Namespace: Namespace, Image: img, PullPolicy: corev1.PullAlways, TLSSecret: handlerSecret,
-		NodeSelector: map[string]string{corev1.LabelHostname: c.real.Name()},
-		Emulation:    c.config.Emulation,
+		Placement: deploy.Placement{NodeSelector: map[string]string{corev1.LabelHostname: c.real.Name()}},
+		Emulation: c.config.Emulation,
 		// The node labeller's probe runs from the launcher image.
 		LauncherImage: c.config.LauncherImage,
 		// Its records stay in the data directory, as the local nodes'
