@@ -97,7 +97,9 @@ func Components(kv *virtv1.KubeVirt, s Settings, caBundle []byte) ([]client.Obje
 		return nil, err
 	}
 	controller, err := deploy.ControllerObjects(deploy.Controller{Namespace: ns, Image: t.Image(ImageController),
-		PullPolicy: t.PullPolicy, LauncherImage: t.Image(ImageLauncher), Emulation: emulation,
+		// No Emulation flag: virt-controller reads useEmulation from the CR
+		// at each launcher pod, so a change needs no rollout.
+		PullPolicy: t.PullPolicy, LauncherImage: t.Image(ImageLauncher),
 		LauncherCapabilitiesCache: s.LauncherCapabilitiesCache, Replicas: replicas, APIServer: s.APIServer, Placement: infra})
 	if err != nil {
 		return nil, err

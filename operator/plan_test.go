@@ -19,16 +19,22 @@ import (
 
 var settings = operator.Settings{Namespace: "kubevirt", Registry: "quay.test/virtkit", Tag: "v0", Version: "v0"}
 
+// podSpec is the pod template of a Deployment or DaemonSet, or nil.
+func podSpec(o client.Object) *corev1.PodSpec {
+	switch w := o.(type) {
+	case *appsv1.Deployment:
+		return &w.Spec.Template.Spec
+	case *appsv1.DaemonSet:
+		return &w.Spec.Template.Spec
+	}
+	return nil
+}
+
 func images(objs []client.Object) map[string]string {
 	out := map[string]string{}
 	for _, o := range objs {
-		var spec *corev1.PodSpec
-		switch w := o.(type) {
-		case *appsv1.Deployment:
-			spec = &w.Spec.Template.Spec
-		case *appsv1.DaemonSet:
-			spec = &w.Spec.Template.Spec
-		default:
+		spec := podSpec(o)
+		if spec == nil {
 			continue
 		}
 		for _, c := range append(spec.InitContainers, spec.Containers...) {
@@ -121,17 +127,12 @@ func TestComponentsPlacement(t *testing.T) {
 	}
 	roles := map[string]string{}
 	for _, o := range objs {
-		var spec *corev1.PodSpec
-		switch w := o.(type) {
-		case *appsv1.Deployment:
-			spec = &w.Spec.Template.Spec
-		case *appsv1.DaemonSet:
-			spec = &w.Spec.Template.Spec
-			if !slices.ContainsFunc(spec.Tolerations, func(t corev1.Toleration) bool { return t.Key == "vms" }) {
-				t.Errorf("DaemonSet %s tolerations %v, without the workloads'", w.Name, spec.Tolerations)
-			}
-		default:
+		spec := podSpec(o)
+		if spec == nil {
 			continue
+		}
+		if _, ok := o.(*appsv1.DaemonSet); ok && !slices.ContainsFunc(spec.Tolerations, func(t corev1.Toleration) bool { return t.Key == "vms" }) {
+			t.Errorf("DaemonSet %s tolerations %v, without the workloads'", o.GetName(), spec.Tolerations)
 		}
 		roles[o.GetName()] = spec.NodeSelector["role"]
 	}
