@@ -315,7 +315,7 @@ func TestHotplug(t *testing.T) {
 	assert.Equal(t, vs[1].Reason, handler.ReasonVolumeNotMounted)
 
 	// The image reaches the pod (the planner's preview puts it in the claim's folder).
-	n.files.Images["/var/run/kubevirt-private/vmi-disks/data/disk.img"] = storage.ImageInfo{Format: storage.FormatRaw, VirtualSize: 1 << 30}
+	n.files.Images["/var/run/kubevirt-private/vmi-disks/data/disk.img"] = storage.ImageInfo{Format: storage.FormatRaw, VirtualSize: 1 << 30, Length: 1 << 30}
 	n.reconcile("vm1")
 	vs = n.vmi("vm1").Status.VolumeStatus
 	want := []virtv1.VolumeStatus{{Name: "root", Target: "vda"}, {Name: "data", Target: "sda", Phase: virtv1.VolumeReady,

@@ -19,6 +19,9 @@ type ImageInfo struct {
 	// VirtualSize is the size the guest sees: the qcow2 header's size, or
 	// the length of a raw file or device.
 	VirtualSize int64 `json:"virtualSize"`
+	// Length is the file's or device's length in bytes, whatever its
+	// format: the size of the image read as raw.
+	Length int64 `json:"length,omitempty"`
 	// Block is set when the image is a block device.
 	Block bool `json:"block,omitempty"`
 	// BackingFile and BackingFormat are a qcow2 image's backing image, as
@@ -71,14 +74,16 @@ func DetectFormat(r io.ReaderAt, size int64) (ImageInfo, error) {
 	}
 	head = head[:n]
 	if bytes.HasPrefix(head, []byte(qcow2Magic)) {
-		return parseQCOW2(head)
+		info, err := parseQCOW2(head)
+		info.Length = size
+		return info, err
 	}
 	for _, m := range foreignMagics {
 		if len(head) >= m.off+len(m.magic) && string(head[m.off:m.off+len(m.magic)]) == m.magic {
-			return ImageInfo{Detected: m.name, VirtualSize: size}, nil
+			return ImageInfo{Detected: m.name, VirtualSize: size, Length: size}, nil
 		}
 	}
-	return ImageInfo{Format: FormatRaw, VirtualSize: size}, nil
+	return ImageInfo{Format: FormatRaw, VirtualSize: size, Length: size}, nil
 }
 
 // parseQCOW2 reads a qcow2 header (version 2 or 3) and its extensions.
@@ -102,13 +107,14 @@ func parseQCOW2(h []byte) (ImageInfo, error) {
 	if crypt := be.Uint32(h[32:]); crypt != 0 {
 		return ImageInfo{Detected: "qcow2 (encrypted)", VirtualSize: info.VirtualSize}, nil
 	}
-	backingOff, backingLen := be.Uint64(h[8:]), be.Uint32(h[16:])
+	backingOff, backingLen := be.Uint64(h[8:]), uint64(be.Uint32(h[16:]))
 	if backingOff != 0 && backingLen > 0 {
-		if backingLen > qcow2MaxBackingName || backingOff+uint64(backingLen) > uint64(len(h)) {
+		// Compared one at a time: backingOff+backingLen could wrap.
+		if backingLen > qcow2MaxBackingName || backingOff > uint64(len(h)) || backingLen > uint64(len(h))-backingOff {
 			// Outside the first cluster: no sane writer puts it there.
 			info.BackingFile = "(unreadable)"
 		} else {
-			info.BackingFile = string(h[backingOff : backingOff+uint64(backingLen)])
+			info.BackingFile = string(h[backingOff : backingOff+backingLen])
 		}
 	}
 	extStart := uint64(qcow2HeaderV2Length)

@@ -61,20 +61,30 @@ func TestDetectFormat(t *testing.T) {
 		size int64
 		want storage.ImageInfo
 	}{
-		{"zeros are raw", make([]byte, 4096), 4096, storage.ImageInfo{Format: storage.FormatRaw, VirtualSize: 4096}},
+		{"zeros are raw", make([]byte, 4096), 4096, storage.ImageInfo{Format: storage.FormatRaw, VirtualSize: 4096, Length: 4096}},
 		{"empty file is raw", nil, 0, storage.ImageInfo{Format: storage.FormatRaw}},
-		{"an ISO is raw", append(make([]byte, 0x8001), "CD001"...), 0x8006, storage.ImageInfo{Format: storage.FormatRaw, VirtualSize: 0x8006}},
-		{"qcow2 v3", qcow2Header(3, 10<<30, nil), 4096, storage.ImageInfo{Format: storage.FormatQCOW2, VirtualSize: 10 << 30}},
-		{"qcow2 v2 with backing file", v2backing, 4096, storage.ImageInfo{Format: storage.FormatQCOW2, VirtualSize: 1 << 30, BackingFile: "/base.img"}},
+		{"an ISO is raw", append(make([]byte, 0x8001), "CD001"...), 0x8006, storage.ImageInfo{Format: storage.FormatRaw, VirtualSize: 0x8006, Length: 0x8006}},
+		{"qcow2 v3", qcow2Header(3, 10<<30, nil), 4096, storage.ImageInfo{Format: storage.FormatQCOW2, VirtualSize: 10 << 30, Length: 4096}},
+		{"qcow2 v2 with backing file", v2backing, 4096, storage.ImageInfo{Format: storage.FormatQCOW2, VirtualSize: 1 << 30, BackingFile: "/base.img", Length: 4096}},
 		{"qcow2 v3 external data file bit", qcow2Header(3, 1<<20, func(h []byte) { h[79] = 4 }), 4096,
-			storage.ImageInfo{Format: storage.FormatQCOW2, VirtualSize: 1 << 20, ExternalData: true}},
-		{"encrypted qcow2", qcow2Header(3, 1<<20, func(h []byte) { h[35] = 2 }), 4096, storage.ImageInfo{Detected: "qcow2 (encrypted)", VirtualSize: 1 << 20}},
-		{"qcow v1", qcow2Header(1, 1<<20, nil), 4096, storage.ImageInfo{Detected: "qcow (version 1)", VirtualSize: 1 << 20}},
-		{"qcow2 v4", qcow2Header(4, 1<<20, nil), 4096, storage.ImageInfo{Detected: "qcow2 version 4"}},
-		{"vmdk", []byte("KDMV\x01\x00\x00\x00"), 8, storage.ImageInfo{Detected: "vmdk", VirtualSize: 8}},
-		{"vhdx", []byte("vhdxfile"), 8, storage.ImageInfo{Detected: "vhdx", VirtualSize: 8}},
-		{"vdi", vdi, 512, storage.ImageInfo{Detected: "vdi", VirtualSize: 512}},
-		{"luks", []byte("LUKS\xba\xbe\x00\x01"), 8, storage.ImageInfo{Detected: "luks", VirtualSize: 8}},
+			storage.ImageInfo{Format: storage.FormatQCOW2, VirtualSize: 1 << 20, ExternalData: true, Length: 4096}},
+		{"encrypted qcow2", qcow2Header(3, 1<<20, func(h []byte) { h[35] = 2 }), 4096, storage.ImageInfo{Detected: "qcow2 (encrypted)", VirtualSize: 1 << 20, Length: 4096}},
+		{"qcow v1", qcow2Header(1, 1<<20, nil), 4096, storage.ImageInfo{Detected: "qcow (version 1)", VirtualSize: 1 << 20, Length: 4096}},
+		{"qcow2 v4", qcow2Header(4, 1<<20, nil), 4096, storage.ImageInfo{Detected: "qcow2 version 4", Length: 4096}},
+		{"vmdk", []byte("KDMV\x01\x00\x00\x00"), 8, storage.ImageInfo{Detected: "vmdk", VirtualSize: 8, Length: 8}},
+		{"vhdx", []byte("vhdxfile"), 8, storage.ImageInfo{Detected: "vhdx", VirtualSize: 8, Length: 8}},
+		{"vdi", vdi, 512, storage.ImageInfo{Detected: "vdi", VirtualSize: 512, Length: 512}},
+		{"luks", []byte("LUKS\xba\xbe\x00\x01"), 8, storage.ImageInfo{Detected: "luks", VirtualSize: 8, Length: 8}},
+		// A backing name whose offset plus length wraps past 2^64 once
+		// indexed the header out of range (a panic in the handler).
+		{"72-byte qcow2 v2 header, backing offset wraps", qcow2Header(2, 1<<20, func(h []byte) {
+			binary.BigEndian.PutUint64(h[8:], ^uint64(0)-4)
+			binary.BigEndian.PutUint32(h[16:], 16)
+		})[:72], 72, storage.ImageInfo{Format: storage.FormatQCOW2, VirtualSize: 1 << 20, BackingFile: "(unreadable)", Length: 72}},
+		{"backing name beyond the header read", qcow2Header(2, 1<<20, func(h []byte) {
+			binary.BigEndian.PutUint64(h[8:], 4090)
+			binary.BigEndian.PutUint32(h[16:], 100)
+		}), 4096, storage.ImageInfo{Format: storage.FormatQCOW2, VirtualSize: 1 << 20, BackingFile: "(unreadable)", Length: 4096}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,7 +123,7 @@ func TestWriteQCOW2RoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := storage.ImageInfo{Format: storage.FormatQCOW2, VirtualSize: (o.Size + 511) / 512 * 512,
+		want := storage.ImageInfo{Format: storage.FormatQCOW2, VirtualSize: (o.Size + 511) / 512 * 512, Length: end,
 			BackingFile: o.BackingFile, BackingFormat: string(o.BackingFormat)}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%+v (-want +got):\n%s", o, diff)
@@ -197,7 +207,11 @@ func TestQCOW2AgainstQemuImg(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := storage.ImageInfo{Format: storage.FormatQCOW2, VirtualSize: 1 << 20, BackingFile: base, BackingFormat: "raw"}
+	st, err := os.Stat(made)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := storage.ImageInfo{Format: storage.FormatQCOW2, VirtualSize: 1 << 20, Length: st.Size(), BackingFile: base, BackingFormat: "raw"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("qemu-img's overlay (-want +got):\n%s", diff)
 	}

@@ -157,6 +157,15 @@ func (p *planner) base() DiskPlan {
 
 // inspect reads an image that must exist and be safe to run.
 func (p *planner) inspect(path, what string) (ImageInfo, error) {
+	info, err := p.read(path, what)
+	if err != nil {
+		return info, err
+	}
+	return info, p.check(path, info)
+}
+
+// read reads an image that must exist.
+func (p *planner) read(path, what string) (ImageInfo, error) {
 	info, err := p.m.o.inspector.Inspect(p.ctx, path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -164,7 +173,7 @@ func (p *planner) inspect(path, what string) (ImageInfo, error) {
 	case err != nil:
 		return info, &VolumeError{Volume: p.vol.Name, Field: p.field, Path: path, Detail: "reading " + what, Err: err}
 	}
-	return info, p.check(path, info)
+	return info, nil
 }
 
 // check refuses formats virtkit does not run and qcow2 images that point
@@ -191,6 +200,9 @@ func (p *planner) exists(path string) (bool, error) {
 
 // claim plans a persistentVolumeClaim or dataVolume: its block device, or
 // disk.img on its file system (created sparse when absent and writable).
+// Either is raw whatever its first bytes say, as in KubeVirt: they are the
+// guest's, and a qcow2 header a guest writes must not make the next start
+// read its disk as qcow2, let alone open the backing file it names.
 func (p *planner) claim(kind Kind, readOnly, hot bool) (DiskPlan, error) {
 	d := p.base()
 	d.Kind, d.Hotpluggable = kind, hot
@@ -205,14 +217,14 @@ func (p *planner) claim(kind Kind, readOnly, hot bool) (DiskPlan, error) {
 				d.Path = filepath.Join(l.HotplugDir, name)
 			}
 		}
-		info, err := p.inspect(d.Path, "the claim's block device")
+		info, err := p.read(d.Path, "the claim's block device")
 		if err != nil {
 			return d, err
 		}
 		if !info.Block {
 			return d, p.fail(d.Path, ErrInvalid, "the claim is in Block mode but this is not a block device")
 		}
-		d.Format, d.CapacityBytes = info.Format, info.VirtualSize
+		d.Format, d.CapacityBytes = FormatRaw, info.Length
 		return d, nil
 	}
 	if p.facts.Mode != "" && p.facts.Mode != VolumeModeFilesystem {
@@ -233,13 +245,10 @@ func (p *planner) claim(kind Kind, readOnly, hot bool) (DiskPlan, error) {
 	if err != nil {
 		return d, &VolumeError{Volume: name, Field: p.field, Path: d.Path, Detail: "reading the disk image", Err: err}
 	}
-	if err := p.check(d.Path, info); err != nil {
-		return d, err
+	if c := p.facts.CapacityBytes; c > 0 && info.Length > c {
+		return d, p.fail(d.Path, ErrImageTooLarge, "the image's %d bytes exceed the claim's capacity %d bytes", info.Length, c)
 	}
-	if c := p.facts.CapacityBytes; c > 0 && info.VirtualSize > c {
-		return d, p.fail(d.Path, ErrImageTooLarge, "the %s image's virtual size %d bytes exceeds the claim's capacity %d bytes", info.Format, info.VirtualSize, c)
-	}
-	d.Format, d.CapacityBytes = info.Format, info.VirtualSize
+	d.Format, d.CapacityBytes = FormatRaw, info.Length
 	return d, nil
 }
 
@@ -291,10 +300,11 @@ func (p *planner) hostDisk(h *virtv1.HostDisk) (DiskPlan, error) {
 	case err != nil:
 		return d, &VolumeError{Volume: p.vol.Name, Field: p.field, Path: h.Path, Detail: "reading the host disk", Err: err}
 	}
-	if err := p.check(h.Path, info); err != nil {
-		return d, err
+	if info.Block {
+		return d, p.fail(h.Path, ErrInvalid, "a block device; a hostDisk is a disk image file")
 	}
-	d.Format, d.CapacityBytes = info.Format, info.VirtualSize
+	// Raw, as KubeVirt has a hostDisk, for the reason a claim's image is.
+	d.Format, d.CapacityBytes = FormatRaw, info.Length
 	return d, nil
 }
 

@@ -49,10 +49,12 @@ func pvc(claim string) virtv1.VolumeSource {
 }
 
 func raw(size int64) storage.ImageInfo {
-	return storage.ImageInfo{Format: storage.FormatRaw, VirtualSize: size}
+	return storage.ImageInfo{Format: storage.FormatRaw, VirtualSize: size, Length: size}
 }
+
+// qcow is a fresh qcow2 image: four metadata clusters long.
 func qcow(size int64) storage.ImageInfo {
-	return storage.ImageInfo{Format: storage.FormatQCOW2, VirtualSize: size}
+	return storage.ImageInfo{Format: storage.FormatQCOW2, VirtualSize: size, Length: 4 << 16}
 }
 
 func TestPlan(t *testing.T) {
@@ -71,12 +73,21 @@ func TestPlan(t *testing.T) {
 		want: storage.Plan{"root": {Volume: "root", Kind: storage.KindPersistentVolumeClaim, Source: storage.SourceFile,
 			Path: "/p/vmi-disks/root/disk.img", Format: storage.FormatRaw, CapacityBytes: gib, LogicalBlockSize: 512, PhysicalBlockSize: 4096}},
 	}, {
-		name: "claim named disk.img holding qcow2: the header decides",
+		name: "claim whose disk.img starts with a qcow2 header: raw all the same, as in KubeVirt",
 		vmi:  vmiWith(vol("root", pvc("root-claim"))),
 		pod:  storage.Pod{Volumes: map[string]storage.VolumeFacts{"root": {Path: "/mnt/claim", CapacityBytes: 2 * gib}}},
 		fs:   fake.FS{Images: map[string]storage.ImageInfo{"/mnt/claim/disk.img": qcow(2 * gib)}},
 		want: storage.Plan{"root": {Volume: "root", Kind: storage.KindPersistentVolumeClaim, Source: storage.SourceFile,
-			Path: "/mnt/claim/disk.img", Format: storage.FormatQCOW2, CapacityBytes: 2 * gib}},
+			Path: "/mnt/claim/disk.img", Format: storage.FormatRaw, CapacityBytes: 4 << 16}},
+	}, {
+		// A guest can write any header into its raw disk between two
+		// starts: the next start must not follow the backing file it names.
+		name: "claim whose disk.img names a backing file: raw, the file never read",
+		vmi:  vmiWith(vol("root", pvc("c"))),
+		fs: fake.FS{Images: map[string]storage.ImageInfo{"/p/vmi-disks/root/disk.img": {Format: storage.FormatQCOW2, VirtualSize: 100 * gib,
+			Length: gib, BackingFile: "/etc/shadow", BackingFormat: "raw"}}},
+		want: storage.Plan{"root": {Volume: "root", Kind: storage.KindPersistentVolumeClaim, Source: storage.SourceFile,
+			Path: "/p/vmi-disks/root/disk.img", Format: storage.FormatRaw, CapacityBytes: gib}},
 	}, {
 		name: "claim without disk.img: created sparse, less the file system's overhead",
 		vmi:  vmiWith(vol("data", pvc("data-claim"))),
@@ -95,7 +106,7 @@ func TestPlan(t *testing.T) {
 		name: "block claim",
 		vmi:  vmiWith(vol("blk", pvc("blk-claim"))),
 		pod:  storage.Pod{Volumes: map[string]storage.VolumeFacts{"blk": {Mode: storage.VolumeModeBlock, ReadOnly: true}}},
-		fs:   fake.FS{Images: map[string]storage.ImageInfo{"/dev/blk": {Format: storage.FormatRaw, VirtualSize: 8 * gib, Block: true}}},
+		fs:   fake.FS{Images: map[string]storage.ImageInfo{"/dev/blk": {Format: storage.FormatRaw, VirtualSize: 8 * gib, Length: 8 * gib, Block: true}}},
 		want: storage.Plan{"blk": {Volume: "blk", Kind: storage.KindPersistentVolumeClaim, Source: storage.SourceBlock,
 			Path: "/dev/blk", Format: storage.FormatRaw, CapacityBytes: 8 * gib, ReadOnly: true}},
 	}, {
@@ -113,9 +124,9 @@ func TestPlan(t *testing.T) {
 	}, {
 		name: "hostDisk Disk, present",
 		vmi:  vmiWith(vol("host", virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/var/data/host.img", Type: virtv1.HostDiskExists}})),
-		fs:   fake.FS{Images: map[string]storage.ImageInfo{"/var/data/host.img": qcow(gib)}},
+		fs:   fake.FS{Images: map[string]storage.ImageInfo{"/var/data/host.img": raw(gib)}},
 		want: storage.Plan{"host": {Volume: "host", Kind: storage.KindHostDisk, Source: storage.SourceFile,
-			Path: "/var/data/host.img", Format: storage.FormatQCOW2, CapacityBytes: gib}},
+			Path: "/var/data/host.img", Format: storage.FormatRaw, CapacityBytes: gib}},
 	}, {
 		name: "emptyDisk",
 		vmi:  vmiWith(vol("scratch", virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{Capacity: resource.MustParse("1G")}})),
@@ -206,19 +217,24 @@ func TestPlanErrors(t *testing.T) {
 		name: "image larger than its claim",
 		vmi:  vmiWith(vol("root", pvc("c"))),
 		pod:  storage.Pod{Volumes: map[string]storage.VolumeFacts{"root": {CapacityBytes: gib}}},
-		fs:   fake.FS{Images: map[string]storage.ImageInfo{"/p/vmi-disks/root/disk.img": qcow(2 * gib)}},
-		want: []wantErr{{storage.ErrImageTooLarge, `volume "root" (spec.volumes[0].persistentVolumeClaim): /p/vmi-disks/root/disk.img: the qcow2 image's virtual size 2147483648 bytes exceeds the claim's capacity 1073741824 bytes: image larger than its volume`}},
+		fs:   fake.FS{Images: map[string]storage.ImageInfo{"/p/vmi-disks/root/disk.img": raw(2 * gib)}},
+		want: []wantErr{{storage.ErrImageTooLarge, `volume "root" (spec.volumes[0].persistentVolumeClaim): /p/vmi-disks/root/disk.img: the image's 2147483648 bytes exceed the claim's capacity 1073741824 bytes: image larger than its volume`}},
 	}, {
 		name: "unknown format",
-		vmi:  vmiWith(vol("root", pvc("c"))),
-		fs:   fake.FS{Images: map[string]storage.ImageInfo{"/p/vmi-disks/root/disk.img": {Detected: "vmdk", VirtualSize: gib}}},
-		want: []wantErr{{storage.ErrUnknownFormat, `volume "root" (spec.volumes[0].persistentVolumeClaim): /p/vmi-disks/root/disk.img: a vmdk image; only raw and qcow2 are supported: unknown image format`}},
+		vmi:  vmiWith(vol("root", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "x"}})),
+		fs:   fake.FS{Images: map[string]storage.ImageInfo{"/c/disk_0.img": {Detected: "vmdk", VirtualSize: gib, Length: gib}}},
+		want: []wantErr{{storage.ErrUnknownFormat, `volume "root" (spec.volumes[0].containerDisk): /c/disk_0.img: a vmdk image; only raw and qcow2 are supported: unknown image format`}},
 	}, {
-		name: "qcow2 with a backing file in a claim",
-		vmi:  vmiWith(vol("root", pvc("c"))),
-		fs: fake.FS{Images: map[string]storage.ImageInfo{"/p/vmi-disks/root/disk.img": {Format: storage.FormatQCOW2, VirtualSize: gib,
+		name: "containerDisk with a backing file",
+		vmi:  vmiWith(vol("root", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "x"}})),
+		fs: fake.FS{Images: map[string]storage.ImageInfo{"/c/disk_0.img": {Format: storage.FormatQCOW2, VirtualSize: gib,
 			BackingFile: "/etc/shadow", BackingFormat: "raw"}}},
 		want: []wantErr{{storage.ErrUnsafeImage, `backing file "/etc/shadow"`}},
+	}, {
+		name: "hostDisk that is a block device",
+		vmi:  vmiWith(vol("host", virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/dev/sda", Type: virtv1.HostDiskExists}})),
+		fs:   fake.FS{Images: map[string]storage.ImageInfo{"/dev/sda": {Format: storage.FormatRaw, VirtualSize: gib, Length: gib, Block: true}}},
+		want: []wantErr{{storage.ErrInvalid, "a block device; a hostDisk is a disk image file"}},
 	}, {
 		name: "containerDisk with an external data file",
 		vmi:  vmiWith(vol("root", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "x"}})),
