@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -16,6 +15,7 @@ import (
 	"github.com/virtkit/virtkit/virt/domain"
 	"github.com/virtkit/virtkit/virt/hostfacts"
 	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virt/libvirtd"
 	"github.com/virtkit/virtkit/virt/spec"
 )
 
@@ -50,7 +50,7 @@ func (r *Reconciler) start(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 		return nil, ctrl.Result{}, nil
 	}
 	host := r.hostLayout(r.folderOf(vmi, nil))
-	if _, err := os.Stat(host.ReadyFile()); err != nil {
+	if ready, _ := launcherReady(host); !ready {
 		if _, ended, _ := launcher.ReadResult(host); ended {
 			// The launcher ended before it was ready: the VMI controller
 			// fails the VMI from its pod.
@@ -171,10 +171,16 @@ func (r *Reconciler) openIn(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 	}()
 	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	if g.dom, err = r.connect(callCtx, g.host.LibvirtURI()); err != nil {
+	// libvirt's client dials by path: it gets one that reaches the very
+	// socket found in the folder without following a link the pod made.
+	socket, err := libvirtSocket(g)
+	if err != nil {
 		return nil, fmt.Errorf("handler: VMI %s: %w: %w", key, errLauncherUnreachable, err)
 	}
-	if g.pod, err = r.openPod(callCtx, g.host.LibvirtSocket()); err != nil {
+	if g.dom, err = r.connect(callCtx, libvirtd.SocketURI(socket)); err != nil {
+		return nil, fmt.Errorf("handler: VMI %s: %w: %w", key, errLauncherUnreachable, err)
+	}
+	if g.pod, err = r.openPod(callCtx, socket); err != nil {
 		return nil, fmt.Errorf("handler: VMI %s: %w: %w", key, errLauncherUnreachable, err)
 	}
 	g.storage, g.inspect = r.storageFor(g.pod.Root)
@@ -270,4 +276,31 @@ func active(st domain.State) bool {
 		return true
 	}
 	return false
+}
+
+// launcherReady reports whether the launcher in the node folder host has
+// its ready file.
+func launcherReady(host launcher.Layout) (bool, error) {
+	f, err := launcher.OpenFolder(host)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	return f.Ready()
+}
+
+// libvirtSocket finds g's launcher's libvirt socket and keeps a handle on
+// it until g closes; the path it returns reaches that socket.
+func libvirtSocket(g *guest) (string, error) {
+	f, err := launcher.OpenFolder(g.host)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	path, release, err := f.LibvirtSocket()
+	if err != nil {
+		return "", err
+	}
+	g.socket = release
+	return path, nil
 }

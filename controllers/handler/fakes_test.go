@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/handler"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/virt/confined"
 	"github.com/virtkit/virtkit/virt/domain"
 	domainfake "github.com/virtkit/virtkit/virt/domain/fake"
 	"github.com/virtkit/virtkit/virt/launcher"
@@ -53,9 +55,12 @@ type fakeNode struct {
 	root   string // the pods' file system, as Pod.Root
 	// node is the node's procfs and sysfs the handler reads host facts
 	// from; the pods' libvirtd is PID 4242 there.
-	node  fstest.MapFS
-	r     *handler.Reconciler
-	extra []handler.Option // added to every handler the node builds
+	node fstest.MapFS
+	// libvirt stops the socket standing for each launcher's libvirtd, by
+	// launcher folder.
+	libvirt map[string]func()
+	r       *handler.Reconciler
+	extra   []handler.Option // added to every handler the node builds
 }
 
 // sharedManager keeps the fake alive when a guest closes its connection:
@@ -78,6 +83,8 @@ func newFakeNode(t *testing.T, objs ...client.Object) *fakeNode {
 		state: filepath.Join(dir, "state"),
 		root:  filepath.Join(dir, "podroot"),
 		node:  fstest.MapFS{},
+
+		libvirt: map[string]func(){},
 	}
 	// The pod's containerDisk image volume, as the VMI controller mounts it.
 	disk := filepath.Join(n.root, storage.DefaultLayout().ContainerDisksDir, "root", "disk")
@@ -136,7 +143,8 @@ func scheduledVMI(name string) *virtv1.VirtualMachineInstance {
 func (n *fakeNode) ready(vmi *virtv1.VirtualMachineInstance) launcher.Layout {
 	n.t.Helper()
 	l := launcher.Layout{Root: filepath.Join(n.run, string(vmi.UID))}
-	assert.NilError(n.t, os.MkdirAll(l.Root, 0o755))
+	assert.NilError(n.t, os.MkdirAll(filepath.Dir(l.LibvirtSocket()), 0o755))
+	n.listenLibvirt(l)
 	assert.NilError(n.t, os.WriteFile(l.ReadyFile(), []byte(l.LibvirtURI()+"\n"), 0o644))
 	return l
 }
@@ -148,6 +156,7 @@ func (n *fakeNode) exited(l launcher.Layout, res launcher.Result) {
 	assert.NilError(n.t, err)
 	assert.NilError(n.t, os.WriteFile(l.ExitFile(), b, 0o644))
 	_ = os.Remove(l.ReadyFile())
+	n.stopLibvirt(l)
 }
 
 func (n *fakeNode) reconcile(name string) ctrl.Result {
@@ -193,4 +202,36 @@ func (n *fakeNode) nothingLeft() {
 	}
 	recs, _ := filepath.Glob(filepath.Join(n.state, "*.json"))
 	assert.Check(n.t, len(recs) == 0, "state records left: %v", recs)
+}
+
+// listenLibvirt puts a socket where the launcher's libvirtd listens: the
+// handler checks it is one before it connects (the fake connector then
+// stands for libvirt).
+func (n *fakeNode) listenLibvirt(l launcher.Layout) {
+	n.t.Helper()
+	rel, err := filepath.Rel(l.Root, l.LibvirtSocket())
+	assert.NilError(n.t, err)
+	if _, ok := n.libvirt[l.Root]; ok {
+		return
+	}
+	// Listened on through the folder's handle: the path may be longer than
+	// a socket address holds.
+	root, err := confined.Open(l.Root, confined.NoSymlinks)
+	assert.NilError(n.t, err)
+	ln, err := root.ListenUnix(rel)
+	assert.NilError(n.t, err)
+	stop := sync.OnceFunc(func() {
+		ln.Close()
+		root.Close()
+	})
+	n.libvirt[l.Root] = stop
+	n.t.Cleanup(stop)
+}
+
+// stopLibvirt ends the launcher's libvirtd: its socket goes.
+func (n *fakeNode) stopLibvirt(l launcher.Layout) {
+	if stop, ok := n.libvirt[l.Root]; ok {
+		stop()
+		delete(n.libvirt, l.Root)
+	}
 }

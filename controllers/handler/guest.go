@@ -19,13 +19,16 @@ import (
 // its launcher pod. Reconciles of one VMI never run at once; Ops read dom,
 // domain and host, which do not change after the guest is registered.
 type guest struct {
-	key     types.NamespacedName
-	uid     types.UID
-	domain  string          // libvirt name
-	folder  types.UID       // the launcher's node folder, HostRunDir/<folder>
-	host    launcher.Layout // the launcher folder as the node sees it
-	dom     domain.Manager
-	pod     *Pod
+	key    types.NamespacedName
+	uid    types.UID
+	domain string          // libvirt name
+	folder types.UID       // the launcher's node folder, HostRunDir/<folder>
+	host   launcher.Layout // the launcher folder as the node sees it
+	dom    domain.Manager
+	pod    *Pod
+	// socket releases the handle on the launcher's libvirt socket that
+	// dom and pod were reached through.
+	socket  func() error
 	machine *virt.Machine
 	storage storage.Interface
 	inspect storage.Inspector
@@ -67,6 +70,9 @@ func (g *guest) close() error {
 		}
 		if g.pod != nil && g.pod.Close != nil {
 			errs = append(errs, g.pod.Close())
+		}
+		if g.socket != nil {
+			errs = append(errs, g.socket())
 		}
 		g.closeErr = errors.Join(errs...)
 	})

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
+	"path"
 	"path/filepath"
 	"sync"
 
@@ -77,13 +77,7 @@ func (d LocalMigrationDialer) DialTarget(ctx context.Context, t MigrationTarget,
 	if dir == "" {
 		dir = DefaultHostRunDir
 	}
-	l := launcher.Layout{Root: filepath.Join(dir, string(t.Migration))}
-	path := MigrationSocket(l, ch)
-	if ch == ChannelLibvirt {
-		path = l.LibvirtSocket()
-	}
-	var nd net.Dialer
-	c, err := nd.DialContext(ctx, "unix", path)
+	c, err := dialChannel(ctx, launcher.Layout{Root: filepath.Join(dir, string(t.Migration))}, ch)
 	if err != nil {
 		return nil, fmt.Errorf("handler: migration %s: %s channel of the target launcher on node %s: %w", t.Migration, ch, t.Node, err)
 	}
@@ -95,14 +89,47 @@ func (d LocalMigrationDialer) DialTarget(ctx context.Context, t MigrationTarget,
 // target QEMU (memory) and NBD server (disks) listen there in the
 // target's.
 func MigrationSocket(l launcher.Layout, ch MigrationChannel) string {
-	return filepath.Join(l.Root, "migration", string(ch)+".sock")
+	return filepath.Join(l.Root, migrationSocketName(ch))
+}
+
+// migrationDir is the folder of the migration sockets in a launcher folder.
+const migrationDir = "migration"
+
+func migrationSocketName(ch MigrationChannel) string {
+	return path.Join(migrationDir, string(ch)+".sock")
+}
+
+// dialChannel connects to channel ch's socket in the target's launcher
+// folder l (its libvirt socket for ChannelLibvirt), confined to it.
+func dialChannel(ctx context.Context, l launcher.Layout, ch MigrationChannel) (net.Conn, error) {
+	f, err := launcher.OpenFolder(l)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if ch == ChannelLibvirt {
+		return f.DialLibvirt(ctx)
+	}
+	return f.Root().DialUnix(ctx, migrationSocketName(ch))
+}
+
+// makeMigrationDir makes the migration sockets' folder in the launcher
+// folder l, confined to it.
+func makeMigrationDir(l launcher.Layout) error {
+	f, err := launcher.OpenFolder(l)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.Root().MkdirAll(migrationDir, 0o755)
+	return err
 }
 
 // migrationProxy forwards the source launcher's migration connections to
 // the target launcher, one listener per channel.
 type migrationProxy struct {
+	folder    *launcher.Folder // the source's, which the listeners' sockets are in
 	listeners []net.Listener
-	paths     []string
 	wg        sync.WaitGroup
 
 	mu     sync.Mutex
@@ -113,18 +140,22 @@ type migrationProxy struct {
 // startProxy listens on every channel's socket in the source launcher
 // folder src and forwards each connection through dial to t.
 func startProxy(src launcher.Layout, t MigrationTarget, dial MigrationDialer, onError func(error)) (*migrationProxy, error) {
-	p := &migrationProxy{conns: map[net.Conn]bool{}}
-	if err := os.MkdirAll(filepath.Join(src.Root, "migration"), 0o755); err != nil {
+	f, err := launcher.OpenFolder(src)
+	if err != nil {
 		return nil, fmt.Errorf("handler: migration proxy: %w", err)
 	}
+	p := &migrationProxy{folder: f, conns: map[net.Conn]bool{}}
+	if _, err := f.Root().MkdirAll(migrationDir, 0o755); err != nil {
+		return nil, errors.Join(fmt.Errorf("handler: migration proxy: %w", err), p.Close())
+	}
 	for _, ch := range MigrationChannels {
-		path := MigrationSocket(src, ch)
-		_ = os.Remove(path) // left by an earlier migration
-		ln, err := net.Listen("unix", path)
+		name := migrationSocketName(ch)
+		_ = f.Root().Remove(name) // left by an earlier migration
+		ln, err := f.Root().ListenUnix(name)
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("handler: migration proxy: %w", err), p.Close())
 		}
-		p.listeners, p.paths = append(p.listeners, ln), append(p.paths, path)
+		p.listeners = append(p.listeners, ln)
 		p.wg.Add(1)
 		go p.serve(ln, t, ch, dial, onError)
 	}
@@ -201,7 +232,7 @@ func splice(a, b net.Conn) {
 }
 
 // Close stops listening, ends every forwarded connection and removes the
-// sockets.
+// sockets (each listener removes its own).
 func (p *migrationProxy) Close() error {
 	p.mu.Lock()
 	p.closed = true
@@ -218,10 +249,6 @@ func (p *migrationProxy) Close() error {
 		c.Close()
 	}
 	p.wg.Wait()
-	for _, path := range p.paths {
-		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
+	errs = append(errs, p.folder.Close())
 	return errors.Join(errs...)
 }

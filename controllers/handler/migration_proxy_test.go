@@ -25,6 +25,7 @@ func TestMigrationProxy(t *testing.T) {
 	const mig, vmi = "0d0d0d0d-0000-4000-8000-00000000000a", "0e0e0e0e-0000-4000-8000-00000000000b"
 	src := launcher.Layout{Root: filepath.Join(run, vmi)}
 	dst := launcher.Layout{Root: filepath.Join(run, mig)}
+	assert.NilError(t, os.Mkdir(src.Root, 0o755)) // the running source launcher's
 	// The target launcher: its libvirt socket and the sockets its QEMU and
 	// NBD server listen on, each answering with its name and what it read.
 	for _, ch := range MigrationChannels {
@@ -87,6 +88,7 @@ func TestMigrationProxy(t *testing.T) {
 func TestMigrationProxyNoTarget(t *testing.T) {
 	run := t.TempDir()
 	src := launcher.Layout{Root: filepath.Join(run, "src")}
+	assert.NilError(t, os.Mkdir(src.Root, 0o755))
 	errs := make(chan error, 1)
 	p, err := startProxy(src, MigrationTarget{Migration: "gone", Node: "b"}, LocalMigrationDialer{HostRunDir: run},
 		func(err error) { errs <- err })

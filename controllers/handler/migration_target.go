@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -135,7 +135,10 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, req ctrl.Request) (ctr
 func (r *Reconciler) prepareTarget(ctx context.Context, vmi *virtv1.VirtualMachineInstance, mig *virtv1.VirtualMachineInstanceMigration) (*guest, error) {
 	key := client.ObjectKeyFromObject(mig)
 	host := r.hostLayout(mig.UID)
-	if _, err := os.Stat(host.ReadyFile()); err != nil {
+	if ready, err := launcherReady(host); !ready {
+		if err == nil {
+			err = fs.ErrNotExist
+		}
 		return nil, fmt.Errorf("handler: migration %s: the target launcher is not ready: %w: %w", key, errLauncherUnreachable, err)
 	}
 	g, err := r.openIn(ctx, vmi, nil, mig.UID, &key)
@@ -143,7 +146,7 @@ func (r *Reconciler) prepareTarget(ctx context.Context, vmi *virtv1.VirtualMachi
 		return nil, err
 	}
 	// The target QEMU and NBD server listen on their migration sockets here.
-	if err := os.MkdirAll(filepath.Dir(MigrationSocket(host, ChannelMemory)), 0o755); err != nil {
+	if err := makeMigrationDir(host); err != nil {
 		_ = g.close()
 		return nil, fmt.Errorf("handler: migration %s: %w", key, err)
 	}

@@ -7,11 +7,11 @@ import (
 	"io"
 	"io/fs"
 	"net"
-	"os"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit/virt/domain"
+	"github.com/virtkit/virtkit/virt/launcher"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
@@ -89,7 +89,7 @@ func (r *Reconciler) Console(ctx context.Context, namespace, name string) (io.Re
 	if err != nil {
 		return nil, err
 	}
-	c, err := dialUnix(ctx, g.host.SerialSocket())
+	c, err := dialFolder(ctx, g.host, (*launcher.Folder).DialSerial)
 	if errors.Is(err, fs.ErrNotExist) {
 		c, err := g.dom.Console(ctx, g.domain)
 		return c, opError(g, "console", err)
@@ -107,7 +107,7 @@ func (r *Reconciler) VNC(ctx context.Context, namespace, name string) (io.ReadWr
 	if err != nil {
 		return nil, err
 	}
-	c, err := dialUnix(ctx, g.host.VNCSocket())
+	c, err := dialFolder(ctx, g.host, (*launcher.Folder).DialVNC)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("handler: VNC of VMI %s: the guest has no graphics device: %w", g.key, nodeapi.ErrUnavailable)
 	}
@@ -117,12 +117,15 @@ func (r *Reconciler) VNC(ctx context.Context, namespace, name string) (io.ReadWr
 	return c, nil
 }
 
-func dialUnix(ctx context.Context, path string) (net.Conn, error) {
-	if _, err := os.Stat(path); err != nil {
+// dialFolder connects to a socket in the launcher folder host: a socket
+// only, never through a link the pod made (launcher.Folder).
+func dialFolder(ctx context.Context, host launcher.Layout, dial func(*launcher.Folder, context.Context) (net.Conn, error)) (net.Conn, error) {
+	f, err := launcher.OpenFolder(host)
+	if err != nil {
 		return nil, err
 	}
-	var d net.Dialer
-	return d.DialContext(ctx, "unix", path)
+	defer f.Close()
+	return dial(f, ctx)
 }
 
 // opError maps a domain Manager's error to the node API's sentinels.

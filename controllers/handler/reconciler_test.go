@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -363,9 +362,6 @@ func TestLauncherFoldersOfGoneVMIsAreRemoved(t *testing.T) {
 	}
 
 	// An ending launcher still answers on its socket: the folder waits.
-	assert.NilError(t, os.MkdirAll(filepath.Dir(l.LibvirtSocket()), 0o755))
-	sock, err := net.Listen("unix", l.LibvirtSocket())
-	assert.NilError(t, err)
 	assert.NilError(t, n.c.Delete(context.Background(), vmi))
 	n.reconcile("vm1") // the guest stops
 	// The VMI controller lets it go once the pod is gone.
@@ -374,10 +370,10 @@ func TestLauncherFoldersOfGoneVMIsAreRemoved(t *testing.T) {
 	assert.NilError(t, n.c.Update(context.Background(), gone))
 	res := n.reconcile("vm1")
 	assert.Check(t, res.RequeueAfter > 0, "a sweep that found a live launcher comes back")
-	_, err = os.Stat(l.Root)
+	_, err := os.Stat(l.Root)
 	assert.NilError(t, err, "the folder of a launcher that still answers stays")
 
-	sock.Close()
+	n.stopLibvirt(l)
 	n.reconcile("vm1")
 	_, err = os.Stat(l.Root)
 	assert.Check(t, errors.Is(err, fs.ErrNotExist), "the folder of a gone VMI and ended launcher: %v", err)

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/virtkit/virtkit/virt/confined"
+	"github.com/virtkit/virtkit/virt/launcher"
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -71,7 +72,7 @@ func (r *Reconciler) sweep(ctx context.Context) (pending bool, _ error) {
 		if !claimed && !r.unclaimedAndOld(e) {
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(r.cfg.HostRunDir, e.Name())); err != nil {
+		if err := removeFolder(r.cfg.HostRunDir, e.Name()); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -119,11 +120,23 @@ const sweepRetry = 2 * time.Second
 // launcherAnswers reports whether a process listens on the VMI's launcher
 // libvirt socket.
 func (r *Reconciler) launcherAnswers(ctx context.Context, uid types.UID) bool {
-	d := net.Dialer{Timeout: time.Second}
-	c, err := d.DialContext(ctx, "unix", r.hostLayout(uid).LibvirtSocket())
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	c, err := dialFolder(ctx, r.hostLayout(uid), (*launcher.Folder).DialLibvirt)
 	if err != nil {
 		return false
 	}
 	c.Close()
 	return true
+}
+
+// removeFolder removes the launcher folder name of HostRunDir run and all
+// a pod left in it, never following a link the pod made.
+func removeFolder(run, name string) error {
+	root, err := confined.Open(run, confined.NoSymlinks)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.RemoveAll(name)
 }

@@ -1,11 +1,9 @@
 package launcher
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
 	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
@@ -34,19 +32,18 @@ const (
 
 func (r Result) String() string { return fmt.Sprintf("exit %d: %s", r.Code, r.Reason) }
 
-// ReadResult reads the Result a launcher recorded in l.ExitFile(). ended is
-// false, with no error, while the file does not exist: the launcher has not
-// ended (or never started).
+// ReadResult reads the Result a launcher recorded in l.ExitFile(), from
+// the node's side (Folder.Result). ended is false, with no error, while the
+// file (or the folder) does not exist: the launcher has not ended (or
+// never started).
 func ReadResult(l Layout) (r Result, ended bool, err error) {
-	b, err := os.ReadFile(l.ExitFile())
+	f, err := OpenFolder(l)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Result{}, false, nil
 	}
 	if err != nil {
-		return Result{}, false, fmt.Errorf("launcher: read result: %w", err)
+		return Result{}, false, err
 	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return Result{}, false, fmt.Errorf("launcher: result in %s: %w", l.ExitFile(), err)
-	}
-	return r, true, nil
+	defer f.Close()
+	return f.Result()
 }

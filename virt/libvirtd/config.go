@@ -80,9 +80,10 @@ func (c Config) Paths() Paths {
 }
 
 // URI is the libvirt connection URI of the instance's QEMU driver.
-func (c Config) URI() string {
-	return "qemu:///system?socket=" + c.Paths().Socket
-}
+func (c Config) URI() string { return SocketURI(c.Paths().Socket) }
+
+// SocketURI is the URI of a private libvirtd listening on socket.
+func SocketURI(socket string) string { return "qemu:///system?socket=" + socket }
 
 // WithDefaults returns c with a random HostUUID when none is set, and the default log level.
 func (c Config) WithDefaults() (Config, error) {
