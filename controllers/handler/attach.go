@@ -12,6 +12,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/virtkit/virtkit/virt"
+	"github.com/virtkit/virtkit/virt/confined"
 	"github.com/virtkit/virtkit/virt/domain"
 	"github.com/virtkit/virtkit/virt/hostfacts"
 	"github.com/virtkit/virtkit/virt/launcher"
@@ -183,8 +184,11 @@ func (r *Reconciler) openIn(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 	if g.pod, err = r.openPod(callCtx, socket); err != nil {
 		return nil, fmt.Errorf("handler: VMI %s: %w: %w", key, errLauncherUnreachable, err)
 	}
-	g.storage, g.inspect = r.storageFor(g.pod.Root)
-	facts, err := r.podFacts(ctx, vmi, g.pod.Root)
+	if g.files, err = openPodFiles(g.pod.Root); err != nil {
+		return nil, fmt.Errorf("handler: VMI %s: %w: %w", key, errLauncherUnreachable, err)
+	}
+	g.storage, g.inspect = r.storageFor(g.files)
+	facts, err := r.podFacts(ctx, vmi, g.files)
 	if err != nil {
 		return nil, err
 	}
@@ -303,4 +307,14 @@ func libvirtSocket(g *guest) (string, error) {
 	}
 	g.socket = release
 	return path, nil
+}
+
+// openPodFiles opens the pod's file system, root as Pod.Root gives it ("" is
+// the node's own), so that every path in it is resolved as the pod sees it
+// and never leaves it.
+func openPodFiles(root string) (*confined.Root, error) {
+	if root == "" {
+		root = "/"
+	}
+	return confined.Open(root, confined.InRoot)
 }

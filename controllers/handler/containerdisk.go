@@ -15,7 +15,7 @@ import (
 // volume) read-only at the layout's ContainerDisksDir/<volume>; the disk is the file
 // the volume's path names, else the one file in the image's /disk folder,
 // as KubeVirt's containerDisk images lay it out. Paths are the pod's.
-func containerDiskFacts(root string, layout storage.Layout, volume string, src *virtv1.ContainerDiskSource) (storage.VolumeFacts, error) {
+func containerDiskFacts(podFS storage.FS, layout storage.Layout, volume string, src *virtv1.ContainerDiskSource) (storage.VolumeFacts, error) {
 	dirs := layout.ContainerDisksDir
 	if dirs == "" {
 		dirs = storage.DefaultLayout().ContainerDisksDir
@@ -25,11 +25,7 @@ func containerDiskFacts(root string, layout storage.Layout, volume string, src *
 		return storage.VolumeFacts{Path: path.Join(mount, src.Path)}, nil
 	}
 	dir := path.Join(mount, "disk")
-	node, err := storage.InRoot(root, dir)
-	if err != nil {
-		return storage.VolumeFacts{}, fmt.Errorf("image %s: %w", src.Image, err)
-	}
-	ents, err := os.ReadDir(node)
+	ents, err := podFS.ReadDir(dir)
 	if err != nil {
 		return storage.VolumeFacts{}, fmt.Errorf("image %s: %w", src.Image, err)
 	}

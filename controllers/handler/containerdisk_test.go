@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	virtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/virtkit/virtkit/virt/confined"
 	"github.com/virtkit/virtkit/virt/storage"
 )
 
@@ -39,7 +40,12 @@ func TestContainerDiskFacts(t *testing.T) {
 				}
 			}
 			tc.src.Image = "example/guest:1"
-			got, err := containerDiskFacts(root, layout, "root", &tc.src)
+			files, err := confined.Open(root, confined.InRoot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer files.Close()
+			got, err := containerDiskFacts(files, layout, "root", &tc.src)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)

@@ -12,7 +12,7 @@
 //   - starts the guest of a Scheduled VMI once its launcher is ready
 //     (launcher.Layout.ReadyFile): finds the pod's network namespace and file
 //     system from the libvirt socket's peer ([OpenPod]), plans and prepares
-//     storage in the pod's file system (storage.WithRoot), sets up the network
+//     storage in the pod's file system (storage.WithFS), sets up the network
 //     and runs DHCP in the pod's namespace, defines and starts the domain, and
 //     reports Running in one status write (interfaces, conditions, migration
 //     method, volume targets, machine type, topology, memory);

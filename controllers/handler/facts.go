@@ -16,15 +16,15 @@ import (
 )
 
 // podFacts reads what the storage planner needs from the cluster and the
-// pod (whose file system is at root on the node): each claim's volume mode,
+// pod (whose file system is files): each claim's volume mode,
 // capacity and read-only access, the data of the secrets cloud-init volumes
 // name, and the disk file in each containerDisk's image. Claims and secrets
 // are read uncached, once per start: the handler watches neither.
-func (r *Reconciler) podFacts(ctx context.Context, vmi *virtv1.VirtualMachineInstance, root string) (storage.Pod, error) {
+func (r *Reconciler) podFacts(ctx context.Context, vmi *virtv1.VirtualMachineInstance, files storage.FS) (storage.Pod, error) {
 	pod := storage.Pod{}
 	for i, v := range vmi.Spec.Volumes {
 		if v.ContainerDisk != nil {
-			f, err := containerDiskFacts(root, r.cfg.StorageLayout, v.Name, v.ContainerDisk)
+			f, err := containerDiskFacts(files, r.cfg.StorageLayout, v.Name, v.ContainerDisk)
 			if err != nil {
 				return pod, fmt.Errorf("handler: VMI %s/%s spec.volumes[%d].containerDisk (%s): %w", vmi.Namespace, vmi.Name, i, v.Name, err)
 			}

@@ -110,7 +110,7 @@ func (n *fakeNode) handler() *handler.Reconciler {
 			handler.WithPodOpener(func(context.Context, string) (*handler.Pod, error) {
 				return &handler.Pod{PID: 4242, Network: n.net, Root: n.root, Close: func() error { return nil }}, nil
 			}),
-			handler.WithStorage(func(string) (storage.Interface, storage.Inspector) { return n.disks, n.files }),
+			handler.WithStorage(func(storage.FS) (storage.Interface, storage.Inspector) { return n.disks, n.files }),
 			handler.WithClock(n.clock),
 			handler.WithClient(n.writes, n.c),
 			handler.WithNodeFS(n.node),

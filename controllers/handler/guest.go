@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit/virt"
+	"github.com/virtkit/virtkit/virt/confined"
 	"github.com/virtkit/virtkit/virt/domain"
 	"github.com/virtkit/virtkit/virt/launcher"
 	"github.com/virtkit/virtkit/virt/storage"
@@ -28,7 +29,9 @@ type guest struct {
 	pod    *Pod
 	// socket releases the handle on the launcher's libvirt socket that
 	// dom and pod were reached through.
-	socket  func() error
+	socket func() error
+	// files is the pod's file system, which storage works in.
+	files   *confined.Root
 	machine *virt.Machine
 	storage storage.Interface
 	inspect storage.Inspector
@@ -70,6 +73,9 @@ func (g *guest) close() error {
 		}
 		if g.pod != nil && g.pod.Close != nil {
 			errs = append(errs, g.pod.Close())
+		}
+		if g.files != nil {
+			errs = append(errs, g.files.Close())
 		}
 		if g.socket != nil {
 			errs = append(errs, g.socket())

@@ -89,10 +89,11 @@ func (c Config) Validate() error {
 type Connector = launcher.Connector
 
 // StorageFor returns the storage Manager that plans and prepares the disks of
-// a launcher pod whose file system is below root (Pod.Root), and the
-// Inspector hotplug checks the pod's files with. The default is storage.New
-// with Config.StorageLayout and storage.WithRoot(root).
-type StorageFor func(root string) (storage.Interface, storage.Inspector)
+// a launcher pod whose file system is files (the pod's root opened with
+// virt/confined, InRoot), and the Inspector hotplug checks the pod's files
+// with. The default is storage.New with Config.StorageLayout and
+// storage.WithFS(files).
+type StorageFor func(files storage.FS) (storage.Interface, storage.Inspector)
 
 // Option changes a Reconciler.
 type Option func(*Reconciler)

@@ -22,7 +22,8 @@ type Pod struct {
 	// Network sets up the guest's NICs in the pod's network namespace.
 	Network network.Configurator
 	// Root is a path under which the pod's file system appears from the
-	// node (storage.WithRoot); "" is the node's own root.
+	// node (opened with virt/confined for storage.WithFS); "" is the node's
+	// own root.
 	Root string
 	// Close releases the handles; what was set up in the pod stays.
 	Close func() error

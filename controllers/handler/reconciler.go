@@ -119,9 +119,9 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 	}
 	if r.storageFor == nil {
 		layout := cfg.StorageLayout
-		r.storageFor = func(root string) (storage.Interface, storage.Inspector) {
-			return storage.New(storage.WithLayout(layout), storage.WithRoot(root), storage.WithLogger(r.log)),
-				storage.RootInspector(root, storage.OSInspector{})
+		r.storageFor = func(files storage.FS) (storage.Interface, storage.Inspector) {
+			return storage.New(storage.WithLayout(layout), storage.WithFS(files), storage.WithLogger(r.log)),
+				storage.FSInspector{FS: files}
 		}
 	}
 	return r, nil

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -26,14 +27,43 @@ type Inspector interface {
 	Files(ctx context.Context, dir string) ([]string, error)
 }
 
-// OSInspector reads the local file system.
+// OSInspector reads the node's own file system (FSInspector on HostFS).
 type OSInspector struct{}
 
 var _ Inspector = OSInspector{}
 
-// Inspect opens path read-only and detects its format from its header.
-func (OSInspector) Inspect(_ context.Context, path string) (ImageInfo, error) {
-	f, err := os.Open(path)
+// Inspect implements Inspector.
+func (OSInspector) Inspect(ctx context.Context, path string) (ImageInfo, error) {
+	return FSInspector{}.Inspect(ctx, path)
+}
+
+// Exists implements Inspector.
+func (OSInspector) Exists(ctx context.Context, path string) (bool, error) {
+	return FSInspector{}.Exists(ctx, path)
+}
+
+// Files implements Inspector.
+func (OSInspector) Files(ctx context.Context, dir string) ([]string, error) {
+	return FSInspector{}.Files(ctx, dir)
+}
+
+// FSInspector reads the images and folders of an FS (HostFS when nil),
+// such as a pod's root opened with virt/confined.
+type FSInspector struct{ FS FS }
+
+var _ Inspector = FSInspector{}
+
+func (i FSInspector) fs() FS {
+	if i.FS == nil {
+		return HostFS{}
+	}
+	return i.FS
+}
+
+// Inspect opens path read-only (a FIFO is not waited on) and detects its
+// format from its header: a regular file or a block device only.
+func (i FSInspector) Inspect(_ context.Context, path string) (ImageInfo, error) {
+	f, err := i.fs().OpenFile(path, os.O_RDONLY|nonBlock, 0)
 	if err != nil {
 		return ImageInfo{}, err
 	}
@@ -61,12 +91,12 @@ func (OSInspector) Inspect(_ context.Context, path string) (ImageInfo, error) {
 }
 
 // Exists stats path.
-func (OSInspector) Exists(_ context.Context, path string) (bool, error) {
-	_, err := os.Stat(path)
+func (i FSInspector) Exists(_ context.Context, path string) (bool, error) {
+	_, err := i.fs().Stat(path)
 	switch {
 	case err == nil:
 		return true, nil
-	case os.IsNotExist(err):
+	case errors.Is(err, fs.ErrNotExist):
 		return false, nil
 	}
 	return false, err
@@ -74,14 +104,15 @@ func (OSInspector) Exists(_ context.Context, path string) (bool, error) {
 
 // Files walks dir, following symbolic links (a projected configMap's keys
 // are links into its ..data folder).
-func (OSInspector) Files(_ context.Context, dir string) ([]string, error) {
+func (i FSInspector) Files(_ context.Context, dir string) ([]string, error) {
+	fsys := i.fs()
 	var out []string
 	var walk func(rel string, depth int) error
 	walk = func(rel string, depth int) error {
 		if depth > 16 {
 			return fmt.Errorf("%s: folders nested too deep", filepath.Join(dir, rel))
 		}
-		entries, err := os.ReadDir(filepath.Join(dir, rel))
+		entries, err := fsys.ReadDir(filepath.Join(dir, rel))
 		if err != nil {
 			return err
 		}
@@ -90,7 +121,7 @@ func (OSInspector) Files(_ context.Context, dir string) ([]string, error) {
 				continue
 			}
 			p := filepath.Join(rel, e.Name())
-			st, err := os.Stat(filepath.Join(dir, p))
+			st, err := fsys.Stat(filepath.Join(dir, p))
 			if err != nil {
 				return err
 			}

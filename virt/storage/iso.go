@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -150,12 +149,16 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// readTree reads every file the Inspector lists below dir into memory
-// (config volumes are small: Kubernetes caps a configMap or secret at 1 MiB).
-func readTree(dir string, names []string) (map[string][]byte, error) {
+// maxConfigFile bounds each file of a config volume read into memory:
+// Kubernetes caps a configMap or secret at 1 MiB.
+const maxConfigFile = 1 << 20
+
+// readTree reads every file the Inspector lists below dir in fsys into
+// memory, each a regular file of at most maxConfigFile bytes.
+func readTree(fsys FS, dir string, names []string) (map[string][]byte, error) {
 	files := make(map[string][]byte, len(names))
 	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(n)))
+		b, err := fsys.ReadFile(filepath.Join(dir, filepath.FromSlash(n)), maxConfigFile)
 		if err != nil {
 			return nil, err
 		}

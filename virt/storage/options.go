@@ -10,17 +10,19 @@ type options struct {
 	inspector  Inspector
 	fsOverhead float64
 	log        logr.Logger
-	// root prefixes the paths of every read and write (WithRoot).
-	root string
+	// fsys holds the images (WithFS).
+	fsys FS
 }
 
 func newOptions(opts []Option) options {
-	o := options{inspector: OSInspector{}, fsOverhead: DefaultFilesystemOverhead, log: logr.Discard()}
+	o := options{fsys: HostFS{}, fsOverhead: DefaultFilesystemOverhead, log: logr.Discard()}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	o.layout = o.layout.withDefaults()
-	o.inspector = RootInspector(o.root, o.inspector)
+	if o.inspector == nil {
+		o.inspector = FSInspector{FS: o.fsys}
+	}
 	return o
 }
 
@@ -30,6 +32,14 @@ const DefaultFilesystemOverhead = 0.055
 
 // WithLayout sets where the pod keeps volumes; empty fields keep KubeVirt's.
 func WithLayout(l Layout) Option { return func(o *options) { o.layout = l } }
+
+// WithFS makes the Manager read and write every image in fsys: for the
+// handler, the launcher pod's root file system opened with virt/confined
+// (InRoot), so that the plan, and so the domain document, keeps the paths
+// as QEMU sees them in the pod (an overlay names its base by its pod path)
+// while every path is resolved as the pod sees it and never leaves it. The
+// planner reads through FSInspector on fsys unless WithInspector is given.
+func WithFS(fsys FS) Option { return func(o *options) { o.fsys = fsys } }
 
 // WithInspector replaces the file system reader the planner uses.
 func WithInspector(i Inspector) Option { return func(o *options) { o.inspector = i } }

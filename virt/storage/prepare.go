@@ -20,7 +20,7 @@ import (
 // temporary files, the folders Prepare made and the images already moved are
 // removed, and replaced images are put back.
 func (m *Manager) Prepare(ctx context.Context, vmi *virtv1.VirtualMachineInstance, pod Pod, plan Plan) (err error) {
-	t := &txn{root: m.o.root}
+	t := &txn{fs: m.o.fsys}
 	defer func() {
 		if err != nil {
 			t.rollback()
@@ -84,7 +84,7 @@ func (m *Manager) prepare(ctx context.Context, t *txn, vmi *virtv1.VirtualMachin
 			if err != nil {
 				return err
 			}
-			if files, err = readTree(inRoot(m.o.root, p.ContentDir), names); err != nil {
+			if files, err = readTree(m.o.fsys, p.ContentDir, names); err != nil {
 				return err
 			}
 		}
@@ -110,30 +110,30 @@ func (m *Manager) Release(ctx context.Context, plan Plan) error {
 		if !p.Discardable() || p.Path == "" {
 			continue
 		}
-		path := inRoot(m.o.root, p.Path)
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		path := p.Path
+		if err := m.o.fsys.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, &VolumeError{Volume: p.Volume, Path: p.Path, Detail: "removing", Err: err})
 			continue
 		}
 		m.o.log.V(1).Info("removed", "path", path)
 		// Overlays and cloud-init ISOs sit in folders of their own.
 		if p.Kind == KindEphemeral || p.Kind == KindContainerDisk {
-			_ = os.Remove(filepath.Dir(path))
+			_ = m.o.fsys.Remove(filepath.Dir(path))
 		}
 		if p.Kind == KindCloudInitNoCloud || p.Kind == KindCloudInitConfigDrive {
 			dir := filepath.Dir(path)
-			if os.Remove(dir) == nil {
-				_ = os.Remove(filepath.Dir(dir)) // the namespace's folder, when it was the last VMI
+			if m.o.fsys.Remove(dir) == nil {
+				_ = m.o.fsys.Remove(filepath.Dir(dir)) // the namespace's folder, when it was the last VMI
 			}
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// txn stages new images and moves them into place together. Its final
-// paths are the plan's; root (WithRoot) prefixes them on disk.
+// txn stages new images and moves them into place together. Its paths
+// are the plan's, in fs (WithFS).
 type txn struct {
-	root  string
+	fs    FS
 	dirs  []string // folders made, in creation order
 	files []*staged
 }
@@ -149,7 +149,7 @@ type staged struct {
 func (t *txn) mkdirAll(dir string) error {
 	var missing []string
 	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil {
+		if _, err := t.fs.Stat(d); err == nil {
 			break
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -160,30 +160,32 @@ func (t *txn) mkdirAll(dir string) error {
 		}
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
-		if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		err := t.fs.Mkdir(missing[i], 0o755)
+		switch {
+		case err == nil:
+			t.dirs = append(t.dirs, missing[i])
+		case !errors.Is(err, fs.ErrExist): // made meanwhile: not ours to remove
 			return err
 		}
-		t.dirs = append(t.dirs, missing[i])
 	}
 	return nil
 }
 
 // stage opens a temporary file in final's folder.
 func (t *txn) stage(final string, replace bool, mode os.FileMode) (*os.File, error) {
-	final = inRoot(t.root, final)
 	if !replace {
-		if _, err := os.Lstat(final); err == nil {
+		if _, err := t.fs.Lstat(final); err == nil {
 			return nil, fmt.Errorf("%s: %w", final, fs.ErrExist)
 		}
 	}
 	if err := t.mkdirAll(filepath.Dir(final)); err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".vkt-*")
+	f, tmp, err := t.fs.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".vkt-*")
 	if err != nil {
 		return nil, err
 	}
-	t.files = append(t.files, &staged{tmp: f.Name(), final: final, replace: replace, f: f})
+	t.files = append(t.files, &staged{tmp: tmp, final: final, replace: replace, f: f})
 	if err := f.Chmod(mode); err != nil {
 		return nil, err
 	}
@@ -223,28 +225,28 @@ func (t *txn) commit() error {
 	for _, s := range t.files {
 		if !s.replace {
 			// link fails when final exists: never overwrite a disk image.
-			if err := os.Link(s.tmp, s.final); err != nil {
+			if err := t.fs.Link(s.tmp, s.final); err != nil {
 				return err
 			}
 			s.committed = true
-			_ = os.Remove(s.tmp)
+			_ = t.fs.Remove(s.tmp)
 			continue
 		}
-		if _, err := os.Lstat(s.final); err == nil {
+		if _, err := t.fs.Lstat(s.final); err == nil {
 			s.old = s.tmp + ".old"
-			if err := os.Rename(s.final, s.old); err != nil {
+			if err := t.fs.Rename(s.final, s.old); err != nil {
 				s.old = ""
 				return err
 			}
 		}
-		if err := os.Rename(s.tmp, s.final); err != nil {
+		if err := t.fs.Rename(s.tmp, s.final); err != nil {
 			return err
 		}
 		s.committed = true
 	}
 	for _, s := range t.files {
 		if s.old != "" {
-			_ = os.Remove(s.old)
+			_ = t.fs.Remove(s.old)
 			s.old = ""
 		}
 	}
@@ -257,15 +259,15 @@ func (t *txn) rollback() {
 		if s.f != nil {
 			_ = s.f.Close()
 		}
-		_ = os.Remove(s.tmp)
+		_ = t.fs.Remove(s.tmp)
 		if s.committed {
-			_ = os.Remove(s.final)
+			_ = t.fs.Remove(s.final)
 		}
 		if s.old != "" {
-			_ = os.Rename(s.old, s.final)
+			_ = t.fs.Rename(s.old, s.final)
 		}
 	}
 	for i := len(t.dirs) - 1; i >= 0; i-- {
-		_ = os.Remove(t.dirs[i])
+		_ = t.fs.Remove(t.dirs[i])
 	}
 }

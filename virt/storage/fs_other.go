@@ -1,0 +1,5 @@
+//go:build !unix
+
+package storage
+
+const nonBlock = 0
