@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -102,4 +103,16 @@ func (r *Root) MkdirAll(name string, perm fs.FileMode) (made []string, err error
 
 func sortEntries(ents []fs.DirEntry) {
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+}
+
+// readLimited reads f, the file name, to its end: at most limit bytes.
+func (r *Root) readLimited(f io.Reader, name string, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, pathError("read", r.name, name, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, pathError("read", r.name, name, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit))
+	}
+	return b, nil
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -160,14 +159,7 @@ func (r *Root) ReadFile(name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, pathError("read", r.name, name, err)
-	}
-	if int64(len(b)) > limit { // grew since the stat
-		return nil, pathError("read", r.name, name, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit))
-	}
-	return b, nil
+	return r.readLimited(f, name, limit) // the file may have grown since the stat
 }
 
 // ReadDir lists the folder name, sorted by name.
@@ -293,37 +285,34 @@ func removeAllAt(dirfd int, base string, depth int) error {
 // Rename moves oldname to newname, both below the root, replacing a file
 // at newname as rename(2) does.
 func (r *Root) Rename(oldname, newname string) error {
-	op, ob, err := r.parent("rename", oldname)
-	if err != nil {
-		return err
-	}
-	defer op.Close()
-	np, nb, err := r.parent("rename", newname)
-	if err != nil {
-		return err
-	}
-	defer np.Close()
-	if err := unix.Renameat(int(op.Fd()), ob, int(np.Fd()), nb); err != nil {
-		return &os.LinkError{Op: "rename", Old: path.Join(r.name, oldname), New: path.Join(r.name, newname), Err: err}
-	}
-	return nil
+	return r.between("rename", oldname, newname, func(ofd int, ob string, nfd int, nb string) error {
+		return unix.Renameat(ofd, ob, nfd, nb)
+	})
 }
 
 // Link makes newname a hard link to oldname (a final link at oldname is
 // linked itself, not followed); it fails when newname exists.
 func (r *Root) Link(oldname, newname string) error {
-	op, ob, err := r.parent("link", oldname)
+	return r.between("link", oldname, newname, func(ofd int, ob string, nfd int, nb string) error {
+		return unix.Linkat(ofd, ob, nfd, nb, 0)
+	})
+}
+
+// between runs an *at system call on oldname and newname, each given as
+// its confined parent folder and last component.
+func (r *Root) between(op, oldname, newname string, call func(ofd int, ob string, nfd int, nb string) error) error {
+	oldp, ob, err := r.parent(op, oldname)
 	if err != nil {
 		return err
 	}
-	defer op.Close()
-	np, nb, err := r.parent("link", newname)
+	defer oldp.Close()
+	newp, nb, err := r.parent(op, newname)
 	if err != nil {
 		return err
 	}
-	defer np.Close()
-	if err := unix.Linkat(int(op.Fd()), ob, int(np.Fd()), nb, 0); err != nil {
-		return &os.LinkError{Op: "link", Old: path.Join(r.name, oldname), New: path.Join(r.name, newname), Err: err}
+	defer newp.Close()
+	if err := call(int(oldp.Fd()), ob, int(newp.Fd()), nb); err != nil {
+		return &os.LinkError{Op: op, Old: path.Join(r.name, oldname), New: path.Join(r.name, newname), Err: err}
 	}
 	return nil
 }

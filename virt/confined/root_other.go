@@ -5,7 +5,6 @@ package confined
 import (
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -78,14 +77,7 @@ func (r *Root) ReadFile(name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, pathError("read", r.name, name, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, pathError("read", r.name, name, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit))
-	}
-	return b, nil
+	return r.readLimited(f, name, limit)
 }
 
 // ReadDir lists the folder name, sorted by name.
