@@ -172,12 +172,16 @@ func (r *Reconciler) openIn(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 	}()
 	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
+	if g.dir, err = launcher.OpenFolder(g.host); err != nil {
+		return nil, fmt.Errorf("handler: VMI %s: %w: %w", key, errLauncherUnreachable, err)
+	}
 	// libvirt's client dials by path: it gets one that reaches the very
 	// socket found in the folder without following a link the pod made.
-	socket, err := libvirtSocket(g)
+	socket, release, err := g.dir.LibvirtSocket()
 	if err != nil {
 		return nil, fmt.Errorf("handler: VMI %s: %w: %w", key, errLauncherUnreachable, err)
 	}
+	g.socket = release
 	if g.dom, err = r.connect(callCtx, libvirtd.SocketURI(socket)); err != nil {
 		return nil, fmt.Errorf("handler: VMI %s: %w: %w", key, errLauncherUnreachable, err)
 	}
@@ -291,22 +295,6 @@ func launcherReady(host launcher.Layout) (bool, error) {
 	}
 	defer f.Close()
 	return f.Ready()
-}
-
-// libvirtSocket finds g's launcher's libvirt socket and keeps a handle on
-// it until g closes; the path it returns reaches that socket.
-func libvirtSocket(g *guest) (string, error) {
-	f, err := launcher.OpenFolder(g.host)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	path, release, err := f.LibvirtSocket()
-	if err != nil {
-		return "", err
-	}
-	g.socket = release
-	return path, nil
 }
 
 // openPodFiles opens the pod's file system, root as Pod.Root gives it ("" is

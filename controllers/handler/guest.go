@@ -27,6 +27,9 @@ type guest struct {
 	host   launcher.Layout // the launcher folder as the node sees it
 	dom    domain.Manager
 	pod    *Pod
+	// dir is the launcher folder (host), opened once: its sockets and
+	// files are reached through it, never by path.
+	dir *launcher.Folder
 	// socket releases the handle on the launcher's libvirt socket that
 	// dom and pod were reached through.
 	socket func() error
@@ -80,6 +83,9 @@ func (g *guest) close() error {
 		if g.socket != nil {
 			errs = append(errs, g.socket())
 		}
+		if g.dir != nil {
+			errs = append(errs, g.dir.Close())
+		}
 		g.closeErr = errors.Join(errs...)
 	})
 	return g.closeErr
@@ -120,7 +126,7 @@ func (r *Reconciler) finish(ctx context.Context, g *guest) {
 		err := g.machine.Stop(stopCtx, 0)
 		cancel()
 		if err != nil {
-			_, ended, _ := launcher.ReadResult(g.host)
+			_, ended, _ := g.dir.Result()
 			level := 0
 			if ended || errors.Is(err, domain.ErrConnectionLost) {
 				level = 1

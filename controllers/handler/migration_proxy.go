@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"path"
 	"path/filepath"
@@ -114,21 +115,17 @@ func dialChannel(ctx context.Context, l launcher.Layout, ch MigrationChannel) (n
 }
 
 // makeMigrationDir makes the migration sockets' folder in the launcher
-// folder l, confined to it.
-func makeMigrationDir(l launcher.Layout) error {
-	f, err := launcher.OpenFolder(l)
-	if err != nil {
+// folder f, unless it is there.
+func makeMigrationDir(f *launcher.Folder) error {
+	if err := f.Root().Mkdir(migrationDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	defer f.Close()
-	_, err = f.Root().MkdirAll(migrationDir, 0o755)
-	return err
+	return nil
 }
 
 // migrationProxy forwards the source launcher's migration connections to
 // the target launcher, one listener per channel.
 type migrationProxy struct {
-	folder    *launcher.Folder // the source's, which the listeners' sockets are in
 	listeners []net.Listener
 	wg        sync.WaitGroup
 
@@ -138,20 +135,17 @@ type migrationProxy struct {
 }
 
 // startProxy listens on every channel's socket in the source launcher
-// folder src and forwards each connection through dial to t.
-func startProxy(src launcher.Layout, t MigrationTarget, dial MigrationDialer, onError func(error)) (*migrationProxy, error) {
-	f, err := launcher.OpenFolder(src)
-	if err != nil {
-		return nil, fmt.Errorf("handler: migration proxy: %w", err)
-	}
-	p := &migrationProxy{folder: f, conns: map[net.Conn]bool{}}
-	if _, err := f.Root().MkdirAll(migrationDir, 0o755); err != nil {
+// folder src, which must stay open until the proxy is closed, and forwards
+// each connection through dial to t.
+func startProxy(src *launcher.Folder, t MigrationTarget, dial MigrationDialer, onError func(error)) (*migrationProxy, error) {
+	p := &migrationProxy{conns: map[net.Conn]bool{}}
+	if err := makeMigrationDir(src); err != nil {
 		return nil, errors.Join(fmt.Errorf("handler: migration proxy: %w", err), p.Close())
 	}
 	for _, ch := range MigrationChannels {
 		name := migrationSocketName(ch)
-		_ = f.Root().Remove(name) // left by an earlier migration
-		ln, err := f.Root().ListenUnix(name)
+		_ = src.Root().Remove(name) // left by an earlier migration
+		ln, err := src.Root().ListenUnix(name)
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("handler: migration proxy: %w", err), p.Close())
 		}
@@ -249,6 +243,5 @@ func (p *migrationProxy) Close() error {
 		c.Close()
 	}
 	p.wg.Wait()
-	errs = append(errs, p.folder.Close())
 	return errors.Join(errs...)
 }

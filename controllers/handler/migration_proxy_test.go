@@ -52,7 +52,7 @@ func TestMigrationProxy(t *testing.T) {
 		}()
 	}
 	var dialErrs []error
-	p, err := startProxy(src, MigrationTarget{Migration: mig, VMI: vmi, Node: "b"}, LocalMigrationDialer{HostRunDir: run},
+	p, err := startProxy(openFolder(t, src), MigrationTarget{Migration: mig, VMI: vmi, Node: "b"}, LocalMigrationDialer{HostRunDir: run},
 		func(err error) { dialErrs = append(dialErrs, err) })
 	assert.NilError(t, err)
 	for _, ch := range MigrationChannels {
@@ -90,7 +90,7 @@ func TestMigrationProxyNoTarget(t *testing.T) {
 	src := launcher.Layout{Root: filepath.Join(run, "src")}
 	assert.NilError(t, os.Mkdir(src.Root, 0o755))
 	errs := make(chan error, 1)
-	p, err := startProxy(src, MigrationTarget{Migration: "gone", Node: "b"}, LocalMigrationDialer{HostRunDir: run},
+	p, err := startProxy(openFolder(t, src), MigrationTarget{Migration: "gone", Node: "b"}, LocalMigrationDialer{HostRunDir: run},
 		func(err error) { errs <- err })
 	assert.NilError(t, err)
 	defer p.Close()
@@ -121,4 +121,13 @@ func TestIncomingSteps(t *testing.T) {
 		assert.NilError(t, s.Run(context.Background(), nil), "step %s runs nothing", s.Name)
 		assert.Assert(t, s.Undo != nil, "step %s keeps its undo", s.Name)
 	}
+}
+
+// openFolder opens the launcher folder l for the rest of the test.
+func openFolder(t *testing.T, l launcher.Layout) *launcher.Folder {
+	t.Helper()
+	f, err := launcher.OpenFolder(l)
+	assert.NilError(t, err)
+	t.Cleanup(func() { f.Close() })
+	return f
 }

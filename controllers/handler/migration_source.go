@@ -14,6 +14,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/virtkit/virtkit/virt/domain"
+	"github.com/virtkit/virtkit/virt/libvirtd"
 	"github.com/virtkit/virtkit/virt/migrate"
 )
 
@@ -195,7 +196,7 @@ func (r *Reconciler) runOutgoing(ctx context.Context, vmi *virtv1.VirtualMachine
 		return migrate.Result{}, errors.New("handler: the launcher's domain Manager cannot migrate (not a domain.Migrator)")
 	}
 	t := MigrationTarget{Migration: ms.MigrationUID, VMI: vmi.UID, Node: ms.TargetNode, Address: ms.TargetNodeAddress}
-	proxy, err := startProxy(g.host, t, r.dialer, func(err error) { log.V(1).Info("migration proxy", "error", err.Error()) })
+	proxy, err := startProxy(g.dir, t, r.dialer, func(err error) { log.V(1).Info("migration proxy", "error", err.Error()) })
 	if err != nil {
 		return migrate.Result{}, err
 	}
@@ -210,9 +211,18 @@ func (r *Reconciler) runOutgoing(ctx context.Context, vmi *virtv1.VirtualMachine
 	}
 	// The target's own connection, through the proxy: the downtime is read
 	// there, and what it kept of a failed migration removed.
-	cctx, cancel := context.WithTimeout(ctx, callTimeout)
-	tc, err := r.connect(cctx, "qemu+unix:///system?socket="+MigrationSocket(g.host, ChannelLibvirt))
-	cancel()
+	// The proxy's socket is found in the folder as any other there (the pod
+	// could swap it for a link).
+	tc, err := func() (domain.Manager, error) {
+		path, release, err := g.dir.Root().SocketPath(migrationSocketName(ChannelLibvirt))
+		if err != nil {
+			return nil, err
+		}
+		defer release() // libvirt has dialled by then
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		return r.connect(cctx, libvirtd.SocketURI(path))
+	}()
 	if err == nil {
 		defer tc.Close()
 		if h, ok := tc.(migrate.Host); ok {

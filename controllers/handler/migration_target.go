@@ -146,7 +146,7 @@ func (r *Reconciler) prepareTarget(ctx context.Context, vmi *virtv1.VirtualMachi
 		return nil, err
 	}
 	// The target QEMU and NBD server listen on their migration sockets here.
-	if err := makeMigrationDir(host); err != nil {
+	if err := makeMigrationDir(g.dir); err != nil {
 		_ = g.close()
 		return nil, fmt.Errorf("handler: migration %s: %w", key, err)
 	}

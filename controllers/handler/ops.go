@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit/virt/domain"
-	"github.com/virtkit/virtkit/virt/launcher"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
@@ -89,7 +87,7 @@ func (r *Reconciler) Console(ctx context.Context, namespace, name string) (io.Re
 	if err != nil {
 		return nil, err
 	}
-	c, err := dialFolder(ctx, g.host, (*launcher.Folder).DialSerial)
+	c, err := g.dir.DialSerial(ctx)
 	if errors.Is(err, fs.ErrNotExist) {
 		c, err := g.dom.Console(ctx, g.domain)
 		return c, opError(g, "console", err)
@@ -107,7 +105,7 @@ func (r *Reconciler) VNC(ctx context.Context, namespace, name string) (io.ReadWr
 	if err != nil {
 		return nil, err
 	}
-	c, err := dialFolder(ctx, g.host, (*launcher.Folder).DialVNC)
+	c, err := g.dir.DialVNC(ctx)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("handler: VNC of VMI %s: the guest has no graphics device: %w", g.key, nodeapi.ErrUnavailable)
 	}
@@ -115,17 +113,6 @@ func (r *Reconciler) VNC(ctx context.Context, namespace, name string) (io.ReadWr
 		return nil, fmt.Errorf("handler: VNC of VMI %s: %w: %w", g.key, nodeapi.ErrUnavailable, err)
 	}
 	return c, nil
-}
-
-// dialFolder connects to a socket in the launcher folder host: a socket
-// only, never through a link the pod made (launcher.Folder).
-func dialFolder(ctx context.Context, host launcher.Layout, dial func(*launcher.Folder, context.Context) (net.Conn, error)) (net.Conn, error) {
-	f, err := launcher.OpenFolder(host)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return dial(f, ctx)
 }
 
 // opError maps a domain Manager's error to the node API's sentinels.

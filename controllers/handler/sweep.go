@@ -122,7 +122,12 @@ const sweepRetry = 2 * time.Second
 func (r *Reconciler) launcherAnswers(ctx context.Context, uid types.UID) bool {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	c, err := dialFolder(ctx, r.hostLayout(uid), (*launcher.Folder).DialLibvirt)
+	f, err := launcher.OpenFolder(r.hostLayout(uid))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	c, err := f.DialLibvirt(ctx)
 	if err != nil {
 		return false
 	}

@@ -72,35 +72,6 @@ func (r *Root) CreateTemp(dir, pattern string) (*os.File, string, error) {
 	return nil, "", pathError("createtemp", r.name, path.Join(dir, pattern), fs.ErrExist)
 }
 
-// MkdirAll makes the folder name and any folders above it that are
-// missing, below the root, and returns the ones it made, outermost first.
-func (r *Root) MkdirAll(name string, perm fs.FileMode) (made []string, err error) {
-	var missing []string
-	for d := path.Clean("/" + name); d != "/"; d = path.Dir(d) {
-		fi, err := r.Stat(d)
-		if err == nil {
-			if !fi.IsDir() {
-				return nil, pathError("mkdir", r.name, d, fmt.Errorf("not a folder: %w", fs.ErrExist))
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		missing = append(missing, d)
-	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		err := r.Mkdir(missing[i], perm)
-		switch {
-		case err == nil:
-			made = append(made, missing[i])
-		case !errors.Is(err, fs.ErrExist): // made meanwhile by someone else: not ours
-			return made, err
-		}
-	}
-	return made, nil
-}
-
 func sortEntries(ents []fs.DirEntry) {
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 }

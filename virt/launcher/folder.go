@@ -21,13 +21,11 @@ const maxResultSize = 64 << 10
 // pod can write the folder, so every name in it is resolved without
 // following a symbolic link and without leaving the folder
 // (virt/confined's NoSymlinks): a socket must be a socket, a file a regular
-// file, and files are read with a bound. Names are the Layout's.
+// file, and files are read with a bound. Names are the Layout's, relative
+// to the folder (Layout{}'s).
 type Folder struct {
 	root *confined.Root
 }
-
-// rel is the Layout with its names relative to the folder.
-var rel = Layout{}
 
 // OpenFolder opens the launcher folder l.Root, which the caller trusts
 // itself (a folder of the node's HostRunDir that no pod can replace).
@@ -49,14 +47,14 @@ func (f *Folder) Root() *confined.Root { return f.root }
 // Ready reports whether the launcher's ready file is there (a regular
 // file, not a link).
 func (f *Folder) Ready() (bool, error) {
-	fi, err := f.root.Lstat(rel.ReadyFile())
+	fi, err := f.root.Lstat(Layout{}.ReadyFile())
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("launcher: ready file: %w", err)
 	case !fi.Mode().IsRegular():
-		return false, fmt.Errorf("launcher: ready file %s: %w (%s)", f.path(rel.ReadyFile()), confined.ErrNotRegular, fi.Mode().Type())
+		return false, fmt.Errorf("launcher: ready file %s: %w (%s)", f.path(Layout{}.ReadyFile()), confined.ErrNotRegular, fi.Mode().Type())
 	}
 	return true, nil
 }
@@ -64,7 +62,7 @@ func (f *Folder) Ready() (bool, error) {
 // Result reads the Result the launcher recorded; ended is false, with no
 // error, while there is none.
 func (f *Folder) Result() (r Result, ended bool, err error) {
-	b, err := f.root.ReadFile(rel.ExitFile(), maxResultSize)
+	b, err := f.root.ReadFile(Layout{}.ExitFile(), maxResultSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Result{}, false, nil
 	}
@@ -72,7 +70,7 @@ func (f *Folder) Result() (r Result, ended bool, err error) {
 		return Result{}, false, fmt.Errorf("launcher: read result: %w", err)
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
-		return Result{}, false, fmt.Errorf("launcher: result in %s: %w", f.path(rel.ExitFile()), err)
+		return Result{}, false, fmt.Errorf("launcher: result in %s: %w", f.path(Layout{}.ExitFile()), err)
 	}
 	return r, true, nil
 }
@@ -89,14 +87,14 @@ func (f *Folder) DialVNC(ctx context.Context) (net.Conn, error) {
 
 // DialLibvirt connects to the private libvirtd.
 func (f *Folder) DialLibvirt(ctx context.Context) (net.Conn, error) {
-	return f.root.DialUnix(ctx, rel.LibvirtSocket())
+	return f.root.DialUnix(ctx, Layout{}.LibvirtSocket())
 }
 
 // LibvirtSocket checks the private libvirtd's socket and returns a path
 // that reaches that very socket, for libvirt's client library, which
 // dials by path, valid until release (libvirtd.SocketURI makes its URI).
 func (f *Folder) LibvirtSocket() (path string, release func() error, err error) {
-	return f.root.SocketPath(rel.LibvirtSocket())
+	return f.root.SocketPath(Layout{}.LibvirtSocket())
 }
 
 func (f *Folder) path(name string) string { return filepath.Join(f.root.Name(), name) }

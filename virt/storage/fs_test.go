@@ -136,8 +136,7 @@ func TestWithFSStaysInThePod(t *testing.T) {
 	// finds nothing there: the node's files are never read into an ISO.
 	cm := vmiWith(vol("cm", virtv1.VolumeSource{ConfigMap: &virtv1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}}}))
-	if _, err := m.Plan(ctx, cm, storage.Pod{}); err == nil {
-		plan, _ := m.Plan(ctx, cm, storage.Pod{})
+	if plan, err := m.Plan(ctx, cm, storage.Pod{}); err == nil {
 		t.Fatalf("a config volume linked out of the pod was planned: %+v", plan)
 	}
 	b, err := os.ReadFile(filepath.Join(node, "etc/shadow"))

@@ -110,7 +110,7 @@ func (m *Manager) Release(ctx context.Context, plan Plan) error {
 		if !p.Discardable() || p.Path == "" {
 			continue
 		}
-		path := p.Path
+		path := p.Path // in fsys
 		if err := m.o.fsys.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, &VolumeError{Volume: p.Volume, Path: p.Path, Detail: "removing", Err: err})
 			continue
