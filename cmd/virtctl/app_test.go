@@ -170,6 +170,14 @@ func TestServerErrorsSayWhatToDo(t *testing.T) {
 				"`kubectl auth can-i update virtualmachines.subresources.kubevirt.io --subresource=start -n default`). " +
 				"A cluster admin can grant every virtctl verb in namespace default with:\n" +
 				"  kubectl create rolebinding bob-virtctl --clusterrole=kubevirt.io:subresources-edit --user=bob -n default\n"},
+		{name: "403 on migrate names the migrate role, not the edit role", args: "migrate vm1", method: "Migrate",
+			err: status(403, `User "bob" cannot update resource "virtualmachines/migrate" in API group "subresources.kubevirt.io" in the namespace "default"`, nil),
+			stderr: "Error: cannot migrate VirtualMachine default/vm1: " +
+				`User "bob" cannot update resource "virtualmachines/migrate" in API group "subresources.kubevirt.io" in the namespace "default"` + "\n" +
+				`You need verb "update" on "virtualmachines/migrate" in API group "subresources.kubevirt.io" (check: ` +
+				"`kubectl auth can-i update virtualmachines.subresources.kubevirt.io --subresource=migrate -n default`). " +
+				"Migration is not part of the edit role; a cluster admin can grant it in namespace default with:\n" +
+				"  kubectl create rolebinding bob-migrate --clusterrole=kubevirt.io:migrate --user=bob -n default\n"},
 		{name: "404 of a VM says how to list them", args: "stop nosuchvm", method: "Stop",
 			err: status(404, `virtualmachine.kubevirt.io "nosuchvm" not found`, &metav1.StatusDetails{Name: "nosuchvm", Group: "kubevirt.io", Kind: "virtualmachine"}),
 			stderr: `Error: cannot stop VirtualMachine default/nosuchvm: virtualmachine.kubevirt.io "nosuchvm" not found` + "\n" +

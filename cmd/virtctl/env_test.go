@@ -81,7 +81,7 @@ func newWorld(t *testing.T) *world {
 		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get"}},
 	}}))
 	for _, ns := range []string{"default", "team"} {
-		for _, role := range []string{subresources.EditClusterRoleName, "vm-user"} {
+		for _, role := range []string{subresources.EditClusterRoleName, subresources.MigrateClusterRoleName, "vm-user"} {
 			must(t, w.c.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "alice-"},
 				RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
 				Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: "alice"}}}))

@@ -124,6 +124,11 @@ func (s *session) forbiddenHint(st *metav1.Status) string {
 	if sub != "" {
 		check = fmt.Sprintf("kubectl auth can-i %s %s --subresource=%s -n %s", verb, qualified, sub, s.ns)
 	}
+	if group == subresources.Group && resource == "virtualmachines/migrate" {
+		return fmt.Sprintf("You need verb %q on %q in API group %q (check: `%s`). Migration is not part of the edit role; a cluster admin can grant it in namespace %s with:\n"+
+			"  kubectl create rolebinding %s-migrate --clusterrole=%s --user=%s -n %s",
+			verb, resource, group, check, s.ns, user, subresources.MigrateClusterRoleName, user, s.ns)
+	}
 	if group == subresources.Group {
 		return fmt.Sprintf("You need verb %q on %q in API group %q (check: `%s`). A cluster admin can grant every virtctl verb in namespace %s with:\n"+
 			"  kubectl create rolebinding %s-virtctl --clusterrole=%s --user=%s -n %s",

@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/gorilla/websocket"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -159,7 +161,20 @@ func TestThroughTheAggregator(t *testing.T) {
 	t.Run("migrate creates a VirtualMachineInstanceMigration", func(t *testing.T) {
 		w.createVM(t, "mig", virtv1.RunStrategyAlways)
 		w.runVMI(t, "mig", "node-a")
+		// The edit role does not migrate (as in KubeVirt since 1.5): a
+		// cluster admin binds kubevirt.io:migrate.
 		code, st := call(t, w.alice, "PUT", vmPath("mig", "migrate"), `{"addedNodeSelector":{"zone":"b"}}`)
+		if code != 403 || !strings.Contains(st.Message, `cannot update resource "virtualmachines/migrate"`) {
+			t.Fatalf("migrate with the edit role only: %d %q, want 403", code, st.Message)
+		}
+		must(t, w.c.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "alice-migrate"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: subresources.MigrateClusterRoleName},
+			Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: "alice"}}}))
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if code, st = call(t, w.alice, "PUT", vmPath("mig", "migrate"), `{"addedNodeSelector":{"zone":"b"}}`); code != 403 || time.Now().After(deadline) {
+				break
+			}
+		}
 		if code != 202 {
 			t.Fatalf("migrate: %d %s", code, st.Message)
 		}
