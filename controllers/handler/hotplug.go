@@ -10,6 +10,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/virtkit/virtkit/virt/domain"
+	"github.com/virtkit/virtkit/virt/spec"
 	"github.com/virtkit/virtkit/virt/storage"
 	"github.com/virtkit/virtkit/virt/storage/hotplug"
 )
@@ -117,7 +118,7 @@ func wantedHotplug(vmi *virtv1.VirtualMachineInstance) map[string]wanted {
 	}
 	out := map[string]wanted{}
 	for _, v := range vmi.Spec.Volumes {
-		if d, ok := disks[v.Name]; ok && hotpluggable(v) {
+		if d, ok := disks[v.Name]; ok && spec.Hotpluggable(&v) {
 			out[v.Name] = wanted{volume: v, disk: d}
 		}
 	}

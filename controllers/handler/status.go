@@ -13,6 +13,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/conditions"
 	"github.com/virtkit/virtkit/virt/domain"
 	"github.com/virtkit/virtkit/virt/network"
+	"github.com/virtkit/virtkit/virt/spec"
 )
 
 // Facts are what the handler knows about a VMI's guest when it reports the
@@ -216,7 +217,7 @@ func volumeStatus(vmi *virtv1.VirtualMachineInstance, targets map[string]string,
 			out = append(out, h)
 			continue
 		}
-		if !disks[v.Name] || hotpluggable(v) {
+		if !disks[v.Name] || spec.Hotpluggable(&v) {
 			continue
 		}
 		out = append(out, virtv1.VolumeStatus{Name: v.Name, Target: targets[v.Name]})
@@ -248,11 +249,6 @@ func memoryStatus(vmi *virtv1.VirtualMachineInstance, current int64) *virtv1.Mem
 		ms.GuestAtBoot, ms.GuestRequested = ms.GuestCurrent, ms.GuestCurrent
 	}
 	return ms
-}
-
-func hotpluggable(v virtv1.Volume) bool {
-	return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.Hotpluggable ||
-		v.DataVolume != nil && v.DataVolume.Hotpluggable
 }
 
 func final(p virtv1.VirtualMachineInstancePhase) bool {

@@ -13,6 +13,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/virt/launcher/contract"
+	"github.com/virtkit/virtkit/virt/spec"
 )
 
 // ErrInvalidVMI is returned (wrapped, with the field) when a VMI cannot be
@@ -132,9 +133,13 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 	podGrace := grace + GracePeriodMargin
 	dir := RunDir(vmi)
 
+	// The VMI's labels but those that say which VMI, node or migration a
+	// pod belongs to: only the lines below and a migration's set those.
 	labels := map[string]string{}
 	for k, v := range vmi.Labels {
-		labels[k] = v
+		if !spec.ReservedLabel(k) && k != virtv1.MigrationSelectorLabel {
+			labels[k] = v
+		}
 	}
 	labels[virtv1.AppLabel] = LauncherLabelValue
 	labels[virtv1.CreatedByLabel] = string(vmi.UID)

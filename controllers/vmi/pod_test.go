@@ -203,7 +203,11 @@ func TestRenderPodErrors(t *testing.T) {
 func TestRenderPodShape(t *testing.T) {
 	grace := int64(60)
 	vmi := newVMI(func(v *virtv1.VirtualMachineInstance) {
-		v.Labels = map[string]string{"app": "demo", virtv1.AppLabel: "overridden"}
+		// The identity labels are the pod's own; those that tie a pod to a
+		// migration or a node are never copied (a forged migrationJobUID
+		// would make it pass for another VMI's migration target).
+		v.Labels = map[string]string{"app": "demo", virtv1.AppLabel: "overridden", virtv1.CreatedByLabel: "forged",
+			virtv1.MigrationJobLabel: "forged", virtv1.MigrationSelectorLabel: "forged", virtv1.NodeNameLabel: "forged"}
 		v.Spec.TerminationGracePeriodSeconds = &grace
 		v.Spec.NodeSelector = map[string]string{"zone": "a"}
 		v.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}

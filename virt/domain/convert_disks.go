@@ -6,6 +6,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"libvirt.org/go/libvirtxml"
 
+	"github.com/virtkit/virtkit/virt/spec"
 	"github.com/virtkit/virtkit/virt/storage"
 )
 
@@ -32,7 +33,7 @@ func (c *converter) convertDisks() error {
 		if vol == nil {
 			return convErr(ErrInvalidField, field.at(".name"), "no volume named "+strconv.Quote(d.Name)+" in spec.volumes")
 		}
-		if hotpluggable(vol) {
+		if spec.Hotpluggable(vol) {
 			continue
 		}
 		plan, ok := c.host.Storage[d.Name]
@@ -66,11 +67,6 @@ func (c *converter) volume(name string) *virtv1.Volume {
 		}
 	}
 	return nil
-}
-
-func hotpluggable(v *virtv1.Volume) bool {
-	return (v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.Hotpluggable) ||
-		(v.DataVolume != nil && v.DataVolume.Hotpluggable)
 }
 
 func (c *converter) convertDisk(field fieldPath, d *virtv1.Disk, plan *storage.DiskPlan, p *diskParts, disk *libvirtxml.DomainDisk) error {

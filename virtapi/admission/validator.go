@@ -75,39 +75,78 @@ func NewValidator(scheme *runtime.Scheme, opts ...ValidatorOption) *Validator {
 
 // Handle validates the object in req.
 func (v *Validator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	own := v.privileged[req.UserInfo.Username]
 	switch req.Kind.Kind {
 	case "VirtualMachine":
 		vm := &virtv1.VirtualMachine{}
 		if err := v.decoder.Decode(req, vm); err != nil {
 			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode VirtualMachine %s/%s: %w", req.Namespace, req.Name, err))
 		}
+		gk := virtv1.VirtualMachineGroupVersionKind.GroupKind()
+		var oldLabels map[string]string
+		if req.Operation == "UPDATE" {
+			if vm.DeletionTimestamp != nil {
+				// Being deleted: whatever its spec, its finalizers must be
+				// removable (as KubeVirt, which admits such updates at once).
+				return admission.Allowed("the VirtualMachine is being deleted")
+			}
+			old := &virtv1.VirtualMachine{}
+			if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
+				return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode the stored VirtualMachine %s/%s: %w", req.Namespace, req.Name, err))
+			}
+			if old.Spec.Template != nil {
+				oldLabels = old.Spec.Template.ObjectMeta.Labels
+			}
+		}
 		opts, err := v.specOptions(ctx)
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
-		return verdict(virtv1.VirtualMachineGroupVersionKind.GroupKind(), vm.Name, spec.ValidateVM(vm, opts...))
+		errs := spec.ValidateVM(vm, opts...)
+		if t := vm.Spec.Template; t != nil && !own {
+			errs = append(errs, spec.ValidateReservedLabels(field.NewPath("spec", "template", "metadata", "labels"), t.ObjectMeta.Labels, oldLabels)...)
+		}
+		return verdict(gk, vm.Name, errs)
 	case "VirtualMachineInstance":
 		vmi := &virtv1.VirtualMachineInstance{}
 		if err := v.decoder.Decode(req, vmi); err != nil {
 			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode VirtualMachineInstance %s/%s: %w", req.Namespace, req.Name, err))
 		}
 		gk := virtv1.VirtualMachineInstanceGroupVersionKind.GroupKind()
+		labels := field.NewPath("metadata", "labels")
 		if req.Operation == "UPDATE" {
 			old := &virtv1.VirtualMachineInstance{}
 			if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
 				return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode the stored VirtualMachineInstance %s/%s: %w", req.Namespace, req.Name, err))
 			}
-			if !equality.Semantic.DeepEqual(old.Spec, vmi.Spec) && !v.privileged[req.UserInfo.Username] {
-				return verdict(gk, vmi.Name, field.ErrorList{field.Forbidden(field.NewPath("spec"),
-					"a VirtualMachineInstance's spec cannot change after creation; change its VirtualMachine and restart it")})
+			if !own {
+				errs := spec.ValidateReservedLabels(labels, vmi.Labels, old.Labels)
+				if !equality.Semantic.DeepEqual(old.Spec, vmi.Spec) {
+					errs = append(errs, field.Forbidden(field.NewPath("spec"),
+						"a VirtualMachineInstance's spec cannot change after creation; change its VirtualMachine and restart it"))
+				}
+				return verdict(gk, vmi.Name, errs)
 			}
-			return admission.Allowed("")
+			if equality.Semantic.DeepEqual(old.Spec, vmi.Spec) {
+				return admission.Allowed("")
+			}
+			// virtkit's own components change a running VMI's spec only to
+			// hotplug a volume or shorten its grace period, and what they
+			// write is validated like a user's: virt-api's account must not
+			// carry a request past the checks.
+			if errs := liveChanges(&old.Spec, &vmi.Spec); len(errs) > 0 {
+				return verdict(gk, vmi.Name, errs)
+			}
 		}
 		opts, err := v.specOptions(ctx)
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
-		return verdict(gk, vmi.Name, spec.ValidateVMI(vmi, opts...))
+		errs := spec.ValidateVMI(vmi, opts...)
+		if req.Operation != "UPDATE" && !own {
+			errs = append(errs, spec.ValidateReservedLabels(labels, vmi.Labels, nil)...)
+		}
+		return verdict(gk, vmi.Name, errs)
 	}
 	return admission.Allowed("not a kind this webhook validates")
 }

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/virt/spec"
 )
 
 // volumeRequest is one addvolume or removevolume call: exactly one is set.
@@ -73,7 +75,7 @@ func (v volumeRequest) verify(volumes []virtv1.Volume) string {
 	}
 	for _, vol := range volumes {
 		if vol.Name == v.remove.Name || volumeSourceIs(vol, v.remove.Name) {
-			if !hotpluggable(vol) {
+			if !spec.Hotpluggable(&vol) {
 				return fmt.Sprintf("Unable to remove volume [%s] because it is not hotpluggable", vol.Name)
 			}
 			return ""
@@ -83,8 +85,8 @@ func (v volumeRequest) verify(volumes []virtv1.Volume) string {
 }
 
 // apply returns a copy of spec with the volume and its disk added or removed.
-func (v volumeRequest) apply(spec *virtv1.VirtualMachineInstanceSpec) *virtv1.VirtualMachineInstanceSpec {
-	out := spec.DeepCopy()
+func (v volumeRequest) apply(cur *virtv1.VirtualMachineInstanceSpec) *virtv1.VirtualMachineInstanceSpec {
+	out := cur.DeepCopy()
 	if v.add != nil {
 		out.Volumes = append(out.Volumes, virtv1.Volume{Name: v.add.Name, VolumeSource: virtv1.VolumeSource{
 			PersistentVolumeClaim: v.add.VolumeSource.PersistentVolumeClaim,
@@ -97,7 +99,7 @@ func (v volumeRequest) apply(spec *virtv1.VirtualMachineInstanceSpec) *virtv1.Vi
 	}
 	removed := ""
 	out.Volumes = out.Volumes[:0]
-	for _, vol := range spec.Volumes {
+	for _, vol := range cur.Volumes {
 		if removed == "" && (vol.Name == v.remove.Name || volumeSourceIs(vol, v.remove.Name)) {
 			removed = vol.Name
 			continue
@@ -105,7 +107,7 @@ func (v volumeRequest) apply(spec *virtv1.VirtualMachineInstanceSpec) *virtv1.Vi
 		out.Volumes = append(out.Volumes, *vol.DeepCopy())
 	}
 	out.Domain.Devices.Disks = out.Domain.Devices.Disks[:0]
-	for _, d := range spec.Domain.Devices.Disks {
+	for _, d := range cur.Domain.Devices.Disks {
 		if d.Name != removed {
 			out.Domain.Devices.Disks = append(out.Domain.Devices.Disks, *d.DeepCopy())
 		}
@@ -115,11 +117,11 @@ func (v volumeRequest) apply(spec *virtv1.VirtualMachineInstanceSpec) *virtv1.Vi
 
 // patch is the JSON patch that applies the request below prefix ("" for a
 // VMI, "/spec/template" for a VM), guarded by tests of the current lists.
-func (v volumeRequest) patch(prefix string, spec *virtv1.VirtualMachineInstanceSpec) ([]byte, error) {
-	next := v.apply(spec)
+func (v volumeRequest) patch(prefix string, cur *virtv1.VirtualMachineInstanceSpec) ([]byte, error) {
+	next := v.apply(cur)
 	return (&jsonPatch{}).
-		add("test", prefix+"/spec/volumes", spec.Volumes).
-		add("test", prefix+"/spec/domain/devices/disks", spec.Domain.Devices.Disks).
+		add("test", prefix+"/spec/volumes", cur.Volumes).
+		add("test", prefix+"/spec/domain/devices/disks", cur.Domain.Devices.Disks).
 		add("add", prefix+"/spec/volumes", next.Volumes).
 		add("add", prefix+"/spec/domain/devices/disks", next.Domain.Devices.Disks).bytes()
 }
@@ -137,11 +139,6 @@ func sourceName(src *virtv1.HotplugVolumeSource) string {
 func volumeSourceIs(vol virtv1.Volume, name string) bool {
 	return name != "" && ((vol.DataVolume != nil && vol.DataVolume.Name == name) ||
 		(vol.PersistentVolumeClaim != nil && vol.PersistentVolumeClaim.ClaimName == name))
-}
-
-func hotpluggable(vol virtv1.Volume) bool {
-	return (vol.DataVolume != nil && vol.DataVolume.Hotpluggable) ||
-		(vol.PersistentVolumeClaim != nil && vol.PersistentVolumeClaim.Hotpluggable)
 }
 
 // vmAddVolume is PUT virtualmachines/NAME/addvolume (v1.AddVolumeOptions).
@@ -220,8 +217,8 @@ func (s *Server) vmiVolume(ctx context.Context, req *request, add bool) error {
 	return req.accepted()
 }
 
-func (s *Server) patchVolumes(ctx context.Context, obj client.Object, gr schema.GroupResource, prefix string, spec *virtv1.VirtualMachineInstanceSpec, vr volumeRequest, dry bool) error {
-	patch, err := vr.patch(prefix, spec)
+func (s *Server) patchVolumes(ctx context.Context, obj client.Object, gr schema.GroupResource, prefix string, cur *virtv1.VirtualMachineInstanceSpec, vr volumeRequest, dry bool) error {
+	patch, err := vr.patch(prefix, cur)
 	if err != nil {
 		return fmt.Errorf("volumes of %s %s/%s: %w", gr.Resource, obj.GetNamespace(), obj.GetName(), err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	virtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/virtkit/virtkit/virt/spec"
 	"github.com/virtkit/virtkit/virt/storage"
 )
 
@@ -44,8 +45,7 @@ func (s *Storage) plan(vmi *virtv1.VirtualMachineInstance, pod storage.Pod) (sto
 		}
 		switch p.Kind {
 		case storage.KindPersistentVolumeClaim, storage.KindDataVolume:
-			p.Hotpluggable = (v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.Hotpluggable) ||
-				(v.DataVolume != nil && v.DataVolume.Hotpluggable)
+			p.Hotpluggable = spec.Hotpluggable(v)
 			p.ReadOnly = (v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ReadOnly) || pod.Volumes[v.Name].ReadOnly
 			_, there := s.prepared[p.Path]
 			p.Create = !there && !p.ReadOnly

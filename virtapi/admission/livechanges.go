@@ -1,0 +1,74 @@
+package admission
+
+import (
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/virt/spec"
+)
+
+// liveChanges checks a change virtkit's own components make to a running
+// VMI's spec: a hotplugged PersistentVolumeClaim or DataVolume added or
+// removed with its disk (the addvolume and removevolume verbs), and the
+// termination grace period (a forced stop). Anything else, and any change
+// to a volume or disk that was not hotplugged, is refused with its field.
+func liveChanges(old, upd *virtv1.VirtualMachineInstanceSpec) field.ErrorList {
+	sp := field.NewPath("spec")
+	rest, oldRest := upd.DeepCopy(), old.DeepCopy()
+	for _, s := range []*virtv1.VirtualMachineInstanceSpec{rest, oldRest} {
+		s.Volumes, s.Domain.Devices.Disks, s.TerminationGracePeriodSeconds = nil, nil, nil
+	}
+	var errs field.ErrorList
+	if !equality.Semantic.DeepEqual(rest, oldRest) {
+		errs = append(errs, field.Forbidden(sp, "only hotplugged volumes and the termination grace period of a running VirtualMachineInstance may change"))
+	}
+
+	vp := sp.Child("volumes")
+	was := map[string]virtv1.Volume{}
+	for _, v := range old.Volumes {
+		was[v.Name] = v
+	}
+	now := map[string]bool{}
+	added := map[string]bool{}
+	for i, v := range upd.Volumes {
+		now[v.Name] = true
+		prev, ok := was[v.Name]
+		switch {
+		case !ok && !spec.Hotpluggable(&v):
+			errs = append(errs, field.Forbidden(vp.Index(i), "a volume added to a running VirtualMachineInstance must be a hotpluggable persistentVolumeClaim or dataVolume"))
+		case !ok:
+			added[v.Name] = true
+		case !equality.Semantic.DeepEqual(prev, v):
+			errs = append(errs, field.Forbidden(vp.Index(i), "a volume of a running VirtualMachineInstance cannot change"))
+		}
+	}
+	for _, v := range old.Volumes {
+		if !now[v.Name] && !spec.Hotpluggable(&v) {
+			errs = append(errs, field.Forbidden(vp, "volume "+v.Name+" was not hotplugged and cannot be removed from a running VirtualMachineInstance"))
+		}
+	}
+
+	dp := sp.Child("domain", "devices", "disks")
+	wasDisk := map[string]virtv1.Disk{}
+	for _, d := range old.Domain.Devices.Disks {
+		wasDisk[d.Name] = d
+	}
+	nowDisk := map[string]bool{}
+	for i, d := range upd.Domain.Devices.Disks {
+		nowDisk[d.Name] = true
+		prev, ok := wasDisk[d.Name]
+		switch {
+		case !ok && !added[d.Name]:
+			errs = append(errs, field.Forbidden(dp.Index(i), "a disk added to a running VirtualMachineInstance must be the disk of a hotplugged volume added with it"))
+		case ok && !equality.Semantic.DeepEqual(prev, d):
+			errs = append(errs, field.Forbidden(dp.Index(i), "a disk of a running VirtualMachineInstance cannot change"))
+		}
+	}
+	for _, d := range old.Domain.Devices.Disks {
+		if v, ok := was[d.Name]; !nowDisk[d.Name] && (!ok || now[d.Name] || !spec.Hotpluggable(&v)) {
+			errs = append(errs, field.Forbidden(dp, "disk "+d.Name+" can be removed only with its hotplugged volume"))
+		}
+	}
+	return errs
+}
