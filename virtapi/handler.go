@@ -31,6 +31,11 @@ type Config struct {
 	// KubeVirtNamespace holds the KubeVirt CR, whose evictionStrategy the
 	// pod eviction webhook applies to VMIs that set none; "" is "kubevirt".
 	KubeVirtNamespace string
+	// APIServer tells the apiserver's webhook calls from anyone's (the
+	// subresources API's subresources.FrontProxy, when the apiserver
+	// presents its front-proxy client certificate to webhooks). Only such
+	// calls may mark a VMI for evacuation; nil trusts none.
+	APIServer eviction.Caller
 }
 
 // Handler returns virt-api: the webhooks at admission.MutatePath and
@@ -45,7 +50,11 @@ func Handler(cl client.Client, scheme *runtime.Scheme, cfg Config) http.Handler 
 	for path, h := range admission.HandlersFrom(scheme, specOpts, admission.WithPrivilegedUsers(cfg.PrivilegedUsers...)) {
 		mux.Handle(path, h)
 	}
-	mux.Handle(eviction.WebhookPath, eviction.NewWebhook(cl, cfg.KubeVirtNamespace).Handler())
+	var evictionOpts []eviction.Option
+	if cfg.APIServer != nil {
+		evictionOpts = append(evictionOpts, eviction.WithCaller(cfg.APIServer))
+	}
+	mux.Handle(eviction.WebhookPath, eviction.NewWebhook(cl, cfg.KubeVirtNamespace, evictionOpts...).Handler())
 	mux.Handle("/", subresources.New(cl, cfg.Subresources...))
 	return mux
 }
@@ -53,7 +62,8 @@ func Handler(cl client.Client, scheme *runtime.Scheme, cfg Config) http.Handler 
 // TLSConfig is the serving TLS of virt-api with cert: client certificates
 // are requested, not required, because the aggregator presents its
 // front-proxy certificate (checked by subresources.FrontProxy) and webhook
-// calls come without one.
+// calls come with it only where the apiserver's admission configuration
+// says so.
 func TLSConfig(cert tls.Certificate) *tls.Config {
 	return TLSConfigFrom(func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &cert, nil })
 }

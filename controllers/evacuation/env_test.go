@@ -1,23 +1,31 @@
 package evacuation_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	"gotest.tools/v3/assert"
+	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/retry"
 	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -31,6 +39,7 @@ import (
 	"github.com/virtkit/virtkit/internal/testenv"
 	virtadmission "github.com/virtkit/virtkit/virtapi/admission"
 	"github.com/virtkit/virtkit/virtapi/eviction"
+	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
 func TestMain(m *testing.M) {
@@ -41,13 +50,26 @@ func TestMain(m *testing.M) {
 // start runs a real apiserver calling the eviction webhook, and the
 // evacuation controller in a manager. No scheduler, kubelet, migration
 // controller or handler runs: the test plays them.
-func start(t *testing.T) client.Client {
+//
+// The apiserver presents a client certificate to the webhook, and the
+// webhook starts an evacuation only for calls that carry it; start also
+// returns the webhook's side: its address, for calls that do not come from
+// the apiserver, and how many calls it answered.
+func start(t *testing.T) (client.Client, *webhookSide) {
 	t.Helper()
-	cp := testenv.ControlPlane(t, testenv.WithWebhooks(nil, []*admissionregistrationv1.ValidatingWebhookConfiguration{
+	caller := testenv.NewWebhookCaller(t)
+	cp := testenv.ControlPlane(t, caller.ControlPlaneOption(), testenv.WithWebhooks(nil, []*admissionregistrationv1.ValidatingWebhookConfiguration{
 		eviction.Configuration(virtadmission.Service{Namespace: "kubevirt", Name: "virt-api", Port: 443})}))
 	o := cp.Env.WebhookInstallOptions
-	srv := webhook.NewServer(webhook.Options{Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir})
-	srv.Register(eviction.WebhookPath, eviction.NewWebhook(cp.Client, "").Handler())
+	srv := webhook.NewServer(webhook.Options{Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir,
+		TLSOpts: []func(*tls.Config){func(c *tls.Config) { c.ClientAuth = tls.RequestClientCert }}})
+	side := &webhookSide{}
+	h := eviction.NewWebhook(cp.Client, "",
+		eviction.WithCaller(&subresources.FrontProxy{ClientCA: caller.ClientCA, AllowedNames: []string{caller.Name}})).Handler()
+	srv.Register(eviction.WebhookPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		side.calls.Add(1)
+		h.ServeHTTP(w, r)
+	}))
 	skip := true
 	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cp.Client.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0", Controller: config.Controller{SkipNameValidation: &skip}})
@@ -72,7 +94,14 @@ func start(t *testing.T) client.Client {
 		c.Close()
 		return true, ""
 	})
-	return cp.Client
+	side.addr = addr
+	return cp.Client, side
+}
+
+// webhookSide is the eviction webhook as the test sees it.
+type webhookSide struct {
+	addr  string
+	calls atomic.Int64
 }
 
 // running creates a VMI running on node-a with its launcher pod there.
@@ -135,7 +164,7 @@ func get(t *testing.T, c client.Client, v *virtv1.VirtualMachineInstance) *virtv
 func strategy(s virtv1.EvictionStrategy) *virtv1.EvictionStrategy { return &s }
 
 func TestEvacuation(t *testing.T) {
-	c := start(t)
+	c, side := start(t)
 	ctx := context.Background()
 
 	t.Run("LiveMigrate: the eviction becomes a migration", func(t *testing.T) {
@@ -180,6 +209,43 @@ func TestEvacuation(t *testing.T) {
 		assert.NilError(t, c.Status().Update(ctx, pod))
 		assert.NilError(t, evict(c, pod, false), "the ended source pod goes")
 		assert.Equal(t, len(evacuationMigrations(t, c, "live")), 1)
+	})
+
+	t.Run("a review posted by anyone but the apiserver is answered and changes nothing", func(t *testing.T) {
+		v, pod := running(t, c, "forged", strategy(virtv1.EvictionStrategyLiveMigrate), true)
+		review := admissionv1.AdmissionReview{TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+			Request: &admissionv1.AdmissionRequest{UID: "forged-1", Operation: admissionv1.Create, Namespace: pod.Namespace, Name: pod.Name,
+				Kind:     metav1.GroupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"},
+				Resource: metav1.GroupVersionResource{Version: "v1", Resource: "pods"}, SubResource: "eviction",
+				UserInfo: authenticationv1.UserInfo{Username: "system:admin", Groups: []string{"system:masters"}},
+				Object:   runtime.RawExtension{Raw: []byte(`{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"` + pod.Name + `"}}`)}}}
+		body, err := json.Marshal(review)
+		assert.NilError(t, err)
+		hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+		resp, err := hc.Post("https://"+side.addr+eviction.WebhookPath, "application/json", bytes.NewReader(body))
+		assert.NilError(t, err)
+		defer resp.Body.Close()
+		var answer admissionv1.AdmissionReview
+		assert.NilError(t, json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&answer))
+		assert.Assert(t, answer.Response != nil && !answer.Response.Allowed, "%+v", answer.Response)
+		assert.Equal(t, answer.Response.Result.Code, int32(http.StatusTooManyRequests))
+		assert.Assert(t, strings.Contains(answer.Response.Result.Message, "not known to be one"), answer.Response.Result.Message)
+		time.Sleep(300 * time.Millisecond)
+		assert.Equal(t, get(t, c, v).Status.EvacuationNodeName, "", "a forged review started an evacuation")
+		assert.Equal(t, len(evacuationMigrations(t, c, "forged")), 0)
+
+		// The same eviction through the apiserver does.
+		assert.Assert(t, apierrors.IsTooManyRequests(evict(c, pod, false)))
+		assert.Equal(t, get(t, c, v).Status.EvacuationNodeName, "node-a")
+	})
+
+	t.Run("evicting a pod that is not a launcher never calls virt-api", func(t *testing.T) {
+		other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+			Spec: corev1.PodSpec{NodeName: "node-a", Containers: []corev1.Container{{Name: "web", Image: "example/web:1"}}}}
+		assert.NilError(t, c.Create(ctx, other))
+		calls := side.calls.Load()
+		assert.NilError(t, evict(c, other, false))
+		assert.Equal(t, side.calls.Load(), calls, "the apiserver called the eviction webhook for a pod that is not a launcher")
 	})
 
 	t.Run("LiveMigrate but not migratable: refused, says why", func(t *testing.T) {

@@ -80,10 +80,10 @@ func main() {
 	flag.StringVar(&c.userHeaders, "requestheader-username-headers", "X-Remote-User", "comma-separated user name headers")
 	flag.StringVar(&c.groupHeaders, "requestheader-group-headers", "X-Remote-Group", "comma-separated group headers")
 	flag.StringVar(&c.extraPrefixes, "requestheader-extra-headers-prefix", "X-Remote-Extra-", "comma-separated extra header prefixes")
-	flag.StringVar(&c.handlerCAFile, "handler-ca-file", "", "CA that signed the node handlers' serving certificates; empty: system roots")
-	flag.StringVar(&c.handlerCertFile, "handler-client-cert-file", "", "client certificate presented to node handlers")
-	flag.StringVar(&c.handlerKeyFile, "handler-client-key-file", "", "key of --handler-client-cert-file")
-	flag.StringVar(&c.handlerServerName, "handler-server-name", "", "name every handler's serving certificate must carry, whatever address is dialled; empty: the dialled address")
+	flag.StringVar(&c.handlerCAFile, "handler-ca-file", "", "CA that signed the node handlers' serving certificates (required)")
+	flag.StringVar(&c.handlerCertFile, "handler-client-cert-file", "", "client certificate presented to node handlers, named "+nodeapi.ClientName+" (required)")
+	flag.StringVar(&c.handlerKeyFile, "handler-client-key-file", "", "key of --handler-client-cert-file (required)")
+	flag.StringVar(&c.handlerServerName, "handler-server-name", "", "name every handler's serving certificate must carry, whatever address is dialled; empty: "+nodeapi.ServerName("NAMESPACE")+" of --namespace")
 	flag.StringVar(&c.privileged, "privileged-users", "", "comma-separated users that may change a VMI's spec after creation; empty: the kubevirt-handler, kubevirt-controller and kubevirt-apiserver service accounts of --namespace")
 	flag.StringVar(&c.metricsAddr, "metrics-bind-address", "", "address of /metrics over plain HTTP; empty: /metrics on --listen's TLS port, as KubeVirt; 0 turns it off")
 	flag.BoolVar(&c.install, "install", false, "create or update the APIService, Service, webhook configurations and ClusterRoles, then serve")
@@ -168,9 +168,12 @@ func run(ctx context.Context, c config, log logr.Logger) error {
 			return cfg.SpecOptions(), err
 		},
 		PrivilegedUsers: privileged,
+		APIServer:       fp,
 		Subresources: []subresources.Option{
 			subresources.WithAuthenticator(fp),
-			subresources.WithLocator(nodeapi.NewAnnotationLocator(cl, nodeapi.WithTLSConfig(handlerTLS))),
+			// A handler is found by its pod in virtkit's namespace, not by
+			// an address on its Node, which any node could rewrite.
+			subresources.WithLocator(nodeapi.NewPodLocator(cl, c.installOpts.namespace, handlerTLS)),
 			subresources.WithLogger(log.WithName("subresources")),
 			subresources.WithObserver(observer),
 		},
@@ -237,37 +240,24 @@ func frontProxy(ctx context.Context, cl client.Client, c config) (*subresources.
 		ExtraHeaderPrefixes: splitList(c.extraPrefixes)}, nil
 }
 
-// handlerTLSConfig is the client TLS virt-api presents to node handlers.
-// With --handler-server-name, the certificate and the CA bundle are read
-// again as their files change (a renewal reaches new connections);
-// otherwise they are read once and the dialled address is checked.
+// handlerTLSConfig is the client TLS virt-api presents to node handlers:
+// its client certificate, and the handler's checked against
+// --handler-ca-file for --handler-server-name (a handler is dialled at its
+// pod's address, which no shared certificate names). The files are read
+// again as they change, so a renewal reaches new connections.
 func handlerTLSConfig(c config, log logr.Logger) (*tls.Config, error) {
-	if c.handlerServerName != "" && c.handlerCAFile != "" && c.handlerCertFile != "" {
-		src, err := certfiles.New(c.handlerCertFile, c.handlerKeyFile, c.handlerCAFile, certfiles.WithLogger(log.WithName("handler-tls")))
-		if err != nil {
-			return nil, fmt.Errorf("--handler-client-cert-file, --handler-ca-file: %w", err)
-		}
-		return src.ClientConfig(c.handlerServerName)
+	if c.handlerCAFile == "" || c.handlerCertFile == "" || c.handlerKeyFile == "" {
+		return nil, errors.New("the node API speaks mutual TLS only: --handler-ca-file, --handler-client-cert-file and --handler-client-key-file are required")
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.handlerServerName}
-	if c.handlerCAFile != "" {
-		pool, err := readPool(c.handlerCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("--handler-ca-file: %w", err)
-		}
-		cfg.RootCAs = pool
+	name := c.handlerServerName
+	if name == "" {
+		name = nodeapi.ServerName(c.installOpts.namespace)
 	}
-	if (c.handlerCertFile == "") != (c.handlerKeyFile == "") {
-		return nil, errors.New("--handler-client-cert-file and --handler-client-key-file go together")
+	src, err := certfiles.New(c.handlerCertFile, c.handlerKeyFile, c.handlerCAFile, certfiles.WithLogger(log.WithName("handler-tls")))
+	if err != nil {
+		return nil, fmt.Errorf("--handler-client-cert-file, --handler-client-key-file, --handler-ca-file: %w", err)
 	}
-	if c.handlerCertFile != "" {
-		cert, err := tls.LoadX509KeyPair(c.handlerCertFile, c.handlerKeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("--handler-client-cert-file: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
-	}
-	return cfg, nil
+	return src.ClientConfig(name)
 }
 
 func readPool(path string) (*x509.CertPool, error) {

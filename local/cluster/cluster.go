@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -65,8 +66,9 @@ type localNode struct {
 	node    *node.Node
 	handler *handler.Reconciler
 	mgr     *manager
-	// api serves the handler's node API to virt-api.
-	api *http.Server
+	// api serves the handler's node API to virt-api, at apiURL.
+	api    *http.Server
+	apiURL *url.URL
 }
 
 // Up starts (or restarts, on an existing data directory) a local cluster
@@ -94,7 +96,7 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	c.cp, err = controlplane.Start(ctx, controlplane.Config{
 		DataDir: filepath.Join(cfg.DataDir, "controlplane"), BinDir: cfg.BinDir,
 		APIServerPort: cfg.APIServerPort, EtcdPort: cfg.EtcdPort, Logger: log.WithName("controlplane"),
-		APIServerFlags: cfg.apiServerFlags(),
+		APIServerFlags: cfg.apiServerFlags(), WebhookClientHosts: cfg.webhookClientHosts(),
 	})
 	if err != nil {
 		return c, err
@@ -229,12 +231,13 @@ func (c *Cluster) serveVirtAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	nodeOps, err := c.nodeOps(cl)
+	nodeOps, err := c.nodeOps()
 	if err != nil {
 		return err
 	}
 	h := virtapi.Handler(cl, cl.Scheme(), virtapi.Config{
 		SpecOptions: c.config.SpecOptions(),
+		APIServer:   front,
 		Subresources: []subresources.Option{
 			subresources.WithAuthenticator(front),
 			subresources.WithNodeOps(nodeOps),

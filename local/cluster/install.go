@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -109,4 +110,16 @@ func (c Config) apiServerFlags() []string {
 		return nil
 	}
 	return []string{"--enable-aggregator-routing=true"}
+}
+
+// webhookClientHosts are virt-api's webhook hosts as the apiserver names
+// them: the apiserver presents its front-proxy client certificate there,
+// and only calls that carry it may start an evacuation.
+func (c Config) webhookClientHosts() []string {
+	v := c.virtAPI(nil)
+	host := v.Service + "." + v.Namespace + ".svc"
+	if v.Port == 443 {
+		return []string{host, host + ":443"}
+	}
+	return []string{host + ":" + strconv.Itoa(int(v.Port))}
 }

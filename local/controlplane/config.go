@@ -26,6 +26,11 @@ type Config struct {
 	ServiceCIDR string
 	// APIServerFlags are appended to kube-apiserver's flags ("--name=value").
 	APIServerFlags []string
+	// WebhookClientHosts are the webhook hosts (a Service's
+	// SERVICE.NAMESPACE.svc, with :PORT unless it is 443, or a URL's
+	// host:port) to which the apiserver presents its front-proxy client
+	// certificate, so that they can tell its calls from anyone's.
+	WebhookClientHosts []string
 	// Logger receives progress and process restarts.
 	Logger logr.Logger
 }

@@ -50,6 +50,9 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if err := writeKubeconfigs(cfg); err != nil {
 		return nil, err
 	}
+	if err := writeWebhookClients(cfg); err != nil {
+		return nil, err
+	}
 	superCtx, cancel := context.WithCancel(context.Background())
 	cp := &ControlPlane{cfg: cfg, spawn: spawn.New(), cancel: cancel}
 	defer func() {

@@ -70,9 +70,12 @@ func components(c Config) []component {
 		"--requestheader-username-headers=X-Remote-User",
 		"--requestheader-group-headers=X-Remote-Group",
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
-		"--proxy-client-cert-file=" + p.Cert("front-proxy-client"),
-		"--proxy-client-key-file=" + p.Key("front-proxy-client"),
+		"--proxy-client-cert-file=" + p.Cert(FrontProxyClientCert),
+		"--proxy-client-key-file=" + p.Key(FrontProxyClientCert),
 	}, c.APIServerFlags...)}
+	if len(c.WebhookClientHosts) > 0 {
+		apiserver.args = append(apiserver.args, "--admission-control-config-file="+admissionConfigPath(c))
+	}
 	scheduler := component{name: "kube-scheduler", args: []string{
 		"--kubeconfig=" + kubeconfigPath(c, "scheduler"),
 		"--authentication-kubeconfig=" + kubeconfigPath(c, "scheduler"),

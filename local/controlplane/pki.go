@@ -68,7 +68,7 @@ func leaves() []leaf {
 		{name: "admin", cn: "virt-local-admin", orgs: []string{"system:masters"}, ca: "ca"},
 		{name: "scheduler", cn: "system:kube-scheduler", ca: "ca"},
 		{name: "controller-manager", cn: "system:kube-controller-manager", ca: "ca"},
-		{name: "front-proxy-client", cn: "front-proxy-client", ca: "front-proxy-ca"},
+		{name: FrontProxyClientCert, cn: "front-proxy-client", ca: "front-proxy-ca"},
 		// The apiserver's identity towards kubelets (logs, exec, port
 		// forwarding); a kubelet authorizes it through the apiserver, and
 		// KubeletClientUser is bound to system:kubelet-api-admin.
@@ -128,9 +128,12 @@ func ensurePKI(p PKI, serviceIP net.IP) error {
 
 // KubeletClientCert names the apiserver's client certificate towards
 // kubelets (PKI.Cert(KubeletClientCert)); KubeletClientUser is its user.
+// FrontProxyClientCert names its certificate towards extension API
+// servers and the webhooks of Config.WebhookClientHosts.
 const (
-	KubeletClientCert = "apiserver-kubelet-client"
-	KubeletClientUser = "kube-apiserver-kubelet-client"
+	KubeletClientCert    = "apiserver-kubelet-client"
+	KubeletClientUser    = "kube-apiserver-kubelet-client"
+	FrontProxyClientCert = "front-proxy-client"
 )
 
 // EnsureClientCert issues, once, a client certificate signed by the cluster

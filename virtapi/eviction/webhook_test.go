@@ -1,12 +1,18 @@
 package eviction_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -51,7 +57,16 @@ func evacuationNode(t *testing.T, cl client.Client) string {
 
 func TestWebhook(t *testing.T) {
 	live := virtv1.EvictionStrategyLiveMigrate
-	ctx := context.Background()
+	ctx := eviction.FromAPIServer(context.Background())
+
+	t.Run("a call not known to be the apiserver's is refused and records nothing", func(t *testing.T) {
+		cl := world(t, &live)
+		resp := eviction.NewWebhook(cl, "").Handle(context.Background(), evictionRequest("virt-launcher-tiny-abcde", false))
+		assert.Assert(t, !resp.Allowed)
+		assert.Equal(t, resp.Result.Code, int32(http.StatusTooManyRequests))
+		assert.Assert(t, strings.Contains(resp.Result.Message, "only on a call from the apiserver"), resp.Result.Message)
+		assert.Equal(t, evacuationNode(t, cl), "")
+	})
 
 	t.Run("a launcher pod of a LiveMigrate VMI is refused with 429 and its drain recorded", func(t *testing.T) {
 		cl := world(t, &live)
@@ -93,6 +108,57 @@ func TestWebhook(t *testing.T) {
 	})
 }
 
+// stubCaller trusts requests that carry a header, standing in for a
+// client certificate.
+type stubCaller struct{}
+
+func (stubCaller) VerifyCaller(r *http.Request) error {
+	if r.Header.Get("X-Test-Apiserver") != "yes" {
+		return errors.New("no client certificate")
+	}
+	return nil
+}
+
+// Over HTTP, the Caller decides: only a verified call starts an evacuation.
+func TestHandlerAsksTheCaller(t *testing.T) {
+	live := virtv1.EvictionStrategyLiveMigrate
+	for _, c := range []struct {
+		name    string
+		opts    []eviction.Option
+		trusted bool
+		want    string
+	}{
+		{name: "verified", opts: []eviction.Option{eviction.WithCaller(stubCaller{})}, trusted: true, want: "node-a"},
+		{name: "not verified", opts: []eviction.Option{eviction.WithCaller(stubCaller{})}},
+		{name: "no caller configured trusts no one", trusted: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cl := world(t, &live)
+			srv := httptest.NewServer(eviction.NewWebhook(cl, "", c.opts...).Handler())
+			defer srv.Close()
+			ar := evictionRequest("virt-launcher-tiny-abcde", false).AdmissionRequest
+			review := admissionv1.AdmissionReview{TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"}, Request: &ar}
+			review.Request.UID = "1"
+			review.Request.Object = runtime.RawExtension{Raw: []byte(`{"apiVersion":"policy/v1","kind":"Eviction"}`)}
+			body, err := json.Marshal(review)
+			assert.NilError(t, err)
+			req, err := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(body))
+			assert.NilError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			if c.trusted {
+				req.Header.Set("X-Test-Apiserver", "yes")
+			}
+			resp, err := srv.Client().Do(req)
+			assert.NilError(t, err)
+			defer resp.Body.Close()
+			var answer admissionv1.AdmissionReview
+			assert.NilError(t, json.NewDecoder(resp.Body).Decode(&answer))
+			assert.Assert(t, answer.Response != nil && !answer.Response.Allowed, "%+v", answer.Response)
+			assert.Equal(t, evacuationNode(t, cl), c.want)
+		})
+	}
+}
+
 func TestConfiguration(t *testing.T) {
 	c := eviction.Configuration(virtadmission.Service{Namespace: "kubevirt", Name: "virt-api", Port: 443})
 	assert.Equal(t, c.Name, eviction.WebhookConfigurationName)
@@ -102,4 +168,5 @@ func TestConfiguration(t *testing.T) {
 	assert.DeepEqual(t, w.Rules[0].Resources, []string{"pods/eviction"})
 	assert.Equal(t, string(w.Rules[0].Operations[0]), "CREATE")
 	assert.Equal(t, string(*w.FailurePolicy), "Fail")
+	assert.DeepEqual(t, w.MatchConditions, []admissionregistrationv1.MatchCondition{{Name: "launcher-pods-only", Expression: eviction.LauncherPodsOnly}})
 }

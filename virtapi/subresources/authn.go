@@ -51,13 +51,16 @@ type FrontProxy struct {
 
 var _ Authenticator = (*FrontProxy)(nil)
 
-// Authenticate implements Authenticator.
-func (f *FrontProxy) Authenticate(r *http.Request) (User, error) {
+// VerifyCaller checks that r came from the apiserver itself: over TLS,
+// with a client certificate ClientCA signed for client authentication
+// and, when AllowedNames is set, with one of those common names. The
+// identity headers are not read.
+func (f *FrontProxy) VerifyCaller(r *http.Request) error {
 	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
-		return User{}, errors.New("no client certificate")
+		return errors.New("no client certificate")
 	}
 	if f.ClientCA == nil {
-		return User{}, errors.New("no request-header client CA configured")
+		return errors.New("no request-header client CA configured")
 	}
 	leaf := r.TLS.PeerCertificates[0]
 	inter := x509.NewCertPool()
@@ -66,10 +69,18 @@ func (f *FrontProxy) Authenticate(r *http.Request) (User, error) {
 	}
 	if _, err := leaf.Verify(x509.VerifyOptions{Roots: f.ClientCA, Intermediates: inter,
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
-		return User{}, fmt.Errorf("client certificate %q is not signed by the request-header client CA: %w", leaf.Subject.CommonName, err)
+		return fmt.Errorf("client certificate %q is not signed by the request-header client CA: %w", leaf.Subject.CommonName, err)
 	}
 	if len(f.AllowedNames) > 0 && !slices.Contains(f.AllowedNames, leaf.Subject.CommonName) {
-		return User{}, fmt.Errorf("client certificate common name %q is not one of the allowed names %v", leaf.Subject.CommonName, f.AllowedNames)
+		return fmt.Errorf("client certificate common name %q is not one of the allowed names %v", leaf.Subject.CommonName, f.AllowedNames)
+	}
+	return nil
+}
+
+// Authenticate implements Authenticator.
+func (f *FrontProxy) Authenticate(r *http.Request) (User, error) {
+	if err := f.VerifyCaller(r); err != nil {
+		return User{}, err
 	}
 	u := User{}
 	for _, h := range orDefault(f.UsernameHeaders, "X-Remote-User") {
