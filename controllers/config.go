@@ -49,6 +49,10 @@ type Config struct {
 	NodeSelector map[string]string
 	// RuntimeClassName is given to launcher pods (defaultRuntimeClass).
 	RuntimeClassName string
+	// FeatureGates are the enabled feature gates
+	// (developerConfiguration.featureGates); validation checks those of
+	// virt/spec (HostDisk).
+	FeatureGates []string
 	// KubeVirtNamespace is where the KubeVirt CR lives, whose
 	// spec.configuration.migrations the migration controller reads at each
 	// migration's start; empty: clusterconfig.DefaultNamespace. Not in the
@@ -73,6 +77,9 @@ func FromKubeVirt(kv *virtv1.KubeVirt, base Config) Config {
 		setIf(&base.CPUAllocationRatio, dc.CPUAllocationRatio)
 		if len(dc.NodeSelectors) > 0 {
 			base.NodeSelector = dc.NodeSelectors
+		}
+		if len(dc.FeatureGates) > 0 {
+			base.FeatureGates = dc.FeatureGates
 		}
 	}
 	setIf(&base.ImagePullPolicy, c.ImagePullPolicy)
@@ -117,6 +124,9 @@ func (cfg Config) SpecOptions() []spec.Option {
 	}
 	if cfg.MemoryOvercommit != 0 {
 		opts = append(opts, spec.WithMemoryOvercommit(cfg.MemoryOvercommit))
+	}
+	if len(cfg.FeatureGates) > 0 {
+		opts = append(opts, spec.WithFeatureGates(cfg.FeatureGates...))
 	}
 	return opts
 }

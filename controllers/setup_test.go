@@ -32,9 +32,10 @@ func TestFromKubeVirt(t *testing.T) {
 		{"no CR", nil, base},
 		{"empty CR keeps the base", &virtv1.KubeVirt{}, base},
 		{"developer configuration", kubevirt(virtv1.KubeVirtConfiguration{DeveloperConfiguration: &virtv1.DeveloperConfiguration{
-			UseEmulation: true, MemoryOvercommit: 150, CPUAllocationRatio: 4, NodeSelectors: map[string]string{"pool": "vms"}}}),
+			UseEmulation: true, MemoryOvercommit: 150, CPUAllocationRatio: 4, NodeSelectors: map[string]string{"pool": "vms"},
+			FeatureGates: []string{"HostDisk"}}}),
 			controllers.Config{LauncherImage: "img", CPUModel: "base-model", MachineType: "pc-q35-8.0", Emulation: true,
-				MemoryOvercommit: 150, CPUAllocationRatio: 4, NodeSelector: map[string]string{"pool": "vms"}}},
+				MemoryOvercommit: 150, CPUAllocationRatio: 4, NodeSelector: map[string]string{"pool": "vms"}, FeatureGates: []string{"HostDisk"}}},
 		{"cluster settings", kubevirt(virtv1.KubeVirtConfiguration{CPUModel: "Haswell", ImagePullPolicy: corev1.PullNever,
 			CPURequest: &half, DefaultRuntimeClass: "kata", MachineType: "deprecated-q35", EmulatedMachines: []string{"deprecated*"}}),
 			controllers.Config{LauncherImage: "img", CPUModel: "Haswell", MachineType: "deprecated-q35", EmulatedMachines: []string{"deprecated*"},

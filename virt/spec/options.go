@@ -22,6 +22,7 @@ type config struct {
 	instancetype         *instancetypev1beta1.VirtualMachineInstancetypeSpec
 	preference           *instancetypev1beta1.VirtualMachinePreferenceSpec
 	instancetypeResolved bool
+	featureGates         map[string]bool
 }
 
 // Architectures the package knows defaults for.
@@ -152,4 +153,24 @@ func (c *config) defaultCPUModel(arch string) string {
 		return virtv1.CPUModeHostPassthrough
 	}
 	return virtv1.CPUModeHostModel
+}
+
+// Feature gates of KubeVirt's developerConfiguration.featureGates that
+// validation checks.
+const (
+	// FeatureGateHostDisk allows hostDisk volumes, which reach the node's
+	// file system.
+	FeatureGateHostDisk = "HostDisk"
+)
+
+// WithFeatureGates sets the cluster's enabled feature gates (KubeVirt's
+// spec.configuration.developerConfiguration.featureGates). Default none:
+// what a gate guards is refused.
+func WithFeatureGates(gates ...string) Option {
+	return func(c *config) {
+		c.featureGates = map[string]bool{}
+		for _, g := range gates {
+			c.featureGates[g] = true
+		}
+	}
 }

@@ -86,7 +86,7 @@ func validateSpec(c *config, p *field.Path, s *virtv1.VirtualMachineInstanceSpec
 	errs = append(errs, validateCPU(p, s)...)
 	errs = append(errs, validateMemory(c, p, s, mode)...)
 	errs = append(errs, validateDisks(p.Child("domain", "devices", "disks"), s.Domain.Devices.Disks)...)
-	errs = append(errs, validateVolumes(p.Child("volumes"), s.Volumes)...)
+	errs = append(errs, validateVolumes(c, p.Child("volumes"), s.Volumes)...)
 	errs = append(errs, validateDiskVolumeMapping(p, s, mode)...)
 	errs = append(errs, validateFilesystems(p, s)...)
 	errs = append(errs, validateNetworking(p, s)...)

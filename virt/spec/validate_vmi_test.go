@@ -47,6 +47,20 @@ func TestValidVMIHasNoErrors(t *testing.T) {
 	assertErrs(t, ValidateVMI(validVMI()))
 }
 
+// hostDisk reaches the node's files: refused unless the cluster enables
+// KubeVirt's HostDisk feature gate, in a VMI and in a VM's template.
+func TestHostDiskNeedsItsFeatureGate(t *testing.T) {
+	vmi := validVMI()
+	vmi.Spec.Volumes[0].VolumeSource = virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/var/lib/disks/d.img", Type: virtv1.HostDiskExists}}
+	assertErrs(t, ValidateVMI(vmi), forb("spec.volumes[0].hostDisk"))
+	assertErrs(t, ValidateVMI(vmi, WithFeatureGates("Snapshot")), forb("spec.volumes[0].hostDisk"))
+	assertErrs(t, ValidateVMI(vmi, WithFeatureGates("Snapshot", FeatureGateHostDisk)))
+	vm := validVM()
+	vm.Spec.Template.Spec.Volumes[0].VolumeSource = vmi.Spec.Volumes[0].VolumeSource
+	assertErrs(t, ValidateVM(vm), forb("spec.template.spec.volumes[0].hostDisk"))
+	assertErrs(t, ValidateVM(vm, WithFeatureGates(FeatureGateHostDisk)))
+}
+
 func TestValidateVMIRules(t *testing.T) {
 	rows := [][]vmiRow{metaRows(), computeRows(), diskRows(), volumeRows(), networkRows(), firmwareDeviceRows()}
 	for _, group := range rows {
@@ -321,10 +335,10 @@ func volumeRows() []vmiRow {
 		}, []errKey{inv(vol + "[0].sysprep")}},
 		{"host disk", func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Volumes[0].VolumeSource = virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Type: "Disk", Capacity: *qty("1Gi")}}
-		}, []errKey{req(vol + "[0].hostDisk.path"), inv(vol + "[0].hostDisk.capacity")}},
+		}, []errKey{req(vol + "[0].hostDisk.path"), inv(vol + "[0].hostDisk.capacity"), forb(vol + "[0].hostDisk")}},
 		{"host disk type", func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Volumes[0].VolumeSource = virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/d.img", Type: "File"}}
-		}, []errKey{nsup(vol + "[0].hostDisk.type")}},
+		}, []errKey{nsup(vol + "[0].hostDisk.type"), forb(vol + "[0].hostDisk")}},
 		{"cloud-init needs data", func(v *virtv1.VirtualMachineInstance) { ci(v).UserData = "" },
 			[]errKey{req(vol + "[1].cloudInitNoCloud")}},
 		{"cloud-init one user data source", func(v *virtv1.VirtualMachineInstance) { ci(v).UserDataBase64 = "I2Nsb3VkLWNvbmZpZwo=" },

@@ -15,7 +15,7 @@ import (
 // a Secret (userDataSecretRef / networkDataSecretRef).
 const cloudInitMaxLen = 2048
 
-func validateVolumes(p *field.Path, volumes []virtv1.Volume) field.ErrorList {
+func validateVolumes(c *config, p *field.Path, volumes []virtv1.Volume) field.ErrorList {
 	var errs field.ErrorList
 	seen := make(map[string]bool, len(volumes))
 	serviceAccounts := 0
@@ -34,6 +34,9 @@ func validateVolumes(p *field.Path, volumes []virtv1.Volume) field.ErrorList {
 			errs = append(errs, field.Invalid(vp, n, "must have exactly one volume source"))
 		}
 		errs = append(errs, validateVolumeSource(vp, v)...)
+		if v.HostDisk != nil && !c.featureGates[FeatureGateHostDisk] {
+			errs = append(errs, field.Forbidden(vp.Child("hostDisk"), "HostDisk feature gate is not enabled"))
+		}
 		if v.ServiceAccount != nil {
 			serviceAccounts++
 			if serviceAccounts == 2 {
