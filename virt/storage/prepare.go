@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	virtv1 "kubevirt.io/api/core/v1"
 )
@@ -51,6 +52,9 @@ func (m *Manager) Prepare(ctx context.Context, vmi *virtv1.VirtualMachineInstanc
 	}
 	for _, f := range t.files {
 		m.o.log.V(1).Info("created", "path", f.final)
+	}
+	for _, name := range t.swept {
+		m.o.log.Info("removed the leftover of an interrupted preparation", "path", name)
 	}
 	return nil
 }
@@ -136,6 +140,7 @@ type txn struct {
 	fs    FS
 	dirs  []string // folders made, in creation order
 	files []*staged
+	swept []string // leftovers of an earlier, killed preparation, removed
 }
 
 type staged struct {
@@ -181,7 +186,11 @@ func (t *txn) stage(final string, replace bool, mode os.FileMode) (*os.File, err
 	if err := t.mkdirAll(filepath.Dir(final)); err != nil {
 		return nil, err
 	}
-	f, tmp, err := t.fs.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".vkt-*")
+	prefix := tempPrefix(final)
+	if err := t.sweep(filepath.Dir(final), prefix); err != nil {
+		return nil, err
+	}
+	f, tmp, err := t.fs.CreateTemp(filepath.Dir(final), prefix+"*")
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +199,36 @@ func (t *txn) stage(final string, replace bool, mode os.FileMode) (*os.File, err
 		return nil, err
 	}
 	return f, nil
+}
+
+// tempPrefix starts the names of final's temporary files (and of a
+// replaced image waiting for the commit): hidden, next to final.
+func tempPrefix(final string) string { return "." + filepath.Base(final) + ".vkt-" }
+
+// sweep removes the regular files of dir named with prefix: what a
+// preparation killed before its commit or rollback left, possibly a whole
+// sparse disk. A preparation of the same image running meanwhile would
+// lose its file and fail its commit, to be retried; links and folders of
+// that name are not touched.
+func (t *txn) sweep(dir, prefix string) error {
+	entries, err := t.fs.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		name := filepath.Join(dir, e.Name())
+		if err := t.fs.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing the leftover %s: %w", name, err)
+		}
+		t.swept = append(t.swept, name)
+	}
+	return nil
 }
 
 func (t *txn) qcow2(final string, replace bool, o QCOW2Options) error {

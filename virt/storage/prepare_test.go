@@ -266,3 +266,61 @@ func TestPlanErrorTouchesNothing(t *testing.T) {
 		t.Errorf("Plan changed the pod (-before +after):\n%s", diff)
 	}
 }
+
+// A preparation killed before its commit leaves a temporary image (for a
+// claim, a whole sparse disk) next to the final one: the next preparation
+// of that image removes it, and nothing else.
+func TestPrepareSweepsLeftovers(t *testing.T) {
+	ctx := context.Background()
+	_, l := podRoot(t)
+	dir := filepath.Join(l.PrivateDir, "vmi-disks", "data")
+	mkdir(t, dir)
+	leftovers := []string{".disk.img.vkt-1234", ".disk.img.vkt-5678.old"}
+	for _, name := range leftovers {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(1 << 30); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	kept := []string{".other.img.vkt-1", "notes.txt"}
+	for _, name := range kept {
+		writeFile(t, filepath.Join(dir, name), []byte("keep\n"))
+	}
+	outside := filepath.Join(t.TempDir(), "node-file")
+	writeFile(t, outside, []byte("node\n"))
+	if err := os.Symlink(outside, filepath.Join(dir, ".disk.img.vkt-link")); err != nil {
+		t.Fatal(err)
+	}
+	kept = append(kept, ".disk.img.vkt-link")
+
+	vmi := vmiWith(vol("data", pvc("data-claim")))
+	pod := storage.Pod{Volumes: map[string]storage.VolumeFacts{"data": {CapacityBytes: 64 << 20}}}
+	m := storage.New(storage.WithLayout(l))
+	plan, err := m.Plan(ctx, vmi, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Prepare(ctx, vmi, pod, plan); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	want := append([]string{"disk.img"}, kept...)
+	sort.Strings(want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the claim's folder after Prepare (-want +got):\n%s", diff)
+	}
+	if b, err := os.ReadFile(outside); err != nil || string(b) != "node\n" {
+		t.Errorf("the node file behind a link: %q, %v", b, err)
+	}
+}
