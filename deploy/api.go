@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
 // API says how virt-api runs on a cluster: a Deployment behind the Service
@@ -38,10 +40,9 @@ type API struct {
 	// of their serving certificates (ca.crt) (required: the node API speaks
 	// mutual TLS only).
 	HandlerClientSecret string
-	// HandlerServerName, when set, is the name virt-api expects in every
-	// handler's serving certificate, whatever address it dials (a pod IP
-	// is not known when the certificate is issued). Empty: the dialled
-	// address, which the certificate must then name.
+	// HandlerServerName is the name virt-api expects in every handler's
+	// serving certificate, whatever address it dials (a pod IP is not known
+	// when the certificate is issued). Default nodeapi.ServerName(Namespace).
 	HandlerServerName string
 	// Replicas is the Deployment's size; default 2, one standing by, with a
 	// PodDisruptionBudget that keeps one running.
@@ -84,6 +85,9 @@ func (a API) withDefaults() (API, error) {
 	if a.Service == "" {
 		a.Service = APIName
 	}
+	if a.HandlerServerName == "" {
+		a.HandlerServerName = nodeapi.ServerName(a.Namespace)
+	}
 	errs = append(errs, checkReplicas("API", &a.Replicas)...)
 	errs = append(errs, checkPorts("API", port{"Port", &a.Port, 8443})...)
 	return a, joinErrs(errs)
@@ -116,8 +120,8 @@ func APIObjects(a API) ([]client.Object, error) {
 // (start, stop, restart, migrate, add and remove volume, pause through the
 // node) read and patch VMs and VMIs, create migrations and delete launcher
 // pods, each call authorized by a SubjectAccessReview; the eviction
-// webhook marks VMIs for evacuation; the node handlers are found on their
-// Nodes.
+// webhook marks VMIs for evacuation; the node handlers are found by their
+// pods.
 func apiRules() []rbacv1.PolicyRule {
 	kv := virtv1.SchemeGroupVersion.Group
 	return []rbacv1.PolicyRule{
@@ -145,9 +149,7 @@ func apiPod(a API) corev1.PodSpec {
 		"--handler-client-cert-file=" + path.Join(apiHandlerDir, corev1.TLSCertKey),
 		"--handler-client-key-file=" + path.Join(apiHandlerDir, corev1.TLSPrivateKeyKey),
 	}
-	if a.HandlerServerName != "" {
-		args = append(args, "--handler-server-name="+a.HandlerServerName)
-	}
+	args = append(args, "--handler-server-name="+a.HandlerServerName)
 	return corev1.PodSpec{
 		PriorityClassName: "system-cluster-critical",
 		Affinity:          spread(APIName),

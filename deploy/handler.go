@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/virt/launcher/contract"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
 // Handler says how virt-handler runs on a cluster's nodes: one pod per node
@@ -69,7 +70,7 @@ type Handler struct {
 
 // HandlerName names virt-handler's DaemonSet, ServiceAccount, ClusterRole
 // and ClusterRoleBinding, and is the kubevirt.io label of its pods.
-const HandlerName = "virt-handler"
+const HandlerName = nodeapi.HandlerAppLabel
 
 // Paths inside virt-handler's pod. The launcher folders are mounted at
 // their node path (contract.HostRunDir), so that a path the handler writes
@@ -193,7 +194,7 @@ func handlerPod(h Handler) corev1.PodSpec {
 				{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
 			},
 			Ports: []corev1.ContainerPort{
-				{Name: "node-api", ContainerPort: h.NodeAPIPort, Protocol: corev1.ProtocolTCP},
+				{Name: nodeapi.PortName, ContainerPort: h.NodeAPIPort, Protocol: corev1.ProtocolTCP},
 				{Name: "metrics", ContainerPort: h.MetricsPort, Protocol: corev1.ProtocolTCP},
 			},
 			ReadinessProbe: probe,

@@ -7,6 +7,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/deploy/certs"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
 // The certificates' Secrets and the CA bundle's ConfigMap, KubeVirt's
@@ -113,7 +114,7 @@ func Leaves(namespace string, validity time.Duration) []Leaf {
 			DNSNames: []string{"virt-api", svc, svc + ".svc", svc + ".svc.cluster.local"}, Server: true, Validity: validity}},
 		{Secret: SecretHandlerServer, WithCA: true, Request: certs.Request{CommonName: "kubevirt.io:system:node:virt-handler",
 			DNSNames: []string{HandlerServerName(namespace)}, Server: true, Validity: validity}},
-		{Secret: SecretHandlerClient, WithCA: true, Request: certs.Request{CommonName: "kubevirt.io:system:client:virt-handler",
+		{Secret: SecretHandlerClient, WithCA: true, Request: certs.Request{CommonName: nodeapi.ClientName,
 			Client: true, Validity: validity}},
 	}
 }

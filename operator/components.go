@@ -8,22 +8,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/deploy"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
 // Labels and annotations the operator puts on everything it makes,
 // KubeVirt's: the managed-by label finds them again (to revert drift and
 // to uninstall); the annotations say which version and registry made them.
 const (
-	ManagedByLabel          = "app.kubernetes.io/managed-by"
-	ManagedByValue          = "virt-operator"
-	ComponentLabel          = "app.kubernetes.io/component"
-	ComponentValue          = "kubevirt"
-	VersionAnnotation       = "kubevirt.io/install-strategy-version"
-	RegistryAnnotation      = "kubevirt.io/install-strategy-registry"
-	kubeVirtCRDName         = "kubevirts.kubevirt.io"
-	virtAPIServicePort      = 443
-	virtAPIListenPort       = 8443
-	handlerServerNamePrefix = "virt-handler."
+	ManagedByLabel     = "app.kubernetes.io/managed-by"
+	ManagedByValue     = "virt-operator"
+	ComponentLabel     = "app.kubernetes.io/component"
+	ComponentValue     = "kubevirt"
+	VersionAnnotation  = "kubevirt.io/install-strategy-version"
+	RegistryAnnotation = "kubevirt.io/install-strategy-registry"
+	kubeVirtCRDName    = "kubevirts.kubevirt.io"
+	virtAPIServicePort = 443
+	virtAPIListenPort  = 8443
 )
 
 // The daemons' image names: Target.Image(name) is a daemon's image.
@@ -35,10 +35,8 @@ const (
 )
 
 // HandlerServerName is the name in every handler's serving certificate,
-// which virt-api checks whatever address it dials.
-func HandlerServerName(namespace string) string {
-	return handlerServerNamePrefix + namespace + ".svc"
-}
+// which virt-api checks whatever address it dials (nodeapi.ServerName).
+func HandlerServerName(namespace string) string { return nodeapi.ServerName(namespace) }
 
 // Components returns every object of an installation for kv, in the
 // order they are applied: the CRDs, what makes the apiserver call

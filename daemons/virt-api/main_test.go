@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,7 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
@@ -52,10 +55,18 @@ func TestVirtAPIBinary(t *testing.T) {
 
 	agg.ReleasePort()
 	port := strconv.Itoa(agg.Port)
-	cmd := exec.Command(bin, "--kubeconfig", kc, "--listen", "127.0.0.1:"+port,
+	base := []string{"--kubeconfig", kc, "--listen", "127.0.0.1:" + port,
 		"--tls-cert-file", agg.ServingCertFile, "--tls-private-key-file", agg.ServingKeyFile,
-		"--requestheader-client-ca-file", agg.ClientCAFile, "--requestheader-allowed-names", testenv.FrontProxyClientName,
-		"--install", "--external-name", "localhost", "--service-port", port, "--ca-bundle-file", agg.ServingCAFile)
+		"--requestheader-client-ca-file", agg.ClientCAFile, "--requestheader-allowed-names", testenv.FrontProxyClientName}
+	// The node API is mutual TLS only: without virt-api's client
+	// certificate for the handlers it does not start.
+	var exit *exec.ExitError
+	if b, err := exec.Command(bin, base...).CombinedOutput(); !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(b), "the node API speaks mutual TLS only") {
+		t.Errorf("without the handler TLS flags: %v, %s", err, b)
+	}
+	handlerCA, handlerCert, handlerKey := handlerClientFiles(t, dir)
+	cmd := exec.Command(bin, append(base, "--handler-ca-file", handlerCA, "--handler-client-cert-file", handlerCert, "--handler-client-key-file", handlerKey,
+		"--install", "--external-name", "localhost", "--service-port", port, "--ca-bundle-file", agg.ServingCAFile)...)
 	cmd.Env = append(os.Environ(), testenv.OwnerEnv+"="+strconv.Itoa(os.Getpid()))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -134,4 +145,20 @@ func must(t testing.TB, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// handlerClientFiles writes a CA and virt-api's client certificate for the
+// node handlers, and returns the CA, certificate and key files.
+func handlerClientFiles(t *testing.T, dir string) (caFile, certFile, keyFile string) {
+	t.Helper()
+	now := time.Now()
+	ca, err := certs.NewCA("handlers-ca", now, 24*time.Hour)
+	must(t, err)
+	leaf, err := ca.Issue(certs.Request{CommonName: nodeapi.ClientName, Client: true, Validity: 24 * time.Hour}, now)
+	must(t, err)
+	caFile, certFile, keyFile = filepath.Join(dir, "handlers-ca.crt"), filepath.Join(dir, "handler-client.crt"), filepath.Join(dir, "handler-client.key")
+	for file, b := range map[string][]byte{caFile: ca.CertPEM(), certFile: leaf.CertPEM(), keyFile: leaf.KeyPEM()} {
+		must(t, os.WriteFile(file, b, 0o600))
+	}
+	return caFile, certFile, keyFile
 }

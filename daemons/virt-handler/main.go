@@ -28,6 +28,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -57,8 +58,12 @@ type options struct {
 	certFile  string
 	keyFile   string
 	clientCA  string
-	metrics   string
-	probes    string
+	// clientNames are the common names a client certificate may have.
+	clientNames string
+	// insecure serves the node API in plain HTTP, for tests only.
+	insecure bool
+	metrics  string
+	probes   string
 	// devicePlugins is the kubelet's device plugin folder; "0" serves none.
 	devicePlugins string
 	// labellerDir holds the launcher's host CPU probe; "" labels no CPU.
@@ -75,9 +80,11 @@ func main() {
 	flag.BoolVar(&o.cfg.Emulation, "emulation", false, "run guests under software emulation (TCG), as KubeVirt's useEmulation")
 	flag.StringVar(&o.apiAddr, "node-api-address", ":8186", "listen address of the node API for virt-api; 0 turns it off")
 	flag.StringVar(&o.advertise, "advertise-address", "", "URL virt-api reaches the node API at, published on the Node as "+nodeapi.HandlerAddressAnnotation+" (empty: not published)")
-	flag.StringVar(&o.certFile, "tls-cert-file", "", "serving certificate of the node API (without it the node API speaks plain HTTP)")
-	flag.StringVar(&o.keyFile, "tls-key-file", "", "key of --tls-cert-file")
-	flag.StringVar(&o.clientCA, "client-ca-file", "", "CA of the client certificates the node API requires (virt-api's)")
+	flag.StringVar(&o.certFile, "tls-cert-file", "", "serving certificate of the node API; it must name "+nodeapi.ServerName("NAMESPACE")+" (required)")
+	flag.StringVar(&o.keyFile, "tls-key-file", "", "key of --tls-cert-file (required)")
+	flag.StringVar(&o.clientCA, "client-ca-file", "", "CA of the client certificates the node API requires (virt-api's) (required)")
+	flag.StringVar(&o.clientNames, "client-names", nodeapi.ClientName, "comma-separated common names a client certificate may have")
+	flag.BoolVar(&o.insecure, "insecure-node-api", false, "FOR TESTS ONLY: serve the node API in plain HTTP, to anyone who reaches its port, without the TLS flags")
 	flag.StringVar(&o.metrics, "metrics-bind-address", ":8188", "address of /metrics (plain HTTP); 0 turns it off")
 	flag.StringVar(&o.probes, "health-probe-bind-address", ":8187", "address of /healthz and /readyz; 0 turns it off")
 	flag.StringVar(&o.devicePlugins, "device-plugin-dir", pluginapi.DevicePluginPath, "the kubelet's device plugin folder, where the handler serves devices.kubevirt.io/kvm (unless --emulation or no /dev/kvm), tun and vhost-net; 0 serves none")
@@ -99,6 +106,11 @@ func main() {
 func run(ctx context.Context, o options, log logr.Logger) error {
 	if o.cfg.NodeName == "" {
 		return errors.New("--node-name (or $NODE_NAME) is required")
+	}
+	if o.apiAddr != "0" {
+		if _, err := nodeAPIFlags(o); err != nil {
+			return err
+		}
 	}
 	restCfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -183,15 +195,22 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 	return mgr.Start(ctx)
 }
 
-// nodeAPIServer is the node API over the handler, behind TLS when a
-// certificate is given (requiring client certificates of --client-ca-file).
+// nodeAPIServer is the node API over the handler, behind mutual TLS: its
+// certificate, and client certificates of --client-ca-file named one of
+// --client-names (virt-api's). Anyone who reaches the port could otherwise
+// pause a guest or read its console, so without the flags it refuses to
+// start, unless --insecure-node-api says this is a test.
 func nodeAPIServer(o options, ops nodeapi.Ops, log logr.Logger) (*http.Server, error) {
 	srv := &http.Server{
 		Handler:           nodeapi.NewServer(ops, nodeapi.WithServerLogger(log.WithName("node-api"))),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
-	if o.certFile == "" {
-		log.Info("the node API speaks plain HTTP: give --tls-cert-file, --tls-key-file and --client-ca-file on a real cluster")
+	names, err := nodeAPIFlags(o)
+	if err != nil {
+		return nil, err
+	}
+	if o.insecure {
+		log.Info("INSECURE: the node API speaks plain HTTP to anyone who reaches its port (--insecure-node-api, for tests only)")
 		return srv, nil
 	}
 	// The files are read again as they change: a renewed certificate or
@@ -200,12 +219,33 @@ func nodeAPIServer(o options, ops nodeapi.Ops, log logr.Logger) (*http.Server, e
 	if err != nil {
 		return nil, fmt.Errorf("--tls-cert-file, --tls-key-file, --client-ca-file: %w", err)
 	}
-	srv.TLSConfig = src.ServerConfig()
+	srv.TLSConfig = src.ServerConfig(names...)
 	return srv, nil
 }
 
+// nodeAPIFlags checks the node API's TLS flags and returns the client
+// names, before anything starts.
+func nodeAPIFlags(o options) ([]string, error) {
+	if o.insecure {
+		if o.certFile != "" || o.clientCA != "" {
+			return nil, errors.New("--insecure-node-api goes without --tls-cert-file and --client-ca-file")
+		}
+		return nil, nil
+	}
+	if o.certFile == "" || o.keyFile == "" || o.clientCA == "" {
+		return nil, errors.New("the node API speaks mutual TLS only: --tls-cert-file, --tls-key-file and --client-ca-file are required (--insecure-node-api serves plain HTTP, for tests only)")
+	}
+	names := strings.FieldsFunc(o.clientNames, func(r rune) bool { return r == ',' || r == ' ' })
+	if len(names) == 0 {
+		return nil, errors.New("--client-names: at least one name is required")
+	}
+	return names, nil
+}
+
 // serve runs the node API while the manager runs and, once it listens,
-// publishes advertise on the Node for virt-api's locator.
+// publishes advertise on the Node, for people and tools to read (virt-api
+// finds a handler by its pod, not by this annotation, which any node's
+// credentials could rewrite).
 func serve(srv *http.Server, addr string, c client.Client, node, advertise string, log logr.Logger) manager.RunnableFunc {
 	return func(ctx context.Context) error {
 		ln, err := net.Listen("tcp", addr)

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"net"
 	"net/url"
@@ -22,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
@@ -54,10 +57,18 @@ func TestVirtHandlerBinary(t *testing.T) {
 		t.Errorf("without --node-name: exit %d, %s", code, out)
 	}
 
+	// Without its certificates it refuses to serve the node API at all.
+	out, err = exec.Command(bin, "--node-name", "node-1").CombinedOutput()
+	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "the node API speaks mutual TLS only") {
+		t.Errorf("without TLS flags: exit %d, %s", code, out)
+	}
+
+	pki := nodePKI(t, dir)
 	addr, metricsAddr := freeAddress(t), freeAddress(t)
 	cmd := exec.Command(bin, "--node-name", "node-1", "--emulation",
 		"--host-run-dir", filepath.Join(dir, "pods"), "--state-dir", filepath.Join(dir, "state"),
-		"--node-api-address", addr, "--advertise-address", "http://"+addr, "--health-probe-bind-address", "0", "--device-plugin-dir", "0",
+		"--node-api-address", addr, "--advertise-address", "https://"+addr, "--health-probe-bind-address", "0", "--device-plugin-dir", "0",
+		"--tls-cert-file", pki.serverCert, "--tls-key-file", pki.serverKey, "--client-ca-file", pki.caFile,
 		"--metrics-bind-address", metricsAddr)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kcPath, testenv.OwnerEnv+"="+strconv.Itoa(os.Getpid()))
 	var logs bytes.Buffer
@@ -73,14 +84,30 @@ func TestVirtHandlerBinary(t *testing.T) {
 	testenv.Eventually(ctx, t, "the handler to publish its address", func() (bool, string) {
 		var n corev1.Node
 		must(t, cp.Client.Get(ctx, client.ObjectKey{Name: "node-1"}, &n))
-		return n.Annotations[nodeapi.HandlerAddressAnnotation] == "http://"+addr && n.Labels[virtv1.NodeSchedulable] == "true" &&
+		return n.Annotations[nodeapi.HandlerAddressAnnotation] == "https://"+addr && n.Labels[virtv1.NodeSchedulable] == "true" &&
 			n.Annotations[virtv1.VirtHandlerHeartbeat] != "", "it said:\n" + logs.String()
 	})
-	u, err := url.Parse("http://" + addr)
+	u, err := url.Parse("https://" + addr)
 	must(t, err)
-	c := nodeapi.NewClient(nodeapi.Endpoint{URL: u})
+	// virt-api's certificate, checking the handler's name: the node
+	// answers. Anyone else is refused before a verb is read.
+	c := nodeapi.NewClient(nodeapi.Endpoint{URL: u, TLS: pki.client(t, nodeapi.ClientName)})
 	if err := c.Pause(ctx, "default", "nothing"); !errors.Is(err, nodeapi.ErrNotFound) {
 		t.Errorf("pause of a VMI the node does not run: %v, want ErrNotFound", err)
+	}
+	for what, tc := range map[string]*tls.Config{
+		"another name of the same CA": pki.client(t, "virt-local-admin"),
+		"no client certificate":       {RootCAs: pki.pool, ServerName: nodeapi.ServerName("kubevirt"), MinVersion: tls.VersionTLS12},
+	} {
+		err := nodeapi.NewClient(nodeapi.Endpoint{URL: u, TLS: tc}).Pause(ctx, "default", "nothing")
+		if !errors.Is(err, nodeapi.ErrUnavailable) || errors.Is(err, nodeapi.ErrNotFound) {
+			t.Errorf("%s: %v, want the handshake refused", what, err)
+		}
+	}
+	plain, err := url.Parse("http://" + addr)
+	must(t, err)
+	if err := nodeapi.NewClient(nodeapi.Endpoint{URL: plain}).Pause(ctx, "default", "nothing"); !errors.Is(err, nodeapi.ErrInsecure) {
+		t.Errorf("an http:// endpoint: %v, want ErrInsecure", err)
 	}
 
 	// /metrics: the handler's reconciles of a VMI scheduled to its node
@@ -139,4 +166,37 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// testPKI is a cluster's CA with a handler's serving certificate in files.
+type testPKI struct {
+	ca                            *certs.Pair
+	pool                          *x509.CertPool
+	caFile, serverCert, serverKey string
+}
+
+func nodePKI(t *testing.T, dir string) *testPKI {
+	t.Helper()
+	now := time.Now()
+	ca, err := certs.NewCA("test-ca", now, 24*time.Hour)
+	must(t, err)
+	server, err := ca.Issue(certs.Request{CommonName: "virt-handler", DNSNames: []string{nodeapi.ServerName("kubevirt")}, Server: true, Validity: 24 * time.Hour}, now)
+	must(t, err)
+	p := &testPKI{ca: ca, pool: x509.NewCertPool(), caFile: filepath.Join(dir, "ca.crt"),
+		serverCert: filepath.Join(dir, "tls.crt"), serverKey: filepath.Join(dir, "tls.key")}
+	p.pool.AddCert(ca.Cert)
+	for file, b := range map[string][]byte{p.caFile: ca.CertPEM(), p.serverCert: server.CertPEM(), p.serverKey: server.KeyPEM()} {
+		must(t, os.WriteFile(file, b, 0o600))
+	}
+	return p
+}
+
+// client is a client TLS configuration with a certificate named cn.
+func (p *testPKI) client(t *testing.T, cn string) *tls.Config {
+	t.Helper()
+	leaf, err := p.ca.Issue(certs.Request{CommonName: cn, Client: true, Validity: 24 * time.Hour}, time.Now())
+	must(t, err)
+	pair, err := tls.X509KeyPair(leaf.CertPEM(), leaf.KeyPEM())
+	must(t, err)
+	return &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: p.pool, ServerName: nodeapi.ServerName("kubevirt"), MinVersion: tls.VersionTLS12}
 }

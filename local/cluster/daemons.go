@@ -19,6 +19,7 @@ import (
 	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/internal/freeport"
 	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
@@ -51,7 +52,7 @@ func (c *Cluster) deployDaemons(ctx context.Context, cl client.Client) error {
 		return err
 	}
 	pki := c.cp.Config().PKI()
-	if err := pki.EnsureClientCert(virtAPIClientCert, "virt-api"); err != nil {
+	if err := pki.EnsureClientCert(virtAPIClientCert, nodeapi.ClientName); err != nil {
 		return err
 	}
 	serving, err := tlsSecret(virtAPISecret, pki.Cert(virtAPICert), pki.Key(virtAPICert), "")

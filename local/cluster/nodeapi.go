@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
@@ -22,13 +24,12 @@ import (
 const localHandlerCert = "virt-handler-local"
 
 // serveNodeAPI serves the node API of a local node's handler on a loopback
-// port, as a real handler does on its node: behind TLS that requires a
-// client certificate of the cluster's CA (virt-api's), published on the
-// node's Node for virt-api's locator. virt-api then reaches every node,
-// local or real, in the same way.
+// port, as a real handler does on its node: behind TLS that requires
+// virt-api's client certificate (of the cluster's CA, named
+// nodeapi.ClientName), published on the node's Node.
 func (c *Cluster) serveNodeAPI(ctx context.Context, ln *localNode) error {
 	pki := c.cp.Config().PKI()
-	if err := pki.EnsureServingCert(localHandlerCert); err != nil {
+	if err := pki.EnsureServingCert(localHandlerCert, nodeapi.ServerName(Namespace)); err != nil {
 		return err
 	}
 	cert, err := tls.LoadX509KeyPair(pki.Cert(localHandlerCert), pki.Key(localHandlerCert))
@@ -51,14 +52,17 @@ func (c *Cluster) serveNodeAPI(ctx context.Context, ln *localNode) error {
 		Handler:           nodeapi.NewServer(ln.handler, nodeapi.WithServerLogger(c.cfg.Logger.WithValues("node", ln.name).WithName("node-api"))),
 		ReadHeaderTimeout: 10 * time.Second,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: clients,
-			ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12},
+			ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12,
+			// The cluster's CA signs every local identity: only virt-api's may call.
+			VerifyConnection: certs.PeerNamed(nodeapi.ClientName)},
 	}
+	ln.apiURL = &url.URL{Scheme: "https", Host: lis.Addr().String()}
 	as(ComponentHandler, func() { go func() { _ = ln.api.ServeTLS(lis, "", "") }() })
 	cl, err := client.New(c.clientConfig(ComponentHandler), client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return fmt.Errorf("cluster: node %s: %w", ln.name, err)
 	}
-	return publishWhenRegistered(ctx, cl, ln.name, "https://"+lis.Addr().String())
+	return publishWhenRegistered(ctx, cl, ln.name, ln.apiURL.String())
 }
 
 // publishWhenRegistered publishes address on node's Node, waiting up to

@@ -51,7 +51,7 @@ func (c *Cluster) deployHandler(ctx context.Context, cl client.Client) error {
 		return err
 	}
 	pki := c.cp.Config().PKI()
-	if err := pki.EnsureServingCert(handlerCert, c.real.IP()); err != nil {
+	if err := pki.EnsureServingCert(handlerCert, c.real.IP(), nodeapi.ServerName(Namespace)); err != nil {
 		return err
 	}
 	secret, err := tlsSecret(handlerSecret, pki.Cert(handlerCert), pki.Key(handlerCert), pki.CACert())
@@ -156,12 +156,14 @@ func (c *Cluster) deleteLaunchers(ctx context.Context, cl client.Client) error {
 	}
 }
 
-// nodeOps reaches the nodes' handlers through their node API, as virt-api
-// does on a cluster: at the address each publishes on its Node, with
-// virt-api's client certificate, trusting the cluster's CA.
-func (c *Cluster) nodeOps(cl client.Reader) (func(ctx context.Context, node string) (nodeapi.Ops, error), error) {
+// nodeOps reaches the local nodes' handlers through their node API, as
+// virt-api does on a cluster: with virt-api's client certificate, checking
+// the handler's for nodeapi.ServerName against the cluster's CA, at the
+// address each local node's handler listens on (known in this process;
+// virt-api on a cluster finds it by the handler's pod).
+func (c *Cluster) nodeOps() (func(ctx context.Context, node string) (nodeapi.Ops, error), error) {
 	pki := c.cp.Config().PKI()
-	if err := pki.EnsureClientCert(virtAPIClientCert, "virt-api"); err != nil {
+	if err := pki.EnsureClientCert(virtAPIClientCert, nodeapi.ClientName); err != nil {
 		return nil, err
 	}
 	cert, err := tls.LoadX509KeyPair(pki.Cert(virtAPIClientCert), pki.Key(virtAPIClientCert))
@@ -176,6 +178,10 @@ func (c *Cluster) nodeOps(cl client.Reader) (func(ctx context.Context, node stri
 	if !roots.AppendCertsFromPEM(ca) {
 		return nil, fmt.Errorf("cluster: %s: no certificate", pki.CACert())
 	}
-	return nodeapi.OpsOf(nodeapi.NewAnnotationLocator(cl, nodeapi.WithTLSConfig(&tls.Config{
-		Certificates: []tls.Certificate{cert}, RootCAs: roots, MinVersion: tls.VersionTLS12}))), nil
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: roots, ServerName: nodeapi.ServerName(Namespace), MinVersion: tls.VersionTLS12}
+	locator := nodeapi.StaticLocator{}
+	for _, n := range c.nodes {
+		locator[n.name] = nodeapi.Endpoint{URL: n.apiURL, TLS: tc}
+	}
+	return nodeapi.OpsOf(locator), nil
 }

@@ -17,9 +17,10 @@ import (
 // Build one per request with the Endpoint a Locator returns; it holds no
 // connection between calls beyond its transport's idle pool.
 type Client struct {
-	base *url.URL
-	tls  *tls.Config
-	http *http.Client
+	base  *url.URL
+	tls   *tls.Config
+	http  *http.Client
+	plain bool
 }
 
 var _ Ops = (*Client)(nil)
@@ -30,6 +31,11 @@ type ClientOption func(*Client)
 // WithTimeout bounds each pause, unpause and soft reboot call (default 10 s,
 // as KubeVirt's virt-api). Streams are not bounded.
 func WithTimeout(d time.Duration) ClientOption { return func(c *Client) { c.http.Timeout = d } }
+
+// AllowPlainHTTP lets the client call an http:// endpoint, for tests
+// only: a node API without TLS lets anyone who reaches its port pause a
+// guest or read its console. Without it such a call fails with ErrInsecure.
+func AllowPlainHTTP() ClientOption { return func(c *Client) { c.plain = true } }
 
 // NewClient returns a client for the handler at ep.
 func NewClient(ep Endpoint, opts ...ClientOption) *Client {
@@ -80,8 +86,19 @@ func (c *Client) url(scheme, namespace, name, verb string) string {
 	return u.String()
 }
 
+// secure refuses an endpoint that is not https, unless AllowPlainHTTP.
+func (c *Client) secure(what string) error {
+	if c.base.Scheme != "https" && !c.plain {
+		return fmt.Errorf("%s: %w: %s", what, ErrInsecure, c.base.Redacted())
+	}
+	return nil
+}
+
 func (c *Client) put(ctx context.Context, namespace, name, verb string) error {
 	what := fmt.Sprintf("%s VirtualMachineInstance %s/%s on the handler at %s", verb, namespace, name, c.base.Host)
+	if err := c.secure(what); err != nil {
+		return err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.url("", namespace, name, verb), nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
@@ -100,6 +117,9 @@ func (c *Client) put(ctx context.Context, namespace, name, verb string) error {
 
 func (c *Client) dial(ctx context.Context, namespace, name, verb string) (io.ReadWriteCloser, error) {
 	what := fmt.Sprintf("%s of VirtualMachineInstance %s/%s on the handler at %s", verb, namespace, name, c.base.Host)
+	if err := c.secure(what); err != nil {
+		return nil, err
+	}
 	scheme := "wss"
 	if c.base.Scheme == "http" {
 		scheme = "ws"

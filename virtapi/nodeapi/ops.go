@@ -31,4 +31,6 @@ var (
 	// ErrUnavailable: the VMI has no such device, or the node cannot
 	// reach it right now (HTTP 503).
 	ErrUnavailable = errors.New("unavailable")
+	// ErrInsecure: the endpoint is not https (see AllowPlainHTTP).
+	ErrInsecure = errors.New("the node API is reached only over TLS; refusing a plain http endpoint")
 )

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"github.com/virtkit/virtkit/deploy/certs"
 )
 
 // maxFileSize bounds what is read of each file: PEM certificates and keys
@@ -135,8 +137,9 @@ func (s *Source) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) 
 }
 
 // ServerConfig serves the current certificate and, with a CA bundle,
-// requires a client certificate it signed.
-func (s *Source) ServerConfig() *tls.Config {
+// requires a client certificate it signed; with clientNames, also one of
+// those common names.
+func (s *Source) ServerConfig(clientNames ...string) *tls.Config {
 	return &tls.Config{
 		MinVersion:     tls.VersionTLS12,
 		GetCertificate: s.GetCertificate,
@@ -145,6 +148,9 @@ func (s *Source) ServerConfig() *tls.Config {
 			c := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{*cert}}
 			if pool != nil {
 				c.ClientCAs, c.ClientAuth = pool, tls.RequireAndVerifyClientCert
+			}
+			if len(clientNames) > 0 {
+				c.VerifyConnection = certs.PeerNamed(clientNames...)
 			}
 			return c, nil
 		},
