@@ -8,8 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/virtkit/virtkit/virt/spec"
 )
 
 // volumeRequest is one addvolume or removevolume call: exactly one is set.
@@ -75,7 +73,7 @@ func (v volumeRequest) verify(volumes []virtv1.Volume) string {
 	}
 	for _, vol := range volumes {
 		if vol.Name == v.remove.Name || volumeSourceIs(vol, v.remove.Name) {
-			if !spec.Hotpluggable(&vol) {
+			if !hotpluggable(vol) {
 				return fmt.Sprintf("Unable to remove volume [%s] because it is not hotpluggable", vol.Name)
 			}
 			return ""
@@ -226,4 +224,11 @@ func (s *Server) patchVolumes(ctx context.Context, obj client.Object, gr schema.
 		return writeFailure(gr, obj.GetName(), fmt.Sprintf("patching %s/spec/volumes of %s %s/%s", prefix, gr.Resource, obj.GetNamespace(), obj.GetName()), err)
 	}
 	return nil
+}
+
+// hotpluggable is virt/spec.Hotpluggable, which this package cannot import:
+// virtctl builds on its client and speaks only the API (internal/layering).
+func hotpluggable(vol virtv1.Volume) bool {
+	return (vol.DataVolume != nil && vol.DataVolume.Hotpluggable) ||
+		(vol.PersistentVolumeClaim != nil && vol.PersistentVolumeClaim.Hotpluggable)
 }
