@@ -130,7 +130,6 @@ func apiRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{kv}, Resources: []string{"virtualmachineinstancemigrations"}, Verbs: []string{"get", "list", "watch", "create"}},
 		{APIGroups: []string{kv}, Resources: []string{"kubevirts"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "delete"}},
-		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
 	}
 }

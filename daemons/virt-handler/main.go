@@ -107,10 +107,14 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 	if o.cfg.NodeName == "" {
 		return errors.New("--node-name (or $NODE_NAME) is required")
 	}
+	// The node API's flags are checked before anything starts.
+	var clientNames []string
 	if o.apiAddr != "0" {
-		if _, err := nodeAPIFlags(o); err != nil {
+		names, err := nodeAPIFlags(o)
+		if err != nil {
 			return err
 		}
+		clientNames = names
 	}
 	restCfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -148,7 +152,7 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 		return fmt.Errorf("metrics: %w", err)
 	}
 	if o.apiAddr != "0" {
-		srv, err := nodeAPIServer(o, r, log)
+		srv, err := nodeAPIServer(o, clientNames, r, log)
 		if err != nil {
 			return err
 		}
@@ -199,15 +203,12 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 // certificate, and client certificates of --client-ca-file named one of
 // --client-names (virt-api's). Anyone who reaches the port could otherwise
 // pause a guest or read its console, so without the flags it refuses to
-// start, unless --insecure-node-api says this is a test.
-func nodeAPIServer(o options, ops nodeapi.Ops, log logr.Logger) (*http.Server, error) {
+// start, unless --insecure-node-api says this is a test. names are the
+// client names nodeAPIFlags returned.
+func nodeAPIServer(o options, names []string, ops nodeapi.Ops, log logr.Logger) (*http.Server, error) {
 	srv := &http.Server{
 		Handler:           nodeapi.NewServer(ops, nodeapi.WithServerLogger(log.WithName("node-api"))),
 		ReadHeaderTimeout: 10 * time.Second,
-	}
-	names, err := nodeAPIFlags(o)
-	if err != nil {
-		return nil, err
 	}
 	if o.insecure {
 		log.Info("INSECURE: the node API speaks plain HTTP to anyone who reaches its port (--insecure-node-api, for tests only)")

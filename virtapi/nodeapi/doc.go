@@ -14,10 +14,13 @@
 //     unpause,softreboot} and GET .../{console,vnc}, the streams being
 //     websockets of binary messages (subprotocol plain.kubevirt.io); the
 //     sentinels travel as 404, 409 and 503;
-//   - how virt-api finds a node's handler: [Locator], with
-//     [AnnotationLocator] reading the Node annotation
-//     [HandlerAddressAnnotation] (virtkit.io/handler-address) that the
-//     handler publishes, and [StaticLocator] for fixed tables;
+//   - how virt-api finds a node's handler: [Locator], with [PodLocator]
+//     finding the Running, Ready handler pod on the node (what virt-api
+//     uses: a pod is placed by the scheduler, not written by the node),
+//     [StaticLocator] for fixed tables, and [AnnotationLocator] reading the
+//     Node annotation [HandlerAddressAnnotation] that the handler publishes
+//     for people and tools (any node's credentials can rewrite a Node, so
+//     it serves only setups that trust every node);
 //   - [Fake], an in-memory Ops; it passes the same contract suite as
 //     Client over Server.
 //

@@ -14,8 +14,9 @@ import (
 
 // HandlerAddressAnnotation is the Node annotation where a node's handler
 // publishes the base URL of its node API, e.g. "https://10.0.0.7:8186" (a
-// bare "host:port" means https). The handler sets it when it starts serving;
-// virt-api reads it through AnnotationLocator.
+// bare "host:port" means https). The handler sets it when it starts serving,
+// for people and tools. virt-api does not read it: a node's credentials can
+// rewrite their Node, so virt-api finds handlers through PodLocator.
 const HandlerAddressAnnotation = "virtkit.io/handler-address"
 
 // Endpoint is where one node's handler serves the node API.
@@ -61,6 +62,8 @@ func (l StaticLocator) Locate(_ context.Context, node string) (Endpoint, error) 
 }
 
 // AnnotationLocator reads HandlerAddressAnnotation from the Node object.
+// Any node's credentials can rewrite a Node's annotations, so it serves only
+// setups where every node is trusted; PodLocator is the one to use otherwise.
 type AnnotationLocator struct {
 	reader client.Reader
 	tls    *tls.Config

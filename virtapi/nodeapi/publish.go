@@ -16,7 +16,8 @@ type Patcher interface {
 
 // Publish sets address, the base URL of node's handler, as node's
 // HandlerAddressAnnotation (a merge patch, leaving the other annotations
-// alone), where AnnotationLocator finds it. An address ParseAddress
+// alone), for people and tools (and AnnotationLocator, in setups that
+// trust every node; virt-api uses PodLocator). An address ParseAddress
 // refuses is not written.
 func Publish(ctx context.Context, c Patcher, node, address string) error {
 	if _, err := ParseAddress(address); err != nil {

@@ -72,7 +72,7 @@ func WithLogger(l logr.Logger) Option { return func(s *Server) { s.log = l } }
 // kubevirt-apiserver ClusterRole grants): get and patch on virtualmachines
 // and virtualmachines/status, get and patch on virtualmachineinstances,
 // create on virtualmachineinstancemigrations, list and delete on pods,
-// create on subjectaccessreviews, get on nodes (for AnnotationLocator).
+// create on subjectaccessreviews. It reads no Nodes.
 func New(c client.Client, opts ...Option) *Server {
 	s := &Server{
 		client:   c,
