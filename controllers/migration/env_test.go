@@ -38,7 +38,7 @@ type cluster struct {
 	c client.Client
 }
 
-func startCluster(t *testing.T) *cluster {
+func startCluster(t *testing.T, opts ...migration.Option) *cluster {
 	env := testenv.ControlPlane(t)
 	skip := true
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
@@ -48,7 +48,7 @@ func startCluster(t *testing.T) *cluster {
 		Controller:             config.Controller{SkipNameValidation: &skip},
 	})
 	assert.NilError(t, err)
-	r := migration.New(migration.WithPodOptions(vmi.PodOptions{LauncherImage: "virtkit/virt-launcher:test", Emulation: true}))
+	r := migration.New(append([]migration.Option{migration.WithPodOptions(vmi.PodOptions{LauncherImage: "virtkit/virt-launcher:test", Emulation: true})}, opts...)...)
 	assert.NilError(t, r.SetupWithManager(mgr))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -62,6 +62,14 @@ func startCluster(t *testing.T) *cluster {
 	c := env.Client
 	assert.NilError(t, c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: clusterconfig.DefaultNamespace}}))
 	return &cluster{c: c}
+}
+
+// outboundLimit installs a KubeVirt CR that lets n migrations leave a node at once.
+func (cl *cluster) outboundLimit(t *testing.T, n uint32) {
+	t.Helper()
+	assert.NilError(t, cl.c.Create(context.Background(), &virtv1.KubeVirt{ObjectMeta: metav1.ObjectMeta{Name: "kubevirt", Namespace: clusterconfig.DefaultNamespace},
+		Spec: virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{MigrationConfiguration: &virtv1.MigrationConfiguration{
+			ParallelOutboundMigrationsPerNode: &n}}}}))
 }
 
 func (cl *cluster) namespace(t *testing.T, name string, labels map[string]string) string {
@@ -353,10 +361,7 @@ func TestMigrationController(t *testing.T) {
 func TestMigrationControllerLimits(t *testing.T) {
 	cl := startCluster(t)
 	ctx := context.Background()
-	one := uint32(1)
-	assert.NilError(t, cl.c.Create(ctx, &virtv1.KubeVirt{ObjectMeta: metav1.ObjectMeta{Name: "kubevirt", Namespace: clusterconfig.DefaultNamespace},
-		Spec: virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{MigrationConfiguration: &virtv1.MigrationConfiguration{
-			ParallelOutboundMigrationsPerNode: &one}}}}))
+	cl.outboundLimit(t, 1)
 	ns := cl.namespace(t, "limits", nil)
 	a1 := cl.runningVMI(t, ns, "a1", "node-a", true)
 	a2 := cl.runningVMI(t, ns, "a2", "node-a", true)
@@ -378,4 +383,58 @@ func TestMigrationControllerLimits(t *testing.T) {
 	})
 	cl.waitPhase(t, m1, virtv1.MigrationFailed)
 	cl.waitPhase(t, m2, virtv1.MigrationScheduling)
+}
+
+// TestMigrationWithoutHandlers plays a cluster whose handlers died: the
+// target's handler never prepares the first migration and the source's
+// never starts the second. Each fails once HandlerTimeout passes, with the
+// node named, its target pod deleted and the VMI's migrationState ended, and
+// its parallel slot goes to the next migration of the node.
+func TestMigrationWithoutHandlers(t *testing.T) {
+	cl := startCluster(t, migration.WithTimeouts(migration.Timeouts{Handler: 2 * time.Second}))
+	ctx := context.Background()
+	cl.outboundLimit(t, 1)
+	ns := cl.namespace(t, "dead-handlers", nil)
+	a1 := cl.runningVMI(t, ns, "a1", "node-a", true)
+	a2 := cl.runningVMI(t, ns, "a2", "node-a", true)
+	m1 := cl.migrate(t, a1)
+	cl.waitPhase(t, m1, virtv1.MigrationScheduling)
+	m2 := cl.migrate(t, a2) // held: node-a's one slot is m1's
+
+	toReady := func(m *virtv1.VirtualMachineInstanceMigration) *corev1.Pod {
+		pod := cl.targetPod(t, m)
+		cl.bind(t, pod, "node-b")
+		cl.kubelet(t, pod, ready)
+		cl.waitPhase(t, m, virtv1.MigrationPreparingTarget)
+		return pod
+	}
+	ended := func(m *virtv1.VirtualMachineInstanceMigration, v *virtv1.VirtualMachineInstance, pod *corev1.Pod, reason string) {
+		t.Helper()
+		got := cl.waitPhase(t, m, virtv1.MigrationFailed)
+		assert.Assert(t, got.Status.MigrationState != nil && got.Status.MigrationState.FailureReason == reason,
+			"failure reason: %+v, want %q", got.Status.MigrationState, reason)
+		ms := cl.vmi(t, v).Status.MigrationState
+		assert.Assert(t, ms != nil && ms.MigrationUID == got.UID && ms.Completed && ms.Failed && ms.FailureReason == reason && ms.StartTimestamp == nil,
+			"VMI migrationState %+v", ms)
+		eventually(t, "target pod "+pod.Name+" deleted", func() (bool, string) {
+			p := &corev1.Pod{}
+			err := cl.c.Get(ctx, client.ObjectKeyFromObject(pod), p)
+			if apierrors.IsNotFound(err) || (err == nil && p.DeletionTimestamp != nil) {
+				return true, ""
+			}
+			return false, fmt.Sprintf("%v, deletionTimestamp %v", err, p.DeletionTimestamp)
+		})
+	}
+
+	// The target's handler is dead: PreparingTarget never ends.
+	pod1 := toReady(m1)
+	ended(m1, a1, pod1, "the handler of the target node node-b did not prepare the target within 2s")
+
+	// Its slot is free: m2 goes on, and its target is prepared, but the
+	// source's handler is dead: TargetReady never ends.
+	cl.waitPhase(t, m2, virtv1.MigrationScheduling)
+	pod2 := toReady(m2)
+	cl.handler(t, a2, func(st *virtv1.VirtualMachineInstanceStatus) { st.MigrationState.TargetNodeAddress = "10.0.0.2" })
+	cl.waitPhase(t, m2, virtv1.MigrationTargetReady)
+	ended(m2, a2, pod2, "the handler of the source node node-a did not start the migration within 2s")
 }

@@ -30,6 +30,10 @@ func WithKubeVirtNamespace(ns string) Option { return func(r *Reconciler) { r.na
 // real one).
 func WithClock(c clock.PassiveClock) Option { return func(r *Reconciler) { r.clock = c } }
 
+// WithTimeouts bounds the steps of a migration before it runs (zero
+// fields keep their defaults; see Timeouts).
+func WithTimeouts(t Timeouts) Option { return func(r *Reconciler) { r.timeouts = t } }
+
 // WithClient sets the client the reconciler reads (from a cache) and writes
 // through, and the uncached reader it reads the KubeVirt CR, the
 // MigrationPolicies and namespaces with. SetupWithManager uses the

@@ -20,6 +20,41 @@ const Finalizer = virtv1.VirtualMachineInstanceMigrationFinalizer
 // before its migration fails (KubeVirt's default).
 const UnschedulableTimeout = 5 * time.Minute
 
+// PendingTimeout is how long a target pod may take otherwise, from its
+// creation, to get a node and become Ready (its image pulled, its launcher
+// up) before its migration fails: KubeVirt's catch-all pending timeout.
+const PendingTimeout = 15 * time.Minute
+
+// HandlerTimeout is how long a migration may wait in PreparingTarget (on
+// the target's handler) or TargetReady (on the source's handler, to start
+// it). Each takes seconds while the handlers run, so a migration still
+// waiting after HandlerTimeout has lost a handler: it fails, its target
+// pod goes and its parallel slot is free again. Once the source's handler
+// started it (Running), that handler's progress and completion timeouts
+// bound it.
+const HandlerTimeout = 5 * time.Minute
+
+// Timeouts bound the steps of a migration before it runs. A zero field
+// takes its default: UnschedulableTimeout, PendingTimeout, HandlerTimeout.
+type Timeouts struct {
+	Unschedulable time.Duration
+	Pending       time.Duration
+	Handler       time.Duration
+}
+
+func (t Timeouts) withDefaults() Timeouts {
+	if t.Unschedulable <= 0 {
+		t.Unschedulable = UnschedulableTimeout
+	}
+	if t.Pending <= 0 {
+		t.Pending = PendingTimeout
+	}
+	if t.Handler <= 0 {
+		t.Handler = HandlerTimeout
+	}
+	return t
+}
+
 // Observed is what the controller knows of one migration when it decides
 // its next step.
 type Observed struct {
@@ -33,6 +68,8 @@ type Observed struct {
 	Admitted bool
 	// Now is the time.
 	Now time.Time
+	// Timeouts bound the steps before the migration runs.
+	Timeouts Timeouts
 }
 
 // Step is what the controller does next about a migration. Its effects
@@ -101,8 +138,10 @@ func StateOf(vmi *virtv1.VirtualMachineInstance, mig *virtv1.VirtualMachineInsta
 //
 // A migration fails when its VMI is gone, final or not running, cannot
 // migrate (LiveMigratable false), or its target pod is unschedulable for
-// UnschedulableTimeout, ends or vanishes before the source started; a failed
-// migration's target pod is deleted. A deleted migration that runs is
+// Timeouts.Unschedulable, not Ready within Timeouts.Pending of its creation,
+// ends or vanishes before the source started, or when a handler does not
+// take its step (PreparingTarget, TargetReady) within Timeouts.Handler of
+// the phase's start; a failed migration's target pod is deleted. A deleted migration that runs is
 // aborted first (abortRequested), then settled like a failed one.
 func Decide(o Observed) Step {
 	mig, vmi, target := o.Migration, o.VMI, o.Target
@@ -196,6 +235,15 @@ func Decide(o Observed) Step {
 		}
 		return fail(fmt.Sprintf("the target pod %s %s before the migration started", name, what))
 	}
+	t := o.Timeouts.withDefaults()
+	// waitFor waits until the deadline since plus limit, then fails with why.
+	waitFor := func(since time.Time, limit time.Duration, why string) Step {
+		if left := since.Add(limit).Sub(o.Now); left > 0 {
+			s.Wait = left
+			return s
+		}
+		return fail(why)
+	}
 	switch mig.Status.Phase {
 	case virtv1.MigrationScheduling:
 		if target.Spec.NodeName != "" {
@@ -203,30 +251,49 @@ func Decide(o Observed) Step {
 			return s
 		}
 		if c := conditions.Pod().Find(target.Status.Conditions, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			since := target.CreationTimestamp.Time
-			if left := since.Add(UnschedulableTimeout).Sub(o.Now); left > 0 {
-				s.Wait = left
-				return s
-			}
-			return fail(fmt.Sprintf("the target pod %s stayed unschedulable for %s: %s", target.Name, UnschedulableTimeout, c.Message))
+			return waitFor(target.CreationTimestamp.Time, t.Unschedulable,
+				fmt.Sprintf("the target pod %s stayed unschedulable for %s: %s", target.Name, t.Unschedulable, c.Message))
 		}
+		return waitFor(target.CreationTimestamp.Time, t.Pending,
+			fmt.Sprintf("the target pod %s got no node within %s", target.Name, t.Pending))
 	case virtv1.MigrationScheduled:
 		if ms.TargetNode == "" {
 			s.TargetNode = target.Spec.NodeName
 		}
 		if c := conditions.Pod().Find(target.Status.Conditions, corev1.PodReady); c != nil && c.Status == corev1.ConditionTrue {
 			s.Phase = virtv1.MigrationPreparingTarget
+			return s
 		}
+		return waitFor(target.CreationTimestamp.Time, t.Pending,
+			fmt.Sprintf("the target pod %s on node %s was not Ready within %s", target.Name, target.Spec.NodeName, t.Pending))
 	case virtv1.MigrationPreparingTarget:
 		if ms.TargetNodeAddress != "" {
 			s.Phase = virtv1.MigrationTargetReady
+			return s
 		}
+		return waitFor(phaseSince(mig), t.Handler,
+			fmt.Sprintf("the handler of the target node %s did not prepare the target within %s", ms.TargetNode, t.Handler))
 	case virtv1.MigrationTargetReady:
 		if ms.StartTimestamp != nil {
 			s.Phase = virtv1.MigrationRunning
+			return s
 		}
+		return waitFor(phaseSince(mig), t.Handler,
+			fmt.Sprintf("the handler of the source node %s did not start the migration within %s", ms.SourceNode, t.Handler))
 	}
 	return s
+}
+
+// phaseSince is when the migration entered its phase, as its status
+// records (its creation when it does not).
+func phaseSince(mig *virtv1.VirtualMachineInstanceMigration) time.Time {
+	ts := mig.Status.PhaseTransitionTimestamps
+	for i := len(ts) - 1; i >= 0; i-- {
+		if ts[i].Phase == mig.Status.Phase {
+			return ts[i].PhaseTransitionTimestamp.Time
+		}
+	}
+	return mig.CreationTimestamp.Time
 }
 
 func podEnded(pod *corev1.Pod) bool {

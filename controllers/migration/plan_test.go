@@ -56,6 +56,24 @@ func unschedulable(p *corev1.Pod) {
 		Reason: corev1.PodReasonUnschedulable, Message: "0/2 nodes are available"}}
 }
 
+func onB(ms *virtv1.VirtualMachineInstanceMigrationState) { ms.TargetNode = "b" }
+
+func prepared(ms *virtv1.VirtualMachineInstanceMigrationState) { ms.TargetNodeAddress = "10.0.0.2" }
+
+func boundB(p *corev1.Pod) { p.Spec.NodeName = "b" }
+
+func readyPod(p *corev1.Pod) {
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
+}
+
+// since records that the migration entered phase at t.
+func since(phase virtv1.VirtualMachineInstanceMigrationPhase, t time.Time) func(*virtv1.VirtualMachineInstanceMigration) {
+	return func(m *virtv1.VirtualMachineInstanceMigration) {
+		m.Status.PhaseTransitionTimestamps = append(m.Status.PhaseTransitionTimestamps,
+			virtv1.VirtualMachineInstanceMigrationPhaseTransitionTimestamp{Phase: phase, PhaseTransitionTimestamp: metav1.NewTime(t)})
+	}
+}
+
 func TestDecide(t *testing.T) {
 	deleting := func(m *virtv1.VirtualMachineInstanceMigration) { now := metav1.NewTime(t0); m.DeletionTimestamp = &now }
 	started := func(ms *virtv1.VirtualMachineInstanceMigrationState) {
@@ -90,6 +108,49 @@ func TestDecide(t *testing.T) {
 			migration.Step{Phase: virtv1.MigrationFailed, DeleteTarget: true,
 				FailState: "the target pod target stayed unschedulable for 5m0s: 0/2 nodes are available",
 				Reason:    "the target pod target stayed unschedulable for 5m0s: 0/2 nodes are available"}},
+		{"no node yet, within the pending timeout",
+			migration.Observed{Migration: mig(virtv1.MigrationScheduling), VMI: running(state()), Target: pod(), Now: t0.Add(10 * time.Minute)},
+			migration.Step{Wait: 5 * time.Minute}},
+		{"no node for too long",
+			migration.Observed{Migration: mig(virtv1.MigrationScheduling), VMI: running(state()), Target: pod(), Now: t0.Add(16 * time.Minute)},
+			migration.Step{Phase: virtv1.MigrationFailed, DeleteTarget: true,
+				FailState: "the target pod target got no node within 15m0s", Reason: "the target pod target got no node within 15m0s"}},
+		{"scheduled, not Ready yet",
+			migration.Observed{Migration: mig(virtv1.MigrationScheduled), VMI: running(state(onB)), Target: pod(boundB), Now: t0.Add(time.Minute)},
+			migration.Step{Wait: 14 * time.Minute}},
+		{"scheduled, never Ready",
+			migration.Observed{Migration: mig(virtv1.MigrationScheduled), VMI: running(state(onB)), Target: pod(boundB), Now: t0.Add(15 * time.Minute)},
+			migration.Step{Phase: virtv1.MigrationFailed, DeleteTarget: true,
+				FailState: "the target pod target on node b was not Ready within 15m0s", Reason: "the target pod target on node b was not Ready within 15m0s"}},
+		{"scheduled, Ready",
+			migration.Observed{Migration: mig(virtv1.MigrationScheduled), VMI: running(state(onB)), Target: pod(boundB, readyPod), Now: t0.Add(time.Hour)},
+			migration.Step{Phase: virtv1.MigrationPreparingTarget}},
+		{"target handler preparing",
+			migration.Observed{Migration: mig(virtv1.MigrationPreparingTarget, since(virtv1.MigrationPreparingTarget, t0.Add(time.Minute))),
+				VMI: running(state(onB)), Target: pod(boundB, readyPod), Now: t0.Add(3 * time.Minute)},
+			migration.Step{Wait: 3 * time.Minute}},
+		{"target handler dead",
+			migration.Observed{Migration: mig(virtv1.MigrationPreparingTarget, since(virtv1.MigrationPreparingTarget, t0.Add(time.Minute))),
+				VMI: running(state(onB)), Target: pod(boundB, readyPod), Now: t0.Add(6 * time.Minute)},
+			migration.Step{Phase: virtv1.MigrationFailed, DeleteTarget: true,
+				FailState: "the handler of the target node b did not prepare the target within 5m0s",
+				Reason:    "the handler of the target node b did not prepare the target within 5m0s"}},
+		{"target prepared",
+			migration.Observed{Migration: mig(virtv1.MigrationPreparingTarget), VMI: running(state(onB, prepared)), Target: pod(boundB, readyPod), Now: t0.Add(time.Hour)},
+			migration.Step{Phase: virtv1.MigrationTargetReady}},
+		{"source handler dead, a shorter timeout",
+			migration.Observed{Migration: mig(virtv1.MigrationTargetReady, since(virtv1.MigrationPreparingTarget, t0), since(virtv1.MigrationTargetReady, t0.Add(time.Minute))),
+				VMI: running(state(onB, prepared)), Target: pod(boundB, readyPod), Now: t0.Add(2 * time.Minute),
+				Timeouts: migration.Timeouts{Handler: 30 * time.Second}},
+			migration.Step{Phase: virtv1.MigrationFailed, DeleteTarget: true,
+				FailState: "the handler of the source node a did not start the migration within 30s",
+				Reason:    "the handler of the source node a did not start the migration within 30s"}},
+		{"source handler started it: its own timeouts bound it",
+			migration.Observed{Migration: mig(virtv1.MigrationTargetReady), VMI: running(state(onB, prepared, started)), Target: pod(boundB, readyPod), Now: t0.Add(time.Hour)},
+			migration.Step{Phase: virtv1.MigrationRunning}},
+		{"running for long: the handler's to end",
+			migration.Observed{Migration: mig(virtv1.MigrationRunning), VMI: running(state(onB, prepared, started)), Target: pod(boundB, readyPod), Now: t0.Add(24 * time.Hour)},
+			migration.Step{}},
 		{"target pod gone after the start: the source says",
 			migration.Observed{Migration: mig(virtv1.MigrationRunning), VMI: running(state(started))},
 			migration.Step{}},

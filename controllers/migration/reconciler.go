@@ -45,6 +45,7 @@ type Reconciler struct {
 	podSource vmi.PodOptionsSource
 	namespace string
 	recorder  EventRecorder
+	timeouts  Timeouts
 	// migrations and vmis are the versions of migrations and VMIs this
 	// controller's writes replaced.
 	migrations stale.Guard
@@ -74,7 +75,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if r.migrations.Stale(req.NamespacedName, mig.ResourceVersion) {
 		return ctrl.Result{RequeueAfter: stale.RetryAfter}, nil
 	}
-	o := Observed{Migration: mig, Now: r.clock.Now()}
+	o := Observed{Migration: mig, Now: r.clock.Now(), Timeouts: r.timeouts}
 	v := &virtv1.VirtualMachineInstance{}
 	vmiKey := types.NamespacedName{Namespace: mig.Namespace, Name: mig.Spec.VMIName}
 	switch err := r.client.Get(ctx, vmiKey, v); {
