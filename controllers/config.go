@@ -157,6 +157,18 @@ func ReadConfig(ctx context.Context, r client.Reader, namespace string, base Con
 	return FromKubeVirt(kv, base), nil
 }
 
+// LiveSpecOptions returns the virt/spec options of the settings in force
+// when it is called (Live): what the VM controller and the webhooks default
+// and validate with, so that a change of the KubeVirt CR (a feature gate,
+// a machine type) reaches them without a restart.
+func LiveSpecOptions(r client.Reader, base Config) func(ctx context.Context) ([]spec.Option, error) {
+	live := Live(r, base)
+	return func(ctx context.Context) ([]spec.Option, error) {
+		cfg, err := live(ctx)
+		return cfg.SpecOptions(), err
+	}
+}
+
 // Live returns a reader of the settings in force when it is called: base
 // with the KubeVirt CR of base.KubeVirtNamespace, as r reads it then,
 // applied (ReadConfig). Give it an uncached reader (the manager's API

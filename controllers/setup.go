@@ -10,7 +10,6 @@ import (
 	"github.com/virtkit/virtkit/controllers/migration"
 	"github.com/virtkit/virtkit/controllers/vm"
 	"github.com/virtkit/virtkit/controllers/vmi"
-	"github.com/virtkit/virtkit/virt/spec"
 )
 
 // AddToManager registers the VirtualMachine, VirtualMachineInstance,
@@ -28,10 +27,7 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 		return fmt.Errorf("controllers: Config.LauncherImage: required")
 	}
 	live := Live(mgr.GetAPIReader(), cfg)
-	specs := func(ctx context.Context) ([]spec.Option, error) {
-		c, err := live(ctx)
-		return c.SpecOptions(), err
-	}
+	specs := LiveSpecOptions(mgr.GetAPIReader(), cfg)
 	pods := func(ctx context.Context) (vmi.PodOptions, error) {
 		c, err := live(ctx)
 		return c.PodOptions(), err

@@ -47,7 +47,6 @@ import (
 	"github.com/virtkit/virtkit/deploy/certs/certfiles"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/metrics"
-	"github.com/virtkit/virtkit/virt/spec"
 	"github.com/virtkit/virtkit/virtapi"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 	"github.com/virtkit/virtkit/virtapi/subresources"
@@ -160,13 +159,8 @@ func run(ctx context.Context, c config, log logr.Logger) error {
 	if _, err := controllers.ReadConfig(ctx, cl, base.KubeVirtNamespace, base); err != nil {
 		return err
 	}
-	live := controllers.Live(cl, base)
-
 	h := virtapi.Handler(cl, s, virtapi.Config{
-		SpecOptionsFrom: func(ctx context.Context) ([]spec.Option, error) {
-			cfg, err := live(ctx)
-			return cfg.SpecOptions(), err
-		},
+		SpecOptionsFrom: controllers.LiveSpecOptions(cl, base),
 		PrivilegedUsers: privileged,
 		APIServer:       fp,
 		Subresources: []subresources.Option{

@@ -236,8 +236,10 @@ func (c *Cluster) serveVirtAPI(ctx context.Context) error {
 		return err
 	}
 	h := virtapi.Handler(cl, cl.Scheme(), virtapi.Config{
-		SpecOptions: c.config.SpecOptions(),
-		APIServer:   front,
+		// Read from the KubeVirt CR at each request, as virt-api does: a
+		// feature gate enabled there is honoured without a restart.
+		SpecOptionsFrom: controllers.LiveSpecOptions(cl, c.base),
+		APIServer:       front,
 		Subresources: []subresources.Option{
 			subresources.WithAuthenticator(front),
 			subresources.WithNodeOps(nodeOps),
