@@ -187,6 +187,9 @@ func TestRenderPodErrors(t *testing.T) {
 		{"containerDisk without image", newVMI(func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Volumes = []virtv1.Volume{{Name: "d", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{}}}}
 		}), "spec.volumes[0].containerDisk.image"},
+		{"hostDisk of a folder", newVMI(func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Volumes = []virtv1.Volume{{Name: "h", VolumeSource: virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/var/..", Type: virtv1.HostDiskExists}}}}
+		}), `spec.volumes[0].hostDisk.path: "/var/.." is not an absolute path of a file`},
 		{"hugepages of no size", newVMI(hugepageSize("big")), `spec.domain.memory.hugepages.pageSize: want a hugepage size such as 2Mi or 1Gi, got "big"`},
 	}
 	for _, tc := range tests {
@@ -292,6 +295,7 @@ func TestRenderPodCapabilitiesCache(t *testing.T) {
 
 func TestRenderPodVolumes(t *testing.T) {
 	f := false
+	dir, dirOrCreate := corev1.HostPathDirectory, corev1.HostPathDirectoryOrCreate
 	vmi := newVMI(withVolumes())
 	pod, err := RenderPod(vmi, kvmOpts)
 	assert.NilError(t, err)
@@ -302,6 +306,8 @@ func TestRenderPodVolumes(t *testing.T) {
 		{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm1"}}}},
 		{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s1", Optional: &f}}},
 		{Name: "down", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}},
+		{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/vm-disks", Type: &dir}}},
+		{Name: "hostnew", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/vm-disks/new", Type: &dirOrCreate}}},
 	}
 	assert.DeepEqual(t, pod.Spec.Volumes[1:], wantVols)
 	wantMounts := []corev1.VolumeMount{
@@ -311,6 +317,8 @@ func TestRenderPodVolumes(t *testing.T) {
 		{Name: "cfg", MountPath: "/var/run/kubevirt-private/config-map-disks/cfg", ReadOnly: true},
 		{Name: "sec", MountPath: "/var/run/kubevirt-private/secret-disks/sec", ReadOnly: true},
 		{Name: "down", MountPath: "/var/run/kubevirt-private/downwardapi-disks/down", ReadOnly: true},
+		{Name: "host", MountPath: "/var/run/kubevirt-private/vmi-disks/host"},
+		{Name: "hostnew", MountPath: "/var/run/kubevirt-private/vmi-disks/hostnew"},
 	}
 	assert.DeepEqual(t, pod.Spec.Containers[0].VolumeMounts[1:], wantMounts)
 	assert.Equal(t, pod.Spec.ServiceAccountName, "sa1")
@@ -334,6 +342,8 @@ func withVolumes() vmiOpt {
 			{Name: "down", VolumeSource: virtv1.VolumeSource{DownwardAPI: &virtv1.DownwardAPIVolumeSource{Fields: []corev1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}},
 			{Name: "sa", VolumeSource: virtv1.VolumeSource{ServiceAccount: &virtv1.ServiceAccountVolumeSource{ServiceAccountName: "sa1"}}},
 			{Name: "cloudinit", VolumeSource: virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{UserData: "#cloud-config\n"}}},
+			{Name: "host", VolumeSource: virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/var/lib/vm-disks/host.img", Type: virtv1.HostDiskExists}}},
+			{Name: "hostnew", VolumeSource: virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/var/lib/vm-disks/new/disk.img", Type: virtv1.HostDiskExistsOrCreate}}},
 		}
 	}
 }

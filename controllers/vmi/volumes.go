@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/virt/storage"
 )
 
 // serviceAccount is how the pod's service account is set.
@@ -25,11 +27,14 @@ type serviceAccount struct {
 //     filesystem mode is assumed (block PVCs are not handled yet);
 //   - configMap, secret, downwardAPI: the same pod volume at
 //     /var/run/kubevirt-private/{config-map,secret,downwardapi}-disks/<volume>;
+//   - hostDisk: a hostPath volume of the path's folder (type Directory, or
+//     DirectoryOrCreate for DiskOrCreate) at
+//     /var/run/kubevirt-private/vmi-disks/<volume>, as in KubeVirt;
 //   - serviceAccount: the pod runs as that service account with its token
 //     automounted (/var/run/secrets/kubernetes.io/serviceaccount), which is
 //     where KubeVirt's launcher reads it too; without one, no token is mounted.
 //
-// Other kinds (cloudInit*, emptyDisk, ephemeral, hostDisk, sysprep, memory
+// Other kinds (cloudInit*, emptyDisk, ephemeral, sysprep, memory
 // dumps, hotplugged volumes) need no pod volume here or are not handled yet;
 // the handler prepares them in the VMI's folder.
 func podVolumes(vmi *virtv1.VirtualMachineInstance) ([]corev1.Volume, []corev1.VolumeMount, serviceAccount, error) {
@@ -64,6 +69,19 @@ func podVolumes(vmi *virtv1.VirtualMachineInstance) ([]corev1.Volume, []corev1.V
 		case v.DownwardAPI != nil:
 			add(v.Name, path.Join(privatePath, "downwardapi-disks"), corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
 				Items: v.DownwardAPI.Fields}}, true)
+		case v.HostDisk != nil:
+			// The folder of the path, at the volume's claim folder, where
+			// the handler finds the image by its name (as KubeVirt mounts a
+			// hostDisk): the pod reaches that folder of the node only.
+			if _, ok := storage.HostDiskFile(v.HostDisk.Path); !path.IsAbs(v.HostDisk.Path) || !ok {
+				return nil, nil, sa, fmt.Errorf("%w: %s.hostDisk.path: %q is not an absolute path of a file", ErrInvalidVMI, field, v.HostDisk.Path)
+			}
+			t := corev1.HostPathDirectory
+			if v.HostDisk.Type == virtv1.HostDiskExistsOrCreate {
+				t = corev1.HostPathDirectoryOrCreate
+			}
+			add(v.Name, path.Join(privatePath, "vmi-disks"), corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+				Path: path.Dir(path.Clean(v.HostDisk.Path)), Type: &t}}, false)
 		case v.ServiceAccount != nil:
 			if sa.name != "" {
 				return nil, nil, sa, fmt.Errorf("%w: %s.serviceAccount: only one serviceAccount volume is allowed", ErrInvalidVMI, field)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,14 +19,30 @@ import (
 	"github.com/virtkit/virtkit/local/cluster"
 )
 
-// TestPVCKeepsData is the issue's persistence proof: a VM with a data disk
-// on a PVC (bound by virt-local's folder provisioner) keeps what the guest
-// wrote there across `virtctl stop` and `virtctl start`; deleting the VM and
-// the claim removes the claim's folder.
+// TestPVCKeepsData is the persistence proof: a VM with a data disk on a
+// PVC (bound by virt-local's folder provisioner) and one on a hostDisk (the
+// KubeVirt CR enabling the HostDisk feature gate) keeps what the guest wrote
+// on both across `virtctl stop` and `virtctl start`. The hostDisk's image
+// is made in its folder on the node, which the launcher pod mounts as a
+// hostPath volume; deleting the VM and the claim removes the claim's
+// folder and leaves the hostDisk's image.
 func TestPVCKeepsData(t *testing.T) {
 	w := up(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
+
+	var kvs virtv1.KubeVirtList
+	must(t, w.c.List(ctx, &kvs))
+	if len(kvs.Items) != 1 {
+		t.Fatalf("%d KubeVirt CRs, want the one virt-local installs", len(kvs.Items))
+	}
+	kv := &kvs.Items[0]
+	if kv.Spec.Configuration.DeveloperConfiguration == nil {
+		kv.Spec.Configuration.DeveloperConfiguration = &virtv1.DeveloperConfiguration{}
+	}
+	kv.Spec.Configuration.DeveloperConfiguration.FeatureGates = append(kv.Spec.Configuration.DeveloperConfiguration.FeatureGates, "HostDisk")
+	must(t, w.c.Update(ctx, kv))
+	hostImg := filepath.Join(w.data, "hostdisks", "keeper.img")
 
 	pvc := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "keeper-data"},
@@ -42,11 +59,19 @@ func TestPVCKeepsData(t *testing.T) {
 		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}})
 	spec.Volumes = append(spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
 		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}})
+	spec.Domain.Devices.Disks = append(spec.Domain.Devices.Disks, virtv1.Disk{Name: "host",
+		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}})
+	spec.Volumes = append(spec.Volumes, virtv1.Volume{Name: "host", VolumeSource: virtv1.VolumeSource{
+		HostDisk: &virtv1.HostDisk{Path: hostImg, Type: virtv1.HostDiskExistsOrCreate, Capacity: resource.MustParse("16Mi")}}})
 	must(t, w.c.Create(ctx, vm))
 
 	first := w.waitRunning(ctx, t, vm)
-	// vda is the containerDisk, vdb cloud-init's, vdc the claim's.
+	// vda is the containerDisk, vdb cloud-init's, vdc the claim's, vdd the hostDisk's.
 	waitFile(ctx, t, serialLog(first), "VIRTKIT-DISK vdc previous=none wrote=1 readback=ok")
+	waitFile(ctx, t, serialLog(first), "VIRTKIT-DISK vdd previous=none wrote=1 readback=ok")
+	if st, err := os.Stat(hostImg); err != nil || st.Size() != 16<<20 {
+		t.Fatalf("the hostDisk's image on the node: %v, %v; want 16 MiB", st, err)
+	}
 
 	// The claim is Bound to a folder of the data directory, holding the
 	// disk.img virt-handler made for it.
@@ -67,8 +92,12 @@ func TestPVCKeepsData(t *testing.T) {
 	if second.UID == first.UID {
 		t.Fatal("the VMI after start is the old one")
 	}
-	// The guest finds its own marker from the first boot.
+	// The guest finds its own markers from the first boot.
 	waitFile(ctx, t, serialLog(second), "VIRTKIT-DISK vdc previous=1 wrote=2 readback=ok")
+	waitFile(ctx, t, serialLog(second), "VIRTKIT-DISK vdd previous=1 wrote=2 readback=ok")
+	if b, err := os.ReadFile(hostImg); err != nil || !strings.HasPrefix(string(b), "VIRTKIT-DATA n=2\n") {
+		t.Errorf("the hostDisk's image on the node does not hold the guest's marker: %.20q, %v", b, err)
+	}
 
 	must(t, w.c.Delete(ctx, vm))
 	w.waitNoVMI(ctx, t, vm)

@@ -336,6 +336,12 @@ func volumeRows() []vmiRow {
 		{"host disk", func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Volumes[0].VolumeSource = virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Type: "Disk", Capacity: *qty("1Gi")}}
 		}, []errKey{req(vol + "[0].hostDisk.path"), inv(vol + "[0].hostDisk.capacity"), forb(vol + "[0].hostDisk")}},
+		{"host disk path with ..", func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Volumes[0].VolumeSource = virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/var/lib/../..", Type: "Disk"}}
+		}, []errKey{inv(vol + "[0].hostDisk.path"), forb(vol + "[0].hostDisk")}},
+		{"host disk relative path", func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Volumes[0].VolumeSource = virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "disks/d.img", Type: "Disk"}}
+		}, []errKey{inv(vol + "[0].hostDisk.path"), forb(vol + "[0].hostDisk")}},
 		{"host disk type", func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Volumes[0].VolumeSource = virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/d.img", Type: "File"}}
 		}, []errKey{nsup(vol + "[0].hostDisk.type"), forb(vol + "[0].hostDisk")}},

@@ -103,6 +103,10 @@ func validateVolumeSource(vp *field.Path, v *virtv1.Volume) field.ErrorList {
 		hp := vp.Child("hostDisk")
 		if hd.Path == "" {
 			errs = append(errs, field.Required(hp.Child("path"), "host disk path is required"))
+		} else {
+			// The launcher pod mounts the path's folder and the image is
+			// its file there: a path with ".." or naming "/" has none.
+			errs = append(errs, validateAbsPath(hp.Child("path"), hd.Path)...)
 		}
 		switch hd.Type {
 		case virtv1.HostDiskExists:

@@ -1,6 +1,9 @@
 package storage
 
-import "path/filepath"
+import (
+	"path"
+	"path/filepath"
+)
 
 // Pod is what the planner knows about the launcher pod a VMI runs in: how
 // each volume reached the pod, and the data of secrets cloud-init reads.
@@ -102,6 +105,16 @@ func (l Layout) withDefaults() Layout {
 const DiskImageName = "disk.img"
 
 func (l Layout) claimDir(vol string) string { return filepath.Join(l.PrivateDir, "vmi-disks", vol) }
+
+// HostDiskFile is the name of a hostDisk's image in its folder: the last
+// element of path, which the launcher pod reaches as that file in the
+// folder where path's folder is mounted (the volume's claim folder, as in
+// KubeVirt). ok is false when path names no file ("/", ".."). Paths are
+// the node's, slash-separated whatever the GOOS.
+func HostDiskFile(p string) (name string, ok bool) {
+	name = path.Base(path.Clean(p))
+	return name, name != "/" && name != "." && name != ".."
+}
 func (l Layout) overlay(vol string) string {
 	return filepath.Join(l.EphemeralDir, "disk-data", vol, "disk.qcow2")
 }

@@ -6,10 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/virt/confined"
@@ -142,5 +144,70 @@ func TestWithFSStaysInThePod(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(node, "etc/shadow"))
 	if err != nil || string(b) != "root:secret\n" {
 		t.Errorf("the node's file changed: %q, %v", b, err)
+	}
+}
+
+// TestHostDiskStaysInItsFolder plays a hostDisk as a pod user could arrange
+// it: the launcher pod mounts the folder of the path at the volume's claim
+// folder, and the image there is a link to a node file. It is refused, and
+// the node file is neither read nor written. An image that is a file of
+// the folder is used; one of type DiskOrCreate is made there, never at the
+// path named in the spec.
+func TestHostDiskStaysInItsFolder(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	podFS, node := filepath.Join(base, "pod"), filepath.Join(base, "node")
+	l := storage.Layout{PrivateDir: "/var/run/private", EphemeralDir: "/var/run/ephemeral"}
+	mounted := filepath.Join(podFS, l.PrivateDir, "vmi-disks", "host") // the hostPath volume
+	mkdir(t, mounted)
+	mkdir(t, filepath.Join(node, "etc"))
+	writeFile(t, filepath.Join(node, "etc/shadow"), []byte("root:secret\n"))
+	root, err := confined.Open(podFS, confined.InRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	m := storage.New(storage.WithLayout(l), storage.WithFS(root))
+	hostDisk := func(path string, typ virtv1.HostDiskType) *virtv1.VirtualMachineInstance {
+		return vmiWith(vol("host", virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: path, Type: typ, Capacity: resource.MustParse("16Mi")}}))
+	}
+
+	for _, target := range []string{filepath.Join(node, "etc/shadow"), "../../../../../../node/etc/shadow", "/etc/shadow"} {
+		link := filepath.Join(mounted, "disk.img")
+		_ = os.Remove(link)
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		for _, typ := range []virtv1.HostDiskType{virtv1.HostDiskExists, virtv1.HostDiskExistsOrCreate} {
+			vmi := hostDisk("/var/lib/vm-disks/disk.img", typ)
+			plan, err := m.Plan(ctx, vmi, storage.Pod{})
+			if !errors.Is(err, storage.ErrInvalid) || !strings.Contains(err.Error(), "a symbolic link") {
+				t.Fatalf("a hostDisk image linked to %s (%s): plan %+v, %v; want refused as a link", target, typ, plan, err)
+			}
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(node, "etc/shadow")); err != nil || string(b) != "root:secret\n" {
+		t.Errorf("the node's file changed: %q, %v", b, err)
+	}
+
+	// A file of the folder is the image; a missing one is made there.
+	writeFile(t, filepath.Join(mounted, "present.img"), make([]byte, 1<<20))
+	plan, err := m.Plan(ctx, hostDisk("/var/lib/vm-disks/present.img", virtv1.HostDiskExists), storage.Pod{})
+	if err != nil || plan["host"].Path != "/var/run/private/vmi-disks/host/present.img" || plan["host"].CapacityBytes != 1<<20 {
+		t.Fatalf("a hostDisk image in its folder: %+v, %v", plan, err)
+	}
+	vmi := hostDisk("/var/lib/vm-disks/new.img", virtv1.HostDiskExistsOrCreate)
+	plan, err = m.Plan(ctx, vmi, storage.Pod{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Prepare(ctx, vmi, storage.Pod{}, plan); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(mounted, "new.img")); err != nil || fi.Size() != 16<<20 {
+		t.Errorf("DiskOrCreate image in the mounted folder: %v, %v", fi, err)
+	}
+	if _, err := os.Stat("/var/lib/vm-disks/new.img"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the image was made at the spec's host path: %v", err)
 	}
 }

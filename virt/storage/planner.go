@@ -278,30 +278,55 @@ func (p *planner) newClaimImage(d DiskPlan) (DiskPlan, error) {
 	return d, nil
 }
 
+// hostDisk plans a hostDisk as KubeVirt runs one: the launcher pod mounts
+// the folder of h.Path (a hostPath volume) at the volume's claim folder,
+// and the image is the file of h.Path's name there. So the image is
+// reached only through that one folder: never another host path, never a
+// link (a link there would lead wherever the pod's root allows), never a
+// block device.
 func (p *planner) hostDisk(h *virtv1.HostDisk) (DiskPlan, error) {
 	d := p.base()
-	d.Kind, d.Path = KindHostDisk, h.Path
+	d.Kind = KindHostDisk
 	if !filepath.IsAbs(h.Path) {
 		return d, p.fail("", ErrInvalid, "path %q is not absolute", h.Path)
 	}
-	info, err := p.m.o.inspector.Inspect(p.ctx, h.Path)
+	name, ok := HostDiskFile(h.Path)
+	if !ok {
+		return d, p.fail("", ErrInvalid, "path %q names no file in a folder", h.Path)
+	}
+	if h.Type != virtv1.HostDiskExists && h.Type != virtv1.HostDiskExistsOrCreate {
+		return d, p.fail("", ErrInvalid, "unknown type %q (want Disk or DiskOrCreate)", h.Type)
+	}
+	dir := p.m.o.layout.claimDir(p.vol.Name)
+	d.Path = filepath.Join(dir, name)
+	if fi, err := p.m.o.fsys.Lstat(d.Path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return d, p.fail(d.Path, ErrInvalid, "a symbolic link; a hostDisk is a disk image file in the folder of its path")
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return d, &VolumeError{Volume: p.vol.Name, Field: p.field, Path: d.Path, Detail: "reading the host disk", Err: err}
+	}
+	info, err := p.m.o.inspector.Inspect(p.ctx, d.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && h.Type == virtv1.HostDiskExistsOrCreate:
 		size := h.Capacity.Value()
 		if size <= 0 {
-			return d, p.fail(h.Path, ErrInvalid, "type DiskOrCreate needs a positive capacity to create the image")
+			return d, p.fail(d.Path, ErrInvalid, "type DiskOrCreate needs a positive capacity to create the image")
+		}
+		there, err := p.exists(dir)
+		if err != nil {
+			return d, err
+		}
+		if !there {
+			return d, p.fail(dir, ErrNotFound, "the folder of %s is not mounted in the pod", h.Path)
 		}
 		d.Format, d.CapacityBytes, d.Create = FormatRaw, size, true
 		return d, nil
-	case errors.Is(err, fs.ErrNotExist) && h.Type == virtv1.HostDiskExists:
-		return d, p.fail(h.Path, ErrNotFound, "the host disk is missing (type Disk)")
-	case h.Type != virtv1.HostDiskExists && h.Type != virtv1.HostDiskExistsOrCreate:
-		return d, p.fail("", ErrInvalid, "unknown type %q (want Disk or DiskOrCreate)", h.Type)
+	case errors.Is(err, fs.ErrNotExist):
+		return d, p.fail(d.Path, ErrNotFound, "the host disk %s is missing (type Disk)", h.Path)
 	case err != nil:
-		return d, &VolumeError{Volume: p.vol.Name, Field: p.field, Path: h.Path, Detail: "reading the host disk", Err: err}
+		return d, &VolumeError{Volume: p.vol.Name, Field: p.field, Path: d.Path, Detail: "reading the host disk", Err: err}
 	}
 	if info.Block {
-		return d, p.fail(h.Path, ErrInvalid, "a block device; a hostDisk is a disk image file")
+		return d, p.fail(d.Path, ErrInvalid, "a block device; a hostDisk is a disk image file")
 	}
 	// Raw, as KubeVirt has a hostDisk, for the reason a claim's image is.
 	d.Format, d.CapacityBytes = FormatRaw, info.Length

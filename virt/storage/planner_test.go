@@ -116,17 +116,20 @@ func TestPlan(t *testing.T) {
 		want: storage.Plan{"hot": {Volume: "hot", Kind: storage.KindDataVolume, Source: storage.SourceFile,
 			Path: "/h/hot.img", Format: storage.FormatRaw, CapacityBytes: gib, Hotpluggable: true}},
 	}, {
+		// The folder of the path is mounted at the volume's claim folder
+		// (a hostPath volume of the launcher pod), as in KubeVirt.
 		name: "hostDisk DiskOrCreate, absent",
 		vmi: vmiWith(vol("host", virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/var/data/host.img",
 			Type: virtv1.HostDiskExistsOrCreate, Capacity: resource.MustParse("64Mi")}})),
+		fs: fake.FS{Dirs: map[string][]string{"/p/vmi-disks/host": nil}},
 		want: storage.Plan{"host": {Volume: "host", Kind: storage.KindHostDisk, Source: storage.SourceFile,
-			Path: "/var/data/host.img", Format: storage.FormatRaw, CapacityBytes: 64 * mib, Create: true}},
+			Path: "/p/vmi-disks/host/host.img", Format: storage.FormatRaw, CapacityBytes: 64 * mib, Create: true}},
 	}, {
 		name: "hostDisk Disk, present",
 		vmi:  vmiWith(vol("host", virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/var/data/host.img", Type: virtv1.HostDiskExists}})),
-		fs:   fake.FS{Images: map[string]storage.ImageInfo{"/var/data/host.img": raw(gib)}},
+		fs:   fake.FS{Images: map[string]storage.ImageInfo{"/p/vmi-disks/host/host.img": raw(gib), "/var/data/host.img": qcow(gib)}},
 		want: storage.Plan{"host": {Volume: "host", Kind: storage.KindHostDisk, Source: storage.SourceFile,
-			Path: "/var/data/host.img", Format: storage.FormatRaw, CapacityBytes: gib}},
+			Path: "/p/vmi-disks/host/host.img", Format: storage.FormatRaw, CapacityBytes: gib}},
 	}, {
 		name: "emptyDisk",
 		vmi:  vmiWith(vol("scratch", virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{Capacity: resource.MustParse("1G")}})),
@@ -233,8 +236,17 @@ func TestPlanErrors(t *testing.T) {
 	}, {
 		name: "hostDisk that is a block device",
 		vmi:  vmiWith(vol("host", virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/dev/sda", Type: virtv1.HostDiskExists}})),
-		fs:   fake.FS{Images: map[string]storage.ImageInfo{"/dev/sda": {Format: storage.FormatRaw, VirtualSize: gib, Length: gib, Block: true}}},
+		fs:   fake.FS{Images: map[string]storage.ImageInfo{"/p/vmi-disks/host/sda": {Format: storage.FormatRaw, VirtualSize: gib, Length: gib, Block: true}}},
 		want: []wantErr{{storage.ErrInvalid, "a block device; a hostDisk is a disk image file"}},
+	}, {
+		name: "hostDisk naming no file",
+		vmi:  vmiWith(vol("host", virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/var/..", Type: virtv1.HostDiskExists}})),
+		want: []wantErr{{storage.ErrInvalid, `volume "host" (spec.volumes[0].hostDisk): path "/var/.." names no file in a folder`}},
+	}, {
+		name: "hostDisk DiskOrCreate whose folder is not mounted",
+		vmi: vmiWith(vol("host", virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/var/data/host.img",
+			Type: virtv1.HostDiskExistsOrCreate, Capacity: resource.MustParse("64Mi")}})),
+		want: []wantErr{{storage.ErrNotFound, "/p/vmi-disks/host: the folder of /var/data/host.img is not mounted in the pod"}},
 	}, {
 		name: "containerDisk with an external data file",
 		vmi:  vmiWith(vol("root", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "x"}})),
@@ -270,7 +282,7 @@ func TestPlanErrors(t *testing.T) {
 	}, {
 		name: "hostDisk type Disk missing",
 		vmi:  vmiWith(vol("host", virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/var/h.img", Type: virtv1.HostDiskExists}})),
-		want: []wantErr{{storage.ErrNotFound, `volume "host" (spec.volumes[0].hostDisk): /var/h.img: the host disk is missing (type Disk): not found`}},
+		want: []wantErr{{storage.ErrNotFound, `volume "host" (spec.volumes[0].hostDisk): /p/vmi-disks/host/h.img: the host disk /var/h.img is missing (type Disk): not found`}},
 	}, {
 		name: "missing ephemeral base and container disk, reported together",
 		vmi: vmiWith(

@@ -113,15 +113,18 @@ func allVolumesVMI() *virtv1.VirtualMachineInstance {
 // Plan and Prepare on real files: every source is created as planned.
 func TestPrepare(t *testing.T) {
 	ctx := context.Background()
-	root, l := podRoot(t)
+	_, l := podRoot(t)
 	mkdir(t, filepath.Join(l.PrivateDir, "vmi-disks", "data"))
 	writeFile(t, filepath.Join(l.PrivateDir, "vmi-disks", "eph", "disk.img"), make([]byte, 8<<20))
 	writeFile(t, filepath.Join(l.ContainerDisksDir, "disk_2.img"), make([]byte, 4<<20))
 	projected(t, filepath.Join(l.PrivateDir, "config-map", "cm"), map[string]string{"ks.cfg": "text\n", "app-config.yaml": "a: 1\n"})
-	hostImg := filepath.Join(root, "host", "sub", "h.img")
+	// A hostDisk's folder is mounted at its claim folder (the launcher
+	// pod's hostPath volume): the image is made there.
+	mkdir(t, filepath.Join(l.PrivateDir, "vmi-disks", "host"))
+	hostImg := filepath.Join(l.PrivateDir, "vmi-disks", "host", "h.img")
 	vmi := allVolumesVMI()
 	vmi.Spec.Volumes = append(vmi.Spec.Volumes, vol("host", virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{
-		Path: hostImg, Type: virtv1.HostDiskExistsOrCreate, Capacity: resource.MustParse("16Mi")}}))
+		Path: "/var/lib/vm-disks/h.img", Type: virtv1.HostDiskExistsOrCreate, Capacity: resource.MustParse("16Mi")}}))
 	vmi.Spec.Domain.Devices.Disks = append(vmi.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "host"})
 	pod := storage.Pod{Volumes: map[string]storage.VolumeFacts{"data": {CapacityBytes: 64 << 20}}}
 

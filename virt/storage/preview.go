@@ -51,7 +51,8 @@ func previewDisk(vmi *virtv1.VirtualMachineInstance, v *virtv1.Volume) DiskPlan 
 		p.Path, p.ReadOnly = filepath.Join(PrivateDir, "config-disks", v.Name+".iso"), true
 	case v.HostDisk != nil:
 		p.Kind = KindHostDisk
-		p.Path = v.HostDisk.Path
+		name, _ := HostDiskFile(v.HostDisk.Path)
+		p.Path = filepath.Join(PrivateDir, "vmi-disks", v.Name, name)
 	default:
 		p.Kind = KindPersistentVolumeClaim
 		if v.DataVolume != nil {

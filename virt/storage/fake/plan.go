@@ -79,6 +79,8 @@ func check(vmi *virtv1.VirtualMachineInstance, v *virtv1.Volume, i int, p storag
 			Detail: "virtkit cannot make a disk of this volume source yet (sysprep, downwardMetrics, memoryDump, containerPath)", Err: storage.ErrUnsupported}
 	case p.Kind == storage.KindHostDisk && !filepath.IsAbs(v.HostDisk.Path):
 		return fail(storage.ErrInvalid, "path "+strconv.Quote(v.HostDisk.Path)+" is not absolute")
+	case p.Kind == storage.KindHostDisk && !hostDiskNamesFile(v.HostDisk.Path):
+		return fail(storage.ErrInvalid, "path "+strconv.Quote(v.HostDisk.Path)+" names no file in a folder")
 	case p.Kind == storage.KindHostDisk && v.HostDisk.Type != virtv1.HostDiskExists && v.HostDisk.Type != virtv1.HostDiskExistsOrCreate:
 		return fail(storage.ErrInvalid, "unknown type "+strconv.Quote(string(v.HostDisk.Type))+" (want Disk or DiskOrCreate)")
 	case p.Kind == storage.KindEmptyDisk && v.EmptyDisk.Capacity.Value() <= 0:
@@ -89,4 +91,9 @@ func check(vmi *virtv1.VirtualMachineInstance, v *virtv1.Volume, i int, p storag
 		}
 	}
 	return nil
+}
+
+func hostDiskNamesFile(path string) bool {
+	_, ok := storage.HostDiskFile(path)
+	return ok
 }
