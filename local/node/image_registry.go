@@ -18,6 +18,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/virtkit/virtkit/local/node/unpack"
 )
 
 // RegistryImageStore is an ImageStore that pulls images from one OCI
@@ -150,7 +152,7 @@ func (s *RegistryImageStore) unpack(ctx context.Context, img v1.Image, digest v1
 	}
 	defer os.RemoveAll(tmp) // nothing left once renamed
 	start := time.Now()
-	if err := unpackImage(ctx, img, tmp); err != nil {
+	if err := unpack.Image(ctx, img, tmp); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, dir); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/local/node/unpack/unpacktest"
 	"github.com/virtkit/virtkit/local/registry"
 )
 
@@ -68,7 +69,7 @@ func TestRegistryImageStore(t *testing.T) {
 	addr := reg.Addr()
 	_, port, _ := strings.Cut(addr, ":")
 	dir := filepath.Join(t.TempDir(), "images")
-	removable(t, dir)
+	unpacktest.Removable(t, dir)
 	s := &RegistryImageStore{Registry: addr, Dir: dir, Logger: testr.New(t)}
 	ctx := context.Background()
 	d1 := pushDisk(t, addr+"/vm/disk:v1", "disk one")
@@ -147,8 +148,8 @@ func TestRegistryImageStore(t *testing.T) {
 // linux on its architecture, kept under that image's digest.
 func TestRegistryImageStoreIndex(t *testing.T) {
 	reg := testRegistry(t)
-	mine := testImage(t, []tarEntry{fileE("arch", 0o644, 0, runtime.GOARCH)})
-	other := testImage(t, []tarEntry{fileE("arch", 0o644, 0, "s390x")})
+	mine := unpacktest.Image(t, []unpacktest.Entry{unpacktest.File("arch", 0o644, 0, runtime.GOARCH)})
+	other := unpacktest.Image(t, []unpacktest.Entry{unpacktest.File("arch", 0o644, 0, "s390x")})
 	idx := mutate.AppendManifests(empty.Index,
 		mutate.IndexAddendum{Add: other, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "s390x"}}},
 		mutate.IndexAddendum{Add: mine, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: runtime.GOARCH}}})
@@ -174,7 +175,7 @@ func TestRegistryImageStoreIndex(t *testing.T) {
 // root fails the pull (not as a missing image) and leaves no folder.
 func TestRegistryImageStoreRefusesEscape(t *testing.T) {
 	reg := testRegistry(t)
-	d := pushImage(t, reg.Addr()+"/evil:v1", testImage(t, []tarEntry{fileE("ok", 0o644, 0, "x")}, []tarEntry{fileE("../../x", 0o644, 0, "out")}))
+	d := pushImage(t, reg.Addr()+"/evil:v1", unpacktest.Image(t, []unpacktest.Entry{unpacktest.File("ok", 0o644, 0, "x")}, []unpacktest.Entry{unpacktest.File("../../x", 0o644, 0, "out")}))
 	s := &RegistryImageStore{Registry: reg.Addr(), Dir: filepath.Join(t.TempDir(), "images")}
 	_, err := s.Mount(context.Background(), reg.Addr()+"/evil:v1")
 	if err == nil || errors.Is(err, ErrImageNotFound) || !strings.Contains(err.Error(), "leaves the image's root") {

@@ -1,4 +1,4 @@
-package node
+package unpack
 
 import (
 	"archive/tar"
@@ -21,9 +21,11 @@ const (
 	whiteoutOpaque = ".wh..wh..opq"
 )
 
-// unpackImage writes img's layers, lowest first, into the folder dir as a
-// container runtime does (see RegistryImageStore).
-func unpackImage(ctx context.Context, img v1.Image, dir string) error {
+// Image writes img's layers, lowest first, into the folder dir as a
+// container runtime does. Every entry stays inside dir: paths are resolved
+// in an os.Root of dir, so neither ".." nor a link (one of the image's or
+// one a layer made) leads out; device nodes and FIFOs are not made.
+func Image(ctx context.Context, img v1.Image, dir string) error {
 	layers, err := img.Layers()
 	if err != nil {
 		return err
