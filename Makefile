@@ -21,7 +21,7 @@ NESTED_MODULES := hack/bench
 # API groups whose CRDs deploy/crds serves (see hack/crdgen).
 CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1
 
-.PHONY: run stop boot-guest test test-short deps kube-bins cni-bins containerd-bins guest images images-push manifests tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node
+.PHONY: run stop boot-guest test test-short fuzz deps kube-bins cni-bins containerd-bins guest images images-push manifests tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node
 
 ## run: start virt-local (a real single-machine Kubernetes with virtkit), boot examples/manifests/vm-tiny.yaml, show its console
 run: deps kube-bins cni-bins guest daemons
@@ -39,11 +39,17 @@ boot-guest: deps guest
 test: deps kube-bins cni-bins containerd-bins guest daemons images lint check-pure verify-generated
 	go test -count=1 -timeout 45m ./...
 	@for m in $(NESTED_MODULES); do echo "cd $$m && go test -p 1 -count=1 -timeout 45m ./..."; (cd $$m && go test -p 1 -count=1 -timeout 45m ./...); done
+	bash hack/fuzz.sh 10s
 
 ## test-short: unit tests only (no real processes)
 test-short:
 	go test -short -count=1 ./...
 	@for m in $(NESTED_MODULES); do echo "cd $$m && go test -short -count=1 ./..."; (cd $$m && go test -short -count=1 ./...); done
+
+## fuzz: run every fuzz target for FUZZTIME each (default 60s; `make test` runs each for 10s), ending with a line of totals
+FUZZTIME ?= 60s
+fuzz:
+	bash hack/fuzz.sh $(FUZZTIME)
 
 ## deps: Debian packages and the libvirt-qemu user (idempotent)
 deps:

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/virtkit/virtkit/virt/network"
 	"github.com/virtkit/virtkit/virt/storage"
@@ -77,7 +78,30 @@ func (s states) load(uid types.UID) (rec record, ok bool, err error) {
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return record{}, false, fmt.Errorf("handler: state of VMI uid %s in %s: %w", uid, s.path(uid), err)
 	}
+	if err := rec.check(uid); err != nil {
+		return record{}, false, fmt.Errorf("handler: state of VMI uid %s in %s: %w", uid, s.path(uid), err)
+	}
 	return rec, true, nil
+}
+
+// check refuses a record that is not the one of uid, or whose names could
+// not be a VMI's: its namespace and name reach API calls and its folder a
+// path below HostRunDir, so a damaged record must not name another
+// object's or leave that folder.
+func (r record) check(uid types.UID) error {
+	if r.UID != uid {
+		return fmt.Errorf("the record is of uid %q", r.UID)
+	}
+	if errs := validation.IsDNS1123Label(r.Namespace); len(errs) > 0 {
+		return fmt.Errorf("namespace %q: %s", r.Namespace, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1123Subdomain(r.Name); len(errs) > 0 {
+		return fmt.Errorf("name %q: %s", r.Name, strings.Join(errs, "; "))
+	}
+	if f := string(r.Folder); f != "" && (f == "." || f == ".." || strings.ContainsAny(f, "/\x00") || len(f) > validation.DNS1123SubdomainMaxLength) {
+		return fmt.Errorf("folder %q: not one name", r.Folder)
+	}
+	return nil
 }
 
 // remove deletes the record of uid; a missing one is fine.

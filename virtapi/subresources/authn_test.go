@@ -17,12 +17,12 @@ import (
 
 // certs issues certificates for tests.
 type certs struct {
-	t    *testing.T
+	t    testing.TB
 	cert *x509.Certificate
 	key  *ecdsa.PrivateKey
 }
 
-func newCerts(t *testing.T, cn string) *certs {
+func newCerts(t testing.TB, cn string) *certs {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn}, IsCA: true, BasicConstraintsValid: true,
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageCertSign}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -135,25 +134,10 @@ func (s *DHCPv4Server) serve() {
 }
 
 func (s *DHCPv4Server) handle(pkt []byte) {
-	payload, _, _, dstPort, ok := parseUDP4(pkt)
-	if !ok || dstPort != 67 {
-		return
-	}
-	req, err := parseDHCP(payload)
-	if err != nil || req.chaddr.String() != s.mac.String() {
-		return
-	}
-	resp := s.lease.reply(req)
+	resp, frame := s.lease.answer(pkt, s.mac)
 	if resp == nil {
 		return
 	}
-	// A client with an address (renewing) gets a unicast; one without gets
-	// an IP broadcast, framed to its MAC.
-	dst := netip.AddrFrom4([4]byte{255, 255, 255, 255})
-	if req.ciaddr.IsValid() && !req.ciaddr.IsUnspecified() && resp.msgType != dhcpNak {
-		dst = req.ciaddr
-	}
-	frame := udp4Packet(s.lease.serverID, dst, 67, 68, resp.marshal())
 	to := &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_IP), Ifindex: s.tapIx, Halen: 6}
 	copy(to.Addr[:], s.mac)
 	if serr := sendFrame(s.file, frame, to); serr != nil {

@@ -1,6 +1,7 @@
 package netns
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"net"
@@ -246,6 +247,31 @@ func (l *lease) reply(req *dhcpMessage) *dhcpMessage {
 	}
 	resp.options = append(resp.options, l.configOptions()...)
 	return resp
+}
+
+// answer is the server's whole reading of a frame a guest sent: an IPv4
+// packet to UDP port 67 holding a BOOTREQUEST from mac. It returns the
+// reply and its IPv4 packet, or nil when the frame is not a request for
+// this server. A client with an address (renewing) gets a unicast; one
+// without gets an IP broadcast, framed to its MAC by the caller.
+func (l *lease) answer(pkt []byte, mac net.HardwareAddr) (*dhcpMessage, []byte) {
+	payload, _, _, dstPort, ok := parseUDP4(pkt)
+	if !ok || dstPort != 67 {
+		return nil, nil
+	}
+	req, err := parseDHCP(payload)
+	if err != nil || !bytes.Equal(req.chaddr, mac) {
+		return nil, nil
+	}
+	resp := l.reply(req)
+	if resp == nil {
+		return nil, nil
+	}
+	dst := netip.AddrFrom4([4]byte{255, 255, 255, 255})
+	if req.ciaddr.IsValid() && !req.ciaddr.IsUnspecified() && resp.msgType != dhcpNak {
+		dst = req.ciaddr
+	}
+	return resp, udp4Packet(l.serverID, dst, 67, 68, resp.marshal())
 }
 
 // configOptions are the options carrying the guest's configuration.

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the root module, one after the other, each for
+# the time given as the first argument (default 60s; `make test` gives 10s),
+# and ends with one line: how many targets ran, how many inputs they tried
+# in all, the fuzzing time and how many failed.
+#
+#   hack/fuzz.sh 5m            # every target for 5 minutes
+#   hack/fuzz.sh 30s FuzzBodies   # only targets whose name matches
+#
+# A failing input is written by `go test` to the package's
+# testdata/fuzz/<target>/ folder: commit it with the fix, and it runs in
+# every `go test` from then on. Minimizing a new interesting input is
+# bounded (100 runs) so that short runs fuzz rather than minimize.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+fuzztime=${1:-60s}
+only=${2:-}
+
+targets=()
+while IFS= read -r line; do
+	file=${line%%:*}
+	name=${line#*:func }
+	name=${name%%(*}
+	[[ -z $only || $name =~ $only ]] || continue
+	targets+=("./$(dirname "$file") $name")
+done < <(grep -rn --include='*_test.go' --exclude-dir=_output --exclude-dir=hack -o '^func Fuzz[A-Za-z0-9_]*(' . | sed 's|^\./||; s|:[0-9]*:|:|' | sort)
+
+if [[ ${#targets[@]} -eq 0 ]]; then
+	echo "fuzz: no target matches ${only:-anything}" >&2
+	exit 1
+fi
+
+inputs=0
+failed=0
+start=$SECONDS
+for t in "${targets[@]}"; do
+	read -r pkg name <<<"$t"
+	echo "fuzz: $pkg $name for $fuzztime"
+	log=$(mktemp)
+	if go test "$pkg" -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -fuzzminimizetime 100x >"$log" 2>&1; then
+		status=ok
+	else
+		status=FAILED
+		failed=$((failed + 1))
+		cat "$log"
+	fi
+	n=$(grep -o 'execs: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || true)
+	inputs=$((inputs + ${n:-0}))
+	echo "fuzz: $pkg $name: $status, ${n:-0} inputs"
+	rm -f "$log"
+done
+echo "fuzz_targets=${#targets[@]} inputs=$inputs seconds=$((SECONDS - start)) fuzztime_each=$fuzztime failed=$failed"
+[[ $failed -eq 0 ]]
