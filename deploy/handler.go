@@ -113,7 +113,9 @@ func (h Handler) withDefaults() (Handler, error) {
 }
 
 // HandlerObjects returns virt-handler's ServiceAccount, its ClusterRole and
-// binding, and its DaemonSet. The Secret named by Handler.TLSSecret is the
+// binding, its DaemonSet, and the ValidatingAdmissionPolicy (and binding)
+// HandlerNodeRestriction that lets each handler write only its own Node
+// and the VMIs on it. The Secret named by Handler.TLSSecret is the
 // caller's: it holds keys.
 //
 // The pod is privileged and shares the host's PID namespace, as KubeVirt's
@@ -134,19 +136,22 @@ func HandlerObjects(h Handler) ([]client.Object, error) {
 			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType},
 			Template:       corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: w.labels()}, Spec: w.podSpec(handlerPod(h))},
 		}}
-	return append(w.identity(handlerRules()), ds), nil
+	objs := append(w.identity(handlerRules()), ds)
+	return append(objs, handlerNodeRestriction(h)...), nil
 }
 
 // handlerRules is what virt-handler does with the API: it follows and
-// reports the VMIs of its node, reads migrations, the claims and the
-// cloud-init Secrets its guests name, beats on its Node, and records events.
+// reports the VMIs of its node, reads migrations and the claims its guests
+// name, beats on its Node, and records events. It reads no Secrets: the
+// cloud-init secrets a guest names reach it through the launcher pod's own
+// secret volumes.
 func handlerRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{virtv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineinstances"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 		{APIGroups: []string{virtv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineinstances/status"}, Verbs: []string{"update", "patch"}},
 		{APIGroups: []string{virtv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineinstancemigrations"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "patch"}},
-		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "secrets"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	}
 }

@@ -2,7 +2,9 @@ package handler
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	k8sv1 "k8s.io/api/core/v1"
@@ -18,8 +20,9 @@ import (
 // podFacts reads what the storage planner needs from the cluster and the
 // pod (whose file system is files): each claim's volume mode,
 // capacity and read-only access, the data of the secrets cloud-init volumes
-// name, and the disk file in each containerDisk's image. Claims and secrets
-// are read uncached, once per start: the handler watches neither.
+// name (from the pod's secret volumes), and the disk file in each
+// containerDisk's image. Claims are read uncached, once per start: the
+// handler does not watch them.
 func (r *Reconciler) podFacts(ctx context.Context, vmi *virtv1.VirtualMachineInstance, files storage.FS) (storage.Pod, error) {
 	pod := storage.Pod{}
 	for i, v := range vmi.Spec.Volumes {
@@ -50,22 +53,28 @@ func (r *Reconciler) podFacts(ctx context.Context, vmi *virtv1.VirtualMachineIns
 			}
 			pod.Volumes[v.Name] = f
 		}
-		for _, ref := range cloudInitSecrets(v) {
-			if _, done := pod.Secrets[ref]; done {
+		// The secrets cloud-init volumes name, where the launcher pod
+		// mounts them: the handler has no access to Secrets of its own.
+		user, network := storage.CloudInitSecretRefs(&vmi.Spec.Volumes[i])
+		for _, s := range []struct {
+			ref     *k8sv1.LocalObjectReference
+			network bool
+		}{{user, false}, {network, true}} {
+			if s.ref == nil || s.ref.Name == "" {
 				continue
 			}
-			var s k8sv1.Secret
-			err := r.reader.Get(ctx, types.NamespacedName{Namespace: vmi.Namespace, Name: ref}, &s)
-			if apierrors.IsNotFound(err) {
-				continue // the planner names the missing secret
+			dir := r.cfg.StorageLayout.CloudInitSecretDir(v.Name, s.network)
+			data, err := storage.ReadFolder(ctx, storage.FSInspector{FS: files}, files, dir)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // the planner names the secret the pod lacks
 			}
 			if err != nil {
-				return pod, fmt.Errorf("handler: VMI %s/%s spec.volumes[%d] (%s): secret %s: %w", vmi.Namespace, vmi.Name, i, v.Name, ref, err)
+				return pod, fmt.Errorf("handler: VMI %s/%s spec.volumes[%d] (%s): secret %s mounted at %s: %w", vmi.Namespace, vmi.Name, i, v.Name, s.ref.Name, dir, err)
 			}
 			if pod.Secrets == nil {
 				pod.Secrets = map[string]map[string][]byte{}
 			}
-			pod.Secrets[ref] = s.Data
+			pod.Secrets[s.ref.Name] = data
 		}
 	}
 	return pod, nil
@@ -92,24 +101,6 @@ func (r *Reconciler) claimFacts(ctx context.Context, ns, name string, readOnly b
 		f.ReadOnly = true
 	}
 	return f, nil
-}
-
-func cloudInitSecrets(v virtv1.Volume) []string {
-	var out []string
-	add := func(ref *k8sv1.LocalObjectReference) {
-		if ref != nil && ref.Name != "" {
-			out = append(out, ref.Name)
-		}
-	}
-	if c := v.CloudInitNoCloud; c != nil {
-		add(c.UserDataSecretRef)
-		add(c.NetworkDataSecretRef)
-	}
-	if c := v.CloudInitConfigDrive; c != nil {
-		add(c.UserDataSecretRef)
-		add(c.NetworkDataSecretRef)
-	}
-	return out
 }
 
 // runningDomain reads the facts KubeVirt reports from the running domain's

@@ -366,3 +366,29 @@ func TestRenderPodGolden(t *testing.T) {
 	assert.NilError(t, err)
 	golden.Assert(t, string(b), "typical-pod.yaml")
 }
+
+// TestRenderPodCloudInitSecrets: the secrets cloud-init volumes name are
+// secret volumes of the pod, mounted read-only where the handler reads
+// them (it has no access to Secrets of its own), named as KubeVirt names
+// them; inline data needs none.
+func TestRenderPodCloudInitSecrets(t *testing.T) {
+	ref := func(n string) *corev1.LocalObjectReference { return &corev1.LocalObjectReference{Name: n} }
+	vmi := newVMI(func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.Volumes = []virtv1.Volume{
+			{Name: "ci", VolumeSource: virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{UserDataSecretRef: ref("user"), NetworkDataSecretRef: ref("net")}}},
+			{Name: "cd", VolumeSource: virtv1.VolumeSource{CloudInitConfigDrive: &virtv1.CloudInitConfigDriveSource{UserDataSecretRef: ref("user")}}},
+			{Name: "inline", VolumeSource: virtv1.VolumeSource{CloudInitNoCloud: &virtv1.CloudInitNoCloudSource{UserData: "#cloud-config\n"}}},
+		}
+	})
+	pod, err := RenderPod(vmi, kvmOpts)
+	assert.NilError(t, err)
+	secret := func(name, of string) corev1.Volume {
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: of}}}
+	}
+	assert.DeepEqual(t, pod.Spec.Volumes[1:], []corev1.Volume{secret("ci-udata", "user"), secret("ci-ndata", "net"), secret("cd-udata", "user")})
+	assert.DeepEqual(t, pod.Spec.Containers[0].VolumeMounts[1:], []corev1.VolumeMount{
+		{Name: "ci-udata", MountPath: "/var/run/kubevirt-private/secret/ci/userdata", ReadOnly: true},
+		{Name: "ci-ndata", MountPath: "/var/run/kubevirt-private/secret/ci/networkdata", ReadOnly: true},
+		{Name: "cd-udata", MountPath: "/var/run/kubevirt-private/secret/cd/userdata", ReadOnly: true},
+	})
+}

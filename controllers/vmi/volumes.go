@@ -30,11 +30,15 @@ type serviceAccount struct {
 //   - hostDisk: a hostPath volume of the path's folder (type Directory, or
 //     DirectoryOrCreate for DiskOrCreate) at
 //     /var/run/kubevirt-private/vmi-disks/<volume>, as in KubeVirt;
+//   - cloudInitNoCloud and cloudInitConfigDrive with userDataSecretRef or
+//     networkDataSecretRef: a secret volume each, <volume>-udata and
+//     <volume>-ndata, at /var/run/kubevirt-private/secret/<volume>/{userdata,
+//     networkdata} (storage.Layout.CloudInitSecretDir), read-only;
 //   - serviceAccount: the pod runs as that service account with its token
 //     automounted (/var/run/secrets/kubernetes.io/serviceaccount), which is
 //     where KubeVirt's launcher reads it too; without one, no token is mounted.
 //
-// Other kinds (cloudInit*, emptyDisk, ephemeral, sysprep, memory
+// Other kinds (cloud-init data given inline, emptyDisk, ephemeral, sysprep, memory
 // dumps, hotplugged volumes) need no pod volume here or are not handled yet;
 // the handler prepares them in the VMI's folder.
 func podVolumes(vmi *virtv1.VirtualMachineInstance) ([]corev1.Volume, []corev1.VolumeMount, serviceAccount, error) {
@@ -82,6 +86,23 @@ func podVolumes(vmi *virtv1.VirtualMachineInstance) ([]corev1.Volume, []corev1.V
 			}
 			add(v.Name, path.Join(privatePath, "vmi-disks"), corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 				Path: path.Dir(path.Clean(v.HostDisk.Path)), Type: &t}}, false)
+		case v.CloudInitNoCloud != nil, v.CloudInitConfigDrive != nil:
+			// Secrets reach the handler through the pod, as in KubeVirt:
+			// it reads them where they are mounted and holds no access to
+			// Secrets of its own.
+			user, network := storage.CloudInitSecretRefs(&v)
+			for _, s := range []struct {
+				ref     *corev1.LocalObjectReference
+				suffix  string
+				network bool
+			}{{user, "-udata", false}, {network, "-ndata", true}} {
+				if s.ref == nil || s.ref.Name == "" {
+					continue
+				}
+				name := v.Name + s.suffix
+				vols = append(vols, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: s.ref.Name}}})
+				mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: storage.DefaultLayout().CloudInitSecretDir(v.Name, s.network), ReadOnly: true})
+			}
 		case v.ServiceAccount != nil:
 			if sa.name != "" {
 				return nil, nil, sa, fmt.Errorf("%w: %s.serviceAccount: only one serviceAccount volume is allowed", ErrInvalidVMI, field)

@@ -25,7 +25,9 @@ import (
 // on both across `virtctl stop` and `virtctl start`. The hostDisk's image
 // is made in its folder on the node, which the launcher pod mounts as a
 // hostPath volume; deleting the VM and the claim removes the claim's
-// folder and leaves the hostDisk's image.
+// folder and leaves the hostDisk's image. Its cloud-init user data comes
+// from a Secret, which reaches the handler through the launcher pod's
+// secret volume (the handler reads no Secrets).
 func TestPVCKeepsData(t *testing.T) {
 	w := up(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -55,6 +57,14 @@ func TestPVCKeepsData(t *testing.T) {
 	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
 	vm.Name = "keeper"
 	spec := &vm.Spec.Template.Spec
+	userData := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "keeper-userdata"},
+		Data: map[string][]byte{"userdata": []byte("#!/bin/sh\necho \"user data from a secret on $(hostname)\"\n")}}
+	must(t, w.c.Create(ctx, userData))
+	for i := range spec.Volumes {
+		if ci := spec.Volumes[i].CloudInitNoCloud; ci != nil {
+			ci.UserData, ci.UserDataSecretRef = "", &corev1.LocalObjectReference{Name: userData.Name}
+		}
+	}
 	spec.Domain.Devices.Disks = append(spec.Domain.Devices.Disks, virtv1.Disk{Name: "data",
 		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}})
 	spec.Volumes = append(spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
@@ -66,6 +76,7 @@ func TestPVCKeepsData(t *testing.T) {
 	must(t, w.c.Create(ctx, vm))
 
 	first := w.waitRunning(ctx, t, vm)
+	waitFile(ctx, t, serialLog(first), "user data from a secret on keeper")
 	// vda is the containerDisk, vdb cloud-init's, vdc the claim's, vdd the hostDisk's.
 	waitFile(ctx, t, serialLog(first), "VIRTKIT-DISK vdc previous=none wrote=1 readback=ok")
 	waitFile(ctx, t, serialLog(first), "VIRTKIT-DISK vdd previous=none wrote=1 readback=ok")

@@ -24,6 +24,19 @@ type ConfigDriveMetadata struct {
 	UUID          string `json:"uuid,omitempty"`
 }
 
+// CloudInitSecretRefs are the secrets a cloud-init volume takes its user
+// data and network data from; nil when it takes them inline, or when vol
+// is not a cloud-init volume.
+func CloudInitSecretRefs(vol *virtv1.Volume) (user, network *corev1.LocalObjectReference) {
+	switch {
+	case vol.CloudInitNoCloud != nil:
+		return vol.CloudInitNoCloud.UserDataSecretRef, vol.CloudInitNoCloud.NetworkDataSecretRef
+	case vol.CloudInitConfigDrive != nil:
+		return vol.CloudInitConfigDrive.UserDataSecretRef, vol.CloudInitConfigDrive.NetworkDataSecretRef
+	}
+	return nil, nil
+}
+
 // CloudInitFiles returns the files of a cloudInitNoCloud or
 // cloudInitConfigDrive volume's disk, by path on the disk: for NoCloud
 // meta-data, user-data and network-config; for ConfigDrive

@@ -106,6 +106,19 @@ const DiskImageName = "disk.img"
 
 func (l Layout) claimDir(vol string) string { return filepath.Join(l.PrivateDir, "vmi-disks", vol) }
 
+// CloudInitSecretDir is where the launcher pod mounts the secret that the
+// cloud-init volume named volume takes its user data (network false) or
+// network data (network true) from: a secret volume of the pod, so that
+// the handler reads it in the pod and needs no access to Secrets of its
+// own. Empty fields of l take KubeVirt's layout.
+func (l Layout) CloudInitSecretDir(volume string, network bool) string {
+	which := "userdata"
+	if network {
+		which = "networkdata"
+	}
+	return path.Join(l.withDefaults().PrivateDir, "secret", volume, which)
+}
+
 // HostDiskFile is the name of a hostDisk's image in its folder: the last
 // element of path, which the launcher pod reaches as that file in the
 // folder where path's folder is mounted (the volume's claim folder, as in

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -152,6 +153,19 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // maxConfigFile bounds each file of a config volume read into memory:
 // Kubernetes caps a configMap or secret at 1 MiB.
 const maxConfigFile = 1 << 20
+
+// ReadFolder reads the files of a projected volume's folder dir in fsys (a
+// secret's, a configMap's): every file i lists below it (links followed
+// inside fsys, the kubelet's "..data" bookkeeping left out), by
+// slash-separated path, each a regular file of at most 1 MiB. An absent
+// dir wraps fs.ErrNotExist.
+func ReadFolder(ctx context.Context, i Inspector, fsys FS, dir string) (map[string][]byte, error) {
+	names, err := i.Files(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	return readTree(fsys, dir, names)
+}
 
 // readTree reads every file the Inspector lists below dir in fsys into
 // memory, each a regular file of at most maxConfigFile bytes.

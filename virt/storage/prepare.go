@@ -84,11 +84,8 @@ func (m *Manager) prepare(ctx context.Context, t *txn, vmi *virtv1.VirtualMachin
 	case KindConfigMap, KindSecret, KindServiceAccount, KindDownwardAPI:
 		files := map[string][]byte{}
 		if p.ContentDir != "" {
-			names, err := m.o.inspector.Files(ctx, p.ContentDir)
-			if err != nil {
-				return err
-			}
-			if files, err = readTree(m.o.fsys, p.ContentDir, names); err != nil {
+			var err error
+			if files, err = ReadFolder(ctx, m.o.inspector, m.o.fsys, p.ContentDir); err != nil {
 				return err
 			}
 		}
