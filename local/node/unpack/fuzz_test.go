@@ -36,7 +36,7 @@ func FuzzUnpackLayer(f *testing.F) {
 	f.Add(unpacktest.Tar(f, unpacktest.Entry{Name: "dev/null", Type: tar.TypeChar, Mode: 0o666}, unpacktest.Dir(".", 0o700)))
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		if declaresOver(stream, 4<<20) {
-			t.Skip("declares more than 4 MiB")
+			return // more than 4 MiB of content: not written, to keep the fuzzer's disk bounded
 		}
 		dir := t.TempDir()
 		unpacktest.Removable(t, dir)
