@@ -17,6 +17,7 @@ import (
 
 	"github.com/virtkit/virtkit/controllers"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -61,7 +62,7 @@ func kubevirt(c virtv1.KubeVirtConfiguration) *virtv1.KubeVirt {
 // the CR stops asking, the next launcher pod asks for /dev/kvm, without a
 // restart of the controllers.
 func TestControllersFollowTheKubeVirtCR(t *testing.T) {
-	cp := testenv.ControlPlane(t)
+	cp := kubeenv.ControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := cp.Client

@@ -20,6 +20,7 @@ import (
 	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 )
 
 // TestHandlerNodeRestriction plays a node whose virt-handler credentials
@@ -30,7 +31,7 @@ import (
 // token of the handler's account not bound to a pod on a node writes
 // nothing.
 func TestHandlerNodeRestriction(t *testing.T) {
-	env := testenv.ControlPlane(t)
+	env := kubeenv.ControlPlane(t)
 	admin := env.Client
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -28,6 +28,7 @@ import (
 	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	"github.com/virtkit/virtkit/operator"
 )
 
@@ -45,7 +46,7 @@ const ns = "kubevirt"
 // controllers by writing their status.
 func start(t *testing.T) client.Client {
 	t.Helper()
-	cp := testenv.ControlPlane(t)
+	cp := kubeenv.ControlPlane(t)
 	cl := cp.Client
 	ctx := testenv.Within(t, 10*time.Second)
 	manifest, err := deploy.OperatorObjects(deploy.Operator{Namespace: ns, Image: "quay.test/virtkit/virt-operator:v0"})

@@ -23,6 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/virtkit/virtkit/internal/testenv"
+
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
@@ -54,8 +56,8 @@ func newWorld(t *testing.T) *world {
 	if b, err := exec.Command("go", "build", "-o", w.bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, b)
 	}
-	agg := testenv.NewAggregatedAPI(t, subresources.Group, subresources.Version)
-	cp := testenv.ControlPlane(t, agg.ControlPlaneOption())
+	agg := kubeenv.NewAggregatedAPI(t, subresources.Group, subresources.Version)
+	cp := kubeenv.ControlPlane(t, agg.ControlPlaneOption())
 	w.c = cp.Client
 	ctx := context.Background()
 

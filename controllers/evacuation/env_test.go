@@ -37,6 +37,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/evacuation"
 	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	virtadmission "github.com/virtkit/virtkit/virtapi/admission"
 	"github.com/virtkit/virtkit/virtapi/eviction"
 	"github.com/virtkit/virtkit/virtapi/subresources"
@@ -57,8 +58,8 @@ func TestMain(m *testing.M) {
 // the apiserver, and how many calls it answered.
 func start(t *testing.T) (client.Client, *webhookSide) {
 	t.Helper()
-	caller := testenv.NewWebhookCaller(t)
-	cp := testenv.ControlPlane(t, caller.ControlPlaneOption(), testenv.WithWebhooks(nil, []*admissionregistrationv1.ValidatingWebhookConfiguration{
+	caller := kubeenv.NewWebhookCaller(t)
+	cp := kubeenv.ControlPlane(t, caller.ControlPlaneOption(), kubeenv.WithWebhooks(nil, []*admissionregistrationv1.ValidatingWebhookConfiguration{
 		eviction.Configuration(virtadmission.Service{Namespace: "kubevirt", Name: "virt-api", Port: 443})}))
 	o := cp.Env.WebhookInstallOptions
 	srv := webhook.NewServer(webhook.Options{Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir,

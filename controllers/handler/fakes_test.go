@@ -25,7 +25,7 @@ import (
 
 	"github.com/virtkit/virtkit/controllers/handler"
 	"github.com/virtkit/virtkit/internal/scheme"
-	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	"github.com/virtkit/virtkit/virt/confined"
 	"github.com/virtkit/virtkit/virt/domain"
 	domainfake "github.com/virtkit/virtkit/virt/domain/fake"
@@ -44,7 +44,7 @@ const node = "node-a"
 type fakeNode struct {
 	t      *testing.T
 	c      client.Client
-	writes *testenv.WriteCounter
+	writes *kubeenv.WriteCounter
 	dom    *domainfake.Manager
 	net    *network.Fake
 	disks  *storagefake.Storage
@@ -96,7 +96,7 @@ func newFakeNode(t *testing.T, objs ...client.Object) *fakeNode {
 	n.c = fake.NewClientBuilder().WithScheme(s).
 		WithObjectTracker(clienttesting.NewObjectTracker(s, serializer.NewCodecFactory(s).UniversalDecoder())).
 		WithStatusSubresource(&virtv1.VirtualMachineInstance{}).WithObjects(objs...).Build()
-	n.writes = &testenv.WriteCounter{Client: n.c}
+	n.writes = &kubeenv.WriteCounter{Client: n.c}
 	n.r = n.handler()
 	return n
 }

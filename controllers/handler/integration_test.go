@@ -21,6 +21,7 @@ import (
 
 	"github.com/virtkit/virtkit/controllers/handler"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	"github.com/virtkit/virtkit/internal/testguest"
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
@@ -33,7 +34,7 @@ import (
 // namespaces of their own), the test guest under software emulation.
 func TestHandlerOnRealParts(t *testing.T) {
 	testenv.Integration(t)
-	cp := testenv.ControlPlane(t)
+	cp := kubeenv.ControlPlane(t)
 	n := newRealNode(t, cp)
 	n.start(t)
 

@@ -24,6 +24,7 @@ import (
 
 	"github.com/virtkit/virtkit/controllers/handler"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	"github.com/virtkit/virtkit/internal/testguest"
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
@@ -36,18 +37,18 @@ import (
 // of the node (HostRunDir, StateDir) and of its launcher pods (PodRoot).
 type realNode struct {
 	Name       string
-	CP         *testenv.ControlPlaneEnv
+	CP         *kubeenv.ControlPlaneEnv
 	HostRunDir string
 	StateDir   string
 	PodRoot    string // the pods' folder: a tmpfs inside each pod, empty on the node
 
 	R      *handler.Reconciler
-	Writes *testenv.WriteCounter
+	Writes *kubeenv.WriteCounter
 	log    *syncBuffer
 	stop   func()
 }
 
-func newRealNode(t *testing.T, cp *testenv.ControlPlaneEnv) *realNode {
+func newRealNode(t *testing.T, cp *kubeenv.ControlPlaneEnv) *realNode {
 	t.Helper()
 	base := testenv.Dir(t)
 	n := &realNode{Name: "node-" + filepath.Base(base)[len("vkt-"):], CP: cp,
@@ -95,7 +96,7 @@ func (n *realNode) start(t *testing.T) {
 		Cache:                  handler.CacheOptions(n.Name),
 	})
 	must(t, err)
-	n.Writes = &testenv.WriteCounter{Client: mgr.GetClient(), Describe: describePhase}
+	n.Writes = &kubeenv.WriteCounter{Client: mgr.GetClient(), Describe: describePhase}
 	r, err := handler.New(handler.Config{
 		NodeName:      n.Name,
 		HostRunDir:    n.HostRunDir,

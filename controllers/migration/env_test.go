@@ -24,6 +24,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/migration"
 	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	"github.com/virtkit/virtkit/virt/clusterconfig"
 )
 
@@ -39,7 +40,7 @@ type cluster struct {
 }
 
 func startCluster(t *testing.T, opts ...migration.Option) *cluster {
-	env := testenv.ControlPlane(t)
+	env := kubeenv.ControlPlane(t)
 	skip := true
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:                 env.Client.Scheme(),

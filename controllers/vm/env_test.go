@@ -21,6 +21,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/virtkit/virtkit/internal/testenv"
+
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 )
 
 // cluster is a real apiserver with the VM controller running in a manager.
@@ -36,7 +38,7 @@ type cluster struct {
 // startCluster starts etcd, kube-apiserver and a manager running the VM
 // controller; all stop when the test ends.
 func startCluster(t *testing.T) *cluster {
-	env := testenv.ControlPlane(t)
+	env := kubeenv.ControlPlane(t)
 	cl := &cluster{c: env.Client, cfg: env.Config, clock: clocktesting.NewFakeClock(time.Now())}
 	cl.startManager(t)
 	t.Cleanup(func() { cl.stopManager(t) })
@@ -279,7 +281,7 @@ var startRequest = virtv1.VirtualMachineStateChangeRequest{Action: virtv1.StartR
 
 // countingClient records the writes the controller makes; describeWrite
 // adds what a status write sets.
-type countingClient = testenv.WriteCounter
+type countingClient = kubeenv.WriteCounter
 
 func describeWrite(verb string, obj client.Object) string {
 	if vm, ok := obj.(*virtv1.VirtualMachine); ok && verb == "status" {

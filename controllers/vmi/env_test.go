@@ -21,18 +21,20 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/virtkit/virtkit/internal/testenv"
+
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 )
 
 // cluster is a real apiserver with the VMI controller running in a manager.
 // No scheduler or kubelet runs: tests play them.
 type cluster struct {
 	c      client.Client // direct client: plays the user, the scheduler and the kubelet
-	env    *testenv.ControlPlaneEnv
+	env    *kubeenv.ControlPlaneEnv
 	writes *countingClient
 }
 
 func startCluster(t *testing.T) *cluster {
-	env := testenv.ControlPlane(t)
+	env := kubeenv.ControlPlane(t)
 	cl := &cluster{c: env.Client, env: env, writes: &countingClient{Describe: describeWrite}}
 	skip := true
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
@@ -190,7 +192,7 @@ func (cl *cluster) podStatus(t *testing.T, pod *corev1.Pod, f func(*corev1.PodSt
 
 // countingClient records the writes the controller makes; describeWrite
 // adds what a status write sets.
-type countingClient = testenv.WriteCounter
+type countingClient = kubeenv.WriteCounter
 
 func describeWrite(verb string, obj client.Object) string {
 	if vmi, ok := obj.(*virtv1.VirtualMachineInstance); ok && verb == "status" {

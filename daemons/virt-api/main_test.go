@@ -26,6 +26,7 @@ import (
 
 	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
@@ -37,8 +38,8 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // port: a VM is defaulted by its mutating webhook, started through the
 // aggregator (which /metrics counts), and deleted once the binary is gone.
 func TestVirtAPIBinary(t *testing.T) {
-	agg := testenv.NewAggregatedAPI(t, subresources.Group, subresources.Version)
-	cp := testenv.ControlPlane(t, agg.ControlPlaneOption())
+	agg := kubeenv.NewAggregatedAPI(t, subresources.Group, subresources.Version)
+	cp := kubeenv.ControlPlane(t, agg.ControlPlaneOption())
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	admin, err := cp.Env.AddUser(envtest.User{Name: "virt-api", Groups: []string{"system:masters"}}, nil)
@@ -57,7 +58,7 @@ func TestVirtAPIBinary(t *testing.T) {
 	port := strconv.Itoa(agg.Port)
 	base := []string{"--kubeconfig", kc, "--listen", "127.0.0.1:" + port,
 		"--tls-cert-file", agg.ServingCertFile, "--tls-private-key-file", agg.ServingKeyFile,
-		"--requestheader-client-ca-file", agg.ClientCAFile, "--requestheader-allowed-names", testenv.FrontProxyClientName}
+		"--requestheader-client-ca-file", agg.ClientCAFile, "--requestheader-allowed-names", kubeenv.FrontProxyClientName}
 	// The node API is mutual TLS only: without virt-api's client
 	// certificate for the handlers it does not start.
 	var exit *exec.ExitError

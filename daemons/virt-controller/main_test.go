@@ -20,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/virtkit/virtkit/internal/testenv"
+
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -27,7 +29,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // The binary takes the lease, then turns a VM into a VMI and a launcher pod,
 // and its /metrics has the documented series (docs/metrics.md).
 func TestVirtControllerBinary(t *testing.T) {
-	cp := testenv.ControlPlane(t)
+	cp := kubeenv.ControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c := cp.Client

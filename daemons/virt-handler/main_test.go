@@ -26,6 +26,7 @@ import (
 
 	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // its Node, answers it, serves its /metrics, and stops cleanly on SIGTERM. (What it does with
 // VMIs is controllers/handler's, tested there on real launchers.)
 func TestVirtHandlerBinary(t *testing.T) {
-	cp := testenv.ControlPlane(t)
+	cp := kubeenv.ControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	must(t, cp.Client.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}))

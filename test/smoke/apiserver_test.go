@@ -13,14 +13,14 @@ import (
 
 	virtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 )
 
 // A VirtualMachine manifest of the kind KubeVirt's users apply is stored by the
 // real apiserver and read back with its spec intact: the CRD's structural
 // schema prunes none of its fields.
 func TestVirtualMachineRoundTrip(t *testing.T) {
-	cp := testenv.ControlPlane(t)
+	cp := kubeenv.ControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
@@ -69,7 +69,7 @@ func TestVirtualMachineRoundTrip(t *testing.T) {
 
 // The CRDs carry KubeVirt's short names and printer columns.
 func TestCRDNames(t *testing.T) {
-	cp := testenv.ControlPlane(t)
+	cp := kubeenv.ControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var crd apiextensionsv1.CustomResourceDefinition

@@ -16,6 +16,8 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/internal/testenv"
+
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 )
 
 // Every VMI of the converter's golden cases (58 manifests that together use
@@ -23,7 +25,7 @@ import (
 // apiserver and read back unchanged: the CRDs' structural schemas prune no
 // field a KubeVirt manifest uses.
 func TestCRDsPruneNothing(t *testing.T) {
-	cp := testenv.ControlPlane(t)
+	cp := kubeenv.ControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 

@@ -23,6 +23,8 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/virtkit/virtkit/internal/testenv"
+
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	"github.com/virtkit/virtkit/virtapi/admission"
 )
 
@@ -30,10 +32,10 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // apiWithWebhooks starts a real apiserver with virtkit's webhook
 // configurations and serves the webhooks until stop is called.
-func apiWithWebhooks(t *testing.T) (cp *testenv.ControlPlaneEnv, stop func()) {
+func apiWithWebhooks(t *testing.T) (cp *kubeenv.ControlPlaneEnv, stop func()) {
 	t.Helper()
 	mutating, validating := admission.Configurations(admission.Service{Namespace: "kubevirt", Name: "virt-api", Port: 443})
-	cp = testenv.ControlPlane(t, testenv.WithWebhooks(
+	cp = kubeenv.ControlPlane(t, kubeenv.WithWebhooks(
 		[]*admissionregistrationv1.MutatingWebhookConfiguration{mutating},
 		[]*admissionregistrationv1.ValidatingWebhookConfiguration{validating}))
 	o := cp.Env.WebhookInstallOptions

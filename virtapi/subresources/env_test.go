@@ -22,6 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/virtkit/virtkit/internal/testenv"
+
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
@@ -33,8 +35,8 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // Fake) that the API finds through the node's annotation; "node-b" has none.
 // alice may call every verb in namespace default, bob none.
 type world struct {
-	cp    *testenv.ControlPlaneEnv
-	agg   *testenv.AggregatedAPI
+	cp    *kubeenv.ControlPlaneEnv
+	agg   *kubeenv.AggregatedAPI
 	c     client.Client // cluster admin: plays the user creating objects, the controllers and the handler
 	node  *nodeapi.Fake
 	alice *rest.Config // bound to the subresources edit ClusterRole in namespace default
@@ -43,8 +45,8 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	agg := testenv.NewAggregatedAPI(t, subresources.Group, subresources.Version)
-	cp := testenv.ControlPlane(t, agg.ControlPlaneOption())
+	agg := kubeenv.NewAggregatedAPI(t, subresources.Group, subresources.Version)
+	cp := kubeenv.ControlPlane(t, agg.ControlPlaneOption())
 	w := &world{cp: cp, agg: agg, c: cp.Client, node: nodeapi.NewFake()}
 	ctx := context.Background()
 

@@ -1,4 +1,4 @@
-package testenv
+package kubeenv
 
 import (
 	"os"
@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/virtkit/virtkit/internal/scheme"
+
+	"github.com/virtkit/virtkit/internal/testenv"
 )
 
 // ControlPlaneEnv is a running etcd and kube-apiserver with the project's CRDs.
@@ -43,19 +45,19 @@ func WithWebhooks(mutating []*admissionregistrationv1.MutatingWebhookConfigurati
 // ends. Start-up takes about 4 s.
 func ControlPlane(t testing.TB, opts ...ControlPlaneOption) *ControlPlaneEnv {
 	t.Helper()
-	Integration(t)
-	bin := Output(t, "bin")
+	testenv.Integration(t)
+	bin := testenv.Output(t, "bin")
 	for _, b := range []string{"etcd", "kube-apiserver"} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
 			t.Fatalf("testenv: %s is missing from %s: run 'make kube-bins'", b, bin)
 		}
 	}
-	root, err := RepoRoot()
+	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// envtest's processes inherit the environment: mark them as ours.
-	t.Setenv(OwnerEnv, strconv.Itoa(os.Getpid()))
+	t.Setenv(testenv.OwnerEnv, strconv.Itoa(os.Getpid()))
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: bin,
 		CRDDirectoryPaths:     []string{filepath.Join(root, "deploy", "crds")},

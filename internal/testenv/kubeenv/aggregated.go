@@ -1,4 +1,4 @@
-package testenv
+package kubeenv
 
 import (
 	"context"
@@ -27,6 +27,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/virtkit/virtkit/internal/testenv"
 )
 
 // FrontProxyClientName is the common name of the client certificate the
@@ -44,8 +46,8 @@ const FrontProxyClientName = "front-proxy-client"
 //
 // Use it in three steps:
 //
-//	agg := testenv.NewAggregatedAPI(t, "subresources.kubevirt.io", "v1")
-//	cp := testenv.ControlPlane(t, agg.ControlPlaneOption())
+//	agg := kubeenv.NewAggregatedAPI(t, "subresources.kubevirt.io", "v1")
+//	cp := kubeenv.ControlPlane(t, agg.ControlPlaneOption())
 //	agg.Serve(t, cp, handler) // handler trusts agg.ClientCA / agg.AllowedNames
 type AggregatedAPI struct {
 	Group, Version string
@@ -78,7 +80,7 @@ type AggregatedAPI struct {
 func NewAggregatedAPI(t testing.TB, group, version string) *AggregatedAPI {
 	t.Helper()
 	a := &AggregatedAPI{Group: group, Version: version, Namespace: "kubevirt", Service: "virt-api",
-		AllowedNames: []string{FrontProxyClientName}, dir: Dir(t)}
+		AllowedNames: []string{FrontProxyClientName}, dir: testenv.Dir(t)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("testenv: reserving a port for the aggregated API: %v", err)

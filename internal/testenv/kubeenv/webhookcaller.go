@@ -1,4 +1,4 @@
-package testenv
+package kubeenv
 
 import (
 	"crypto/x509"
@@ -10,6 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/virtkit/virtkit/local/controlplane"
+
+	"github.com/virtkit/virtkit/internal/testenv"
 )
 
 // WebhookCaller makes the test's apiserver present a client certificate
@@ -17,8 +19,8 @@ import (
 // AdmissionConfiguration does, so that a webhook can tell the apiserver's
 // calls from anyone else's:
 //
-//	caller := testenv.NewWebhookCaller(t)
-//	cp := testenv.ControlPlane(t, caller.ControlPlaneOption(), testenv.WithWebhooks(...))
+//	caller := kubeenv.NewWebhookCaller(t)
+//	cp := kubeenv.ControlPlane(t, caller.ControlPlaneOption(), kubeenv.WithWebhooks(...))
 //	// the webhook trusts calls whose certificate caller.ClientCA signed for caller.Name
 type WebhookCaller struct {
 	// ClientCA verifies the certificate; Name is its common name.
@@ -32,7 +34,7 @@ type WebhookCaller struct {
 // configuration.
 func NewWebhookCaller(t testing.TB) *WebhookCaller {
 	t.Helper()
-	dir := Dir(t)
+	dir := testenv.Dir(t)
 	authority, err := newCA("webhook-caller-ca")
 	if err != nil {
 		t.Fatal(err)
