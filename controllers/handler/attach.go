@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/virtkit/virtkit/controllers/handler/state"
 	"github.com/virtkit/virtkit/virt"
 	"github.com/virtkit/virtkit/virt/confined"
 	"github.com/virtkit/virtkit/virt/domain"
@@ -29,12 +30,12 @@ var errLauncherUnreachable = errors.New("launcher unreachable")
 // the guest an earlier handler started (a state record exists, or the VMI
 // runs already). Without a guest to drive it returns nil and when to look again.
 func (r *Reconciler) attach(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (*guest, ctrl.Result, error) {
-	rec, persisted, err := r.states.load(vmi.UID)
+	rec, persisted, err := r.states.Load(vmi.UID)
 	if err != nil {
 		return nil, ctrl.Result{}, err
 	}
 	if persisted || vmi.Status.Phase == virtv1.Running {
-		var plans *record
+		var plans *state.Record
 		if persisted {
 			plans = &rec
 		}
@@ -82,7 +83,7 @@ func (r *Reconciler) start(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 // it: the domain keeps running, the network set-up stays, the DHCP servers
 // run again from this process, and events are followed again. A launcher
 // that ended meanwhile ends the VMI as its result says.
-func (r *Reconciler) adopt(ctx context.Context, vmi *virtv1.VirtualMachineInstance, rec *record) (*guest, ctrl.Result, error) {
+func (r *Reconciler) adopt(ctx context.Context, vmi *virtv1.VirtualMachineInstance, rec *state.Record) (*guest, ctrl.Result, error) {
 	log := logf.FromContext(ctx)
 	g, err := r.open(ctx, vmi, rec)
 	if err != nil {
@@ -92,7 +93,7 @@ func (r *Reconciler) adopt(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 		if vmi.Status.Phase != virtv1.Running {
 			// A start an earlier handler did not finish, in a launcher that
 			// is gone: the VMI controller fails the VMI from its pod.
-			return nil, ctrl.Result{}, r.states.remove(vmi.UID)
+			return nil, ctrl.Result{}, r.states.Remove(vmi.UID)
 		}
 		res, err := r.launcherGone(ctx, vmi, r.folderOf(vmi, rec))
 		return nil, res, err
@@ -111,7 +112,7 @@ func (r *Reconciler) adopt(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 		if err != nil || serr != nil || !active(st) {
 			log.Info("an earlier start did not finish; starting again", "domain", g.domain)
 			r.finish(ctx, g)
-			return nil, ctrl.Result{RequeueAfter: readyPoll}, r.states.remove(vmi.UID)
+			return nil, ctrl.Result{RequeueAfter: readyPoll}, r.states.Remove(vmi.UID)
 		}
 	}
 	log.Info("guest adopted", "domain", g.domain)
@@ -131,7 +132,7 @@ func (r *Reconciler) launcherGone(ctx context.Context, vmi *virtv1.VirtualMachin
 		return ctrl.Result{}, err
 	}
 	r.setLost(vmi.UID, false)
-	return ctrl.Result{}, r.states.remove(vmi.UID)
+	return ctrl.Result{}, r.states.Remove(vmi.UID)
 }
 
 // launcherEnding is how a VMI whose launcher (in its node folder folder)
@@ -151,7 +152,7 @@ func (r *Reconciler) launcherEnding(vmi *virtv1.VirtualMachineInstance, folder t
 
 // open connects to the VMI's launcher and pod and builds its Machine, not
 // started; rec gives the plans an earlier handler kept.
-func (r *Reconciler) open(ctx context.Context, vmi *virtv1.VirtualMachineInstance, rec *record) (g *guest, err error) {
+func (r *Reconciler) open(ctx context.Context, vmi *virtv1.VirtualMachineInstance, rec *state.Record) (g *guest, err error) {
 	return r.openIn(ctx, vmi, rec, r.folderOf(vmi, rec), nil)
 }
 
@@ -160,7 +161,7 @@ func (r *Reconciler) open(ctx context.Context, vmi *virtv1.VirtualMachineInstanc
 // prepares storage and network as for a start but defines and starts no
 // domain (it comes by migration; the steps undo it all the same), and the
 // domain events go to the migration's reconcile.
-func (r *Reconciler) openIn(ctx context.Context, vmi *virtv1.VirtualMachineInstance, rec *record, folder types.UID, target *types.NamespacedName) (g *guest, err error) {
+func (r *Reconciler) openIn(ctx context.Context, vmi *virtv1.VirtualMachineInstance, rec *state.Record, folder types.UID, target *types.NamespacedName) (g *guest, err error) {
 	key := client.ObjectKeyFromObject(vmi)
 	g = &guest{key: key, uid: vmi.UID, folder: folder, host: r.hostLayout(folder)}
 	g.target.Store(target)
@@ -256,10 +257,10 @@ func (r *Reconciler) steps(vmi *virtv1.VirtualMachineInstance, folder types.UID,
 	save := virt.Step{
 		Name: StepSaveState,
 		Run: func(_ context.Context, m *virt.Machine) error {
-			return r.states.save(record{Namespace: vmi.Namespace, Name: vmi.Name, UID: vmi.UID, Folder: folder,
+			return r.states.Save(state.Record{Namespace: vmi.Namespace, Name: vmi.Name, UID: vmi.UID, Folder: folder,
 				Storage: m.StoragePlan, Network: m.NetworkPlan})
 		},
-		Undo: func(context.Context, *virt.Machine) error { return r.states.remove(vmi.UID) },
+		Undo: func(context.Context, *virt.Machine) error { return r.states.Remove(vmi.UID) },
 	}
 	out, err := virt.DefaultSteps().InsertAfter(virt.StepPlanNetwork, save)
 	if err != nil {

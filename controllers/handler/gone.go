@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/virtkit/virtkit/controllers/handler/state"
 )
 
 // gone handles a VMI that is no longer in this node's cache. The apiserver
@@ -45,12 +47,12 @@ func (r *Reconciler) stopGone(ctx context.Context, key types.NamespacedName) err
 		log.Info("VMI gone: stopping its guest", "domain", g.domain)
 		r.finish(ctx, g)
 		r.forget(g)
-		return r.states.remove(g.uid)
+		return r.states.Remove(g.uid)
 	}
-	recs, lerr := r.states.list()
+	recs, lerr := r.states.List()
 	var errs []error
 	for _, rec := range recs {
-		if rec.key() == key && (err != nil || rec.UID != vmi.UID) {
+		if rec.Key() == key && (err != nil || rec.UID != vmi.UID) {
 			errs = append(errs, r.stopRecorded(ctx, rec))
 		}
 	}
@@ -59,7 +61,7 @@ func (r *Reconciler) stopGone(ctx context.Context, key types.NamespacedName) err
 
 // stopRecorded stops a guest an earlier handler started, from its state
 // record alone, when its launcher can still be reached, and drops the record.
-func (r *Reconciler) stopRecorded(ctx context.Context, rec record) error {
+func (r *Reconciler) stopRecorded(ctx context.Context, rec state.Record) error {
 	stub := &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: rec.Namespace, Name: rec.Name, UID: rec.UID}}
 	g, err := r.open(ctx, stub, &rec)
 	switch {
@@ -72,7 +74,7 @@ func (r *Reconciler) stopRecorded(ctx context.Context, rec record) error {
 	case !errors.Is(err, errLauncherUnreachable):
 		return err
 	}
-	return r.states.remove(rec.UID)
+	return r.states.Remove(rec.UID)
 }
 
 // elsewhere lets go of a VMI that now belongs to another node: the
@@ -93,9 +95,9 @@ func (r *Reconciler) elsewhere(ctx context.Context, key types.NamespacedName) er
 		logf.FromContext(ctx).Info("VMI migrated to another node: undoing its set-up here", "domain", g.domain, "node", r.cfg.NodeName)
 		r.finish(ctx, g)
 		r.forget(g)
-		return r.states.remove(g.uid)
+		return r.states.Remove(g.uid)
 	}
 	logf.FromContext(ctx).Info("VMI moved to another node: letting its guest go", "domain", g.domain)
 	r.forget(g)
-	return r.states.remove(g.uid)
+	return r.states.Remove(g.uid)
 }

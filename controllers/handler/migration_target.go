@@ -246,7 +246,7 @@ func (r *Reconciler) abandonTarget(ctx context.Context, key types.NamespacedName
 	r.mu.Unlock()
 	logf.FromContext(ctx).Info("migration target abandoned: undoing its preparation", "vmi", g.key, "migration", key, "why", why)
 	r.finish(ctx, g)
-	return r.states.remove(g.uid)
+	return r.states.Remove(g.uid)
 }
 
 // sweepAfterTarget removes the folder of a target launcher that ended with

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/virtkit/virtkit/controllers/events"
+	"github.com/virtkit/virtkit/controllers/handler/state"
 	"github.com/virtkit/virtkit/controllers/stale"
 	"github.com/virtkit/virtkit/virt"
 	"github.com/virtkit/virtkit/virt/launcher"
@@ -56,7 +57,7 @@ type Reconciler struct {
 	editSteps   func(virt.Steps) (virt.Steps, error)
 	lostTimeout time.Duration
 	workers     int
-	states      states
+	states      state.Store
 	claims      claims
 	nodeFS      fs.FS
 
@@ -99,7 +100,7 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 		recorder:    events.Discard(),
 		lostTimeout: DefaultLauncherLostTimeout,
 		workers:     4,
-		states:      states{dir: cfg.StateDir},
+		states:      state.Store{Dir: cfg.StateDir},
 		claims:      claims{dir: filepath.Join(cfg.StateDir, "claims")},
 		events:      make(chan event.TypedGenericEvent[types.NamespacedName], 256),
 		guests:      map[types.NamespacedName]*guest{},
@@ -145,7 +146,7 @@ func (r *Reconciler) podLayout(uid types.UID) launcher.Layout {
 // folderOf is the node folder of the launcher that runs vmi's guest: the
 // one its state record names; else, after a completed migration to this
 // node, the migration's target folder; else the VMI's own.
-func (r *Reconciler) folderOf(vmi *virtv1.VirtualMachineInstance, rec *record) types.UID {
+func (r *Reconciler) folderOf(vmi *virtv1.VirtualMachineInstance, rec *state.Record) types.UID {
 	if rec != nil && rec.Folder != "" {
 		return rec.Folder
 	}
@@ -207,10 +208,10 @@ func (r *Reconciler) reconcile(ctx context.Context, key types.NamespacedName, vm
 		if g != nil {
 			r.finish(ctx, g)
 			r.forget(g)
-		} else if rec, ok, err := r.states.load(vmi.UID); err == nil && ok {
+		} else if rec, ok, err := r.states.Load(vmi.UID); err == nil && ok {
 			return ctrl.Result{}, r.stopRecorded(ctx, rec)
 		}
-		return ctrl.Result{}, r.states.remove(vmi.UID)
+		return ctrl.Result{}, r.states.Remove(vmi.UID)
 	}
 	if g == nil {
 		var res ctrl.Result

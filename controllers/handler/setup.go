@@ -96,7 +96,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // that the guests of VMIs deleted while no handler ran are stopped too
 // (VMIs that still exist are reconciled anyway).
 func (r *Reconciler) reviewRecords(ctx context.Context) error {
-	recs, err := r.states.list()
+	recs, err := r.states.List()
 	if err != nil {
 		r.log.Error(err, "reading the handler's state records")
 	}
@@ -105,7 +105,7 @@ func (r *Reconciler) reviewRecords(ctx context.Context) error {
 	}
 	for _, rec := range recs {
 		select {
-		case r.events <- event.TypedGenericEvent[types.NamespacedName]{Object: rec.key()}:
+		case r.events <- event.TypedGenericEvent[types.NamespacedName]{Object: rec.Key()}:
 		case <-ctx.Done():
 			return nil
 		}

@@ -115,7 +115,7 @@ func (r *Reconciler) end(ctx context.Context, vmi *virtv1.VirtualMachineInstance
 	}
 	logf.FromContext(ctx).Info("VMI ended", "phase", st.Phase, "reason", g.ending.Reason, "message", g.ending.Message)
 	r.forget(g)
-	return ctrl.Result{}, r.states.remove(g.uid)
+	return ctrl.Result{}, r.states.Remove(g.uid)
 }
 
 // report writes the status the running domain gives the VMI, if it changed.

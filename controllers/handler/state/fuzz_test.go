@@ -1,4 +1,4 @@
-package handler
+package state
 
 import (
 	"os"
@@ -16,7 +16,7 @@ import (
 // of the file's UID, its folder is one name (a path below HostRunDir that
 // cannot leave it), and it survives save and load unchanged. Run with
 //
-//	go test ./controllers/handler/ -run '^$' -fuzz FuzzStateRecord -fuzztime 60s
+//	go test ./controllers/handler/state/ -run '^$' -fuzz FuzzStateRecord -fuzztime 60s
 func FuzzStateRecord(f *testing.F) {
 	const uid = types.UID("6f1c2a3e-0000-4000-8000-000000000001")
 	f.Add([]byte(`{"namespace":"default","name":"vm1","uid":"` + string(uid) + `"}`))
@@ -27,11 +27,11 @@ func FuzzStateRecord(f *testing.F) {
 	f.Add([]byte(`{"namespace":"default","name":"vm1","uid":"` + string(uid) + `","storage":null,"network":{}}` + "\n"))
 	f.Add([]byte("{"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := states{dir: t.TempDir()}
-		if err := os.WriteFile(s.path(uid), data, 0o600); err != nil {
+		s := Store{Dir: t.TempDir()}
+		if err := os.WriteFile(s.Path(uid), data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		rec, ok, err := s.load(uid)
+		rec, ok, err := s.Load(uid)
 		if err != nil {
 			if ok {
 				t.Fatalf("load: ok with error %v", err)
@@ -53,10 +53,10 @@ func FuzzStateRecord(f *testing.F) {
 		if rec.Namespace == "" || rec.Name == "" || strings.Contains(rec.Namespace+rec.Name, "/") {
 			t.Fatalf("accepted namespace %q name %q", rec.Namespace, rec.Name)
 		}
-		if err := s.save(rec); err != nil {
+		if err := s.Save(rec); err != nil {
 			t.Fatalf("save of an accepted record: %v", err)
 		}
-		again, ok, err := s.load(uid)
+		again, ok, err := s.Load(uid)
 		if err != nil || !ok {
 			t.Fatalf("load after save: ok %t, %v", ok, err)
 		}

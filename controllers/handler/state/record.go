@@ -1,4 +1,4 @@
-package handler
+package state
 
 import (
 	"encoding/json"
@@ -16,11 +16,11 @@ import (
 	"github.com/virtkit/virtkit/virt/storage"
 )
 
-// record is what the handler keeps on the node for each VMI it started, in
-// Config.StateDir/<uid>.json: the plans a restarted handler needs to adopt
+// Record is what the handler keeps on the node for each VMI it started, in
+// <state folder>/<uid>.json: the plans a restarted handler needs to adopt
 // the guest and, later, to tear down exactly what was set up (a bridge
 // binding's pod addresses cannot be discovered again once the guest has them).
-type record struct {
+type Record struct {
 	Namespace string    `json:"namespace"`
 	Name      string    `json:"name"`
 	UID       types.UID `json:"uid"`
@@ -32,25 +32,30 @@ type record struct {
 	Network network.Plan `json:"network,omitempty"`
 }
 
-func (r record) key() types.NamespacedName {
+// Key is the VMI the record is of.
+func (r Record) Key() types.NamespacedName {
 	return types.NamespacedName{Namespace: r.Namespace, Name: r.Name}
 }
 
-// states reads and writes records in one folder.
-type states struct{ dir string }
+// Store reads and writes records in one folder, Dir, one file per VMI
+// named after its UID. The folder is the handler's own (0700); a record
+// is nevertheless checked on every load, since it names API objects and a
+// node folder.
+type Store struct{ Dir string }
 
-func (s states) path(uid types.UID) string { return filepath.Join(s.dir, string(uid)+".json") }
+// Path is the file of uid's record.
+func (s Store) Path(uid types.UID) string { return filepath.Join(s.Dir, string(uid)+".json") }
 
-// save writes rec atomically (a temporary file renamed over the old one).
-func (s states) save(rec record) error {
+// Save writes rec atomically (a temporary file renamed over the old one).
+func (s Store) Save(rec Record) error {
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("handler: state of VMI %s/%s: %w", rec.Namespace, rec.Name, err)
 	}
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return fmt.Errorf("handler: state folder: %w", err)
 	}
-	tmp, err := os.CreateTemp(s.dir, "."+string(rec.UID)+".*")
+	tmp, err := os.CreateTemp(s.Dir, "."+string(rec.UID)+".*")
 	if err != nil {
 		return fmt.Errorf("handler: state of VMI %s/%s: %w", rec.Namespace, rec.Name, err)
 	}
@@ -59,36 +64,37 @@ func (s states) save(rec record) error {
 		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("handler: state of VMI %s/%s: %w", rec.Namespace, rec.Name, err)
 	}
-	if err := os.Rename(tmp.Name(), s.path(rec.UID)); err != nil {
+	if err := os.Rename(tmp.Name(), s.Path(rec.UID)); err != nil {
 		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("handler: state of VMI %s/%s: %w", rec.Namespace, rec.Name, err)
 	}
 	return nil
 }
 
-// load returns the record of uid; ok is false when there is none.
-func (s states) load(uid types.UID) (rec record, ok bool, err error) {
-	b, err := os.ReadFile(s.path(uid))
+// Load returns the record of uid; ok is false when there is none. A record
+// that fails [Record.Check] is an error.
+func (s Store) Load(uid types.UID) (rec Record, ok bool, err error) {
+	b, err := os.ReadFile(s.Path(uid))
 	if errors.Is(err, fs.ErrNotExist) {
-		return record{}, false, nil
+		return Record{}, false, nil
 	}
 	if err != nil {
-		return record{}, false, fmt.Errorf("handler: state of VMI uid %s: %w", uid, err)
+		return Record{}, false, fmt.Errorf("handler: state of VMI uid %s: %w", uid, err)
 	}
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return record{}, false, fmt.Errorf("handler: state of VMI uid %s in %s: %w", uid, s.path(uid), err)
+		return Record{}, false, fmt.Errorf("handler: state of VMI uid %s in %s: %w", uid, s.Path(uid), err)
 	}
-	if err := rec.check(uid); err != nil {
-		return record{}, false, fmt.Errorf("handler: state of VMI uid %s in %s: %w", uid, s.path(uid), err)
+	if err := rec.Check(uid); err != nil {
+		return Record{}, false, fmt.Errorf("handler: state of VMI uid %s in %s: %w", uid, s.Path(uid), err)
 	}
 	return rec, true, nil
 }
 
-// check refuses a record that is not the one of uid, or whose names could
+// Check refuses a record that is not the one of uid, or whose names could
 // not be a VMI's: its namespace and name reach API calls and its folder a
 // path below HostRunDir, so a damaged record must not name another
 // object's or leave that folder.
-func (r record) check(uid types.UID) error {
+func (r Record) Check(uid types.UID) error {
 	if r.UID != uid {
 		return fmt.Errorf("the record is of uid %q", r.UID)
 	}
@@ -104,32 +110,32 @@ func (r record) check(uid types.UID) error {
 	return nil
 }
 
-// remove deletes the record of uid; a missing one is fine.
-func (s states) remove(uid types.UID) error {
-	if err := os.Remove(s.path(uid)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+// Remove deletes the record of uid; a missing one is fine.
+func (s Store) Remove(uid types.UID) error {
+	if err := os.Remove(s.Path(uid)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("handler: state of VMI uid %s: %w", uid, err)
 	}
 	return nil
 }
 
-// list returns every record in the folder; unreadable ones are reported
+// List returns every record in the folder; unreadable ones are reported
 // together and skipped.
-func (s states) list() ([]record, error) {
-	entries, err := os.ReadDir(s.dir)
+func (s Store) List() ([]Record, error) {
+	entries, err := os.ReadDir(s.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("handler: state folder: %w", err)
 	}
-	var out []record
+	var out []Record
 	var errs []error
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok || strings.HasPrefix(name, ".") {
 			continue
 		}
-		rec, found, err := s.load(types.UID(name))
+		rec, found, err := s.Load(types.UID(name))
 		if err != nil {
 			errs = append(errs, err)
 			continue
