@@ -10,6 +10,7 @@ import (
 
 	"github.com/virtkit/virtkit/controllers"
 	"github.com/virtkit/virtkit/virtapi"
+	"github.com/virtkit/virtkit/virtapi/frontproxy"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
@@ -17,10 +18,10 @@ import (
 // one TLS port, defaulting with the cluster's KubeVirt CR settings.
 func ExampleHandler() {
 	var (
-		cl    client.Client            // a client for the cluster
-		cfg   controllers.Config       // controllers.ReadConfig(ctx, cl, "kubevirt", ...)
-		front *subresources.FrontProxy // subresources.FrontProxyFromCluster(ctx, cl)
-		cert  tls.Certificate          // names virt-api.kubevirt.svc
+		cl    client.Client             // a client for the cluster
+		cfg   controllers.Config        // controllers.ReadConfig(ctx, cl, "kubevirt", ...)
+		front *frontproxy.Authenticator // subresources.FrontProxyFromCluster(ctx, cl)
+		cert  tls.Certificate           // names virt-api.kubevirt.svc
 	)
 	s := runtime.NewScheme()
 	if err := virtv1.AddToScheme(s); err != nil {

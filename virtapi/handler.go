@@ -32,7 +32,7 @@ type Config struct {
 	// pod eviction webhook applies to VMIs that set none; "" is "kubevirt".
 	KubeVirtNamespace string
 	// APIServer tells the apiserver's webhook calls from anyone's (the
-	// subresources API's subresources.FrontProxy, when the apiserver
+	// subresources API's frontproxy.Authenticator, when the apiserver
 	// presents its front-proxy client certificate to webhooks). Only such
 	// calls may mark a VMI for evacuation; nil trusts none.
 	APIServer eviction.Caller
@@ -61,7 +61,7 @@ func Handler(cl client.Client, scheme *runtime.Scheme, cfg Config) http.Handler 
 
 // TLSConfig is the serving TLS of virt-api with cert: client certificates
 // are requested, not required, because the aggregator presents its
-// front-proxy certificate (checked by subresources.FrontProxy) and webhook
+// front-proxy certificate (checked by frontproxy.Authenticator) and webhook
 // calls come with it only where the apiserver's admission configuration
 // says so.
 func TLSConfig(cert tls.Certificate) *tls.Config {

@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/virtkit/virtkit/internal/testenv"
-
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
+	"github.com/virtkit/virtkit/virtapi/frontproxy"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
@@ -67,7 +67,7 @@ func newWorld(t *testing.T) *world {
 		Annotations: map[string]string{nodeapi.HandlerAddressAnnotation: handler.URL}}}))
 	locator := nodeapi.NewAnnotationLocator(w.c, nodeapi.WithTLSConfig(handler.Client().Transport.(*http.Transport).TLSClientConfig))
 	agg.Serve(t, cp, subresources.New(w.c,
-		subresources.WithAuthenticator(&subresources.FrontProxy{ClientCA: agg.ClientCA, AllowedNames: agg.AllowedNames}),
+		subresources.WithAuthenticator(&frontproxy.Authenticator{ClientCA: agg.ClientCA, AllowedNames: agg.AllowedNames}),
 		subresources.WithLocator(locator),
 		subresources.WithVersion(subresources.VersionInfo{GitVersion: "v9.9.9-test"})))
 

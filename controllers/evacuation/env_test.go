@@ -40,7 +40,7 @@ import (
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	virtadmission "github.com/virtkit/virtkit/virtapi/admission"
 	"github.com/virtkit/virtkit/virtapi/eviction"
-	"github.com/virtkit/virtkit/virtapi/subresources"
+	"github.com/virtkit/virtkit/virtapi/frontproxy"
 )
 
 func TestMain(m *testing.M) {
@@ -66,7 +66,7 @@ func start(t *testing.T) (client.Client, *webhookSide) {
 		TLSOpts: []func(*tls.Config){func(c *tls.Config) { c.ClientAuth = tls.RequestClientCert }}})
 	side := &webhookSide{}
 	h := eviction.NewWebhook(cp.Client, "",
-		eviction.WithCaller(&subresources.FrontProxy{ClientCA: caller.ClientCA, AllowedNames: []string{caller.Name}})).Handler()
+		eviction.WithCaller(&frontproxy.Authenticator{ClientCA: caller.ClientCA, AllowedNames: []string{caller.Name}})).Handler()
 	srv.Register(eviction.WebhookPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		side.calls.Add(1)
 		h.ServeHTTP(w, r)

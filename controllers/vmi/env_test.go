@@ -21,7 +21,6 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/virtkit/virtkit/internal/testenv"
-
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 )
 

@@ -48,6 +48,7 @@ import (
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/virtapi"
+	"github.com/virtkit/virtkit/virtapi/frontproxy"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
@@ -217,7 +218,7 @@ func run(ctx context.Context, c config, log logr.Logger) error {
 }
 
 // frontProxy builds the authenticator from the flags, or from the cluster.
-func frontProxy(ctx context.Context, cl client.Client, c config) (*subresources.FrontProxy, error) {
+func frontProxy(ctx context.Context, cl client.Client, c config) (*frontproxy.Authenticator, error) {
 	if c.frontProxyCAFile == "" {
 		fp, err := subresources.FrontProxyFromCluster(ctx, cl)
 		if err != nil {
@@ -229,7 +230,7 @@ func frontProxy(ctx context.Context, cl client.Client, c config) (*subresources.
 	if err != nil {
 		return nil, fmt.Errorf("--requestheader-client-ca-file: %w", err)
 	}
-	return &subresources.FrontProxy{ClientCA: pool, AllowedNames: splitList(c.allowedNames),
+	return &frontproxy.Authenticator{ClientCA: pool, AllowedNames: splitList(c.allowedNames),
 		UsernameHeaders: splitList(c.userHeaders), GroupHeaders: splitList(c.groupHeaders),
 		ExtraHeaderPrefixes: splitList(c.extraPrefixes)}, nil
 }

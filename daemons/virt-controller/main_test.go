@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/virtkit/virtkit/internal/testenv"
-
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 )
 

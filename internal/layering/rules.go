@@ -75,6 +75,9 @@ var Pure = []string{
 	"virt",
 	"metrics",
 	"examples/convert",
+	"virtapi/frontproxy",
+	"virtapi/subresources/requests",
+	"controllers/handler/state",
 }
 
 // LinuxOnly are packages outside the module that build only on Linux (or

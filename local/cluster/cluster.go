@@ -30,6 +30,7 @@ import (
 	"github.com/virtkit/virtkit/local/registry"
 	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/virtapi"
+	"github.com/virtkit/virtkit/virtapi/frontproxy"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
@@ -259,7 +260,7 @@ func (c *Cluster) serveVirtAPI(ctx context.Context) error {
 
 // frontProxy reads the aggregator's identity, which the apiserver
 // publishes shortly after it starts.
-func frontProxy(ctx context.Context, cl client.Client) (*subresources.FrontProxy, error) {
+func frontProxy(ctx context.Context, cl client.Client) (*frontproxy.Authenticator, error) {
 	for {
 		fp, err := subresources.FrontProxyFromCluster(ctx, cl)
 		if err == nil {

@@ -16,7 +16,6 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/internal/testenv"
-
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 )
 

@@ -23,7 +23,6 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/virtkit/virtkit/internal/testenv"
-
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	"github.com/virtkit/virtkit/virtapi/admission"
 )

@@ -49,7 +49,7 @@ type Webhook struct {
 var _ admission.Handler = (*Webhook)(nil)
 
 // Caller tells whether an HTTP request came from the apiserver
-// (subresources.FrontProxy does, by the aggregator's client certificate).
+// (frontproxy.Authenticator does, by the aggregator's client certificate).
 type Caller interface {
 	VerifyCaller(r *http.Request) error
 }

@@ -2,160 +2,36 @@ package subresources
 
 import (
 	"context"
-	"crypto/x509"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-)
 
-// User is who a call comes from, as the aggregator vouches for it.
-type User struct {
-	Name   string
-	UID    string
-	Groups []string
-	Extra  map[string][]string
-}
+	"github.com/virtkit/virtkit/virtapi/frontproxy"
+)
 
 // Authenticator tells who sent a request.
 type Authenticator interface {
 	// Authenticate returns the request's user, or an error saying why it
 	// cannot be trusted.
-	Authenticate(r *http.Request) (User, error)
+	Authenticate(r *http.Request) (frontproxy.User, error)
 }
 
-// FrontProxy trusts the identity headers the Kubernetes aggregator adds
-// (X-Remote-User, X-Remote-Group, X-Remote-Extra-*), but only on a request
-// whose TLS client certificate was signed by the request-header client CA and,
-// when AllowedNames is set, whose common name is one of them: the rules of
-// the apiserver's --requestheader-* flags. Anyone else could set the headers.
-type FrontProxy struct {
-	// ClientCA verifies the aggregator's client certificate
-	// (--requestheader-client-ca-file).
-	ClientCA *x509.CertPool
-	// AllowedNames are the common names accepted (--requestheader-allowed-names);
-	// empty accepts any certificate ClientCA signed.
-	AllowedNames []string
-	// UsernameHeaders, GroupHeaders and ExtraHeaderPrefixes name the headers;
-	// empty means X-Remote-User, X-Remote-Group and X-Remote-Extra-.
-	UsernameHeaders     []string
-	GroupHeaders        []string
-	ExtraHeaderPrefixes []string
-}
-
-var _ Authenticator = (*FrontProxy)(nil)
-
-// VerifyCaller checks that r came from the apiserver itself: over TLS,
-// with a client certificate ClientCA signed for client authentication
-// and, when AllowedNames is set, with one of those common names. The
-// identity headers are not read.
-func (f *FrontProxy) VerifyCaller(r *http.Request) error {
-	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
-		return errors.New("no client certificate")
-	}
-	if f.ClientCA == nil {
-		return errors.New("no request-header client CA configured")
-	}
-	leaf := r.TLS.PeerCertificates[0]
-	inter := x509.NewCertPool()
-	for _, c := range r.TLS.PeerCertificates[1:] {
-		inter.AddCert(c)
-	}
-	if _, err := leaf.Verify(x509.VerifyOptions{Roots: f.ClientCA, Intermediates: inter,
-		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
-		return fmt.Errorf("client certificate %q is not signed by the request-header client CA: %w", leaf.Subject.CommonName, err)
-	}
-	if len(f.AllowedNames) > 0 && !slices.Contains(f.AllowedNames, leaf.Subject.CommonName) {
-		return fmt.Errorf("client certificate common name %q is not one of the allowed names %v", leaf.Subject.CommonName, f.AllowedNames)
-	}
-	return nil
-}
-
-// Authenticate implements Authenticator.
-func (f *FrontProxy) Authenticate(r *http.Request) (User, error) {
-	if err := f.VerifyCaller(r); err != nil {
-		return User{}, err
-	}
-	u := User{}
-	for _, h := range orDefault(f.UsernameHeaders, "X-Remote-User") {
-		if v := r.Header.Get(h); v != "" {
-			u.Name = v
-			break
-		}
-	}
-	if u.Name == "" {
-		return User{}, fmt.Errorf("the front proxy sent no user header (%v)", orDefault(f.UsernameHeaders, "X-Remote-User"))
-	}
-	for _, h := range orDefault(f.GroupHeaders, "X-Remote-Group") {
-		u.Groups = append(u.Groups, r.Header.Values(h)...)
-	}
-	for _, prefix := range orDefault(f.ExtraHeaderPrefixes, "X-Remote-Extra-") {
-		for k, vs := range r.Header {
-			if len(k) <= len(prefix) || !strings.EqualFold(k[:len(prefix)], prefix) {
-				continue
-			}
-			key := strings.ToLower(k[len(prefix):])
-			if unescaped, err := url.PathUnescape(key); err == nil {
-				key = unescaped
-			}
-			if u.Extra == nil {
-				u.Extra = map[string][]string{}
-			}
-			u.Extra[key] = append(u.Extra[key], vs...)
-		}
-	}
-	return u, nil
-}
-
-func orDefault(v []string, def string) []string {
-	if len(v) == 0 {
-		return []string{def}
-	}
-	return v
-}
-
-// Where the apiserver publishes its front-proxy settings for extension API
-// servers (readable with the extension-apiserver-authentication-reader Role).
-const (
-	AuthenticationConfigMapNamespace = "kube-system"
-	AuthenticationConfigMapName      = "extension-apiserver-authentication"
-)
+var _ Authenticator = (*frontproxy.Authenticator)(nil)
 
 // FrontProxyFromCluster reads the front-proxy settings the apiserver
 // publishes in kube-system/extension-apiserver-authentication, as
 // k8s.io/apiserver's delegated authentication does.
-func FrontProxyFromCluster(ctx context.Context, r client.Reader) (*FrontProxy, error) {
+func FrontProxyFromCluster(ctx context.Context, r client.Reader) (*frontproxy.Authenticator, error) {
 	var cm corev1.ConfigMap
-	key := client.ObjectKey{Namespace: AuthenticationConfigMapNamespace, Name: AuthenticationConfigMapName}
+	key := client.ObjectKey{Namespace: frontproxy.ConfigMapNamespace, Name: frontproxy.ConfigMapName}
 	if err := r.Get(ctx, key, &cm); err != nil {
 		return nil, fmt.Errorf("reading ConfigMap %s: %w", key, err)
 	}
-	caPEM := cm.Data["requestheader-client-ca-file"]
-	if caPEM == "" {
-		return nil, fmt.Errorf("ConfigMap %s: data.requestheader-client-ca-file is empty: start kube-apiserver with --requestheader-client-ca-file", key)
+	a, err := frontproxy.FromConfigMap(cm.Data)
+	if err != nil {
+		return nil, fmt.Errorf("ConfigMap %s: %w", key, err)
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM([]byte(caPEM)) {
-		return nil, fmt.Errorf("ConfigMap %s: data.requestheader-client-ca-file: no PEM certificate", key)
-	}
-	f := &FrontProxy{ClientCA: pool}
-	for field, dst := range map[string]*[]string{
-		"requestheader-allowed-names":        &f.AllowedNames,
-		"requestheader-username-headers":     &f.UsernameHeaders,
-		"requestheader-group-headers":        &f.GroupHeaders,
-		"requestheader-extra-headers-prefix": &f.ExtraHeaderPrefixes,
-	} {
-		if v := cm.Data[field]; v != "" {
-			if err := json.Unmarshal([]byte(v), dst); err != nil {
-				return nil, fmt.Errorf("ConfigMap %s: data.%s: %w", key, field, err)
-			}
-		}
-	}
-	return f, nil
+	return a, nil
 }

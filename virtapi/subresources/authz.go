@@ -6,6 +6,8 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/virtapi/frontproxy"
 )
 
 // Attributes are what one call asks to do, in RBAC's terms: verb on
@@ -18,7 +20,7 @@ type Attributes struct {
 // Authorizer decides whether a user may make a call.
 type Authorizer interface {
 	// Authorize returns whether u may do a, and if not, why.
-	Authorize(ctx context.Context, u User, a Attributes) (allowed bool, reason string, err error)
+	Authorize(ctx context.Context, u frontproxy.User, a Attributes) (allowed bool, reason string, err error)
 }
 
 // SubjectAccessReviewer asks the apiserver with a SubjectAccessReview, so
@@ -32,7 +34,7 @@ type SubjectAccessReviewer struct {
 var _ Authorizer = (*SubjectAccessReviewer)(nil)
 
 // Authorize implements Authorizer.
-func (s *SubjectAccessReviewer) Authorize(ctx context.Context, u User, a Attributes) (bool, string, error) {
+func (s *SubjectAccessReviewer) Authorize(ctx context.Context, u frontproxy.User, a Attributes) (bool, string, error) {
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: u.Name, UID: u.UID, Groups: u.Groups,
 		ResourceAttributes: &authorizationv1.ResourceAttributes{

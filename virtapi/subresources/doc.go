@@ -17,7 +17,7 @@
 //     through nodeapi (a [nodeapi.Locator] finds it, a [nodeapi.Client] calls
 //     it); console and vnc are websockets (subprotocol plain.kubevirt.io) of
 //     raw bytes in binary messages;
-//   - authentication delegated to the aggregator ([FrontProxy]) and
+//   - authentication delegated to the aggregator ([frontproxy.Authenticator]) and
 //     authorization of every call with a SubjectAccessReview
 //     ([SubjectAccessReviewer]), with the resources and verbs KubeVirt's
 //     kubevirt.io:edit ClusterRole names (virtualmachines/start: update,

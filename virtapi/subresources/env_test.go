@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/virtkit/virtkit/internal/testenv"
-
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
+	"github.com/virtkit/virtkit/virtapi/frontproxy"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
@@ -61,7 +61,7 @@ func newWorld(t *testing.T) *world {
 	}
 	locator := nodeapi.NewAnnotationLocator(w.c, nodeapi.WithTLSConfig(handler.Client().Transport.(*http.Transport).TLSClientConfig))
 	api := subresources.New(w.c,
-		subresources.WithAuthenticator(&subresources.FrontProxy{ClientCA: agg.ClientCA, AllowedNames: agg.AllowedNames}),
+		subresources.WithAuthenticator(&frontproxy.Authenticator{ClientCA: agg.ClientCA, AllowedNames: agg.AllowedNames}),
 		subresources.WithLocator(locator),
 		subresources.WithVersion(subresources.VersionInfo{GitVersion: "v9.9.9-test"}))
 	agg.Serve(t, cp, api)

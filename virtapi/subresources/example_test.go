@@ -15,7 +15,7 @@ import (
 )
 
 // The API is one http.Handler over a Kubernetes client. In a cluster it sits
-// behind the aggregator: WithAuthenticator(&subresources.FrontProxy{...})
+// behind the aggregator: WithAuthenticator(&frontproxy.Authenticator{...})
 // trusts the aggregator's identity headers, the default authorizer asks RBAC
 // with a SubjectAccessReview, and WithLocator finds each node's handler.
 // Here `virtctl start` of a Halted VM switches it to Always.

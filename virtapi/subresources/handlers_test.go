@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/virtapi/frontproxy"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
@@ -24,13 +25,13 @@ import (
 // anyone authenticates every request as "tester"; allowAll allows it all.
 type anyone struct{}
 
-func (anyone) Authenticate(*http.Request) (subresources.User, error) {
-	return subresources.User{Name: "tester"}, nil
+func (anyone) Authenticate(*http.Request) (frontproxy.User, error) {
+	return frontproxy.User{Name: "tester"}, nil
 }
 
 type allowAll struct{}
 
-func (allowAll) Authorize(context.Context, subresources.User, subresources.Attributes) (bool, string, error) {
+func (allowAll) Authorize(context.Context, frontproxy.User, subresources.Attributes) (bool, string, error) {
 	return true, "", nil
 }
 

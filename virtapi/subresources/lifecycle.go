@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/virtapi/subresources/requests"
 )
 
 // getVM reads the VM of a call: 404 in KubeVirt's words when it is missing.
@@ -84,7 +86,7 @@ func (s *Server) patchRunStrategy(ctx context.Context, vm *virtv1.VirtualMachine
 //	Always, Once             409: the controller already keeps it running
 func (s *Server) start(ctx context.Context, req *request) error {
 	var opts virtv1.StartOptions
-	dry, err := mustDecode(req, &opts, &opts.DryRun, "v1.StartOptions", `{} or {"paused":true}`)
+	dry, err := requests.DecodeDry(req.w, req.r, &opts, &opts.DryRun, "v1.StartOptions", `{} or {"paused":true}`)
 	if err != nil {
 		return err
 	}
@@ -145,7 +147,7 @@ func (s *Server) start(ctx context.Context, req *request) error {
 //	Halted                   only a force stop with a shorter grace period, queued as Stop
 func (s *Server) stop(ctx context.Context, req *request) error {
 	var opts virtv1.StopOptions
-	dry, err := mustDecode(req, &opts, &opts.DryRun, "v1.StopOptions", `{} or {"gracePeriod":0}`)
+	dry, err := requests.DecodeDry(req.w, req.r, &opts, &opts.DryRun, "v1.StopOptions", `{} or {"gracePeriod":0}`)
 	if err != nil {
 		return err
 	}
@@ -208,7 +210,7 @@ func (s *Server) patchGracePeriod(ctx context.Context, vmi *virtv1.VirtualMachin
 // deletes the launcher pod at once (grace 1 s), as KubeVirt's force restart.
 func (s *Server) restart(ctx context.Context, req *request) error {
 	var opts virtv1.RestartOptions
-	dry, err := mustDecode(req, &opts, &opts.DryRun, "v1.RestartOptions", `{} or {"gracePeriodSeconds":0}`)
+	dry, err := requests.DecodeDry(req.w, req.r, &opts, &opts.DryRun, "v1.RestartOptions", `{} or {"gracePeriodSeconds":0}`)
 	if err != nil {
 		return err
 	}

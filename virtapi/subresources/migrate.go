@@ -6,6 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/virtapi/subresources/requests"
 )
 
 // MigrationGenerateName is the name prefix of the migrations migrate
@@ -17,7 +19,7 @@ const MigrationGenerateName = "kubevirt-migrate-vm-"
 // controllers/migration and the handlers do the rest.
 func (s *Server) migrate(ctx context.Context, req *request) error {
 	var opts virtv1.MigrateOptions
-	dry, err := mustDecode(req, &opts, &opts.DryRun, "v1.MigrateOptions", `{} or {"addedNodeSelector":{"kubernetes.io/hostname":"node-b"}}`)
+	dry, err := requests.DecodeDry(req.w, req.r, &opts, &opts.DryRun, "v1.MigrateOptions", `{} or {"addedNodeSelector":{"kubernetes.io/hostname":"node-b"}}`)
 	if err != nil {
 		return err
 	}

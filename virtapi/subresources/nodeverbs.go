@@ -14,6 +14,7 @@ import (
 
 	"github.com/virtkit/virtkit/internal/wsstream"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
+	"github.com/virtkit/virtkit/virtapi/subresources/requests"
 )
 
 // hasCondition reports whether vmi has condition t with status True.
@@ -87,7 +88,7 @@ func (s *Server) nodeVerb(ctx context.Context, req *request, dry bool, verb stri
 // pause is PUT virtualmachineinstances/NAME/pause (v1.PauseOptions).
 func (s *Server) pause(ctx context.Context, req *request) error {
 	var opts virtv1.PauseOptions
-	dry, err := mustDecode(req, &opts, &opts.DryRun, "v1.PauseOptions", `{}`)
+	dry, err := requests.DecodeDry(req.w, req.r, &opts, &opts.DryRun, "v1.PauseOptions", `{}`)
 	if err != nil {
 		return err
 	}
@@ -110,7 +111,7 @@ func (s *Server) pause(ctx context.Context, req *request) error {
 // unpause is PUT virtualmachineinstances/NAME/unpause (v1.UnpauseOptions).
 func (s *Server) unpause(ctx context.Context, req *request) error {
 	var opts virtv1.UnpauseOptions
-	dry, err := mustDecode(req, &opts, &opts.DryRun, "v1.UnpauseOptions", `{}`)
+	dry, err := requests.DecodeDry(req.w, req.r, &opts, &opts.DryRun, "v1.UnpauseOptions", `{}`)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/virtapi/frontproxy"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
@@ -41,7 +42,7 @@ var _ http.Handler = (*Server)(nil)
 type Option func(*Server)
 
 // WithAuthenticator sets who a request comes from. Without one, every call
-// below namespaces/ is refused with 401: build a FrontProxy.
+// below namespaces/ is refused with 401: use a frontproxy.Authenticator.
 func WithAuthenticator(a Authenticator) Option { return func(s *Server) { s.authn = a } }
 
 // WithAuthorizer sets how calls are authorized. The default posts a
@@ -94,7 +95,7 @@ type request struct {
 	r         *http.Request
 	namespace string
 	name      string
-	user      User
+	user      frontproxy.User
 }
 
 // route is one subresource: its HTTP method and handler. The RBAC verb

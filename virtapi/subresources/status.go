@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/virtapi/frontproxy"
 )
 
 // vmResource and vmiResource are what KubeVirt's virt-api names in its
@@ -71,7 +73,7 @@ func unauthorized(err error) *metav1.Status {
 
 // forbidden is the 403 a user without RBAC for the subresource gets, worded
 // as the apiserver words its own, plus what to grant.
-func forbidden(u User, a Attributes, reason string) *metav1.Status {
+func forbidden(u frontproxy.User, a Attributes, reason string) *metav1.Status {
 	gr := schema.GroupResource{Group: Group, Resource: a.Resource + "/" + a.Subresource}
 	msg := fmt.Sprintf("User %q cannot %s resource %q in API group %q in the namespace %q", u.Name, a.Verb, gr.Resource, Group, a.Namespace)
 	if reason != "" {

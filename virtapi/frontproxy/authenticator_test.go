@@ -1,4 +1,4 @@
-package subresources
+package frontproxy
 
 import (
 	"crypto/ecdsa"
@@ -52,9 +52,9 @@ func (c *certs) client(cn string, usage x509.ExtKeyUsage) *x509.Certificate {
 	return out
 }
 
-func TestFrontProxy(t *testing.T) {
+func TestAuthenticator(t *testing.T) {
 	ca, other := newCerts(t, "front-proxy-ca"), newCerts(t, "other-ca")
-	fp := &FrontProxy{ClientCA: ca.pool(), AllowedNames: []string{"front-proxy-client"}}
+	fp := &Authenticator{ClientCA: ca.pool(), AllowedNames: []string{"front-proxy-client"}}
 	headers := map[string][]string{
 		"X-Remote-User":                   {"alice"},
 		"X-Remote-Group":                  {"tenants", "system:authenticated"},
