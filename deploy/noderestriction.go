@@ -55,19 +55,19 @@ func handlerNodeRestriction(h Handler) []client.Object {
 				{
 					Expression: "variables.node != ''",
 					Message:    "virt-handler writes only with the token of its pod, which names its node (" + NodeNameExtra + ")",
-					Reason:     ptrTo(metav1.StatusReasonForbidden),
+					Reason:     new(metav1.StatusReasonForbidden),
 				},
 				{
 					Expression:        "request.resource.resource != 'nodes' || object.metadata.name == variables.node",
 					MessageExpression: "'the virt-handler of node ' + variables.node + ' may not write node ' + object.metadata.name",
-					Reason:            ptrTo(metav1.StatusReasonForbidden),
+					Reason:            new(metav1.StatusReasonForbidden),
 				},
 				{
 					Expression: "request.resource.resource != 'virtualmachineinstances' || (" + vmiOnNode +
 						" && (!has(object.status) || !has(object.status.nodeName) || object.status.nodeName == variables.node ||" +
 						" (has(oldObject.status.nodeName) && object.status.nodeName == oldObject.status.nodeName)))",
 					MessageExpression: "'the virt-handler of node ' + variables.node + ' may write only the VirtualMachineInstances on its node or migrating to it, not ' + object.metadata.namespace + '/' + object.metadata.name",
-					Reason:            ptrTo(metav1.StatusReasonForbidden),
+					Reason:            new(metav1.StatusReasonForbidden),
 				},
 			},
 		},
@@ -80,5 +80,3 @@ func handlerNodeRestriction(h Handler) []client.Object {
 	}
 	return []client.Object{policy, binding}
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -58,7 +58,7 @@ func TestHandlerNodeRestriction(t *testing.T) {
 	token := func(bound bool) client.Client {
 		t.Helper()
 		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "kubevirt", Name: deploy.HandlerServiceAccount}}
-		req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(600))}}
+		req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(600))}}
 		if bound {
 			req.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
 		}
@@ -142,5 +142,3 @@ func TestHandlerNodeRestriction(t *testing.T) {
 		t.Errorf("the VMI of node-b changed: %+v", got.Status)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -193,5 +193,3 @@ func writeKubeconfig(t testing.TB, path, server, ns string, auth *clientcmdapi.A
 		t.Fatal(err)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -119,7 +119,7 @@ func TestStatus(t *testing.T) {
 	}, {
 		name:  "launcher ended with a crash",
 		vmi:   runningVMI(),
-		facts: handler.Facts{Ending: ptr(handler.LauncherEnding(launcher.Result{Code: launcher.ExitGuestCrashed, Reason: "guest crashed (panicked)"}))},
+		facts: handler.Facts{Ending: new(handler.LauncherEnding(launcher.Result{Code: launcher.ExitGuestCrashed, Reason: "guest crashed (panicked)"}))},
 		want:  ended(virtv1.Failed, handler.ReasonGuestCrashed, ready(corev1.ConditionFalse, handler.ReasonGuestCrashed, "guest crashed (panicked)", t0Meta)),
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,8 +140,6 @@ func TestStatus(t *testing.T) {
 		})
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func TestLauncherEnding(t *testing.T) {
 	for _, tc := range []struct {

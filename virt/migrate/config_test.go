@@ -12,8 +12,6 @@ import (
 	"github.com/virtkit/virtkit/virt/migrate"
 )
 
-func ptr[T any](v T) *T { return &v }
-
 func quantity(s string) *resource.Quantity { q := resource.MustParse(s); return &q }
 
 func TestClusterConfig(t *testing.T) {
@@ -38,20 +36,20 @@ func TestClusterConfig(t *testing.T) {
 		{"no configuration: KubeVirt's defaults", nil, defaults},
 		{"empty configuration: KubeVirt's defaults", &virtv1.MigrationConfiguration{}, defaults},
 		{"every field", &virtv1.MigrationConfiguration{
-			NodeDrainTaintKey:                 ptr("example.com/drain"),
-			ParallelOutboundMigrationsPerNode: ptr(uint32(4)),
-			ParallelMigrationsPerCluster:      ptr(uint32(10)),
-			AllowAutoConverge:                 ptr(true),
+			NodeDrainTaintKey:                 new("example.com/drain"),
+			ParallelOutboundMigrationsPerNode: new(uint32(4)),
+			ParallelMigrationsPerCluster:      new(uint32(10)),
+			AllowAutoConverge:                 new(true),
 			BandwidthPerMigration:             quantity("64Mi"),
-			CompletionTimeoutPerGiB:           ptr(int64(30)),
-			ProgressTimeout:                   ptr(int64(20)),
-			UtilityVolumesTimeout:             ptr(int64(10)),
-			UnsafeMigrationOverride:           ptr(true),
-			AllowPostCopy:                     ptr(true),
-			AllowWorkloadDisruption:           ptr(true),
-			DisableTLS:                        ptr(true),
-			Network:                           ptr("migration-net"),
-			MatchSELinuxLevelOnMigration:      ptr(true),
+			CompletionTimeoutPerGiB:           new(int64(30)),
+			ProgressTimeout:                   new(int64(20)),
+			UtilityVolumesTimeout:             new(int64(10)),
+			UnsafeMigrationOverride:           new(true),
+			AllowPostCopy:                     new(true),
+			AllowWorkloadDisruption:           new(true),
+			DisableTLS:                        new(true),
+			Network:                           new("migration-net"),
+			MatchSELinuxLevelOnMigration:      new(true),
 		}, migrate.Config{
 			ParallelMigrationsPerCluster:      10,
 			ParallelOutboundMigrationsPerNode: 4,
@@ -69,16 +67,16 @@ func TestClusterConfig(t *testing.T) {
 			NodeDrainTaintKey:                 "example.com/drain",
 		}},
 		{"workload disruption follows post-copy when unset",
-			&virtv1.MigrationConfiguration{AllowPostCopy: ptr(true)},
+			&virtv1.MigrationConfiguration{AllowPostCopy: new(true)},
 			with(func(c *migrate.Config) { c.AllowPostCopy, c.AllowWorkloadDisruption = true, true })},
 		{"workload disruption set apart from post-copy",
-			&virtv1.MigrationConfiguration{AllowPostCopy: ptr(true), AllowWorkloadDisruption: ptr(false)},
+			&virtv1.MigrationConfiguration{AllowPostCopy: new(true), AllowWorkloadDisruption: new(false)},
 			with(func(c *migrate.Config) { c.AllowPostCopy = true })},
 		{"workload disruption without post-copy (pause to complete)",
-			&virtv1.MigrationConfiguration{AllowWorkloadDisruption: ptr(true)},
+			&virtv1.MigrationConfiguration{AllowWorkloadDisruption: new(true)},
 			with(func(c *migrate.Config) { c.AllowWorkloadDisruption = true })},
 		{"zero timeouts and bandwidth stay zero (no limit)",
-			&virtv1.MigrationConfiguration{CompletionTimeoutPerGiB: ptr(int64(0)), ProgressTimeout: ptr(int64(0)), BandwidthPerMigration: quantity("0")},
+			&virtv1.MigrationConfiguration{CompletionTimeoutPerGiB: new(int64(0)), ProgressTimeout: new(int64(0)), BandwidthPerMigration: quantity("0")},
 			with(func(c *migrate.Config) { c.CompletionTimeoutPerGiB, c.ProgressTimeout = 0, 0 })},
 		{"decimal bandwidth", &virtv1.MigrationConfiguration{BandwidthPerMigration: quantity("1M")},
 			with(func(c *migrate.Config) { c.BandwidthPerMigration = 1_000_000 })},
@@ -95,8 +93,8 @@ func TestClusterConfig(t *testing.T) {
 
 func TestClusterConfigRejectsNegativeValuesByPath(t *testing.T) {
 	_, err := migrate.ClusterConfig(&virtv1.MigrationConfiguration{
-		CompletionTimeoutPerGiB: ptr(int64(-1)),
-		ProgressTimeout:         ptr(int64(-5)),
+		CompletionTimeoutPerGiB: new(int64(-1)),
+		ProgressTimeout:         new(int64(-5)),
 		BandwidthPerMigration:   quantity("-1Mi"),
 	})
 	assert.ErrorContains(t, err, "spec.configuration.migrations.completionTimeoutPerGiB: Invalid value: -1: must not be negative")

@@ -106,9 +106,9 @@ func TestResolve(t *testing.T) {
 	ns := labels{"env": "prod"}
 	cluster := &virtv1.MigrationConfiguration{
 		BandwidthPerMigration:        quantity("100Mi"),
-		CompletionTimeoutPerGiB:      ptr(int64(60)),
-		AllowAutoConverge:            ptr(true),
-		ParallelMigrationsPerCluster: ptr(uint32(3)),
+		CompletionTimeoutPerGiB:      new(int64(60)),
+		AllowAutoConverge:            new(true),
+		ParallelMigrationsPerCluster: new(uint32(3)),
 	}
 	base, err := migrate.ClusterConfig(cluster)
 	assert.NilError(t, err)
@@ -136,10 +136,10 @@ func TestResolve(t *testing.T) {
 		{"the policy's fields override the cluster's",
 			[]migrationsv1.MigrationPolicy{spec("fast", func(s *migrationsv1.MigrationPolicySpec) {
 				s.BandwidthPerMigration = quantity("1Gi")
-				s.CompletionTimeoutPerGiB = ptr(int64(10))
-				s.AllowAutoConverge = ptr(false)
-				s.AllowPostCopy = ptr(true)
-				s.AllowWorkloadDisruption = ptr(false)
+				s.CompletionTimeoutPerGiB = new(int64(10))
+				s.AllowAutoConverge = new(false)
+				s.AllowPostCopy = new(true)
+				s.AllowWorkloadDisruption = new(false)
 			})},
 			with(func(c *migrate.Config) {
 				c.Policy = "fast"
@@ -149,14 +149,14 @@ func TestResolve(t *testing.T) {
 				c.AllowPostCopy = true
 			})},
 		{"workload disruption follows the policy's post-copy when unset",
-			[]migrationsv1.MigrationPolicy{spec("pc", func(s *migrationsv1.MigrationPolicySpec) { s.AllowPostCopy = ptr(true) })},
+			[]migrationsv1.MigrationPolicy{spec("pc", func(s *migrationsv1.MigrationPolicySpec) { s.AllowPostCopy = new(true) })},
 			with(func(c *migrate.Config) { c.Policy, c.AllowPostCopy, c.AllowWorkloadDisruption = "pc", true, true })},
 		{"the most specific policy wins",
 			[]migrationsv1.MigrationPolicy{
-				spec("broad", func(s *migrationsv1.MigrationPolicySpec) { s.CompletionTimeoutPerGiB = ptr(int64(1)) }),
+				spec("broad", func(s *migrationsv1.MigrationPolicySpec) { s.CompletionTimeoutPerGiB = new(int64(1)) }),
 				func() migrationsv1.MigrationPolicy {
 					p := policy("narrow", labels{"workload": "db"}, labels{"env": "prod"})
-					p.Spec.CompletionTimeoutPerGiB = ptr(int64(2))
+					p.Spec.CompletionTimeoutPerGiB = new(int64(2))
 					return p
 				}(),
 			},
@@ -175,13 +175,13 @@ func TestResolve(t *testing.T) {
 func TestResolveRejectsBadPolicyNamingIt(t *testing.T) {
 	vmi := &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Labels: labels{"a": "b"}}}
 	p := policy("broken", labels{"a": "b"}, nil)
-	p.Spec.CompletionTimeoutPerGiB = ptr(int64(-3))
+	p.Spec.CompletionTimeoutPerGiB = new(int64(-3))
 	_, err := migrate.Resolve(nil, []migrationsv1.MigrationPolicy{p}, vmi, nil)
 	assert.ErrorContains(t, err, "MigrationPolicy broken: spec.completionTimeoutPerGiB: Invalid value: -3: must not be negative")
 	var pe *migrate.PolicyError
 	assert.Assert(t, errors.As(err, &pe))
 	assert.Equal(t, pe.Policy, "broken")
 
-	_, err = migrate.Resolve(&virtv1.MigrationConfiguration{ProgressTimeout: ptr(int64(-1))}, nil, vmi, nil)
+	_, err = migrate.Resolve(&virtv1.MigrationConfiguration{ProgressTimeout: new(int64(-1))}, nil, vmi, nil)
 	assert.ErrorContains(t, err, "spec.configuration.migrations.progressTimeout")
 }

@@ -127,7 +127,7 @@ func TestWebhooksOnARealAPIServer(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: "both", Namespace: "default"},
 			Spec: virtv1.VirtualMachineSpec{
 				Running:     &running,
-				RunStrategy: ptr(virtv1.RunStrategyAlways),
+				RunStrategy: new(virtv1.RunStrategyAlways),
 				Template:    &virtv1.VirtualMachineInstanceTemplateSpec{Spec: minimalVMI("x").Spec},
 			},
 		}
@@ -169,5 +169,3 @@ func TestConfigurationsNeverInterceptDeletes(t *testing.T) {
 		}
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

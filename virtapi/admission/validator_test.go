@@ -103,7 +103,7 @@ func TestReservedLabelsAreRefusedToUsers(t *testing.T) {
 	}
 
 	vm := &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "vm", Namespace: "default"},
-		Spec: virtv1.VirtualMachineSpec{RunStrategy: ptr(virtv1.RunStrategyHalted), Template: &virtv1.VirtualMachineInstanceTemplateSpec{
+		Spec: virtv1.VirtualMachineSpec{RunStrategy: new(virtv1.RunStrategyHalted), Template: &virtv1.VirtualMachineInstanceTemplateSpec{
 			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{virtv1.CreatedByLabel: "uid-of-another-vmi"}}, Spec: minimalVMI("x").Spec}}}
 	if diff := cmp.Diff([]string{"FieldValueForbidden spec.template.metadata.labels[kubevirt.io/created-by]"},
 		refusals(t, v.Handle(ctx, review(t, "alice", vm, nil)))); diff != "" {
@@ -117,7 +117,7 @@ func TestAVMBeingDeletedStaysUpdatable(t *testing.T) {
 	v := admission.NewValidator(scheme.New())
 	ctx := context.Background()
 	vm := &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "vm", Namespace: "default", Finalizers: []string{"example.com/hold"}},
-		Spec: virtv1.VirtualMachineSpec{RunStrategy: ptr(virtv1.VirtualMachineRunStrategy("NoLongerValid")),
+		Spec: virtv1.VirtualMachineSpec{RunStrategy: new(virtv1.VirtualMachineRunStrategy("NoLongerValid")),
 			Template: &virtv1.VirtualMachineInstanceTemplateSpec{Spec: minimalVMI("x").Spec}}}
 	upd := vm.DeepCopy()
 	upd.Finalizers = nil
@@ -158,7 +158,7 @@ func TestOwnAccountsChangeOnlyHotpluggedVolumes(t *testing.T) {
 			s.Volumes, s.Domain.Devices.Disks = s.Volumes[:1], s.Domain.Devices.Disks[:1]
 		}},
 		{name: "shorten the grace period", user: ownAccount, change: func(s *virtv1.VirtualMachineInstanceSpec) {
-			s.TerminationGracePeriodSeconds = ptr(int64(0))
+			s.TerminationGracePeriodSeconds = new(int64(0))
 		}, want: []string{"FieldValueForbidden spec.volumes[1].persistentVolumeClaim.hotpluggable"}},
 		{name: "a host disk is not hotplugged", user: ownAccount, change: func(s *virtv1.VirtualMachineInstanceSpec) {
 			s.Volumes = append(s.Volumes, virtv1.Volume{Name: "host", VolumeSource: virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/etc/shadow", Type: virtv1.HostDiskExists}}})
