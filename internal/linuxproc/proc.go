@@ -33,6 +33,25 @@ func MountNamespaceOf(pid int) (Namespace, error) {
 	return namespaceOf(pid, "mnt")
 }
 
+// OpenMountNamespace opens the mount namespace of pid and returns the open
+// file with the namespace's identity. While the file is open the namespace
+// cannot end, so its inode cannot name another namespace: the kernel
+// reuses the inode of a namespace that ended for the next one it makes. A
+// caller that signals the processes of a namespace by its inode must hold
+// the file for as long as it does.
+func OpenMountNamespace(pid int) (*os.File, Namespace, error) {
+	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "ns", "mnt"))
+	if err != nil {
+		return nil, 0, fmt.Errorf("namespace mnt of pid %d: %w", pid, err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("namespace mnt of pid %d: %w", pid, err)
+	}
+	return f, Namespace(st.Ino), nil
+}
+
 func namespaceOf(pid int, kind string) (Namespace, error) {
 	ino, err := inode(filepath.Join("/proc", strconv.Itoa(pid), "ns", kind))
 	if err != nil {
@@ -88,6 +107,25 @@ func SeesMountFrom(prefix string) Filter {
 		}
 		for _, m := range mounts {
 			if strings.HasPrefix(m.Root, prefix) || strings.HasPrefix(m.MountPoint, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// InCgroupNamed selects processes whose cgroup path (any line of
+// /proc/PID/cgroup) contains name: a container's ID or a pod's UID, which
+// the runtime puts in the paths of its cgroups.
+func InCgroupNamed(name string) Filter {
+	return func(p Process, dir string) bool {
+		b, err := os.ReadFile(filepath.Join(dir, "cgroup"))
+		if err != nil {
+			return false
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			// hierarchy-ID:controllers:path
+			if parts := strings.SplitN(line, ":", 3); len(parts) == 3 && strings.Contains(parts[2], name) {
 				return true
 			}
 		}

@@ -34,7 +34,7 @@ func Libvirtd(t testing.TB) *libvirtd.Daemon {
 		if err := d.Stop(ctx); err != nil {
 			t.Errorf("testenv: %v", err)
 		}
-		left, err := linuxproc.List(linuxproc.InMountNamespace(d.MountNamespace()))
+		left, err := linuxproc.List(linuxproc.SeesMountFrom(cfg.Dir))
 		if err != nil {
 			t.Errorf("testenv: %v", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -19,9 +20,13 @@ import (
 
 // Daemon is a running private libvirtd.
 type Daemon struct {
-	cfg   Config
-	cmd   *exec.Cmd
-	ns    linuxproc.Namespace
+	cfg Config
+	cmd *exec.Cmd
+	ns  linuxproc.Namespace
+	// pin holds the namespace open from Start until Stop saw it empty, so
+	// that ns names it and no later one; nil once released.
+	mu    sync.Mutex
+	pin   *os.File
 	log   logr.Logger
 	done  chan struct{}
 	exit  error
@@ -103,7 +108,7 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (*Daemon, error) {
 		d.exit = cmd.Wait()
 		close(d.done)
 	}()
-	d.ns, err = linuxproc.MountNamespaceOf(cmd.Process.Pid)
+	d.pin, d.ns, err = linuxproc.OpenMountNamespace(cmd.Process.Pid)
 	if err == nil {
 		err = d.waitReady(ctx)
 	}
@@ -190,7 +195,9 @@ func (d *Daemon) URI() string { return d.cfg.URI() }
 func (d *Daemon) PID() int { return d.cmd.Process.Pid }
 
 // MountNamespace identifies the daemon's private mount namespace; every
-// process it starts (QEMU, helpers) lives in it.
+// process it starts (QEMU, helpers) lives in it. The identity holds until
+// Stop returns nil: then the namespace ends, and the kernel may give its
+// inode to another one.
 func (d *Daemon) MountNamespace() linuxproc.Namespace { return d.ns }
 
 // Done is closed when the daemon process has exited.
@@ -207,12 +214,25 @@ func (d *Daemon) Err() error {
 }
 
 // Processes lists the live processes of the daemon's namespace: the daemon
-// itself and every guest it runs.
+// itself and every guest it runs. After a Stop that returned nil there are
+// none, and the namespace is no longer looked at.
 func (d *Daemon) Processes() ([]linuxproc.Process, error) {
-	if d.ns == 0 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pin == nil {
 		return nil, nil
 	}
 	return linuxproc.List(linuxproc.InMountNamespace(d.ns))
+}
+
+// release lets the namespace go once nothing runs in it.
+func (d *Daemon) release() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pin != nil {
+		_ = d.pin.Close()
+		d.pin = nil
+	}
 }
 
 // Stop ends the daemon and everything in its namespace: guests get SIGTERM
@@ -231,6 +251,7 @@ func (d *Daemon) Stop(ctx context.Context) error {
 			procs = append(procs, linuxproc.Process{PID: d.PID(), Comm: "libvirtd"})
 		}
 		if err == nil && len(procs) == 0 {
+			d.release()
 			d.log.V(1).Info("libvirtd stopped", "dir", d.cfg.Dir)
 			return nil
 		}
@@ -253,6 +274,7 @@ func (d *Daemon) waitGone(limit time.Duration) error {
 		if len(procs) == 0 {
 			select {
 			case <-d.done:
+				d.release()
 				return nil
 			case <-time.After(time.Until(deadline)):
 			}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -71,9 +72,41 @@ func TestStartStop(t *testing.T) {
 
 	assert.NilError(t, d.Stop(ctx))
 	<-d.Done()
-	left, err := linuxproc.List(linuxproc.InMountNamespace(d.MountNamespace()))
+	left, err := linuxproc.List(linuxproc.SeesMountFrom(d.Config().Dir))
 	assert.NilError(t, err)
 	assert.Equal(t, len(left), 0, "left behind: %v", left)
+}
+
+// Stopping a daemon that already died touches no other daemon, even one
+// whose namespace took the dead one's inode (the kernel hands the inode of
+// a namespace that ended to the next one): the namespace is held open from
+// Start to a clean Stop.
+func TestStopAfterDeathSparesOthers(t *testing.T) {
+	testenv.Integration(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cache := testenv.Output(t, "cache", "libvirt")
+	dead, err := libvirtd.Start(ctx, libvirtd.Config{Dir: testenv.Dir(t), CacheDir: cache})
+	assert.NilError(t, err)
+	t.Cleanup(func() { _ = dead.Stop(context.Background()) })
+	assert.NilError(t, syscall.Kill(dead.PID(), syscall.SIGKILL))
+	<-dead.Done()
+
+	other, err := libvirtd.Start(ctx, libvirtd.Config{Dir: testenv.Dir(t), CacheDir: cache})
+	assert.NilError(t, err)
+	t.Cleanup(func() { _ = other.Stop(context.Background()) })
+	t.Logf("the second daemon's namespace reuses the first's inode: %t", other.MountNamespace() == dead.MountNamespace())
+
+	assert.NilError(t, dead.Stop(ctx))
+	select {
+	case <-other.Done():
+		t.Fatalf("stopping the dead daemon ended the other one: %v", other.Err())
+	case <-time.After(time.Second):
+	}
+	c, err := net.Dial("unix", other.Config().Paths().Socket)
+	assert.NilError(t, err, "the other daemon still answers")
+	c.Close()
+	assert.NilError(t, other.Stop(ctx))
 }
 
 // A daemon that cannot start reports why and where its log is, and leaves

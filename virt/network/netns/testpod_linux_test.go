@@ -187,7 +187,7 @@ func startLibvirtdIn(t testing.TB, p *testPod) *libvirtd.Daemon {
 		if err := d.Stop(ctx); err != nil {
 			t.Errorf("stop libvirtd: %v", err)
 		}
-		left, err := linuxproc.List(linuxproc.InMountNamespace(d.MountNamespace()))
+		left, err := linuxproc.List(linuxproc.SeesMountFrom(cfg.Dir))
 		if err != nil {
 			t.Errorf("%v", err)
 		}
