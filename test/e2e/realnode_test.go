@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/deploy"
+	"github.com/virtkit/virtkit/internal/linuxproc"
 	"github.com/virtkit/virtkit/internal/localcluster"
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/local/cluster"
@@ -148,6 +149,7 @@ func TestRealNode(t *testing.T) {
 	}
 	assert.Equal(t, vmi.Status.Interfaces[0].IP, launcher.Status.PodIP)
 	w.consoleShows(ctx, t, vmi, "VIRTKIT-HEARTBEAT")
+	launcherConfined(t, launcher)
 	httpAnswers(ctx, t, "http://"+vmi.Status.Interfaces[0].IP+"/", "tiny")
 	w.stopStartDelete(ctx, t, vm, vmi)
 
@@ -155,6 +157,47 @@ func TestRealNode(t *testing.T) {
 	// before starting.
 	assert.NilError(t, c.Stop(ctx))
 	stopped = true
+}
+
+// launcherConfined checks, in the kernel's own records, that the runtime
+// enforces the launcher's security context on every process of its
+// compute container, QEMU included: no_new_privs, a seccomp filter, and no
+// capability beyond those the container adds.
+func launcherConfined(t *testing.T, pod corev1.Pod) {
+	t.Helper()
+	c := pod.Spec.Containers[0]
+	assert.Assert(t, c.SecurityContext != nil && c.SecurityContext.Capabilities != nil, "launcher security context: %+v", c.SecurityContext)
+	var allowed uint64
+	for _, name := range c.SecurityContext.Capabilities.Add {
+		bit, ok := linuxproc.CapabilityBit(string(name))
+		assert.Assert(t, ok, "capability %q", name)
+		allowed |= 1 << bit
+	}
+	id := ""
+	for _, s := range pod.Status.ContainerStatuses {
+		if s.Name == c.Name {
+			id = strings.TrimPrefix(s.ContainerID, "containerd://")
+		}
+	}
+	assert.Assert(t, id != "", "container %s of pod %s: %+v", c.Name, pod.Name, pod.Status.ContainerStatuses)
+	procs, err := linuxproc.List(linuxproc.InCgroupNamed(id))
+	must(t, err)
+	qemu := 0
+	for _, p := range procs {
+		sec, err := linuxproc.SecurityOf(p.PID)
+		if linuxproc.IsNotExist(err) {
+			continue
+		}
+		must(t, err)
+		if !sec.NoNewPrivs || sec.Seccomp != 2 || sec.Bounding&^allowed != 0 {
+			t.Errorf("%s: no_new_privs %t, seccomp mode %d, capabilities %v beyond %v",
+				p, sec.NoNewPrivs, sec.Seccomp, linuxproc.CapabilityNames(sec.Bounding&^allowed), c.SecurityContext.Capabilities.Add)
+		}
+		if strings.HasPrefix(p.Comm, "qemu-system") {
+			qemu++
+		}
+	}
+	assert.Assert(t, qemu == 1, "one QEMU among the processes of container %s: %v", id, procs)
 }
 
 // containerOf reports whether pod runs, and every container of it runs as

@@ -228,8 +228,13 @@ func (t *txn) sweep(dir, prefix string) error {
 	return nil
 }
 
+// imageMode is the mode of the images Prepare makes for one guest (qcow2
+// overlays, cloud-init, secret and config ISOs): readable and writable by
+// the user QEMU runs as, and by no one else. A secret's data is in the ISO.
+const imageMode = 0o600
+
 func (t *txn) qcow2(final string, replace bool, o QCOW2Options) error {
-	f, err := t.stage(final, replace, 0o660)
+	f, err := t.stage(final, replace, imageMode)
 	if err != nil {
 		return err
 	}
@@ -241,7 +246,7 @@ func (t *txn) qcow2(final string, replace bool, o QCOW2Options) error {
 }
 
 func (t *txn) iso(final, label string, files map[string][]byte) error {
-	f, err := t.stage(final, true, 0o644)
+	f, err := t.stage(final, true, imageMode)
 	if err != nil {
 		return err
 	}

@@ -153,6 +153,17 @@ func TestPrepare(t *testing.T) {
 			t.Errorf("%s: backing %s (%s), plan says %s (%s)", name, info.BackingFile, info.BackingFormat, p.BackingPath, p.BackingFormat)
 		}
 	}
+	// The images made for this guest (overlays, ISOs with a secret's or
+	// the user's data) are for the QEMU user only.
+	for _, name := range []string{"ci", "cm", "eph", "root", "scratch"} {
+		fi, err := os.Stat(plan[name].Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %s has mode %v, want 0600", name, plan[name].Path, fi.Mode().Perm())
+		}
+	}
 	// disk.img: 64 MiB less 5.5%, in whole MiB, sparse.
 	length, alloc := sizeOf(t, plan["data"].Path)
 	if length != 60<<20 || alloc > 1<<20 {
