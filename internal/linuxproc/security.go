@@ -54,7 +54,7 @@ func parseStatus(r io.Reader) (Security, error) {
 		case "Uid": // real, effective, saved, filesystem
 			f := strings.Fields(value)
 			if len(f) < 2 {
-				return Security{}, fmt.Errorf("Uid %q", value)
+				return Security{}, fmt.Errorf("uid line %q", value)
 			}
 			s.UID, err = strconv.Atoi(f[1])
 		case "NoNewPrivs":
