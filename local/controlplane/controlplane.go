@@ -7,18 +7,18 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
 
 	"github.com/virtkit/virtkit/internal/spawn"
+	"github.com/virtkit/virtkit/internal/supervise"
 )
 
 // ControlPlane is a running control plane. Start one with Start; Stop ends it.
 type ControlPlane struct {
 	cfg    Config
-	procs  []*process
+	procs  []*supervise.Process
 	spawn  *spawn.Spawner
 	cancel context.CancelFunc
 }
@@ -61,9 +61,13 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 		}
 	}()
 	for _, c := range components(cfg) {
-		p := newProcess(cfg, c, cp.spawn)
-		if err := p.start(); err != nil {
-			return cp, err
+		p, err := supervise.New(supervise.Config{Name: c.name, Path: filepath.Join(cfg.BinDir, c.name), Args: c.args,
+			LogFile: filepath.Join(cfg.LogDir(), c.name+".log"), Spawner: cp.spawn, Logger: cfg.Logger.WithValues("component", c.name)})
+		if err != nil {
+			return cp, fmt.Errorf("controlplane: %w", err)
+		}
+		if err := p.Start(); err != nil {
+			return cp, fmt.Errorf("controlplane: %w", err)
 		}
 		cp.procs = append(cp.procs, p)
 		cfg.Logger.Info("started", "component", c.name)
@@ -73,7 +77,7 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 				return cp, err
 			}
 		}
-		go p.supervise(superCtx)
+		go p.Supervise(superCtx)
 	}
 	return cp, nil
 }
@@ -110,10 +114,9 @@ func (cp *ControlPlane) waitReady(ctx context.Context) error {
 			last = err.Error()
 		}
 		for _, p := range cp.procs {
-			if !p.alive() {
-				log := filepath.Join(cp.cfg.LogDir(), p.comp.name+".log")
+			if !p.Status().Running {
 				return fmt.Errorf("controlplane: %s exited while waiting for the apiserver; the end of %s:\n%s",
-					p.comp.name, log, tail(log, 5))
+					p.Name(), p.LogFile(), supervise.Tail(p.LogFile(), 5))
 			}
 		}
 		select {
@@ -129,10 +132,8 @@ func (cp *ControlPlane) waitReady(ctx context.Context) error {
 func (cp *ControlPlane) Status() map[string]ComponentStatus {
 	out := map[string]ComponentStatus{}
 	for _, p := range cp.procs {
-		p.mu.Lock()
-		r := p.restarts
-		p.mu.Unlock()
-		out[p.comp.name] = ComponentStatus{Running: p.alive(), Restarts: r}
+		s := p.Status()
+		out[p.Name()] = ComponentStatus{Running: s.Running, Restarts: s.Restarts}
 	}
 	return out
 }
@@ -148,20 +149,10 @@ func (cp *ControlPlane) Stop() error {
 	cp.cancel()
 	var errs []error
 	for i := len(cp.procs) - 1; i >= 0; i-- {
-		if err := cp.procs[i].stop(stopGrace); err != nil {
+		if err := cp.procs[i].Stop(stopGrace); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	cp.spawn.Close()
 	return errors.Join(errs...)
-}
-
-// tail returns the last n lines of a file, for error messages.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
