@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -32,18 +33,63 @@ import (
 // Close ends the ones still running.
 type HostRunner struct {
 	spawn *spawn.Spawner
+
+	// pins hold open, by inode, the mount namespace of each process
+	// started and not yet killed: while a namespace is held its inode
+	// cannot pass to a namespace created later, so Kill finds only its
+	// processes by it.
+	mu   sync.Mutex
+	pins map[uint64]*os.File
 }
 
 var _ ProcessRunner = (*HostRunner)(nil)
 
 // NewHostRunner returns a HostRunner; Close it when the node stops.
-func NewHostRunner() *HostRunner { return &HostRunner{spawn: spawn.New()} }
+func NewHostRunner() *HostRunner {
+	return &HostRunner{spawn: spawn.New(), pins: map[uint64]*os.File{}}
+}
 
 // Close ends the runner's thread: processes it started and that still run
-// get SIGKILL.
+// get SIGKILL. The namespaces it held are let go.
 func (h *HostRunner) Close() error {
 	h.spawn.Close()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ino, f := range h.pins {
+		f.Close()
+		delete(h.pins, ino)
+	}
 	return nil
+}
+
+// pin holds the mount namespace of ref's process open, if that process
+// still runs as ref describes and its namespace is ref.MountNS; nil
+// otherwise. The check after the open makes sure the namespace held is
+// the process's, not that of a later process with a reused PID.
+func pin(ref ProcessRef) *os.File {
+	if ref.MountNS == 0 {
+		return nil
+	}
+	f, err := os.Open("/proc/" + strconv.Itoa(ref.PID) + "/ns/mnt")
+	if err != nil {
+		return nil
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || st.Ino != ref.MountNS || !alive(ref) {
+		f.Close()
+		return nil
+	}
+	return f
+}
+
+// takePin returns the namespace held for ino since Start and forgets it;
+// nil if none is.
+func (h *HostRunner) takePin(ino uint64) *os.File {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f := h.pins[ino]
+	delete(h.pins, ino)
+	return f
 }
 
 // helperSpec is what the node hands its helper process on fd 3.
@@ -103,6 +149,14 @@ func (h *HostRunner) Start(ctx context.Context, spec ProcessSpec) (Process, erro
 	p.ref.PID = cmd.Process.Pid
 	p.ref.StartTime, _ = startTime(p.ref.PID)
 	p.ref.MountNS, _ = nsInode("/proc/" + strconv.Itoa(p.ref.PID) + "/ns/mnt")
+	if f := pin(p.ref); f != nil {
+		h.mu.Lock()
+		if old := h.pins[p.ref.MountNS]; old != nil {
+			old.Close()
+		}
+		h.pins[p.ref.MountNS] = f
+		h.mu.Unlock()
+	}
 
 	_ = json.NewEncoder(specW).Encode(helperSpec{Path: spec.Path, Args: spec.Args, Env: spec.Env, Dir: spec.Dir,
 		NetNS: spec.NetNS, Mounts: spec.Mounts, Scratch: spec.Scratch})
@@ -159,15 +213,28 @@ func (h *HostRunner) Exec(ctx context.Context, p Process, argv []string) (int, [
 	return 0, out, nil
 }
 
-// Kill implements ProcessRunner.
+// Kill implements ProcessRunner. The processes of ref's mount namespace
+// are found by its inode only while that inode is certain to be the
+// namespace's: held since Start, or held now while ref's process still
+// runs. Otherwise (the process is gone and this runner did not start it,
+// as after a node restart) the namespace may have ended and its inode
+// passed to another, and only Reap, by the pod's network namespace file,
+// finds what is left.
 func (h *HostRunner) Kill(ctx context.Context, ref ProcessRef) error {
+	held := h.takePin(ref.MountNS)
+	if held == nil {
+		held = pin(ref)
+	}
+	if held != nil {
+		defer held.Close()
+	}
 	var pids []int
 	if alive(ref) {
 		_ = syscall.Kill(-ref.PID, syscall.SIGKILL)
 		pids = append(pids, ref.PID)
 	}
 	// Never the node's own mount namespace: that would be every host process.
-	if self, _ := nsInode("/proc/self/ns/mnt"); ref.MountNS != 0 && ref.MountNS != self {
+	if self, _ := nsInode("/proc/self/ns/mnt"); held != nil && ref.MountNS != self {
 		pids = append(pids, pidsInNamespace("mnt", ref.MountNS)...)
 	}
 	return killAndWait(ctx, pids)

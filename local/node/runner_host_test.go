@@ -69,3 +69,70 @@ func TestHostRunner(t *testing.T) {
 		t.Errorf("start of a missing executable: %v", err)
 	}
 }
+
+// Kill ends what a container left in its mount namespace after its own
+// process exited (the namespace is held since Start), and never kills by a
+// namespace inode it does not hold: a ref recorded before a node restart,
+// whose process is gone, may name an inode the kernel has since given to
+// another namespace.
+func TestKillByMountNamespace(t *testing.T) {
+	testenv.Integration(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := testenv.Dir(t)
+	log, err := os.Create(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	env := []string{"PATH=" + defaultPath, testenv.OwnerEnv + "=" + strconv.Itoa(os.Getpid())}
+	h := NewHostRunner()
+	defer h.Close()
+
+	// The container's process starts a daemon in a process group of its
+	// own (as libvirtd starts QEMU) and exits.
+	p, err := h.Start(ctx, ProcessSpec{Path: "/bin/sh", Args: []string{"sh", "-c", "setsid sleep 1000 & echo $! > /tmp/vkt-daemon.pid; sleep 0.2"},
+		Env: env, Scratch: filepath.Join(dir, "scratch"), Log: log,
+		Mounts: []Mount{{Source: dir, Target: "/tmp"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Wait()
+	b, err := os.ReadFile(filepath.Join(dir, "vkt-daemon.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	daemon, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !processAlive(daemon) {
+		t.Fatalf("the daemon (pid %d) did not outlive the container's process", daemon)
+	}
+	if err := h.Kill(ctx, p.Ref()); err != nil {
+		t.Fatal(err)
+	}
+	if processAlive(daemon) {
+		t.Errorf("the daemon (pid %d) survived Kill", daemon)
+	}
+
+	// Another mount namespace, which a stale ref's inode now names.
+	other, err := h.Start(ctx, ProcessSpec{Path: "/bin/sh", Args: []string{"sh", "-c", "exec sleep 1000"},
+		Env: env, Scratch: filepath.Join(dir, "scratch2"), Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = h.Kill(context.Background(), other.Ref()) }()
+	stale := ProcessRef{PID: p.Ref().PID, StartTime: p.Ref().StartTime, MountNS: other.Ref().MountNS}
+	if err := NewHostRunner().Kill(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	if !processAlive(other.Ref().PID) {
+		t.Error("a Kill of a gone process killed another namespace's process by its reused inode")
+	}
+}
+
+// processAlive reports whether pid runs (a zombie does not).
+func processAlive(pid int) bool {
+	return syscall.Kill(pid, 0) == nil && !zombie(pid)
+}
