@@ -30,6 +30,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -62,10 +63,13 @@ type config struct {
 	handlerCAFile                   string
 	handlerCertFile, handlerKeyFile string
 	handlerServerName               string
-	privileged                      string
-	metricsAddr                     string
-	install                         bool
-	installOpts                     installOptions
+	// handlerAddrs are --handler-address's node=URL pairs: handlers at
+	// fixed addresses instead of found by their pods.
+	handlerAddrs map[string]*url.URL
+	privileged   string
+	metricsAddr  string
+	install      bool
+	installOpts  installOptions
 }
 
 func main() {
@@ -84,6 +88,7 @@ func main() {
 	flag.StringVar(&c.handlerCertFile, "handler-client-cert-file", "", "client certificate presented to node handlers, named "+nodeapi.ClientName+" (required)")
 	flag.StringVar(&c.handlerKeyFile, "handler-client-key-file", "", "key of --handler-client-cert-file (required)")
 	flag.StringVar(&c.handlerServerName, "handler-server-name", "", "name every handler's serving certificate must carry, whatever address is dialled; empty: "+nodeapi.ServerName("NAMESPACE")+" of --namespace")
+	flag.Func("handler-address", "NODE=https://HOST:PORT: the node API of NODE's handler is there (repeat per node), for handlers that run outside pods, as virt-local's local nodes; with any, handlers are found only here, not by their pods", c.addHandlerAddress)
 	flag.StringVar(&c.privileged, "privileged-users", "", "comma-separated users that may change a VMI's spec after creation; empty: the kubevirt-handler, kubevirt-controller and kubevirt-apiserver service accounts of --namespace")
 	flag.StringVar(&c.metricsAddr, "metrics-bind-address", "", "address of /metrics over plain HTTP; empty: /metrics on --listen's TLS port, as KubeVirt; 0 turns it off")
 	flag.BoolVar(&c.install, "install", false, "create or update the APIService, Service, webhook configurations and ClusterRoles, then serve")
@@ -166,9 +171,7 @@ func run(ctx context.Context, c config, log logr.Logger) error {
 		APIServer:       fp,
 		Subresources: []subresources.Option{
 			subresources.WithAuthenticator(fp),
-			// A handler is found by its pod in virtkit's namespace, not by
-			// an address on its Node, which any node could rewrite.
-			subresources.WithLocator(nodeapi.NewPodLocator(cl, c.installOpts.namespace, handlerTLS)),
+			subresources.WithLocator(c.locator(cl, handlerTLS)),
 			subresources.WithLogger(log.WithName("subresources")),
 			subresources.WithObserver(observer),
 		},
@@ -233,6 +236,43 @@ func frontProxy(ctx context.Context, cl client.Client, c config) (*frontproxy.Au
 	return &frontproxy.Authenticator{ClientCA: pool, AllowedNames: splitList(c.allowedNames),
 		UsernameHeaders: splitList(c.userHeaders), GroupHeaders: splitList(c.groupHeaders),
 		ExtraHeaderPrefixes: splitList(c.extraPrefixes)}, nil
+}
+
+// addHandlerAddress parses one --handler-address, NODE=https://HOST:PORT.
+func (c *config) addHandlerAddress(v string) error {
+	node, raw, ok := strings.Cut(v, "=")
+	if !ok || node == "" {
+		return fmt.Errorf("%q: want NODE=https://HOST:PORT", v)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", node, err)
+	}
+	if u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("node %s: %q: the node API speaks https only, at https://HOST:PORT", node, raw)
+	}
+	if c.handlerAddrs == nil {
+		c.handlerAddrs = map[string]*url.URL{}
+	}
+	if _, dup := c.handlerAddrs[node]; dup {
+		return fmt.Errorf("node %s: named twice", node)
+	}
+	c.handlerAddrs[node] = u
+	return nil
+}
+
+// locator finds a node's handler: at its --handler-address if any were
+// given, else by its pod in virtkit's namespace, not by an address on its
+// Node, which any node could rewrite.
+func (c config) locator(cl client.Reader, tc *tls.Config) nodeapi.Locator {
+	if len(c.handlerAddrs) == 0 {
+		return nodeapi.NewPodLocator(cl, c.installOpts.namespace, tc)
+	}
+	l := nodeapi.StaticLocator{}
+	for node, u := range c.handlerAddrs {
+		l[node] = nodeapi.Endpoint{URL: u, TLS: tc}
+	}
+	return l
 }
 
 // handlerTLSConfig is the client TLS virt-api presents to node handlers:
