@@ -49,6 +49,8 @@ type Options struct {
 	// start as well, from _output's kubelet, containerd and images;
 	// default none.
 	KubeletNode string
+	// Split runs the daemons as processes of their own (cluster.Config.Split).
+	Split bool
 	// Metrics and MetricsAddr are passed to cluster.Config.
 	Metrics     *prometheus.Registry
 	MetricsAddr string
@@ -109,7 +111,7 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 		DataDir: lc.DataDir, BinDir: filepath.Join(out, "bin"), CNIBinDir: filepath.Join(out, "cni", "bin"),
 		APIServerPort: ports, EtcdPort: ports + 1, VirtAPIPort: ports + 4, RegistryAddr: "127.0.0.1:0",
 		Nodes:       o.Nodes,
-		KubeletNode: o.KubeletNode, ContainerdBinDir: filepath.Join(out, "containerd", "bin"), ImagesDir: filepath.Join(out, "images"),
+		KubeletNode: o.KubeletNode, Split: o.Split, ContainerdBinDir: filepath.Join(out, "containerd", "bin"), ImagesDir: filepath.Join(out, "images"),
 		Connector:   func(ctx context.Context, uri string) (domain.Manager, error) { return domainlibvirt.New(ctx, uri) },
 		Metrics:     o.Metrics,
 		MetricsAddr: o.MetricsAddr,

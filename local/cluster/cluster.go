@@ -23,6 +23,7 @@ import (
 
 	"github.com/virtkit/virtkit/controllers"
 	"github.com/virtkit/virtkit/controllers/handler"
+	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/local/controlplane"
 	"github.com/virtkit/virtkit/local/kubelet"
@@ -48,6 +49,8 @@ type Cluster struct {
 	prov  *manager
 	nodes []*localNode
 	real  *kubelet.Node
+	// split runs the daemons as processes (Config.Split); nil otherwise.
+	split *daemons
 	// base is the controllers' settings before the KubeVirt CR, which they
 	// read again for each VMI and pod; config is base with the CR as it was
 	// at start, for the handlers and virt-api.
@@ -129,6 +132,9 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return c, err
 	}
 
+	if cfg.Split {
+		c.split = newDaemons()
+	}
 	nets := newNetworks(cfg.DataDir)
 	for i, name := range cfg.Nodes {
 		ln, err := c.startNode(ctx, name, i, nets)
@@ -155,6 +161,20 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			return c, err
 		}
 		log.Info("up", "kubeconfig", c.Kubeconfig(), "registry", c.Registry(), "metrics", c.MetricsAddr(), "nodes", cfg.Nodes, "kubeletNode", cfg.KubeletNode)
+		return c, nil
+	}
+	if c.split != nil {
+		log.Info("starting virt-api and virt-controller as processes", "logs", cfg.DaemonLogDir())
+		if err := c.startAPIProcess(ctx); err != nil {
+			return c, err
+		}
+		if err := c.startControllerProcess(); err != nil {
+			return c, err
+		}
+		if err := c.serveMetrics(); err != nil {
+			return c, err
+		}
+		log.Info("up", "kubeconfig", c.Kubeconfig(), "registry", c.Registry(), "metrics", c.MetricsAddr(), "nodes", cfg.Nodes, "split", true)
 		return c, nil
 	}
 	if err := c.serveVirtAPI(ctx); err != nil {
@@ -201,6 +221,10 @@ func (c *Cluster) startNode(ctx context.Context, name string, index int, nets *n
 	})
 	if err != nil {
 		return nil, errors.Join(err, removeHostBridge(ln.network.Bridge))
+	}
+	if c.split != nil {
+		log.Info("starting the handler as a process", "log", filepath.Join(cfg.DaemonLogDir(), HandlerDaemon(name)+".log"))
+		return ln, c.startHandlerProcess(ctx, ln)
 	}
 	ln.handler, err = handler.New(handler.Config{
 		NodeName: name, StateDir: filepath.Join(cfg.DataDir, "handlers", name), Emulation: c.config.Emulation,
@@ -301,6 +325,7 @@ func (c *Cluster) Down(ctx context.Context) error {
 	if c.ctrl != nil {
 		errs = append(errs, c.ctrl.stop())
 	}
+	errs = append(errs, c.stopDaemon(deploy.ControllerName))
 	if c.real != nil {
 		errs = append(errs, c.removeDeployments(ctx))
 	}
@@ -310,14 +335,14 @@ func (c *Cluster) Down(ctx context.Context) error {
 	for _, n := range c.nodes {
 		if n.node != nil {
 			errs = append(errs, n.node.Stop(ctx))
-			if n.mgr != nil {
+			if n.mgr != nil || c.split != nil {
 				// The handler still runs: let it record how each guest ended
 				// before it stops, so that the next Up finds no VMI that
 				// claims to run.
 				errs = append(errs, c.waitSettled(ctx, n.name))
 			}
 		}
-		errs = append(errs, n.stopNodeAPI())
+		errs = append(errs, n.stopNodeAPI(), c.stopDaemon(HandlerDaemon(n.name)))
 		if n.mgr != nil {
 			errs = append(errs, n.mgr.stop())
 		}
@@ -333,6 +358,7 @@ func (c *Cluster) Down(ctx context.Context) error {
 		errs = append(errs, c.api.Shutdown(shut))
 		cancel()
 	}
+	errs = append(errs, c.stopDaemons())
 	if c.cp != nil {
 		errs = append(errs, c.cp.Stop())
 	}
@@ -348,7 +374,7 @@ const settleTimeout = 20 * time.Second
 // waitSettled waits until no VMI on node is in a phase that needs a
 // running launcher (Scheduled, Running), or settleTimeout passes.
 func (c *Cluster) waitSettled(ctx context.Context, node string) error {
-	cl, err := client.New(c.rest, client.Options{Scheme: scheme.New()})
+	cl, err := c.adminClient()
 	if err != nil {
 		return err
 	}
@@ -373,6 +399,15 @@ func (c *Cluster) waitSettled(ctx context.Context, node string) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// adminClient is a client of the administrator's.
+func (c *Cluster) adminClient() (client.Client, error) {
+	cl, err := client.New(c.rest, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: client: %w", err)
+	}
+	return cl, nil
 }
 
 // manager is a started controller-runtime manager.

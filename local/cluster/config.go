@@ -73,6 +73,16 @@ type Config struct {
 	// one (Cluster.MetricsAddr tells which); "0" serves none. Default
 	// 127.0.0.1:0: loopback only, as every port of virt-local.
 	MetricsAddr string
+	// Split runs virt-api, virt-controller and each local node's handler
+	// as processes of their own, BinDir's virt-api, virt-controller and
+	// virt-handler (`make daemons`), instead of in this process. Each is
+	// supervised as a kubelet keeps a container running: started again,
+	// after a pause of 1 s doubling to 10 s, whenever it exits, so that one
+	// can be killed alone (Cluster.Daemons). virt-controller runs with
+	// leader election. Their logs are in DaemonLogDir; their series are not
+	// in the cluster's /metrics. Not with KubeletNode, whose daemons are
+	// pods already.
+	Split bool
 	// Logger receives the cluster's progress as Info entries on Logger
 	// itself, which virt-local shows on the terminal, and each component's
 	// log on a named child of it (Logger.WithName), which virt-local keeps
@@ -90,6 +100,9 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("cluster: Config.CNIBinDir: required")
 	case c.Connector == nil:
 		return c, fmt.Errorf("cluster: Config.Connector: required")
+	}
+	if c.Split && c.KubeletNode != "" {
+		return c, fmt.Errorf("cluster: Config.Split: not with Config.KubeletNode %q, whose daemons run as its pods", c.KubeletNode)
 	}
 	if c.KubeletNode != "" && (c.ContainerdBinDir == "" || c.ImagesDir == "") {
 		return c, fmt.Errorf("cluster: Config.KubeletNode %q: needs Config.ContainerdBinDir and Config.ImagesDir", c.KubeletNode)
@@ -131,6 +144,10 @@ func (c Config) withDefaults() (Config, error) {
 // CapabilitiesCacheDir is the libvirt capability cache every launcher of
 // the cluster shares (controllers.Config.LauncherCapabilitiesCache).
 func (c Config) CapabilitiesCacheDir() string { return filepath.Join(c.DataDir, "cache", "libvirt") }
+
+// DaemonLogDir holds the log of each daemon process of split mode,
+// <name>.log.
+func (c Config) DaemonLogDir() string { return filepath.Join(c.DataDir, "daemons") }
 
 // Kubeconfig is the administrator's kubeconfig of a cluster with this data directory.
 func (c Config) Kubeconfig() string { return filepath.Join(c.DataDir, "controlplane", "kubeconfig") }

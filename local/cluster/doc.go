@@ -17,6 +17,12 @@
 // docs/metrics.md). [Cluster.Down] stops it all, guests first,
 // gracefully.
 //
+// With Config.Split, virt-api, virt-controller and each local node's
+// handler run instead as processes of their own, from the built daemons,
+// each restarted when it exits as a kubelet restarts a container
+// ([Cluster.Daemons] tells their PIDs), so that a test can kill one alone;
+// the chaos suite of test/e2e does.
+//
 // It owns the order of that start and stop and where each part keeps its
 // state under Config.DataDir. It does not link libvirt: the handlers'
 // libvirt connector is given (daemons/virt-local passes

@@ -59,7 +59,9 @@ func (c *Cluster) startMetrics() error {
 func (c *Cluster) addGuestMetrics() error {
 	listers := make([]metrics.GuestLister, 0, len(c.nodes))
 	for _, n := range c.nodes {
-		listers = append(listers, n.handler)
+		if n.handler != nil { // nil in split mode: the handler is a process
+			listers = append(listers, n.handler)
+		}
 	}
 	if err := c.metrics.Register(metrics.NewDomainStats(listers, metrics.WithLogger(c.cfg.Logger.WithName("metrics")))); err != nil {
 		return fmt.Errorf("cluster: metrics: %w", err)
