@@ -193,10 +193,11 @@ func (r *Reconciler) openIn(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 		return nil, fmt.Errorf("handler: VMI %s: %w: %w", key, errLauncherUnreachable, err)
 	}
 	g.storage, g.inspect = r.storageFor(g.files)
-	facts, err := r.podFacts(ctx, vmi, g.files)
+	facts, claims, err := r.podFacts(ctx, vmi, g.files)
 	if err != nil {
 		return nil, err
 	}
+	g.claims = claims
 	// The pod's cpuset (exclusive CPUs under the kubelet's static CPU
 	// manager), the node's NUMA cells and hugepage sizes: what
 	// dedicatedCpuPlacement and hugepages need.

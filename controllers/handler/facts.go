@@ -21,15 +21,17 @@ import (
 // pod (whose file system is files): each claim's volume mode,
 // capacity and read-only access, the data of the secrets cloud-init volumes
 // name (from the pod's secret volumes), and the disk file in each
-// containerDisk's image. Claims are read uncached, once per start: the
-// handler does not watch them.
-func (r *Reconciler) podFacts(ctx context.Context, vmi *virtv1.VirtualMachineInstance, files storage.FS) (storage.Pod, error) {
+// containerDisk's image. It also returns, by volume name, the claims as
+// the VMI's status reports them. Claims are read uncached, once per start:
+// the handler does not watch them.
+func (r *Reconciler) podFacts(ctx context.Context, vmi *virtv1.VirtualMachineInstance, files storage.FS) (storage.Pod, map[string]*virtv1.PersistentVolumeClaimInfo, error) {
 	pod := storage.Pod{}
+	claims := map[string]*virtv1.PersistentVolumeClaimInfo{}
 	for i, v := range vmi.Spec.Volumes {
 		if v.ContainerDisk != nil {
 			f, err := containerDiskFacts(files, r.cfg.StorageLayout, v.Name, v.ContainerDisk)
 			if err != nil {
-				return pod, fmt.Errorf("handler: VMI %s/%s spec.volumes[%d].containerDisk (%s): %w", vmi.Namespace, vmi.Name, i, v.Name, err)
+				return pod, nil, fmt.Errorf("handler: VMI %s/%s spec.volumes[%d].containerDisk (%s): %w", vmi.Namespace, vmi.Name, i, v.Name, err)
 			}
 			if pod.Volumes == nil {
 				pod.Volumes = map[string]storage.VolumeFacts{}
@@ -44,9 +46,12 @@ func (r *Reconciler) podFacts(ctx context.Context, vmi *virtv1.VirtualMachineIns
 			claim = v.DataVolume.Name
 		}
 		if claim != "" {
-			f, err := r.claimFacts(ctx, vmi.Namespace, claim, readOnly)
+			f, info, err := r.claimFacts(ctx, vmi.Namespace, claim, readOnly)
 			if err != nil {
-				return pod, fmt.Errorf("handler: VMI %s/%s spec.volumes[%d] (%s): %w", vmi.Namespace, vmi.Name, i, v.Name, err)
+				return pod, nil, fmt.Errorf("handler: VMI %s/%s spec.volumes[%d] (%s): %w", vmi.Namespace, vmi.Name, i, v.Name, err)
+			}
+			if info != nil {
+				claims[v.Name] = info
 			}
 			if pod.Volumes == nil {
 				pod.Volumes = map[string]storage.VolumeFacts{}
@@ -69,7 +74,7 @@ func (r *Reconciler) podFacts(ctx context.Context, vmi *virtv1.VirtualMachineIns
 				continue // the planner names the secret the pod lacks
 			}
 			if err != nil {
-				return pod, fmt.Errorf("handler: VMI %s/%s spec.volumes[%d] (%s): secret %s mounted at %s: %w", vmi.Namespace, vmi.Name, i, v.Name, s.ref.Name, dir, err)
+				return pod, nil, fmt.Errorf("handler: VMI %s/%s spec.volumes[%d] (%s): secret %s mounted at %s: %w", vmi.Namespace, vmi.Name, i, v.Name, s.ref.Name, dir, err)
 			}
 			if pod.Secrets == nil {
 				pod.Secrets = map[string]map[string][]byte{}
@@ -77,18 +82,23 @@ func (r *Reconciler) podFacts(ctx context.Context, vmi *virtv1.VirtualMachineIns
 			pod.Secrets[s.ref.Name] = data
 		}
 	}
-	return pod, nil
+	return pod, claims, nil
 }
 
-func (r *Reconciler) claimFacts(ctx context.Context, ns, name string, readOnly bool) (storage.VolumeFacts, error) {
+// claimFacts reads the claim name: what the planner needs of it, and the
+// claim as KubeVirt reports it in a volume's status (nil when it is
+// missing).
+func (r *Reconciler) claimFacts(ctx context.Context, ns, name string, readOnly bool) (storage.VolumeFacts, *virtv1.PersistentVolumeClaimInfo, error) {
 	var pvc k8sv1.PersistentVolumeClaim
 	err := r.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &pvc)
 	if apierrors.IsNotFound(err) {
-		return storage.VolumeFacts{ReadOnly: readOnly}, nil // the planner names what is missing in the pod
+		return storage.VolumeFacts{ReadOnly: readOnly}, nil, nil // the planner names what is missing in the pod
 	}
 	if err != nil {
-		return storage.VolumeFacts{}, fmt.Errorf("claim %s: %w", name, err)
+		return storage.VolumeFacts{}, nil, fmt.Errorf("claim %s: %w", name, err)
 	}
+	info := &virtv1.PersistentVolumeClaimInfo{ClaimName: name, AccessModes: pvc.Spec.AccessModes,
+		VolumeMode: pvc.Spec.VolumeMode, Capacity: pvc.Status.Capacity, Requests: pvc.Spec.Resources.Requests}
 	f := storage.VolumeFacts{ReadOnly: readOnly}
 	if m := pvc.Spec.VolumeMode; m != nil && *m == k8sv1.PersistentVolumeBlock {
 		f.Mode = storage.VolumeModeBlock
@@ -100,7 +110,7 @@ func (r *Reconciler) claimFacts(ctx context.Context, ns, name string, readOnly b
 	if len(modes) == 1 && modes[0] == k8sv1.ReadOnlyMany {
 		f.ReadOnly = true
 	}
-	return f, nil
+	return f, info, nil
 }
 
 // runningDomain reads the facts KubeVirt reports from the running domain's

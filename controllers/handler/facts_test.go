@@ -71,7 +71,7 @@ func TestCloudInitSecretsFromThePod(t *testing.T) {
 	}
 	vmi := &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm"},
 		Spec: virtv1.VirtualMachineInstanceSpec{Volumes: []virtv1.Volume{ci("ci", "user-s", "net-s"), ci("absent", "missing-s", "")}}}
-	pod, err := r.podFacts(context.Background(), vmi, files)
+	pod, _, err := r.podFacts(context.Background(), vmi, files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestCloudInitSecretsFromThePod(t *testing.T) {
 	}
 
 	vmi.Spec.Volumes = []virtv1.Volume{ci("evil", "user-s", "")}
-	pod, err = r.podFacts(context.Background(), vmi, files)
+	pod, _, err = r.podFacts(context.Background(), vmi, files)
 	if err == nil && len(pod.Secrets["user-s"]["userdata"]) > 0 {
 		t.Fatalf("read %q through a link to a node file", pod.Secrets["user-s"]["userdata"])
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/virt"
 	"github.com/virtkit/virtkit/virt/confined"
@@ -38,6 +39,9 @@ type guest struct {
 	machine *virt.Machine
 	storage storage.Interface
 	inspect storage.Inspector
+	// claims are the claims of its volumes as read when it was taken on
+	// (Facts.Claims).
+	claims map[string]*virtv1.PersistentVolumeClaimInfo
 
 	// target, while set, is the key of the migration whose target this
 	// guest is, not yet taken over: its domain events go to that

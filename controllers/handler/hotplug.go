@@ -134,7 +134,7 @@ func (r *Reconciler) hotplugPlan(ctx context.Context, vmi *virtv1.VirtualMachine
 	one := vmi.DeepCopy()
 	one.Spec.Volumes = []virtv1.Volume{w.volume}
 	one.Spec.Domain.Devices.Disks = []virtv1.Disk{w.disk}
-	facts, err := r.podFacts(ctx, one, g.files)
+	facts, _, err := r.podFacts(ctx, one, g.files)
 	if err != nil {
 		return storage.DiskPlan{}, err
 	}

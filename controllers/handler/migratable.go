@@ -102,3 +102,44 @@ func migrationMethod(vmi *virtv1.VirtualMachineInstance) virtv1.VirtualMachineIn
 	}
 	return virtv1.LiveMigration
 }
+
+// localDisks are the guest devices (targets, "vda") of the disks a block
+// migration copies, those whose images live on the node: containerDisk,
+// ephemeral and emptyDisk overlays and images (what makes migrationMethod
+// BlockMigration), found in the running domain's targets by volume name.
+// Claims and shared hostDisks are on storage both nodes reach, and
+// cloud-init and config disks are made again on the target: left to itself,
+// libvirt would copy a claim's disk into the very file the target opened,
+// and refuse a read-only config disk.
+func localDisks(vmi *virtv1.VirtualMachineInstance, targets map[string]string) []string {
+	var out []string
+	for _, v := range vmi.Spec.Volumes {
+		if dev, ok := targets[v.Name]; ok && (v.ContainerDisk != nil || v.Ephemeral != nil || v.EmptyDisk != nil) {
+			out = append(out, dev)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sharedVolume reports whether v is on storage both nodes of a migration
+// reach: a claim (a migratable VMI's claims are ReadWriteMany) or a shared
+// hostDisk.
+func sharedVolume(v virtv1.Volume) bool {
+	return v.PersistentVolumeClaim != nil || v.DataVolume != nil ||
+		(v.HostDisk != nil && v.HostDisk.Shared != nil && *v.HostDisk.Shared)
+}
+
+// onSharedStorage reports whether a disk of vmi is on shared storage.
+func onSharedStorage(vmi *virtv1.VirtualMachineInstance) bool {
+	disks := map[string]bool{}
+	for _, d := range vmi.Spec.Domain.Devices.Disks {
+		disks[d.Name] = true
+	}
+	for _, v := range vmi.Spec.Volumes {
+		if disks[v.Name] && sharedVolume(v) {
+			return true
+		}
+	}
+	return false
+}

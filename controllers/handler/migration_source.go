@@ -191,6 +191,14 @@ func (r *Reconciler) runOutgoing(ctx context.Context, vmi *virtv1.VirtualMachine
 	if ms.MigrationPolicyName != nil {
 		cfg.Policy = *ms.MigrationPolicyName
 	}
+	if onSharedStorage(vmi) {
+		// libvirt judges a disk it does not copy by its file system, and
+		// calls a local one unsafe; a ReadWriteMany claim is shared by
+		// the cluster's word, also where libvirt sees a local file system
+		// (a folder provisioner on one machine, a CSI driver it does not
+		// know).
+		cfg.UnsafeMigrationOverride = true
+	}
 	src, ok := g.dom.(migrate.Host)
 	if !ok {
 		return migrate.Result{}, errors.New("handler: the launcher's domain Manager cannot migrate (not a domain.Migrator)")
@@ -237,7 +245,11 @@ func (r *Reconciler) runOutgoing(ctx context.Context, vmi *virtv1.VirtualMachine
 		migrate.WithProgress(progress),
 	}
 	if migrationMethod(vmi) == virtv1.BlockMigration {
-		opts = append(opts, migrate.WithCopyStorage(domain.CopyIncremental))
+		running, err := r.runningDomain(ctx, g)
+		if err != nil {
+			return migrate.Result{}, err
+		}
+		opts = append(opts, migrate.WithCopyStorage(domain.CopyIncremental, localDisks(vmi, running.Targets)...))
 	}
 	res, err := migrate.Run(ctx, src, g.domain, dest, cfg, opts...)
 	if err == nil {

@@ -30,6 +30,12 @@ type Facts struct {
 	Running RunningDomain
 	// Hotplug is the status of hotpluggable volumes (virt/storage/hotplug).
 	Hotplug []virtv1.VolumeStatus
+	// Claims are the claims of the VMI's PVC and DataVolume volumes, by
+	// volume name, as the handler read them when it took the guest on.
+	// They are reported in each volume's status, where the
+	// LiveMigratable condition (and KubeVirt's tools) read their access
+	// modes; a volume with none here keeps what its status reported.
+	Claims map[string]*virtv1.PersistentVolumeClaimInfo
 }
 
 // RunningDomain are facts of a running domain's document that KubeVirt
@@ -84,11 +90,14 @@ func Status(vmi *virtv1.VirtualMachineInstance, f Facts, now time.Time) virtv1.V
 	if !paused {
 		conditions.VMI().Remove(&st.Conditions, virtv1.VirtualMachineInstancePaused)
 	}
-	conditions.VMI().Set(&st.Conditions, liveMigratable(vmi), t)
+	st.VolumeStatus = volumeStatus(vmi, f.Running.Targets, f.Hotplug, f.Claims)
+	// Migratable as the volumes are now reported.
+	reported := *vmi
+	reported.Status.VolumeStatus = st.VolumeStatus
+	conditions.VMI().Set(&st.Conditions, liveMigratable(&reported), t)
 	st.MigrationMethod = migrationMethod(vmi)
 	st.MigrationTransport = virtv1.MigrationTransportUnix
 	st.Interfaces = interfaces(vmi, f.Network)
-	st.VolumeStatus = volumeStatus(vmi, f.Running.Targets, f.Hotplug)
 	if f.Running.Machine != "" {
 		st.Machine = &virtv1.Machine{Type: f.Running.Machine}
 	}
@@ -201,8 +210,13 @@ func interfaces(vmi *virtv1.VirtualMachineInstance, plan network.Plan) []virtv1.
 }
 
 // volumeStatus lists every volume a disk uses, in spec order, with its guest
-// device; hotpluggable volumes carry their hotplug phase.
-func volumeStatus(vmi *virtv1.VirtualMachineInstance, targets map[string]string, hot []virtv1.VolumeStatus) []virtv1.VolumeStatus {
+// device and, for a claim, what claims holds of it (else what the status
+// said); hotpluggable volumes carry their hotplug phase.
+func volumeStatus(vmi *virtv1.VirtualMachineInstance, targets map[string]string, hot []virtv1.VolumeStatus, claims map[string]*virtv1.PersistentVolumeClaimInfo) []virtv1.VolumeStatus {
+	reported := map[string]*virtv1.PersistentVolumeClaimInfo{}
+	for _, vs := range vmi.Status.VolumeStatus {
+		reported[vs.Name] = vs.PersistentVolumeClaimInfo
+	}
 	disks := map[string]bool{}
 	for _, d := range vmi.Spec.Domain.Devices.Disks {
 		disks[d.Name] = true
@@ -220,7 +234,11 @@ func volumeStatus(vmi *virtv1.VirtualMachineInstance, targets map[string]string,
 		if !disks[v.Name] || spec.Hotpluggable(&v) {
 			continue
 		}
-		out = append(out, virtv1.VolumeStatus{Name: v.Name, Target: targets[v.Name]})
+		claim := claims[v.Name]
+		if claim == nil {
+			claim = reported[v.Name]
+		}
+		out = append(out, virtv1.VolumeStatus{Name: v.Name, Target: targets[v.Name], PersistentVolumeClaimInfo: claim.DeepCopy()})
 	}
 	return out
 }

@@ -211,31 +211,58 @@ func TestMigratability(t *testing.T) {
 		status corev1.ConditionStatus
 		reason string
 		method virtv1.VirtualMachineInstanceMigrationMethod
+		claims map[string]*virtv1.PersistentVolumeClaimInfo // Facts.Claims
 	}{
-		{"containerDisk and masquerade", scheduledVMI("vm1"), corev1.ConditionTrue, "", virtv1.BlockMigration},
+		{"containerDisk and masquerade", scheduledVMI("vm1"), corev1.ConditionTrue, "", virtv1.BlockMigration, nil},
 		{"bridge on the pod network", vmi(func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Interfaces[0].InterfaceBindingMethod = virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}
-		}), corev1.ConditionFalse, virtv1.VirtualMachineInstanceReasonInterfaceNotMigratable, virtv1.BlockMigration},
+		}), corev1.ConditionFalse, virtv1.VirtualMachineInstanceReasonInterfaceNotMigratable, virtv1.BlockMigration, nil},
 		{"bridge allowed by annotation", vmi(func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Interfaces[0].InterfaceBindingMethod = virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}
 			v.Annotations = map[string]string{handler.AllowPodBridgeMigrationAnnotation: ""}
-		}), corev1.ConditionTrue, "", virtv1.BlockMigration},
+		}), corev1.ConditionTrue, "", virtv1.BlockMigration, nil},
 		{"claim not known to be shared", vmi(func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Volumes = []virtv1.Volume{pvc}
 			v.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "data"}}
-		}), corev1.ConditionFalse, virtv1.VirtualMachineInstanceReasonDisksNotMigratable, virtv1.LiveMigration},
+		}), corev1.ConditionFalse, virtv1.VirtualMachineInstanceReasonDisksNotMigratable, virtv1.LiveMigration, nil},
 		{"ReadWriteMany claim", vmi(func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Volumes = []virtv1.Volume{pvc}
 			v.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "data"}}
 			v.Status.VolumeStatus = []virtv1.VolumeStatus{{Name: "data", PersistentVolumeClaimInfo: &virtv1.PersistentVolumeClaimInfo{
 				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}}}}
-		}), corev1.ConditionTrue, "", virtv1.LiveMigration},
+		}), corev1.ConditionTrue, "", virtv1.LiveMigration, nil},
+		{name: "ReadWriteMany claim as the handler read it", vmi: vmi(func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Volumes = []virtv1.Volume{pvc}
+			v.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "data"}}
+		}), status: corev1.ConditionTrue, method: virtv1.LiveMigration, claims: map[string]*virtv1.PersistentVolumeClaimInfo{
+			"data": {ClaimName: "data-claim", AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}}}},
+		{name: "ReadWriteOnce claim as the handler read it, over a stale report", vmi: vmi(func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Volumes = []virtv1.Volume{pvc}
+			v.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "data"}}
+			v.Status.VolumeStatus = []virtv1.VolumeStatus{{Name: "data", PersistentVolumeClaimInfo: &virtv1.PersistentVolumeClaimInfo{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}}}}
+		}), status: corev1.ConditionFalse, reason: virtv1.VirtualMachineInstanceReasonDisksNotMigratable, method: virtv1.LiveMigration,
+			claims: map[string]*virtv1.PersistentVolumeClaimInfo{
+				"data": {ClaimName: "data-claim", AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}}}},
 		{"virtiofs", vmi(func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Filesystems = []virtv1.Filesystem{{Name: "fs", Virtiofs: &virtv1.FilesystemVirtiofs{}}}
-		}), corev1.ConditionFalse, virtv1.VirtualMachineInstanceReasonVirtIOFSNotMigratable, virtv1.BlockMigration},
+		}), corev1.ConditionFalse, virtv1.VirtualMachineInstanceReasonVirtIOFSNotMigratable, virtv1.BlockMigration, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := handler.Status(tc.vmi, handler.Facts{Domain: running(domain.StateRunning, domain.ReasonRunningBooted)}, t0)
+			st := handler.Status(tc.vmi, handler.Facts{Domain: running(domain.StateRunning, domain.ReasonRunningBooted), Claims: tc.claims}, t0)
+			// The volume's status reports the claim the handler read, else
+			// the one reported before.
+			for _, vs := range st.VolumeStatus {
+				want := tc.claims[vs.Name]
+				for _, old := range tc.vmi.Status.VolumeStatus {
+					if want == nil && old.Name == vs.Name {
+						want = old.PersistentVolumeClaimInfo
+					}
+				}
+				if d := cmp.Diff(want, vs.PersistentVolumeClaimInfo); d != "" {
+					t.Errorf("volume %s's claim (-want +got):\n%s", vs.Name, d)
+				}
+			}
 			var got *virtv1.VirtualMachineInstanceCondition
 			for i := range st.Conditions {
 				if st.Conditions[i].Type == virtv1.VirtualMachineInstanceIsMigratable {

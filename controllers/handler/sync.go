@@ -128,7 +128,7 @@ func (r *Reconciler) report(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	st := Status(vmi, Facts{Domain: ds, Network: g.machine.NetworkPlan, Running: running, Hotplug: hot}, r.clock.Now())
+	st := Status(vmi, Facts{Domain: ds, Network: g.machine.NetworkPlan, Running: running, Hotplug: hot, Claims: g.claims}, r.clock.Now())
 	return res, r.writeStatus(ctx, vmi, st)
 }
 
