@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 // MigrationChannel is one of the connections a live migration opens from
@@ -117,10 +118,20 @@ func dialChannel(ctx context.Context, l launcher.Layout, ch MigrationChannel) (n
 // makeMigrationDir makes the migration sockets' folder in the launcher
 // folder f, unless it is there.
 func makeMigrationDir(f *launcher.Folder) error {
-	if err := f.Root().Mkdir(migrationDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := f.Root().Mkdir(migrationDir, 0o770); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	return nil
+	return shareWithQEMU(f, migrationDir, 0o770)
+}
+
+// shareWithQEMU gives name in the launcher folder f to QEMU's group with
+// mode: the target's QEMU listens in the migration sockets' folder, the
+// source's connects to the handler's sockets, and QEMU need not be root.
+func shareWithQEMU(f *launcher.Folder, name string, mode fs.FileMode) error {
+	if err := f.Root().Chown(name, -1, contract.QEMUGroup); err != nil {
+		return err
+	}
+	return f.Root().Chmod(name, mode)
 }
 
 // migrationProxy forwards the source launcher's migration connections to
@@ -150,6 +161,9 @@ func startProxy(src *launcher.Folder, t MigrationTarget, dial MigrationDialer, o
 			return nil, errors.Join(fmt.Errorf("handler: migration proxy: %w", err), p.Close())
 		}
 		p.listeners = append(p.listeners, ln)
+		if err := shareWithQEMU(src, name, 0o660); err != nil {
+			return nil, errors.Join(fmt.Errorf("handler: migration proxy: %w", err), p.Close())
+		}
 		p.wg.Add(1)
 		go p.serve(ln, t, ch, dial, onError)
 	}

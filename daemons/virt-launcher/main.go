@@ -73,7 +73,9 @@ func main() {
 		Layout:      launcher.Layout{Root: *dir},
 		Domain:      launcher.DomainName(*namespace, *name),
 		GracePeriod: *grace,
-		Libvirtd:    libvirtd.Config{Binary: *binary, CacheDir: *cacheDir, Drivers: strings.Split(*drivers, ",")},
+		Libvirtd: libvirtd.Config{Binary: *binary, CacheDir: *cacheDir, Drivers: strings.Split(*drivers, ","),
+			// QEMU runs as KubeVirt's qemu user under libvirt's DAC driver.
+			QEMUAs: &libvirtd.Owner{UID: contract.QEMUUser, GID: contract.QEMUGroup}},
 	}
 	connect := func(ctx context.Context, uri string) (domain.Manager, error) {
 		return domainlibvirt.New(ctx, uri, domainlibvirt.WithLogger(log))

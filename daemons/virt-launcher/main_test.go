@@ -25,6 +25,7 @@ import (
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
 	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -212,10 +213,20 @@ func TestExitsZeroWhenTheGuestShutsDown(t *testing.T) {
 	assertNothingLeft(t, p)
 }
 
+// QEMU runs as KubeVirt's qemu user with no capability; when it dies the
+// launcher exits with ExitGuestCrashed.
 func TestExitsNonZeroWhenQEMUIsKilled(t *testing.T) {
 	testenv.Integration(t)
 	p := startLauncher(t, buildLauncher(t), 30*time.Second)
-	if err := syscall.Kill(qemuPID(t, p), syscall.SIGKILL); err != nil {
+	qemu := qemuPID(t, p)
+	sec, err := linuxproc.SecurityOf(qemu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sec.UID != contract.QEMUUser || sec.Effective != 0 {
+		t.Errorf("QEMU runs as uid %d with capabilities %v, want uid %d and none", sec.UID, linuxproc.CapabilityNames(sec.Effective), contract.QEMUUser)
+	}
+	if err := syscall.Kill(qemu, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	code, r := p.wait(t)

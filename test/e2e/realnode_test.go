@@ -22,6 +22,7 @@ import (
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/local/cluster"
 	"github.com/virtkit/virtkit/virt/devices"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 // virt-local with a real node beside its local one: virt-handler runs on
@@ -162,7 +163,8 @@ func TestRealNode(t *testing.T) {
 // launcherConfined checks, in the kernel's own records, that the runtime
 // enforces the launcher's security context on every process of its
 // compute container, QEMU included: no_new_privs, a seccomp filter, and no
-// capability beyond those the container adds.
+// capability beyond those the container adds; QEMU itself runs as the qemu
+// user with none.
 func launcherConfined(t *testing.T, pod corev1.Pod) {
 	t.Helper()
 	c := pod.Spec.Containers[0]
@@ -193,8 +195,14 @@ func launcherConfined(t *testing.T, pod corev1.Pod) {
 			t.Errorf("%s: no_new_privs %t, seccomp mode %d, capabilities %v beyond %v",
 				p, sec.NoNewPrivs, sec.Seccomp, linuxproc.CapabilityNames(sec.Bounding&^allowed), c.SecurityContext.Capabilities.Add)
 		}
-		if strings.HasPrefix(p.Comm, "qemu-system") {
+		// The guest's QEMU, not a capability probe of libvirt's
+		// (-machine none), which libvirt runs with DAC_OVERRIDE.
+		if strings.HasPrefix(p.Comm, "qemu-system") && strings.Contains(p.Cmdline, "-name guest=") {
 			qemu++
+			// QEMU runs as KubeVirt's qemu user, and keeps no capability.
+			if sec.UID != contract.QEMUUser || sec.Effective != 0 {
+				t.Errorf("%s: uid %d, effective capabilities %v; want uid %d and none", p, sec.UID, linuxproc.CapabilityNames(sec.Effective), contract.QEMUUser)
+			}
 		}
 	}
 	assert.Assert(t, qemu == 1, "one QEMU among the processes of container %s: %v", id, procs)

@@ -125,6 +125,52 @@ func (r *Root) Stat(name string) (fs.FileInfo, error) { return r.stat("stat", na
 // Lstat describes name itself, a final link not followed.
 func (r *Root) Lstat(name string) (fs.FileInfo, error) { return r.stat("lstat", name, true) }
 
+// Chown gives name, a final link not followed (a link is refused), to uid
+// and gid; -1 keeps either.
+func (r *Root) Chown(name string, uid, gid int) error {
+	p, err := r.notLink("chown", name)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	if err := unix.Fchownat(int(p.Fd()), "", uid, gid, unix.AT_EMPTY_PATH); err != nil {
+		return pathError("chown", r.name, name, err)
+	}
+	return nil
+}
+
+// Chmod sets the permission bits of name, a final link not followed (a
+// link is refused).
+func (r *Root) Chmod(name string, mode fs.FileMode) error {
+	p, err := r.notLink("chmod", name)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	// The handle names the inode; its /proc link reaches that very inode.
+	if err := os.Chmod("/proc/self/fd/"+strconv.Itoa(int(p.Fd())), mode); err != nil {
+		return pathError("chmod", r.name, name, err)
+	}
+	return nil
+}
+
+// notLink opens name as an O_PATH handle, refusing a symbolic link.
+func (r *Root) notLink(op, name string) (*os.File, error) {
+	p, err := r.opath(op, name, true)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := p.Stat()
+	if err == nil && fi.Mode().Type() == fs.ModeSymlink {
+		err = errors.New("a symbolic link")
+	}
+	if err != nil {
+		p.Close()
+		return nil, pathError(op, r.name, name, err)
+	}
+	return p, nil
+}
+
 // reopen opens, for reading, the inode an O_PATH handle names, through
 // /proc/self/fd: the same inode, whatever the name now points at.
 func reopen(p *os.File, flags int) (*os.File, error) {

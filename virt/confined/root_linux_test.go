@@ -206,6 +206,24 @@ func TestAttacksAreRefused(t *testing.T) {
 					t.Fatal("a socket was made in the node's folder")
 				}
 			})
+			t.Run("chown and chmod of a link to a node file", func(t *testing.T) {
+				h := newHost(t)
+				symlink(t, h.secret, filepath.Join(h.pod, "migration"))
+				symlink(t, "../node/etc", filepath.Join(h.pod, "up"))
+				r := open(t, h.pod, mode)
+				for _, name := range []string{"migration", "up/shadow", "../node/etc/shadow"} {
+					if err := r.Chown(name, 107, 107); err == nil {
+						t.Errorf("Chown(%q) succeeded", name)
+					}
+					if err := r.Chmod(name, 0o666); err == nil {
+						t.Errorf("Chmod(%q) succeeded", name)
+					}
+				}
+				if st, err := os.Stat(h.secret); err != nil || st.Mode().Perm() != 0o600 || st.Sys().(*syscall.Stat_t).Uid != 0 {
+					t.Errorf("the node's file: %v, %v", st.Mode(), err)
+				}
+				h.untouched(t)
+			})
 			t.Run("a temporary file in a folder swapped for a link", func(t *testing.T) {
 				h := newHost(t)
 				symlink(t, filepath.Join(h.dir, "etc"), filepath.Join(h.pod, "disks"))
@@ -297,6 +315,19 @@ func TestOperations(t *testing.T) {
 	ln, err := r.ListenUnix("a/mig.sock")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A folder and a socket given to a group, as the handler gives QEMU's.
+	for _, name := range []string{"a/b", "a/mig.sock"} {
+		if err := r.Chown(name, -1, 107); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Chmod(name, 0o770); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Lstat(filepath.Join(dir, name))
+		if err != nil || st.Mode().Perm() != 0o770 || st.Sys().(*syscall.Stat_t).Gid != 107 || st.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
+			t.Errorf("%s after Chown and Chmod: %v, %+v, %v", name, st.Mode(), st.Sys(), err)
+		}
 	}
 	go func() {
 		if c, err := ln.Accept(); err == nil {

@@ -63,6 +63,13 @@ func (r *Root) Stat(name string) (fs.FileInfo, error) { return r.root.Stat(rel(n
 // Lstat describes name itself, a final link not followed.
 func (r *Root) Lstat(name string) (fs.FileInfo, error) { return r.root.Lstat(rel(name)) }
 
+// Chown gives name to uid and gid; -1 keeps either. A final link is not
+// followed.
+func (r *Root) Chown(name string, uid, gid int) error { return r.root.Lchown(rel(name), uid, gid) }
+
+// Chmod sets the permission bits of name.
+func (r *Root) Chmod(name string, mode fs.FileMode) error { return r.root.Chmod(rel(name), mode) }
+
 // ReadFile reads the regular file name, at most limit bytes.
 func (r *Root) ReadFile(name string, limit int64) ([]byte, error) {
 	fi, err := r.Stat(name)

@@ -73,6 +73,9 @@ func run(ctx context.Context, cfg Config, connect Connector, o options) (res Res
 	if err := os.MkdirAll(cfg.Layout.Root, 0o750); err != nil {
 		return Result{Code: ExitSetupFailed, Reason: fmt.Sprintf("launcher: %v", err)}
 	}
+	if err := shareRoot(cfg); err != nil {
+		return Result{Code: ExitSetupFailed, Reason: err.Error()}
+	}
 	_ = os.Remove(cfg.Layout.ExitFile())
 
 	lc := cfg.Libvirtd
@@ -114,4 +117,21 @@ func run(ctx context.Context, cfg Config, connect Connector, o options) (res Res
 		return r
 	}
 	return w.stop(cfg.GracePeriod, d.Done())
+}
+
+// shareRoot lets QEMU, when it runs as a user of its own
+// (Libvirtd.QEMUAs), create its sockets and console log in the folder:
+// the folder goes to QEMU's group, mode 0770.
+func shareRoot(cfg Config) error {
+	o := cfg.Libvirtd.QEMUAs
+	if o == nil {
+		return nil
+	}
+	if err := os.Lchown(cfg.Layout.Root, -1, o.GID); err != nil {
+		return fmt.Errorf("launcher: giving the folder to QEMU's group: %w", err)
+	}
+	if err := os.Chmod(cfg.Layout.Root, 0o770); err != nil {
+		return fmt.Errorf("launcher: %w", err)
+	}
+	return nil
 }

@@ -31,6 +31,18 @@ type Config struct {
 	// LogLevel is libvirt's log priority for Dir/log/libvirtd.log: 1 debug,
 	// 2 info, 3 warning, 4 error. Zero means 3.
 	LogLevel int
+	// QEMUAs, when set, runs QEMU as that user and group under libvirt's
+	// DAC security driver: libvirt gives the guest's images to it for the
+	// guest's life and QEMU keeps no capability. QEMU must then reach every
+	// file of the domain through folders that user may search, and create
+	// its sockets and logs in folders it may write. Nil runs QEMU as root
+	// with no security driver.
+	QEMUAs *Owner
+}
+
+// Owner is a numeric user and group.
+type Owner struct {
+	UID, GID int
 }
 
 // DefaultDrivers are the connection drivers a launcher's daemon loads: QEMU,

@@ -76,6 +76,15 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (*Daemon, error) {
 			return nil, fmt.Errorf("libvirtd: create %s: %w", d, err)
 		}
 	}
+	if o := cfg.QEMUAs; o != nil {
+		// QEMU reaches its monitor socket, keys and pid file under
+		// /run/libvirt and /var/lib/libvirt, which libvirt gives it below.
+		for _, d := range []string{p.Run, p.Lib} {
+			if err := os.Lchown(d, -1, o.GID); err != nil {
+				return nil, fmt.Errorf("libvirtd: giving %s to QEMU's group: %w", d, err)
+			}
+		}
+	}
 	if err := os.WriteFile(filepath.Join(p.Etc, "libvirtd.conf"), RenderLibvirtdConf(cfg), 0o640); err != nil {
 		return nil, fmt.Errorf("libvirtd: write libvirtd.conf: %w", err)
 	}

@@ -12,4 +12,6 @@ func TestRenderGolden(t *testing.T) {
 	cfg := Config{Dir: "/tmp/vk", HostUUID: "9a1c7e36-5d2b-4f0e-8c3a-6b7d1e2f3a4b", LogLevel: 3}
 	golden.Assert(t, string(RenderLibvirtdConf(cfg)), "libvirtd.conf")
 	golden.Assert(t, string(RenderQEMUConf(cfg)), "qemu.conf")
+	cfg.QEMUAs = &Owner{UID: 107, GID: 107}
+	golden.Assert(t, string(RenderQEMUConf(cfg)), "qemu-dac.conf")
 }
