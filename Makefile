@@ -21,7 +21,7 @@ NESTED_MODULES := hack/bench
 # API groups whose CRDs deploy/crds serves (see hack/crdgen).
 CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1
 
-.PHONY: run stop boot-guest test test-short fuzz deps kube-bins cni-bins containerd-bins guest images images-push manifests tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node
+.PHONY: run stop boot-guest test test-short fuzz chaos deps kube-bins cni-bins containerd-bins guest images images-push manifests tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node
 
 ## run: start virt-local (a real single-machine Kubernetes with virtkit), boot examples/manifests/vm-tiny.yaml, show its console
 run: deps kube-bins cni-bins guest daemons
@@ -50,6 +50,14 @@ test-short:
 FUZZTIME ?= 60s
 fuzz:
 	bash hack/fuzz.sh $(FUZZTIME)
+
+## chaos: kill every daemon, and libvirtd and QEMU in a launcher, at every step of a VM's life on a split virt-local (`make test` runs one step each); log in _output/chaos.log, ending with chaos_runs=N survived=N orphans=N data_lost=N
+chaos: deps kube-bins cni-bins guest daemons
+	@echo "the chaos suite: about 10 minutes; log in $(OUT)/chaos.log"
+	VIRTKIT_CHAOS=full go test -count=1 -timeout 80m -run 'TestChaos$$' -v ./test/e2e/ > $(OUT)/chaos.log 2>&1 || true
+	@grep -E '^ *--- (PASS|FAIL)|ORPHAN|DATA LOST' $(OUT)/chaos.log || true
+	@grep -m1 '^chaos_runs=' $(OUT)/chaos.log || { tail -20 $(OUT)/chaos.log; exit 1; }
+	@grep -q '^ok ' $(OUT)/chaos.log
 
 ## deps: Debian packages and the libvirt-qemu user (idempotent)
 deps:

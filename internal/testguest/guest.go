@@ -17,7 +17,10 @@ const (
 	ReadyMarker   = "VIRTKIT-READY"
 	PowerOff      = "VIRTKIT-POWEROFF"
 	HeartbeatLine = "VIRTKIT-HEARTBEAT"
-	HTTPPort      = 80
+	// DataMarker starts each data disk: "VIRTKIT-DATA n=N", N counting the
+	// boots that wrote it.
+	DataMarker = "VIRTKIT-DATA"
+	HTTPPort   = 80
 )
 
 // Artifacts are the files of the test guest.
