@@ -57,6 +57,11 @@ func Dir(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
+	// Searchable by others, as a node's folders are: QEMU runs as the qemu
+	// user (107) and must reach the images and sockets a test puts here.
+	if err := os.Chmod(d, 0o711); err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
 	t.Cleanup(func() {
 		if err := os.RemoveAll(d); err != nil {
 			t.Errorf("testenv: remove %s: %v", d, err)

@@ -73,6 +73,11 @@ func run(bin, repo string, n, runs int, memMiB uint) error {
 		return err
 	}
 	defer os.RemoveAll(base)
+	// The launchers run QEMU as the qemu user (107), which must search its
+	// way to their folders, as through a node's.
+	if err := os.Chmod(base, 0o711); err != nil {
+		return err
+	}
 	cache := filepath.Join(root, "_output", "cache", "libvirt")
 
 	// Two daemon configurations side by side: the launcher's default (QEMU and
