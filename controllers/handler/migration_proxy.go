@@ -121,7 +121,8 @@ func makeMigrationDir(f *launcher.Folder) error {
 	if err := f.Root().Mkdir(migrationDir, 0o770); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	return shareWithQEMU(f, migrationDir, 0o770)
+	// Sticky: QEMU removes or renames only the sockets it made.
+	return shareWithQEMU(f, migrationDir, fs.ModeSticky|0o770)
 }
 
 // shareWithQEMU gives name in the launcher folder f to QEMU's group with

@@ -317,15 +317,15 @@ func TestOperations(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A folder and a socket given to a group, as the handler gives QEMU's.
-	for _, name := range []string{"a/b", "a/mig.sock"} {
+	for name, mode := range map[string]fs.FileMode{"a/b": fs.ModeSticky | 0o770, "a/mig.sock": 0o660} {
 		if err := r.Chown(name, -1, 107); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Chmod(name, 0o770); err != nil {
+		if err := r.Chmod(name, mode); err != nil {
 			t.Fatal(err)
 		}
 		st, err := os.Lstat(filepath.Join(dir, name))
-		if err != nil || st.Mode().Perm() != 0o770 || st.Sys().(*syscall.Stat_t).Gid != 107 || st.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
+		if err != nil || st.Mode()&(fs.ModePerm|fs.ModeSticky) != mode || st.Sys().(*syscall.Stat_t).Gid != 107 || st.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
 			t.Errorf("%s after Chown and Chmod: %v, %+v, %v", name, st.Mode(), st.Sys(), err)
 		}
 	}

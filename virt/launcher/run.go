@@ -121,7 +121,9 @@ func run(ctx context.Context, cfg Config, connect Connector, o options) (res Res
 
 // shareRoot lets QEMU, when it runs as a user of its own
 // (Libvirtd.QEMUAs), create its sockets and console log in the folder:
-// the folder goes to QEMU's group, mode 0770.
+// the folder goes to QEMU's group, mode 0770 with the sticky bit, so that
+// QEMU may remove or rename only what it made (not libvirt's folder, whose
+// socket the handler dials, nor the ready and exit files).
 func shareRoot(cfg Config) error {
 	o := cfg.Libvirtd.QEMUAs
 	if o == nil {
@@ -130,7 +132,7 @@ func shareRoot(cfg Config) error {
 	if err := os.Lchown(cfg.Layout.Root, -1, o.GID); err != nil {
 		return fmt.Errorf("launcher: giving the folder to QEMU's group: %w", err)
 	}
-	if err := os.Chmod(cfg.Layout.Root, 0o770); err != nil {
+	if err := os.Chmod(cfg.Layout.Root, os.ModeSticky|0o770); err != nil {
 		return fmt.Errorf("launcher: %w", err)
 	}
 	return nil
