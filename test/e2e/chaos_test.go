@@ -137,17 +137,18 @@ func TestChaos(t *testing.T) {
 	h := &chaos{w: w, c: c}
 	plan := chaosPlan(os.Getenv("VIRTKIT_CHAOS") == "full")
 	if only := os.Getenv("VIRTKIT_CHAOS_RUN"); only != "" { // one run, VICTIM@STEP
-		v, s, _ := strings.Cut(only, "@")
-		plan = []chaosRun{{chaosVictim(v), chaosStep(s)}}
+		i := slices.IndexFunc(chaosPlan(true), func(r chaosRun) bool { return r.String() == only })
+		if i < 0 {
+			t.Fatalf("VIRTKIT_CHAOS_RUN=%q: not a run of the plan, %v", only, chaosPlan(true))
+		}
+		plan = []chaosRun{chaosPlan(true)[i]}
 	}
 	tally := &chaosTally{}
 	for i, run := range plan {
-		var orphans int
-		var lost bool
-		ok := t.Run(run.String(), func(t *testing.T) {
-			orphans, lost = h.run(t, i, run)
-		})
-		tally.add(ok, orphans, lost)
+		// Filled even when the run fails half-way.
+		var res chaosResult
+		ok := t.Run(run.String(), func(t *testing.T) { h.run(t, i, run, &res) })
+		tally.add(ok, res.orphans, res.lost)
 	}
 	t.Log(tally)
 	fmt.Println(tally)
@@ -167,9 +168,16 @@ type chaos struct {
 // possible second boot and the clean-up.
 const chaosRunTimeout = 5 * time.Minute
 
-// run performs one run in a namespace of its own and returns how many
-// orphans it found and whether the disk's counter went back.
-func (h *chaos) run(t *testing.T, index int, run chaosRun) (orphans int, lost bool) {
+// chaosResult is what a run found: how many orphans, and whether the
+// disk's counter went back.
+type chaosResult struct {
+	orphans int
+	lost    bool
+}
+
+// run performs one run in a namespace of its own and records in res what
+// it found, also when it fails half-way.
+func (h *chaos) run(t *testing.T, index int, run chaosRun, res *chaosResult) {
 	ctx, cancel := context.WithTimeout(context.Background(), chaosRunTimeout)
 	defer cancel()
 	w := h.w
@@ -199,11 +207,11 @@ func (h *chaos) run(t *testing.T, index int, run chaosRun) (orphans int, lost bo
 	var disk string
 	wrote := 0
 	defer func() {
-		orphans = h.cleanUp(t, vm, seen)
+		res.orphans = h.cleanUp(t, vm, seen)
 		if disk != "" {
 			n, err := diskCounter(disk)
 			if err != nil || n < wrote {
-				lost = true
+				res.lost = true
 				t.Errorf("DATA LOST: the PVC's disk image counts %d (%v) after the guest wrote %d", n, err, wrote)
 			}
 		}
@@ -272,7 +280,6 @@ func (h *chaos) run(t *testing.T, index int, run chaosRun) (orphans int, lost bo
 			t.Errorf("the migration %s after virt-api's death: %s", m.Status.Phase, why)
 		}
 	}
-	return 0, false
 }
 
 // killWhenReady runs act (if any), waits until the victim has something
