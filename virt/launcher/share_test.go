@@ -9,15 +9,14 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/virt/libvirtd"
 )
 
 // With QEMU as a user of its own, the launcher folder goes to QEMU's group,
 // mode 0770 with the sticky bit; without, it stays as it was.
 func TestShareRoot(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to give a folder to another group")
-	}
+	testenv.Integration(t) // gives a folder to another group: root, as every integration test
 	for _, tc := range []struct {
 		name     string
 		as       *libvirtd.Owner
