@@ -14,8 +14,7 @@ CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/daemons/vir
 # benchmarks' dependencies (plotting, profiles) out of the SDK's go.mod. The
 # root module's `./...` stops at their go.mod, so test, lint and check-pure
 # visit each of them too. Their tests run one package at a time: each
-# benchmark starts a virt-local of its own, and a handler sweeps launcher
-# folders of /var/run/virtkit/pods that its own cluster does not know.
+# benchmark starts a virt-local of its own on the same machine.
 NESTED_MODULES := hack/bench
 
 # API groups whose CRDs deploy/crds serves (see hack/crdgen).

@@ -53,6 +53,10 @@ type Handler struct {
 	// /var/lib/kubelet/device-plugins, which the kubelet keeps there
 	// whatever its --root-dir.
 	DevicePluginDir string
+	// PodsDir is the node folder of the kubelet's pods (its --root-dir's
+	// pods), where the handler finds each launcher pod's folder, an
+	// emptyDir; default /var/lib/kubelet/pods.
+	PodsDir string
 	// StateDir is the node folder of the handler's records of the guests
 	// it started, which a restarted handler reads; default
 	// /var/run/virtkit/handler (gone with a reboot, as the guests are).
@@ -72,11 +76,10 @@ type Handler struct {
 // and ClusterRoleBinding, and is the kubevirt.io label of its pods.
 const HandlerName = nodeapi.HandlerAppLabel
 
-// Paths inside virt-handler's pod. The launcher folders are mounted at
-// their node path (contract.HostRunDir), so that a path the handler writes
-// into a domain is where the launcher finds it; the records at
-// contract.HandlerStateDir and the device plugins at handlerPluginDir,
-// whatever the node's folders (Handler.StateDir, Handler.DevicePluginDir).
+// Paths inside virt-handler's pod: the kubelet's pods at contract.PodsDir,
+// the records at contract.HandlerStateDir and the device plugins at
+// handlerPluginDir, whatever the node's folders (Handler.PodsDir,
+// Handler.StateDir, Handler.DevicePluginDir).
 const (
 	handlerCertDir   = "/etc/virt-handler/certs"
 	handlerPluginDir = "/var/lib/kubelet/device-plugins"
@@ -103,6 +106,12 @@ func (h Handler) withDefaults() (Handler, error) {
 	if !path.IsAbs(h.StateDir) {
 		errs = append(errs, fmt.Errorf("deploy: Handler.StateDir %q: must be absolute", h.StateDir))
 	}
+	if h.PodsDir == "" {
+		h.PodsDir = contract.PodsDir
+	}
+	if !path.IsAbs(h.PodsDir) {
+		errs = append(errs, fmt.Errorf("deploy: Handler.PodsDir %q: must be absolute", h.PodsDir))
+	}
 	if h.DevicePluginDir == "" {
 		h.DevicePluginDir = handlerPluginDir
 	}
@@ -122,8 +131,8 @@ func (h Handler) withDefaults() (Handler, error) {
 // virt-handler: it finds each launcher's libvirtd by the peer PID of its
 // socket and enters that pod's network namespace and file system through
 // /proc, creates the guest's tap and bridge there, and serves the
-// kubelet's device plugins. It mounts the node's launcher folders and its
-// own records at their node paths.
+// kubelet's device plugins. It mounts the kubelet's pods folder, where
+// each launcher pod's folder is, and its own records.
 func HandlerObjects(h Handler) ([]client.Object, error) {
 	h, err := h.withDefaults()
 	if err != nil {
@@ -142,7 +151,8 @@ func HandlerObjects(h Handler) ([]client.Object, error) {
 
 // handlerRules is what virt-handler does with the API: it follows and
 // reports the VMIs of its node, reads migrations and the claims its guests
-// name, beats on its Node, and records events. It reads no Secrets: the
+// name, lists the launcher pods of its VMIs (to find each pod's folder by
+// its UID), beats on its Node, and records events. It reads no Secrets: the
 // cloud-init secrets a guest names reach it through the launcher pod's own
 // secret volumes.
 func handlerRules() []rbacv1.PolicyRule {
@@ -151,6 +161,7 @@ func handlerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{virtv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineinstances/status"}, Verbs: []string{"update", "patch"}},
 		{APIGroups: []string{virtv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineinstancemigrations"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "patch"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
 		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	}
@@ -159,7 +170,7 @@ func handlerRules() []rbacv1.PolicyRule {
 // handlerPod is the DaemonSet's pod.
 func handlerPod(h Handler) corev1.PodSpec {
 	yes, no := true, false
-	dirOrCreate := corev1.HostPathDirectoryOrCreate
+	dirOrCreate, dir := corev1.HostPathDirectoryOrCreate, corev1.HostPathDirectory
 	hostPath := func(name, p string) corev1.Volume {
 		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p, Type: &dirOrCreate}}}
 	}
@@ -172,7 +183,7 @@ func handlerPod(h Handler) corev1.PodSpec {
 		"--health-probe-bind-address=" + listen(h.ProbePort),
 		"--metrics-bind-address=" + listen(h.MetricsPort),
 		"--device-plugin-dir=" + handlerPluginDir,
-		"--host-run-dir=" + contract.HostRunDir,
+		"--pods-dir=" + contract.PodsDir,
 		"--state-dir=" + contract.HandlerStateDir,
 	}
 	if h.Emulation {
@@ -207,7 +218,7 @@ func handlerPod(h Handler) corev1.PodSpec {
 				Privileged: &yes, RunAsUser: new(int64), RunAsNonRoot: &no,
 			},
 			VolumeMounts: []corev1.VolumeMount{
-				{Name: "launchers", MountPath: contract.HostRunDir},
+				{Name: "kubelet-pods", MountPath: contract.PodsDir},
 				{Name: "records", MountPath: contract.HandlerStateDir},
 				{Name: "device-plugins", MountPath: handlerPluginDir},
 				{Name: "certs", MountPath: handlerCertDir, ReadOnly: true},
@@ -217,7 +228,8 @@ func handlerPod(h Handler) corev1.PodSpec {
 			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		}},
 		Volumes: []corev1.Volume{
-			hostPath("launchers", contract.HostRunDir),
+			// The kubelet's own folder: it must be there, not made empty.
+			{Name: "kubelet-pods", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: h.PodsDir, Type: &dir}}},
 			hostPath("records", h.StateDir),
 			hostPath("device-plugins", h.DevicePluginDir),
 			{Name: "certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: h.TLSSecret}}},

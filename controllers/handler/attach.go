@@ -51,7 +51,13 @@ func (r *Reconciler) start(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 	if vmi.Status.Phase != virtv1.Scheduled || vmi.DeletionTimestamp != nil {
 		return nil, ctrl.Result{}, nil
 	}
-	host := r.hostLayout(r.folderOf(vmi, nil))
+	host, err := r.hostLayout(ctx, vmi, r.folderOf(vmi, nil))
+	if errors.Is(err, errNoLauncherPod) {
+		return nil, ctrl.Result{RequeueAfter: readyPoll}, nil
+	}
+	if err != nil {
+		return nil, ctrl.Result{}, err
+	}
 	if ready, _ := launcherReady(host); !ready {
 		if _, ended, _ := launcher.ReadResult(host); ended {
 			// The launcher ended before it was ready: the VMI controller
@@ -124,10 +130,27 @@ func (r *Reconciler) adopt(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 // result says once it left one, else Failed once it has been silent for the
 // lost timeout.
 func (r *Reconciler) launcherGone(ctx context.Context, vmi *virtv1.VirtualMachineInstance, folder types.UID) (ctrl.Result, error) {
-	e, res := r.launcherEnding(vmi, folder)
+	host, err := r.hostLayout(ctx, vmi, folder)
+	switch {
+	case errors.Is(err, errNoLauncherPod):
+		// The pod, and its folder with the result, are gone.
+		e, res := r.launcherEnding(vmi, nil)
+		if e == nil {
+			return res, nil
+		}
+		return r.endLauncherGone(ctx, vmi, e)
+	case err != nil:
+		return ctrl.Result{}, err
+	}
+	e, res := r.launcherEnding(vmi, &host)
 	if e == nil {
 		return res, nil
 	}
+	return r.endLauncherGone(ctx, vmi, e)
+}
+
+// endLauncherGone writes how vmi, whose launcher is gone, ends.
+func (r *Reconciler) endLauncherGone(ctx context.Context, vmi *virtv1.VirtualMachineInstance, e *Ending) (ctrl.Result, error) {
 	if err := r.writeStatus(ctx, vmi, Status(vmi, Facts{Ending: e}, r.clock.Now())); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -135,14 +158,15 @@ func (r *Reconciler) launcherGone(ctx context.Context, vmi *virtv1.VirtualMachin
 	return ctrl.Result{}, r.states.Remove(vmi.UID)
 }
 
-// launcherEnding is how a VMI whose launcher (in its node folder folder)
-// does not answer ends: its result, or lost after the timeout; nil and when
-// to look again otherwise.
-func (r *Reconciler) launcherEnding(vmi *virtv1.VirtualMachineInstance, folder types.UID) (*Ending, ctrl.Result) {
-	res, ended, err := launcher.ReadResult(r.hostLayout(folder))
-	if err == nil && ended {
-		e := LauncherEnding(res)
-		return &e, ctrl.Result{}
+// launcherEnding is how a VMI whose launcher (in the node folder host; nil
+// when its pod is gone) does not answer ends: its result, or lost after
+// the timeout; nil and when to look again otherwise.
+func (r *Reconciler) launcherEnding(vmi *virtv1.VirtualMachineInstance, host *launcher.Layout) (*Ending, ctrl.Result) {
+	if host != nil {
+		if res, ended, err := launcher.ReadResult(*host); err == nil && ended {
+			e := LauncherEnding(res)
+			return &e, ctrl.Result{}
+		}
 	}
 	if e := LostEnding(r.setLost(vmi.UID, true), r.clock.Now(), r.lostTimeout); e != nil {
 		return e, ctrl.Result{}
@@ -163,7 +187,14 @@ func (r *Reconciler) open(ctx context.Context, vmi *virtv1.VirtualMachineInstanc
 // domain events go to the migration's reconcile.
 func (r *Reconciler) openIn(ctx context.Context, vmi *virtv1.VirtualMachineInstance, rec *state.Record, folder types.UID, target *types.NamespacedName) (g *guest, err error) {
 	key := client.ObjectKeyFromObject(vmi)
-	g = &guest{key: key, uid: vmi.UID, folder: folder, host: r.hostLayout(folder)}
+	host, err := r.hostLayout(ctx, vmi, folder)
+	if errors.Is(err, errNoLauncherPod) {
+		return nil, fmt.Errorf("%w: %w", errLauncherUnreachable, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	g = &guest{key: key, uid: vmi.UID, folder: folder, host: host}
 	g.target.Store(target)
 	opened := g // the result is nil on error; what was opened must still close
 	defer func() {

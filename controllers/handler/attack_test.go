@@ -78,7 +78,7 @@ func TestLibvirtSocketLinkedOutIsNotDialed(t *testing.T) {
 	vmi := scheduledVMI("vm1")
 	assert.NilError(t, n.c.Create(context.Background(), vmi))
 	assert.NilError(t, n.c.Status().Update(context.Background(), vmi))
-	l := launcher.Layout{Root: filepath.Join(n.run, string(vmi.UID))}
+	l := n.launcherPod(vmi)
 	assert.NilError(t, os.MkdirAll(filepath.Dir(l.LibvirtSocket()), 0o755))
 	assert.NilError(t, os.Symlink(sock, l.LibvirtSocket()))
 	assert.NilError(t, os.WriteFile(l.ReadyFile(), []byte(l.LibvirtURI()+"\n"), 0o644))

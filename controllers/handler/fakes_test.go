@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/virtkit/virtkit/controllers/handler"
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	"github.com/virtkit/virtkit/virt/confined"
@@ -50,7 +51,7 @@ type fakeNode struct {
 	disks  *storagefake.Storage
 	files  storagefake.FS // the pods' files, for hotplug
 	clock  *clocktesting.FakeClock
-	run    string // HostRunDir
+	run    string // PodsDir
 	state  string // StateDir
 	root   string // the pods' file system, as Pod.Root
 	// node is the node's procfs and sysfs the handler reads host facts
@@ -104,7 +105,7 @@ func newFakeNode(t *testing.T, objs ...client.Object) *fakeNode {
 // handler builds a (new) handler process on the node's fakes.
 func (n *fakeNode) handler() *handler.Reconciler {
 	n.t.Helper()
-	r, err := handler.New(handler.Config{NodeName: node, HostRunDir: n.run, PodRunDir: "/var/run/virtkit", StateDir: n.state, Emulation: true},
+	r, err := handler.New(handler.Config{NodeName: node, PodsDir: n.run, PodRunDir: "/var/run/virtkit", StateDir: n.state, Emulation: true},
 		append([]handler.Option{
 			handler.WithConnector(func(context.Context, string) (domain.Manager, error) { return sharedManager{n.dom}, nil }),
 			handler.WithPodOpener(func(context.Context, string) (*handler.Pod, error) {
@@ -139,10 +140,25 @@ func scheduledVMI(name string) *virtv1.VirtualMachineInstance {
 	return vmi
 }
 
-// ready makes the VMI's launcher folder with its ready file.
+// launcherPod makes vmi's launcher pod on the node, as the VMI controller
+// renders it and the scheduler binds it, and its folder (the pod's
+// emptyDir), and returns the folder.
+func (n *fakeNode) launcherPod(vmi *virtv1.VirtualMachineInstance) launcher.Layout {
+	n.t.Helper()
+	pod, err := vmictl.RenderPod(vmi, vmictl.PodOptions{LauncherImage: "example/virt-launcher:1", Emulation: true})
+	assert.NilError(n.t, err)
+	pod.UID = "pod-" + vmi.UID
+	pod.Spec.NodeName = node
+	assert.NilError(n.t, n.c.Create(context.Background(), pod))
+	l := launcher.Layout{Root: vmictl.PodFolder(n.run, pod)}
+	assert.NilError(n.t, os.MkdirAll(l.Root, 0o777))
+	return l
+}
+
+// ready makes the VMI's launcher pod and its folder with its ready file.
 func (n *fakeNode) ready(vmi *virtv1.VirtualMachineInstance) launcher.Layout {
 	n.t.Helper()
-	l := launcher.Layout{Root: filepath.Join(n.run, string(vmi.UID))}
+	l := n.launcherPod(vmi)
 	assert.NilError(n.t, os.MkdirAll(filepath.Dir(l.LibvirtSocket()), 0o755))
 	n.listenLibvirt(l)
 	assert.NilError(n.t, os.WriteFile(l.ReadyFile(), []byte(l.LibvirtURI()+"\n"), 0o644))

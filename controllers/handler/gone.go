@@ -18,14 +18,13 @@ import (
 // has the last word: a VMI that now runs elsewhere keeps its guest; one that
 // no longer exists has its guest stopped at once (its grace period was its
 // deletion's), including a guest an earlier handler started (state records).
-//
-// Then it removes the launcher folders of VMIs that are gone; pending says
-// a launcher was still ending, and gone should run again (sweepRetry).
-func (r *Reconciler) gone(ctx context.Context, key types.NamespacedName) (pending bool, err error) {
+// A launcher's folder goes with its pod (an emptyDir the kubelet removes).
+func (r *Reconciler) gone(ctx context.Context, key types.NamespacedName) error {
 	if err := r.stopGone(ctx, key); err != nil {
-		return false, err
+		return err
 	}
-	return r.sweep(ctx)
+	r.pods.forget(key)
+	return nil
 }
 
 func (r *Reconciler) stopGone(ctx context.Context, key types.NamespacedName) error {

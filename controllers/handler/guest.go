@@ -24,7 +24,7 @@ type guest struct {
 	key    types.NamespacedName
 	uid    types.UID
 	domain string          // libvirt name
-	folder types.UID       // the launcher's node folder, HostRunDir/<folder>
+	folder types.UID       // the launcher's folder key (launcherPod)
 	host   launcher.Layout // the launcher folder as the node sees it
 	dom    domain.Manager
 	pod    *Pod

@@ -181,7 +181,7 @@ func testHotplug(t *testing.T, n *realNode, pod *testPod, key client.ObjectKey, 
 		return false
 	})
 	assert.Equal(t, got.Status.VolumeStatus[1].Target, "sda")
-	m, err := domainlibvirt.New(ctx, pod.Host.LibvirtURI())
+	m, err := domainlibvirt.New(ctx, pod.libvirtURI(t))
 	assert.NilError(t, err)
 	defer m.Close()
 	doc, err := m.XML(ctx, key.Namespace+"_"+key.Name, domain.XMLOptions{})
@@ -280,7 +280,7 @@ func assertNothingLeft(t *testing.T, n *realNode, pod *testPod, vmi *virtv1.Virt
 // pidOf is the pod's libvirtd, found as the handler finds it.
 func pidOf(t *testing.T, p *testPod) (int, error) {
 	t.Helper()
-	return handlerPeerPID(p.Host.LibvirtSocket())
+	return handlerPeerPID(p.libvirtSocket(t))
 }
 
 func conditionStatus(v *virtv1.VirtualMachineInstance, typ virtv1.VirtualMachineInstanceConditionType) corev1.ConditionStatus {

@@ -37,11 +37,12 @@ const (
 var MigrationChannels = []MigrationChannel{ChannelLibvirt, ChannelMemory, ChannelDisks}
 
 // MigrationTarget says where a migration goes: the migration's and the
-// VMI's UIDs, the target node, and the address its handler gave in the
-// VMI's status.migrationState.targetNodeAddress.
+// VMI's UIDs, the target launcher pod's UID, the target node, and the
+// address its handler gave in the VMI's
+// status.migrationState.targetNodeAddress.
 type MigrationTarget struct {
-	Migration, VMI types.UID
-	Node, Address  string
+	Migration, VMI, Pod types.UID
+	Node, Address       string
 }
 
 // MigrationDialer connects the source handler's migration proxy to one
@@ -60,26 +61,29 @@ type MigrationDialer interface {
 	DialTarget(ctx context.Context, t MigrationTarget, ch MigrationChannel) (net.Conn, error)
 }
 
-// LocalMigrationDialer dials the target launcher's sockets in its node
-// folder, HostRunDir/<migration uid>, directly: for targets on this machine,
-// as every node of virt-local is. A dialer for targets on other machines
+// LocalMigrationDialer dials the target launcher's sockets in its pod's
+// folder on the target node directly: for targets on this machine, as
+// every node of virt-local is. A dialer for targets on other machines
 // (handler to handler over the node API's TLS, as KubeVirt's migration
 // proxy does over TCP) is not built yet.
 type LocalMigrationDialer struct {
-	// HostRunDir is the handlers' Config.HostRunDir (default
-	// DefaultHostRunDir).
-	HostRunDir string
+	// PodsDirs are the pods folders (Config.PodsDir) of the nodes on this
+	// machine, by node name.
+	PodsDirs map[string]string
 }
 
 var _ MigrationDialer = LocalMigrationDialer{}
 
 // DialTarget implements MigrationDialer.
 func (d LocalMigrationDialer) DialTarget(ctx context.Context, t MigrationTarget, ch MigrationChannel) (net.Conn, error) {
-	dir := d.HostRunDir
-	if dir == "" {
-		dir = DefaultHostRunDir
+	dir, ok := d.PodsDirs[t.Node]
+	if !ok {
+		return nil, fmt.Errorf("handler: migration %s: node %s is not on this machine (no pods folder known for it)", t.Migration, t.Node)
 	}
-	c, err := dialChannel(ctx, launcher.Layout{Root: filepath.Join(dir, string(t.Migration))}, ch)
+	if t.Pod == "" {
+		return nil, fmt.Errorf("handler: migration %s: the target launcher pod is not known", t.Migration)
+	}
+	c, err := dialChannel(ctx, launcher.Layout{Root: contract.PodFolder(dir, t.Pod)}, ch)
 	if err != nil {
 		return nil, fmt.Errorf("handler: migration %s: %s channel of the target launcher on node %s: %w", t.Migration, ch, t.Node, err)
 	}

@@ -13,18 +13,21 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/virt"
 	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 // The proxy forwards each channel's connections from the source folder to
 // the target launcher's sockets in its own folder, both ways with half
 // closes, and Close ends them and removes its sockets.
 func TestMigrationProxy(t *testing.T) {
-	run := t.TempDir()
-	const mig, vmi = "0d0d0d0d-0000-4000-8000-00000000000a", "0e0e0e0e-0000-4000-8000-00000000000b"
+	run := testenv.Dir(t) // short: the target's sockets are dialled by path here
+	const mig, vmi, pod = "0d0d0d0d-0000-4000-8000-00000000000a", "0e0e0e0e-0000-4000-8000-00000000000b", "p1"
 	src := launcher.Layout{Root: filepath.Join(run, vmi)}
-	dst := launcher.Layout{Root: filepath.Join(run, mig)}
+	// The target pod's folder, on node b, whose pods folder is run/b.
+	dst := launcher.Layout{Root: contract.PodFolder(filepath.Join(run, "b"), pod)}
 	assert.NilError(t, os.Mkdir(src.Root, 0o755)) // the running source launcher's
 	// The target launcher: its libvirt socket and the sockets its QEMU and
 	// NBD server listen on, each answering with its name and what it read.
@@ -52,7 +55,7 @@ func TestMigrationProxy(t *testing.T) {
 		}()
 	}
 	var dialErrs []error
-	p, err := startProxy(openFolder(t, src), MigrationTarget{Migration: mig, VMI: vmi, Node: "b"}, LocalMigrationDialer{HostRunDir: run},
+	p, err := startProxy(openFolder(t, src), MigrationTarget{Migration: mig, VMI: vmi, Pod: pod, Node: "b"}, LocalMigrationDialer{PodsDirs: map[string]string{"b": filepath.Join(run, "b")}},
 		func(err error) { dialErrs = append(dialErrs, err) })
 	assert.NilError(t, err)
 	for _, ch := range MigrationChannels {
@@ -90,7 +93,7 @@ func TestMigrationProxyNoTarget(t *testing.T) {
 	src := launcher.Layout{Root: filepath.Join(run, "src")}
 	assert.NilError(t, os.Mkdir(src.Root, 0o755))
 	errs := make(chan error, 1)
-	p, err := startProxy(openFolder(t, src), MigrationTarget{Migration: "gone", Node: "b"}, LocalMigrationDialer{HostRunDir: run},
+	p, err := startProxy(openFolder(t, src), MigrationTarget{Migration: "gone", Pod: "p-gone", Node: "b"}, LocalMigrationDialer{PodsDirs: map[string]string{"b": run}},
 		func(err error) { errs <- err })
 	assert.NilError(t, err)
 	defer p.Close()

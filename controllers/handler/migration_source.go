@@ -203,7 +203,11 @@ func (r *Reconciler) runOutgoing(ctx context.Context, vmi *virtv1.VirtualMachine
 	if !ok {
 		return migrate.Result{}, errors.New("handler: the launcher's domain Manager cannot migrate (not a domain.Migrator)")
 	}
-	t := MigrationTarget{Migration: ms.MigrationUID, VMI: vmi.UID, Node: ms.TargetNode, Address: ms.TargetNodeAddress}
+	targetPod, err := r.launcherPod(ctx, vmi, ms.MigrationUID, ms.TargetNode)
+	if err != nil {
+		return migrate.Result{}, err
+	}
+	t := MigrationTarget{Migration: ms.MigrationUID, VMI: vmi.UID, Pod: targetPod, Node: ms.TargetNode, Address: ms.TargetNodeAddress}
 	proxy, err := startProxy(g.dir, t, r.dialer, func(err error) { log.V(1).Info("migration proxy", "error", err.Error()) })
 	if err != nil {
 		return migrate.Result{}, err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -61,18 +60,12 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, req ctrl.Request) (ctr
 	mig := &virtv1.VirtualMachineInstanceMigration{}
 	if err := r.client.Get(ctx, key, mig); err != nil {
 		if apierrors.IsNotFound(err) {
-			if g != nil {
-				return ctrl.Result{RequeueAfter: sweepRetry}, r.abandonTarget(ctx, key, g, "the migration is gone")
-			}
-			return r.sweepAfterTarget(ctx)
+			return ctrl.Result{}, r.abandonTarget(ctx, key, g, "the migration is gone")
 		}
 		return ctrl.Result{}, fmt.Errorf("handler: migration %s: %w", key, err)
 	}
 	if ms := mig.Status.MigrationState; ms == nil || ms.TargetNode != r.cfg.NodeName {
 		return ctrl.Result{}, r.abandonTarget(ctx, key, g, "the migration's target is not this node")
-	}
-	if err := r.claims.claim(mig.UID); err != nil {
-		return ctrl.Result{}, err
 	}
 	vmi := &virtv1.VirtualMachineInstance{}
 	if err := r.reader.Get(ctx, types.NamespacedName{Namespace: mig.Namespace, Name: mig.Spec.VMIName}, vmi); err != nil {
@@ -86,13 +79,7 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, req ctrl.Request) (ctr
 	case ms == nil || ms.MigrationUID != mig.UID:
 		return ctrl.Result{}, r.abandonTarget(ctx, key, g, "the VMI records another migration")
 	case ms.Failed || mig.Status.Phase == virtv1.MigrationFailed:
-		if g != nil {
-			return ctrl.Result{RequeueAfter: sweepRetry}, r.abandonTarget(ctx, key, g, "the migration failed")
-		}
-		if _, err := os.Stat(r.hostLayout(mig.UID).Root); err == nil {
-			return r.sweepAfterTarget(ctx)
-		}
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.abandonTarget(ctx, key, g, "the migration failed")
 	case ms.Completed:
 		return ctrl.Result{}, nil // taken over already
 	}
@@ -130,11 +117,17 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, req ctrl.Request) (ctr
 	return ctrl.Result{}, r.takeOver(ctx, key, vmi, g, ds)
 }
 
-// prepareTarget connects to the migration's target launcher (its node
-// folder is the migration's UID) and runs the target's start-up chain.
+// prepareTarget connects to the migration's target launcher (its folder
+// key is the migration's UID) and runs the target's start-up chain.
 func (r *Reconciler) prepareTarget(ctx context.Context, vmi *virtv1.VirtualMachineInstance, mig *virtv1.VirtualMachineInstanceMigration) (*guest, error) {
 	key := client.ObjectKeyFromObject(mig)
-	host := r.hostLayout(mig.UID)
+	host, err := r.hostLayout(ctx, vmi, mig.UID)
+	if errors.Is(err, errNoLauncherPod) {
+		return nil, fmt.Errorf("handler: migration %s: the target launcher is not ready: %w: %w", key, errLauncherUnreachable, err)
+	}
+	if err != nil {
+		return nil, err
+	}
 	if ready, err := launcherReady(host); !ready {
 		if err == nil {
 			err = fs.ErrNotExist
@@ -247,16 +240,6 @@ func (r *Reconciler) abandonTarget(ctx context.Context, key types.NamespacedName
 	logf.FromContext(ctx).Info("migration target abandoned: undoing its preparation", "vmi", g.key, "migration", key, "why", why)
 	r.finish(ctx, g)
 	return r.states.Remove(g.uid)
-}
-
-// sweepAfterTarget removes the folder of a target launcher that ended with
-// its migration (sweep), looking again while that launcher is ending.
-func (r *Reconciler) sweepAfterTarget(ctx context.Context) (ctrl.Result, error) {
-	pending, err := r.sweep(ctx)
-	if pending && err == nil {
-		return ctrl.Result{RequeueAfter: sweepRetry}, nil
-	}
-	return ctrl.Result{}, err
 }
 
 // failIncoming ends the VMI's migrationState as failed when the target

@@ -34,13 +34,13 @@ import (
 
 // realNode is one node's handler on real parts: a real apiserver, a
 // manager running the handler with the libvirt connector, and the folders
-// of the node (HostRunDir, StateDir) and of its launcher pods (PodRoot).
+// of the node (PodsDir, StateDir) and of its launcher pods (PodRoot).
 type realNode struct {
-	Name       string
-	CP         *kubeenv.ControlPlaneEnv
-	HostRunDir string
-	StateDir   string
-	PodRoot    string // the pods' folder: a tmpfs inside each pod, empty on the node
+	Name     string
+	CP       *kubeenv.ControlPlaneEnv
+	PodsDir  string
+	StateDir string
+	PodRoot  string // the pods' folder: a tmpfs inside each pod, empty on the node
 
 	R      *handler.Reconciler
 	Writes *kubeenv.WriteCounter
@@ -52,8 +52,8 @@ func newRealNode(t *testing.T, cp *kubeenv.ControlPlaneEnv) *realNode {
 	t.Helper()
 	base := testenv.Dir(t)
 	n := &realNode{Name: "node-" + filepath.Base(base)[len("vkt-"):], CP: cp,
-		HostRunDir: filepath.Join(base, "pods"), StateDir: filepath.Join(base, "state"), PodRoot: filepath.Join(base, "p")}
-	for _, d := range []string{n.HostRunDir, n.PodRoot} {
+		PodsDir: filepath.Join(base, "pods"), StateDir: filepath.Join(base, "state"), PodRoot: filepath.Join(base, "p")}
+	for _, d := range []string{n.PodsDir, n.PodRoot} {
 		must(t, os.MkdirAll(d, 0o755))
 	}
 	t.Cleanup(func() {
@@ -99,7 +99,7 @@ func (n *realNode) start(t *testing.T) {
 	n.Writes = &kubeenv.WriteCounter{Client: mgr.GetClient(), Describe: describePhase}
 	r, err := handler.New(handler.Config{
 		NodeName:      n.Name,
-		HostRunDir:    n.HostRunDir,
+		PodsDir:       n.PodsDir,
 		PodRunDir:     filepath.Join(n.PodRoot, "run"),
 		StateDir:      n.StateDir,
 		Emulation:     true,
@@ -165,7 +165,7 @@ func (n *realNode) schedule(t *testing.T, vmi *virtv1.VirtualMachineInstance) *t
 	t.Helper()
 	ctx := context.Background()
 	must(t, n.CP.Client.Create(ctx, vmi))
-	pod := startPod(t, n, vmi.UID, vmi.Namespace, vmi.Name)
+	pod := startPod(t, n, vmi)
 	vmi.Status = virtv1.VirtualMachineInstanceStatus{Phase: virtv1.Scheduled, NodeName: n.Name}
 	must(t, n.CP.Client.Status().Update(ctx, vmi))
 	t.Cleanup(func() { n.release(t, client.ObjectKeyFromObject(vmi)) })

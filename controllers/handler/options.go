@@ -20,12 +20,13 @@ type Config struct {
 	// NodeName is the node the handler runs on (required): it takes the
 	// VMIs whose status.nodeName is this.
 	NodeName string
-	// HostRunDir is the node folder that holds each VMI's launcher folder,
-	// HostRunDir/<vmi uid>: a launcher.Layout root as the node sees it,
+	// PodsDir is the node's kubelet pods folder (its --root-dir's pods),
+	// where each launcher pod's folder is its emptyDir
+	// (contract.PodFolder): a launcher.Layout root as the node sees it,
 	// where the handler finds the launcher's libvirt socket, ready and exit
-	// files, console and VNC sockets. Default /var/run/virtkit/pods
-	// (controllers/vmi.HostRunDir).
-	HostRunDir string
+	// files, console and VNC sockets. Default /var/lib/kubelet/pods
+	// (contract.PodsDir).
+	PodsDir string
 	// PodRunDir is where the launcher pod sees the same folders,
 	// PodRunDir/<vmi uid>. The paths written into the domain (console and
 	// VNC sockets, console log) are below it, because QEMU runs in the pod.
@@ -51,17 +52,17 @@ type Config struct {
 
 // Defaults of Config.
 const (
-	DefaultHostRunDir = contract.HostRunDir
-	DefaultPodRunDir  = contract.PodRunDir
-	DefaultStateDir   = contract.HandlerStateDir
+	DefaultPodsDir   = contract.PodsDir
+	DefaultPodRunDir = contract.PodRunDir
+	DefaultStateDir  = contract.HandlerStateDir
 	// DefaultLauncherLostTimeout is how long a VMI whose launcher stopped
 	// answering without leaving a result stays as it is before it fails.
 	DefaultLauncherLostTimeout = 30 * time.Second
 )
 
 func (c Config) withDefaults() Config {
-	if c.HostRunDir == "" {
-		c.HostRunDir = DefaultHostRunDir
+	if c.PodsDir == "" {
+		c.PodsDir = DefaultPodsDir
 	}
 	if c.PodRunDir == "" {
 		c.PodRunDir = DefaultPodRunDir

@@ -23,11 +23,14 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"k8s.io/apimachinery/pkg/types"
+	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/controllers/handler"
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/internal/linuxproc"
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virt/libvirtd"
 )
 
 // A launcher pod, played on this host as a kubelet would run it: the
@@ -36,7 +39,7 @@ import (
 // mount namespace of its own whose file system differs from the node's: a
 // tmpfs on Root holds the pod's volumes (the containerDisk image, bound
 // read-only, as the image volume would be) and the launcher folder, bound
-// from the node's HostRunDir/<uid> as the hostPath volume is. What the
+// from the pod's emptyDir in the node's PodsDir as a kubelet does. What the
 // handler writes into the pod lands in that tmpfs, invisible from the node.
 type testPod struct {
 	UID      types.UID
@@ -82,19 +85,28 @@ var (
 )
 
 // startPod starts the launcher pod of the VMI uid on node n.
-func startPod(t *testing.T, n *realNode, uid types.UID, namespace, name string) *testPod {
+func startPod(t *testing.T, n *realNode, vmi *virtv1.VirtualMachineInstance) *testPod {
 	t.Helper()
 	bin, err := launcherOnce()
 	if err != nil {
 		t.Fatal(err)
 	}
+	uid, namespace, name := vmi.UID, vmi.Namespace, vmi.Name
+	// The pod object, as the VMI controller renders it and the scheduler
+	// binds it: the handler finds the pod's folder by its UID.
+	obj, err := vmictl.RenderPod(vmi, vmictl.PodOptions{LauncherImage: "localhost/virt-launcher:1", Emulation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj.Spec.NodeName = n.Name
+	must(t, n.CP.Client.Create(context.Background(), obj))
 	guest := testenv.Guest(t)
 	seq := podSeq.Add(1)
 	x := byte((os.Getpid()*7+int(seq))%230 + 20)
 	p := &testPod{
 		UID:      uid,
 		Root:     n.PodRoot,
-		Host:     launcher.Layout{Root: filepath.Join(n.HostRunDir, string(uid))},
+		Host:     launcher.Layout{Root: vmictl.PodFolder(n.PodsDir, obj)},
 		NSName:   testenv.NamePrefix() + "hpod" + strconv.Itoa(int(seq)),
 		PodIP:    netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 97, x, 2}), 24),
 		hostVeth: "vk" + strconv.Itoa(os.Getpid()%100000) + "p" + strconv.Itoa(int(seq)),
@@ -323,3 +335,24 @@ var _ = context.Background
 func handlerPeerPID(socket string) (int, error) {
 	return handler.PeerPID(context.Background(), socket)
 }
+
+// libvirtSocket is a path that reaches the pod's libvirt socket, as the
+// handler dials it (the folder's own path is too long for a socket
+// address), until the test ends.
+func (p *testPod) libvirtSocket(t *testing.T) string {
+	t.Helper()
+	f, err := launcher.OpenFolder(p.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	socket, release, err := f.LibvirtSocket()
+	if err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = release(); _ = f.Close() })
+	return socket
+}
+
+// libvirtURI is the URI of the pod's libvirt as the handler connects.
+func (p *testPod) libvirtURI(t *testing.T) string { return libvirtd.SocketURI(p.libvirtSocket(t)) }

@@ -58,7 +58,7 @@ type Reconciler struct {
 	lostTimeout time.Duration
 	workers     int
 	states      state.Store
-	claims      claims
+	pods        launcherPods
 	nodeFS      fs.FS
 
 	// events carries the keys of VMIs whose domain or launcher connection
@@ -101,7 +101,6 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 		lostTimeout: DefaultLauncherLostTimeout,
 		workers:     4,
 		states:      state.Store{Dir: cfg.StateDir},
-		claims:      claims{dir: filepath.Join(cfg.StateDir, "claims")},
 		events:      make(chan event.TypedGenericEvent[types.NamespacedName], 256),
 		guests:      map[types.NamespacedName]*guest{},
 		targets:     map[types.NamespacedName]*guest{},
@@ -116,7 +115,7 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 		return nil, errors.New("handler: WithConnector: required (virt/domain/libvirt's New in the daemon)")
 	}
 	if r.dialer == nil {
-		r.dialer = LocalMigrationDialer{HostRunDir: cfg.HostRunDir}
+		r.dialer = LocalMigrationDialer{PodsDirs: map[string]string{cfg.NodeName: cfg.PodsDir}}
 	}
 	if r.storageFor == nil {
 		layout := cfg.StorageLayout
@@ -128,13 +127,6 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 	return r, nil
 }
 
-// hostLayout is a launcher folder as the node sees it, HostRunDir/<folder>:
-// folder is the VMI's UID for its first launcher pod, the migration's UID
-// for a migration's target pod (controllers/vmi.HostDirOf).
-func (r *Reconciler) hostLayout(folder types.UID) launcher.Layout {
-	return launcher.Layout{Root: filepath.Join(r.cfg.HostRunDir, string(folder))}
-}
-
 // podLayout is the launcher folder as the launcher pod (and QEMU) sees it,
 // PodRunDir/<vmi uid>, whatever the node's folder: the same in every
 // launcher pod of the VMI, so that the domain's paths hold on both ends of
@@ -143,8 +135,8 @@ func (r *Reconciler) podLayout(uid types.UID) launcher.Layout {
 	return launcher.Layout{Root: filepath.Join(r.cfg.PodRunDir, string(uid))}
 }
 
-// folderOf is the node folder of the launcher that runs vmi's guest: the
-// one its state record names; else, after a completed migration to this
+// folderOf is the folder key (see launcherPod) of the launcher that runs
+// vmi's guest: the one its state record names; else, after a completed migration to this
 // node, the migration's target folder; else the VMI's own.
 func (r *Reconciler) folderOf(vmi *virtv1.VirtualMachineInstance, rec *state.Record) types.UID {
 	if rec != nil && rec.Folder != "" {
@@ -167,11 +159,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, key, vmi); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.versions.Forget(key)
-			pending, err := r.gone(ctx, key)
-			if pending && err == nil {
-				return ctrl.Result{RequeueAfter: sweepRetry}, nil
-			}
-			return ctrl.Result{}, err
+			return ctrl.Result{}, r.gone(ctx, key)
 		}
 		return ctrl.Result{}, fmt.Errorf("handler: read VirtualMachineInstance %s: %w", key, err)
 	}
@@ -193,13 +181,10 @@ func (r *Reconciler) reconcile(ctx context.Context, key types.NamespacedName, vm
 	if vmi.Status.NodeName != r.cfg.NodeName {
 		return ctrl.Result{}, r.elsewhere(ctx, key)
 	}
-	if err := r.claims.claim(vmi.UID); err != nil {
-		return ctrl.Result{}, err
-	}
 	g := r.guest(key)
 	if g != nil && g.uid != vmi.UID {
 		// The name now belongs to a new VMI; the old one's guest goes.
-		if _, err := r.gone(ctx, key); err != nil {
+		if err := r.gone(ctx, key); err != nil {
 			return ctrl.Result{}, err
 		}
 		g = nil

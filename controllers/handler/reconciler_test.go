@@ -3,9 +3,6 @@ package handler_test
 import (
 	"context"
 	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -339,51 +336,4 @@ func TestHotplug(t *testing.T) {
 	_, still := handler.RunningDomainOf(doc).Targets["data"]
 	assert.Assert(t, !still, "the disk is still attached")
 	assert.DeepEqual(t, n.vmi("vm1").Status.VolumeStatus, []virtv1.VolumeStatus{{Name: "root", Target: "vda"}})
-}
-
-// The launcher folder of a VMI that is gone goes too, once its launcher
-// stopped answering; the folders of VMIs that exist stay, whichever node
-// they are on (local nodes of one machine share the folder). A folder this
-// handler never claimed (another cluster's launcher on the same machine)
-// stays until it has not changed for a quarter of an hour.
-func TestLauncherFoldersOfGoneVMIsAreRemoved(t *testing.T) {
-	n := newFakeNode(t)
-	vmi, l := n.running("vm1")
-	keep := scheduledVMI("vm2")
-	keep.Status.NodeName = "another-node"
-	assert.NilError(t, n.c.Create(context.Background(), keep))
-	keepDir := filepath.Join(n.run, string(keep.UID))
-	assert.NilError(t, os.MkdirAll(keepDir, 0o755))
-	foreign, stale := filepath.Join(n.run, "foreign-starting"), filepath.Join(n.run, "foreign-abandoned")
-	for dir, age := range map[string]time.Duration{foreign: time.Minute, stale: 16 * time.Minute} {
-		assert.NilError(t, os.MkdirAll(dir, 0o755))
-		then := n.clock.Now().Add(-age)
-		assert.NilError(t, os.Chtimes(dir, then, then))
-	}
-
-	// An ending launcher still answers on its socket: the folder waits.
-	assert.NilError(t, n.c.Delete(context.Background(), vmi))
-	n.reconcile("vm1") // the guest stops
-	// The VMI controller lets it go once the pod is gone.
-	gone := n.vmi("vm1")
-	gone.Finalizers = nil
-	assert.NilError(t, n.c.Update(context.Background(), gone))
-	res := n.reconcile("vm1")
-	assert.Check(t, res.RequeueAfter > 0, "a sweep that found a live launcher comes back")
-	_, err := os.Stat(l.Root)
-	assert.NilError(t, err, "the folder of a launcher that still answers stays")
-
-	n.stopLibvirt(l)
-	n.reconcile("vm1")
-	_, err = os.Stat(l.Root)
-	assert.Check(t, errors.Is(err, fs.ErrNotExist), "the folder of a gone VMI and ended launcher: %v", err)
-	_, err = os.Stat(keepDir)
-	assert.NilError(t, err, "the folder of a VMI on another node stays")
-	_, err = os.Stat(foreign)
-	assert.NilError(t, err, "the folder of another cluster's starting launcher stays")
-	_, err = os.Stat(stale)
-	assert.Check(t, errors.Is(err, fs.ErrNotExist), "an unclaimed folder unchanged for 16 minutes: %v", err)
-	claims, _ := filepath.Glob(filepath.Join(n.state, "claims", "*"))
-	assert.Check(t, len(claims) == 0, "claims left: %v", claims)
-	n.nothingLeft()
 }

@@ -100,9 +100,6 @@ func (r *Reconciler) reviewRecords(ctx context.Context) error {
 	if err != nil {
 		r.log.Error(err, "reading the handler's state records")
 	}
-	if _, err := r.sweep(ctx); err != nil {
-		r.log.Error(err, "removing launcher folders of VMIs that are gone")
-	}
 	for _, rec := range recs {
 		select {
 		case r.events <- event.TypedGenericEvent[types.NamespacedName]{Object: rec.Key()}:

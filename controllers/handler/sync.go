@@ -73,7 +73,7 @@ func (r *Reconciler) observe(ctx context.Context, vmi *virtv1.VirtualMachineInst
 		return nil, ctrl.Result{}, nil
 	}
 	logf.FromContext(ctx).V(1).Info("launcher not answering", "error", err.Error())
-	e, res := r.launcherEnding(vmi, g.folder)
+	e, res := r.launcherEnding(vmi, &g.host)
 	g.ending = e
 	return nil, res, nil
 }

@@ -226,7 +226,7 @@ func TestMigrationController(t *testing.T) {
 
 		pod := cl.targetPod(t, got)
 		assert.Equal(t, pod.Labels[virtv1.MigrationSelectorLabel], "vmi1")
-		assert.Equal(t, vmi.HostDirOf(pod), vmi.TargetHostDir(got.UID))
+		assert.Equal(t, pod.Labels[virtv1.MigrationJobLabel], string(got.UID))
 		assert.DeepEqual(t, pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields,
 			[]corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpNotIn, Values: []string{"node-a"}}})
 		ms := cl.vmi(t, v).Status.MigrationState

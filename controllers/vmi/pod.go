@@ -34,9 +34,6 @@ const (
 	// PodRunDir is the folder in the pod under which each VMI's folder,
 	// PodRunDir/<vmi uid>, is shared with the node's handler (launcher.Layout.Root).
 	PodRunDir = contract.PodRunDir
-	// HostRunDir is the node folder that holds each VMI's folder,
-	// HostRunDir/<vmi uid>, mounted into the pod at PodRunDir/<vmi uid>.
-	HostRunDir = contract.HostRunDir
 	// GracePeriodMargin is added to the VMI's termination grace period for
 	// the pod's, as KubeVirt does: the launcher must outlive the guest's shutdown.
 	GracePeriodMargin = 15
@@ -45,7 +42,9 @@ const (
 	// CPUAllocationRatio is KubeVirt's default: a vCPU requests 1/10 of a CPU.
 	CPUAllocationRatio = 10
 
-	runVolume = "virtkit-run"
+	// runVolume is the pod's folder, an emptyDir the node's handler finds
+	// by the pod's UID (contract.PodFolder).
+	runVolume = contract.RunVolume
 	// cacheVolume is the node's shared libvirt capability cache
 	// (PodOptions.CapabilitiesCache), at cachePath in the pod.
 	cacheVolume = "virtkit-libvirt-cache"
@@ -92,14 +91,14 @@ type PodOptions struct {
 
 // RunDir is the VMI's folder inside its launcher pod (launcher.Layout.Root).
 // A VMI UID is 36 bytes, so libvirt's socket, RunDir/libvirt/run/libvirt-sock,
-// is 78 bytes in the pod and 83 on the node (HostRunDir/<uid>/...), well
-// under the 107-byte limit of unix socket paths.
+// is 78 bytes in the pod, well under the 107-byte limit of unix socket
+// paths. On the node the folder is the pod's emptyDir (PodFolder), whose
+// longer path the handler reaches through a handle, not by name.
 func RunDir(vmi *virtv1.VirtualMachineInstance) string { return path.Join(PodRunDir, string(vmi.UID)) }
 
-// HostDir is the VMI's folder on the node, where the handler finds it.
-func HostDir(vmi *virtv1.VirtualMachineInstance) string {
-	return path.Join(HostRunDir, string(vmi.UID))
-}
+// PodFolder is the node folder of the launcher pod pod, under the node's
+// kubelet pods folder podsDir (contract.PodsDir on a kubelet's node).
+func PodFolder(podsDir string, pod *corev1.Pod) string { return contract.PodFolder(podsDir, pod.UID) }
 
 // RenderPod returns the launcher pod of vmi. It is pure: the same VMI,
 // options and suffix give the same pod.
@@ -163,9 +162,9 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 	if opts.RuntimeClassName != "" {
 		runtimeClass = &opts.RuntimeClassName
 	}
-	dirType := corev1.HostPathDirectoryOrCreate
-	vols = append([]corev1.Volume{{Name: runVolume, VolumeSource: corev1.VolumeSource{
-		HostPath: &corev1.HostPathVolumeSource{Path: HostDir(vmi), Type: &dirType}}}}, vols...)
+	// The pod's folder is its own: an emptyDir, not a node folder a
+	// hostPath would give it (and every pod that names the same path).
+	vols = append([]corev1.Volume{{Name: runVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}, vols...)
 	mounts = append([]corev1.VolumeMount{{Name: runVolume, MountPath: dir}}, mounts...)
 	command := []string{contract.Binary,
 		"--" + contract.FlagDir, dir,
@@ -176,6 +175,7 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 	hpVols, hpMounts := hugepagesMount(vmi)
 	vols, mounts = append(vols, hpVols...), append(mounts, hpMounts...)
 	if opts.CapabilitiesCache != "" {
+		dirType := corev1.HostPathDirectoryOrCreate
 		vols = append(vols, corev1.Volume{Name: cacheVolume, VolumeSource: corev1.VolumeSource{
 			HostPath: &corev1.HostPathVolumeSource{Path: opts.CapabilitiesCache, Type: &dirType}}})
 		mounts = append(mounts, corev1.VolumeMount{Name: cacheVolume, MountPath: cachePath})

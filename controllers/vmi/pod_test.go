@@ -247,7 +247,9 @@ func TestRenderPodShape(t *testing.T) {
 	c := pod.Spec.Containers[0]
 	assert.DeepEqual(t, c.Command, []string{"virt-launcher", "--dir", dir, "--namespace", "default", "--name", "vmi1", "--grace-period", "60s"})
 	assert.DeepEqual(t, c.ReadinessProbe.Exec.Command, []string{"test", "-f", dir + "/ready"})
-	assert.DeepEqual(t, pod.Spec.Volumes[0].HostPath.Path, "/var/run/virtkit/pods/"+testUID)
+	assert.Assert(t, pod.Spec.Volumes[0].EmptyDir != nil && pod.Spec.Volumes[0].HostPath == nil, "the pod's folder is its own emptyDir")
+	assert.Equal(t, PodFolder("/var/lib/kubelet/pods", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "p1"}}),
+		"/var/lib/kubelet/pods/p1/volumes/kubernetes.io~empty-dir/"+pod.Spec.Volumes[0].Name)
 	assert.DeepEqual(t, c.VolumeMounts[0].MountPath, dir)
 	assert.Assert(t, len(dir+"/libvirt/run/libvirt-sock") < 108)
 

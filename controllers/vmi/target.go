@@ -3,34 +3,16 @@ package vmi
 import (
 	"errors"
 	"fmt"
-	"path"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 )
 
-// A launcher pod's folder on the node is keyed by the pod's role: the
-// VMI's first launcher pod uses HostRunDir/<vmi uid> (HostDir), a
-// migration's target pod HostRunDir/<migration uid> (TargetHostDir). Both
-// mount it at the same place in the pod, RunDir(vmi), so that every path in
-// the domain (console sockets and log, libvirt's socket) is the same on
-// both ends of a migration while the two launchers, even on one machine,
-// never share a file.
-
-// TargetHostDir is the node folder of the target launcher pod of the
-// migration whose UID is migration.
-func TargetHostDir(migration types.UID) string { return path.Join(HostRunDir, string(migration)) }
-
-// HostDirOf is the node folder of a launcher pod: TargetHostDir of its
-// migration for a migration's target pod (labelled
-// kubevirt.io/migrationJobUID), HostDir of its VMI otherwise.
-func HostDirOf(pod *corev1.Pod) string {
-	if uid := pod.Labels[virtv1.MigrationJobLabel]; uid != "" {
-		return TargetHostDir(types.UID(uid))
-	}
-	return path.Join(HostRunDir, pod.Labels[virtv1.CreatedByLabel])
-}
+// Every launcher pod of a VMI mounts its own folder (an emptyDir) at the
+// same place, RunDir(vmi), so that every path in the domain (console
+// sockets and log, libvirt's socket) is the same on both ends of a
+// migration while the two launchers, even on one machine, never share a
+// file.
 
 // IsTargetPod reports whether pod is a migration's target launcher pod.
 func IsTargetPod(pod *corev1.Pod) bool { return pod.Labels[virtv1.MigrationJobLabel] != "" }
@@ -38,7 +20,7 @@ func IsTargetPod(pod *corev1.Pod) bool { return pod.Labels[virtv1.MigrationJobLa
 // RenderTargetPod returns the target launcher pod of migration mig of vmi,
 // which runs on sourceNode: vmi's launcher pod (RenderPod) labelled with
 // the migration's UID (kubevirt.io/migrationJobUID) and the VMI's name
-// (kubevirt.io/vmi-name), its folder TargetHostDir, the migration's
+// (kubevirt.io/vmi-name), the migration's
 // addedNodeSelector added to its node selector, and a required node
 // affinity that keeps it off sourceNode (combined with every required term
 // the VMI's own affinity has). It is pure.
@@ -55,11 +37,6 @@ func RenderTargetPod(vmi *virtv1.VirtualMachineInstance, mig *virtv1.VirtualMach
 	}
 	pod.Labels[virtv1.MigrationJobLabel] = string(mig.UID)
 	pod.Labels[virtv1.MigrationSelectorLabel] = vmi.Name
-	for i := range pod.Spec.Volumes {
-		if v := &pod.Spec.Volumes[i]; v.Name == runVolume {
-			v.HostPath.Path = TargetHostDir(mig.UID)
-		}
-	}
 	for k, v := range mig.Spec.AddedNodeSelector {
 		if _, ok := pod.Spec.NodeSelector[k]; !ok {
 			pod.Spec.NodeSelector[k] = v // it narrows the VMI's constraints, never overrides them

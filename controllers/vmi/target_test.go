@@ -34,13 +34,11 @@ func TestRenderTargetPod(t *testing.T) {
 	assert.Equal(t, pod.Labels[virtv1.MigrationJobLabel], migUID)
 	assert.Equal(t, pod.Labels[virtv1.CreatedByLabel], testUID)
 	assert.Assert(t, IsTargetPod(pod) && !IsTargetPod(source))
-	assert.Equal(t, HostDirOf(pod), "/var/run/virtkit/pods/"+migUID)
-	assert.Equal(t, HostDirOf(source), HostDir(vmi))
-	// The pod sees its own folder where the source pod sees its own.
-	assert.Equal(t, pod.Spec.Volumes[0].HostPath.Path, "/var/run/virtkit/pods/"+migUID)
+	// The pod sees its own folder, an emptyDir, where the source pod sees its own.
+	assert.DeepEqual(t, pod.Spec.Volumes[0], corev1.Volume{Name: runVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	assert.DeepEqual(t, pod.Spec.Volumes[0], source.Spec.Volumes[0])
 	assert.Equal(t, pod.Spec.Containers[0].VolumeMounts[0].MountPath, source.Spec.Containers[0].VolumeMounts[0].MountPath)
 	assert.DeepEqual(t, pod.Spec.Containers[0].Command, source.Spec.Containers[0].Command)
-	assert.Equal(t, source.Spec.Volumes[0].HostPath.Path, HostDir(vmi), "the source pod is unchanged")
 
 	// The migration's selector narrows, it does not override.
 	assert.Equal(t, pod.Spec.NodeSelector["zone"], "b")

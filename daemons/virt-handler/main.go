@@ -28,6 +28,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -68,13 +69,17 @@ type options struct {
 	devicePlugins string
 	// labellerDir holds the launcher's host CPU probe; "" labels no CPU.
 	labellerDir string
-	verbose     bool
+	// peerPods are --peer-pods-dir's NODE=DIR pairs: the pods folders of
+	// the other nodes on this machine, where migrations to them go.
+	peerPods map[string]string
+	verbose  bool
 }
 
 func main() {
 	var o options
 	flag.StringVar(&o.cfg.NodeName, "node-name", os.Getenv("NODE_NAME"), "the node this handler runs on (default $NODE_NAME)")
-	flag.StringVar(&o.cfg.HostRunDir, "host-run-dir", handler.DefaultHostRunDir, "node folder of the launcher folders, <dir>/<vmi uid>")
+	flag.StringVar(&o.cfg.PodsDir, "pods-dir", handler.DefaultPodsDir, "the kubelet's pods folder on the node, where each launcher pod's folder is its emptyDir")
+	flag.Func("peer-pods-dir", "NODE=DIR: the pods folder of NODE, another node on this machine (repeat per node), as virt-local's local nodes; migrations go only to such nodes", o.addPeerPods)
 	flag.StringVar(&o.cfg.PodRunDir, "pod-run-dir", handler.DefaultPodRunDir, "where launcher pods see the same folders")
 	flag.StringVar(&o.cfg.StateDir, "state-dir", handler.DefaultStateDir, "node folder for the handler's own records (not shared with pods)")
 	flag.BoolVar(&o.cfg.Emulation, "emulation", false, "run guests under software emulation (TCG), as KubeVirt's useEmulation")
@@ -141,6 +146,7 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 			return domainlibvirt.New(ctx, uri, domainlibvirt.WithLogger(log.WithName("libvirt")))
 		}),
 		handler.WithLogger(log.WithName("handler")),
+		handler.WithMigrationDialer(handler.LocalMigrationDialer{PodsDirs: o.podsDirs()}),
 	)
 	if err != nil {
 		return err
@@ -276,4 +282,32 @@ func serve(srv *http.Server, addr string, c client.Client, node, advertise strin
 			return srv.Shutdown(shutCtx)
 		}
 	}
+}
+
+// addPeerPods parses one --peer-pods-dir, NODE=DIR.
+func (o *options) addPeerPods(v string) error {
+	node, dir, ok := strings.Cut(v, "=")
+	if !ok || node == "" || !filepath.IsAbs(dir) {
+		return fmt.Errorf("%q: want NODE=DIR, DIR absolute", v)
+	}
+	if o.peerPods == nil {
+		o.peerPods = map[string]string{}
+	}
+	if _, dup := o.peerPods[node]; dup {
+		return fmt.Errorf("node %s: named twice", node)
+	}
+	o.peerPods[node] = dir
+	return nil
+}
+
+// podsDirs are the pods folders of the nodes on this machine: this node's
+// and its peers'.
+func (o options) podsDirs() map[string]string {
+	dirs := map[string]string{o.cfg.NodeName: o.cfg.PodsDir}
+	for node, dir := range o.peerPods {
+		if node != o.cfg.NodeName {
+			dirs[node] = dir
+		}
+	}
+	return dirs
 }

@@ -58,6 +58,12 @@ func TestVirtHandlerBinary(t *testing.T) {
 		t.Errorf("without --node-name: exit %d, %s", code, out)
 	}
 
+	// A peer's pods folder must be NODE=DIR, DIR absolute.
+	out, err = exec.Command(bin, "--node-name", "node-1", "--peer-pods-dir", "node-2=pods").CombinedOutput()
+	if code := exitCode(err); code != 2 || !strings.Contains(string(out), `"node-2=pods": want NODE=DIR, DIR absolute`) {
+		t.Errorf("relative --peer-pods-dir: exit %d, %s", code, out)
+	}
+
 	// Without its certificates it refuses to serve the node API at all.
 	out, err = exec.Command(bin, "--node-name", "node-1").CombinedOutput()
 	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "the node API speaks mutual TLS only") {
@@ -67,7 +73,7 @@ func TestVirtHandlerBinary(t *testing.T) {
 	pki := nodePKI(t, dir)
 	addr, metricsAddr := freeAddress(t), freeAddress(t)
 	cmd := exec.Command(bin, "--node-name", "node-1", "--emulation",
-		"--host-run-dir", filepath.Join(dir, "pods"), "--state-dir", filepath.Join(dir, "state"),
+		"--pods-dir", filepath.Join(dir, "pods"), "--peer-pods-dir", "node-2="+filepath.Join(dir, "pods2"), "--state-dir", filepath.Join(dir, "state"),
 		"--node-api-address", addr, "--advertise-address", "https://"+addr, "--health-probe-bind-address", "0", "--device-plugin-dir", "0",
 		"--tls-cert-file", pki.serverCert, "--tls-key-file", pki.serverKey, "--client-ca-file", pki.caFile,
 		"--metrics-bind-address", metricsAddr)

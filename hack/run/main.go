@@ -31,8 +31,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	vmicontroller "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/local/cluster"
 	"github.com/virtkit/virtkit/local/registry"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
 	"github.com/virtkit/virtkit/virtapi/subresources"
@@ -104,7 +104,11 @@ func run(ctx context.Context, data, bin, guest, manifest string) (string, bool, 
 		return vm.Name, false, err
 	}
 	step("the guest's console (virtctl console, through the apiserver)")
-	printBootLog(vmi)
+	serial := ""
+	if folder, err := (cluster.Config{DataDir: data}).LauncherFolder(ctx, cl, vmi, ""); err == nil {
+		serial = filepath.Join(folder, contract.SerialLog)
+		printBootLog(serial)
+	}
 	marker, err := watchConsole(ctx, sub, vmi, 30*time.Second)
 	if err != nil {
 		return vm.Name, false, err
@@ -120,7 +124,7 @@ func run(ctx context.Context, data, bin, guest, manifest string) (string, bool, 
   tail -f %s   # its console log
   less %s   # virt-local's log: every component's
   make stop                            # stops virt-local; guests shut down gracefully
-`, kubeconfig, ip, filepath.Join(vmicontroller.HostDir(vmi), contract.SerialLog), filepath.Join(data, "virt-local.log"))
+`, kubeconfig, ip, serial, filepath.Join(data, "virt-local.log"))
 	return vm.Name, marker, nil
 }
 
@@ -257,8 +261,8 @@ func launcherRuns(ctx context.Context, cl client.Client, vmi *virtv1.VirtualMach
 
 // printBootLog shows what the guest printed before the console was opened
 // (the launcher keeps a console log on the node).
-func printBootLog(vmi *virtv1.VirtualMachineInstance) {
-	f, err := os.Open(filepath.Join(vmicontroller.HostDir(vmi), contract.SerialLog))
+func printBootLog(serial string) {
+	f, err := os.Open(serial)
 	if err != nil {
 		return
 	}

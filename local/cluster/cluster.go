@@ -214,7 +214,7 @@ func (c *Cluster) startNode(ctx context.Context, name string, index int, nets *n
 	log.Info("starting node", "bridge", ln.network.Bridge, "pods", ln.network.PodCIDR)
 	as(ComponentNode, func() {
 		ln.node, err = node.Start(ctx, node.Config{
-			Name: name, StateDir: filepath.Join(cfg.DataDir, "nodes", name), BinDirs: []string{cfg.BinDir},
+			Name: name, StateDir: cfg.NodeDir(name), BinDirs: []string{cfg.BinDir},
 			CNIBinDir: cfg.CNIBinDir, Registry: c.Registry(), Logger: log.WithName("node"),
 			Bridge: ln.network.Bridge, PodCIDR: ln.network.PodCIDR,
 		}, cs)
@@ -227,8 +227,9 @@ func (c *Cluster) startNode(ctx context.Context, name string, index int, nets *n
 		return ln, c.startHandlerProcess(ctx, ln)
 	}
 	ln.handler, err = handler.New(handler.Config{
-		NodeName: name, StateDir: filepath.Join(cfg.DataDir, "handlers", name), Emulation: c.config.Emulation,
-	}, handler.WithConnector(cfg.Connector), handler.WithLogger(log.WithName("handler")))
+		NodeName: name, PodsDir: cfg.PodsDir(name), StateDir: filepath.Join(cfg.DataDir, "handlers", name), Emulation: c.config.Emulation,
+	}, handler.WithConnector(cfg.Connector), handler.WithLogger(log.WithName("handler")),
+		handler.WithMigrationDialer(handler.LocalMigrationDialer{PodsDirs: cfg.podsDirs()}))
 	if err != nil {
 		return ln, err
 	}
@@ -309,6 +310,9 @@ func (c *Cluster) NodeNetworks() map[string]NodeNetwork {
 
 // Kubeconfig is the administrator's kubeconfig.
 func (c *Cluster) Kubeconfig() string { return c.cfg.Kubeconfig() }
+
+// Config is the cluster's configuration, defaults applied.
+func (c *Cluster) Config() Config { return c.cfg }
 
 // RESTConfig is the administrator's client configuration.
 func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.rest) }

@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/virtkit/virtkit/controllers/handler"
+	"github.com/virtkit/virtkit/local/kubelet"
+	"github.com/virtkit/virtkit/local/node"
 	"github.com/virtkit/virtkit/local/registry"
 )
 
@@ -151,3 +153,29 @@ func (c Config) DaemonLogDir() string { return filepath.Join(c.DataDir, "daemons
 
 // Kubeconfig is the administrator's kubeconfig of a cluster with this data directory.
 func (c Config) Kubeconfig() string { return filepath.Join(c.DataDir, "controlplane", "kubeconfig") }
+
+// NodeDir is the folder of local node name.
+func (c Config) NodeDir(name string) string { return filepath.Join(c.DataDir, "nodes", name) }
+
+// kubeletDir is the folder of the real node name (Config.KubeletNode).
+func (c Config) kubeletDir(name string) string { return filepath.Join(c.DataDir, "kubelets", name) }
+
+// PodsDir is the pods folder of node name, the real node's (KubeletNode)
+// kubelet's or a local node's laid out as a kubelet's: a launcher pod's
+// folder is controllers/vmi.PodFolder(PodsDir, pod).
+func (c Config) PodsDir(name string) string {
+	if name == c.KubeletNode {
+		return kubelet.Config{Dir: c.kubeletDir(name)}.PodsDir()
+	}
+	return node.Config{StateDir: c.NodeDir(name)}.PodsDir()
+}
+
+// podsDirs are the pods folders of every local node, by name: where a
+// handler's migrations to another local node go.
+func (c Config) podsDirs() map[string]string {
+	dirs := map[string]string{}
+	for _, n := range c.Nodes {
+		dirs[n] = c.PodsDir(n)
+	}
+	return dirs
+}

@@ -35,7 +35,7 @@ func (c *Cluster) startKubeletNode(ctx context.Context, nets *networks) (*kubele
 		return nil, fmt.Errorf("cluster: registry address %q: %w", c.Registry(), err)
 	}
 	return kubelet.Start(ctx, kubelet.Config{
-		Dir: filepath.Join(cfg.DataDir, "kubelets", name), ControlPlane: c.cp.Config(), NodeName: name,
+		Dir: cfg.kubeletDir(name), ControlPlane: c.cp.Config(), NodeName: name,
 		KubeletBinary: filepath.Join(cfg.BinDir, "kubelet"), ContainerdBinDir: cfg.ContainerdBinDir, CNIBinDir: cfg.CNIBinDir,
 		SandboxImage: pause, InsecureRegistries: []string{"127.0.0.1:" + port, "localhost:" + port},
 		Bridge: network.Bridge, PodSubnet: network.PodCIDR, Logger: cfg.Logger.WithName("kubelet"),

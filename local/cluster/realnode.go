@@ -75,6 +75,7 @@ func (c *Cluster) deployHandler(ctx context.Context, cl client.Client) error {
 		// Its records stay in the data directory, as the local nodes'
 		// handlers' do, not in the host's /var/run.
 		StateDir:    filepath.Join(c.cfg.DataDir, "handlers", c.real.Name()),
+		PodsDir:     c.real.PodsDir(),
 		NodeAPIPort: int32(port), ProbePort: int32(port + 1), MetricsPort: int32(port + 2),
 		APIServer: apiserver,
 	})

@@ -89,12 +89,17 @@ func (c *Cluster) startHandlerProcess(ctx context.Context, ln *localNode) error 
 		return fmt.Errorf("cluster: node %s: node API port: %w", ln.name, err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	args := []string{"--node-name", ln.name, "--state-dir", filepath.Join(c.cfg.DataDir, "handlers", ln.name),
+	args := []string{"--node-name", ln.name, "--pods-dir", c.cfg.PodsDir(ln.name), "--state-dir", filepath.Join(c.cfg.DataDir, "handlers", ln.name),
 		"--node-api-address", addr,
 		"--tls-cert-file", pki.Cert(localHandlerCert), "--tls-key-file", pki.Key(localHandlerCert), "--client-ca-file", pki.CACert(),
 		// The cluster's /metrics gathers only this process's series; the
 		// local nodes register no device plugins and need no probes.
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--device-plugin-dir", "0"}
+	for _, peer := range c.cfg.Nodes {
+		if peer != ln.name {
+			args = append(args, "--peer-pods-dir", peer+"="+c.cfg.PodsDir(peer))
+		}
+	}
 	if c.config.Emulation {
 		args = append(args, "--emulation")
 	}

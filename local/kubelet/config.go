@@ -119,6 +119,10 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
+// PodsDir is the kubelet's pods folder (its --root-dir's pods), where each
+// pod's volumes are.
+func (c Config) PodsDir() string { return filepath.Join(paths{dir: c.Dir}.kubeletRoot(), "pods") }
+
 // paths are the files of a node below Config.Dir.
 type paths struct{ dir string }
 

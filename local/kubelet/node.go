@@ -142,6 +142,10 @@ func (n *Node) HostState() HostState { return n.state }
 // pods serve.
 func (n *Node) IP() string { return n.cfg.NodeIP }
 
+// PodsDir is the kubelet's pods folder (its --root-dir's pods), where each
+// pod's volumes are.
+func (n *Node) PodsDir() string { return n.cfg.PodsDir() }
+
 // ContainerdSocket is the node's containerd socket.
 func (n *Node) ContainerdSocket() string { return n.p.containerdSocket() }
 

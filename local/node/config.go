@@ -125,8 +125,9 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// podsDir holds one folder per pod UID.
-func (c Config) podsDir() string { return filepath.Join(c.StateDir, "pods") }
+// PodsDir holds one folder per pod UID, laid out as a kubelet's pods
+// folder (a pod's emptyDir volumes are where contract.EmptyDir says).
+func (c Config) PodsDir() string { return filepath.Join(c.StateDir, "pods") }
 
 // podDir is the folder of one pod.
-func (c Config) podDir(uid string) string { return filepath.Join(c.podsDir(), uid) }
+func (c Config) podDir(uid string) string { return filepath.Join(c.PodsDir(), uid) }

@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,8 +38,6 @@ func launcherPod(ctx context.Context, t *testing.T, c *cluster, diskImage string
 	if err != nil {
 		t.Fatal(err)
 	}
-	hostDir := vmictl.HostDir(vmi)
-	t.Cleanup(func() { _ = os.RemoveAll(hostDir) })
 	compute := &pod.Spec.Containers[0]
 	// $0 is virt-launcher, then its flags: --dir DIR ...
 	script := `d=$2
@@ -53,9 +52,12 @@ echo "guest stopped" > /dev/termination-log`
 		}
 	}
 	pod.OwnerReferences = nil // no VMI object in this API
-	if _, err := c.cs.CoreV1().Pods("t").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+	created, err := c.cs.CoreV1().Pods("t").Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
+	// The handler finds the pod's folder, an emptyDir, by the pod's UID.
+	hostDir := vmictl.PodFolder(filepath.Join(c.cfg.StateDir, "pods"), created)
 	c.waitPod(ctx, pod.Name, "Ready", podReady)
 	if _, err := os.Stat(filepath.Join(hostDir, "ready")); err != nil {
 		t.Errorf("launcher: the ready file is not in the handler's folder: %v", err)
@@ -71,4 +73,7 @@ echo "guest stopped" > /dev/termination-log`
 		t.Fatal(err)
 	}
 	c.waitGone(ctx, pod.Name)
+	if _, err := os.Lstat(hostDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("launcher: the pod's folder outlived the pod: %v", err)
+	}
 }

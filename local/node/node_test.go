@@ -338,7 +338,8 @@ exec busybox httpd -f -p 8080 -h /www`, func(p *corev1.Pod) {
 	if b, err := os.ReadFile(filepath.Join(hostDir, "from-pod")); err != nil || !strings.Contains(string(b), "pod") {
 		t.Errorf("web: hostPath file: %q, %v", b, err)
 	}
-	emptyDir := filepath.Join(c.cfg.StateDir, "pods", string(got.UID), "volumes", "scratch")
+	// An emptyDir lies where a kubelet keeps it.
+	emptyDir := filepath.Join(c.cfg.StateDir, "pods", string(got.UID), "volumes", "kubernetes.io~empty-dir", "scratch")
 	if err := os.WriteFile(filepath.Join(emptyDir, "ready"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func NewProvider(ctx context.Context, cfg Config, client kubernetes.Interface, o
 	if o.images == nil {
 		o.images = &RegistryImageStore{Registry: cfg.Registry, Dir: cfg.ImageDir, Logger: cfg.Logger.WithName("images")}
 	}
-	if err := os.MkdirAll(cfg.podsDir(), 0o700); err != nil {
+	if err := os.MkdirAll(cfg.PodsDir(), 0o700); err != nil {
 		return nil, fmt.Errorf("node: Config.StateDir: %w", err)
 	}
 	p := &Provider{cfg: cfg, opts: o, client: client, log: cfg.Logger, hostIP: cfg.InternalIP,

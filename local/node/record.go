@@ -102,7 +102,7 @@ func removePodFiles(dir string) error {
 // recover finds the pods a previous run of the node left in StateDir,
 // cleans up after them and keeps them, finished, to be reported.
 func (p *Provider) recover(ctx context.Context) error {
-	ents, err := os.ReadDir(p.cfg.podsDir())
+	ents, err := os.ReadDir(p.cfg.PodsDir())
 	if err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
@@ -113,7 +113,7 @@ func (p *Provider) recover(ctx context.Context) error {
 		if !e.IsDir() {
 			continue
 		}
-		dir := filepath.Join(p.cfg.podsDir(), e.Name())
+		dir := filepath.Join(p.cfg.PodsDir(), e.Name())
 		rec, err := readRecord(dir)
 		if err != nil {
 			// Died before its first record: nothing ran; a network may

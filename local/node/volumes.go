@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 // hostVolume is a pod volume as a host file or folder.
@@ -54,7 +56,9 @@ func (r *podRun) prepareVolume(ctx context.Context, pod *corev1.Pod, v *corev1.V
 	case src.HostPath != nil:
 		return hostVolume{path: src.HostPath.Path}, checkHostPath(src.HostPath)
 	case src.EmptyDir != nil:
-		dir := r.volumeDir(v.Name)
+		// Where a kubelet keeps it, so that a node daemon finds a pod's
+		// emptyDir by the pod's UID as on any node.
+		dir := contract.EmptyDir(r.p.cfg.PodsDir(), r.uid, v.Name)
 		if err := os.MkdirAll(dir, 0o777); err != nil {
 			return hostVolume{}, err
 		}

@@ -26,11 +26,11 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/internal/linuxproc"
 	"github.com/virtkit/virtkit/internal/localcluster"
 	"github.com/virtkit/virtkit/internal/testguest"
 	"github.com/virtkit/virtkit/local/cluster"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 // The chaos suite. virt-local runs split (virt-api, virt-controller and
@@ -221,7 +221,7 @@ func (h *chaos) run(t *testing.T, index int, run chaosRun, res *chaosResult) {
 	}()
 
 	first := w.waitRunning(ctx, t, vm)
-	waitFile(ctx, t, serialLog(first), "VIRTKIT-DISK vdc previous=none wrote=1 readback=ok")
+	waitFile(ctx, t, w.serialLog(ctx, t, first), "VIRTKIT-DISK vdc previous=none wrote=1 readback=ok")
 	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(pvc), pvc))
 	disk = filepath.Join(w.data, "volumes", pvc.Spec.VolumeName, "disk.img")
 	wrote = 1
@@ -235,7 +235,11 @@ func (h *chaos) run(t *testing.T, index int, run chaosRun, res *chaosResult) {
 		// The guest boots again (once more if QEMU died: a VMI of its
 		// own) and counts on.
 		v := h.waitVMI(ctx, t, vm, "Running with the guest's disk line", func(v *virtv1.VirtualMachineInstance) bool {
-			b, _ := os.ReadFile(serialLog(v))
+			folder, _ := w.launcherFolderNow(ctx, v, "")
+			if folder == "" {
+				return false
+			}
+			b, _ := os.ReadFile(filepath.Join(folder, contract.SerialLog))
 			return v.Status.Phase == virtv1.Running && bytes.Contains(b, []byte("readback=ok"))
 		})
 		t.Logf("VMI %s runs on %s", v.UID, v.Status.NodeName)
@@ -423,8 +427,8 @@ func launcherProcesses(uid string) ([]linuxproc.Process, error) {
 	})
 }
 
-// uidSet collects the VMI and migration UIDs of a namespace while a run
-// goes on: each names launcher folders and processes to look for after.
+// uidSet collects the VMI, migration and pod UIDs of a namespace while a
+// run goes on: each names launcher processes and mounts to look for after.
 type uidSet struct {
 	mu   sync.Mutex
 	uids map[types.UID]bool
@@ -442,7 +446,14 @@ func (h *chaos) watchUIDs(ns string) *uidSet {
 			var migs virtv1.VirtualMachineInstanceMigrationList
 			err1 := h.w.c.List(ctx, &vmis, client.InNamespace(ns))
 			err2 := h.w.c.List(ctx, &migs, client.InNamespace(ns))
+			var pods corev1.PodList
+			err3 := h.w.c.List(ctx, &pods, client.InNamespace(ns))
 			s.mu.Lock()
+			if err3 == nil {
+				for _, p := range pods.Items {
+					s.uids[p.UID] = true // names the mounts of its folders
+				}
+			}
 			if err1 == nil {
 				for _, v := range vmis.Items {
 					s.uids[v.UID] = true
@@ -537,12 +548,8 @@ func (h *chaos) hostLeftovers(uids []types.UID) []string {
 		for _, p := range procs {
 			out = append(out, "process "+p.String())
 		}
-		for _, dir := range []string{filepath.Join(vmi.HostRunDir, string(u))} {
-			if _, err := os.Lstat(dir); err == nil {
-				out = append(out, "launcher folder "+dir)
-			}
-		}
 	}
+	// A launcher's folder is its pod's emptyDir, in the pod's folder.
 	nodes := filepath.Join(h.w.data, "nodes")
 	podDirs, _ := filepath.Glob(filepath.Join(nodes, "*", "pods", "*"))
 	for _, d := range podDirs {

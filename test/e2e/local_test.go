@@ -3,13 +3,11 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,11 +22,13 @@ import (
 
 	"github.com/virtkit/virtkit/internal/localcluster"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/local/cluster"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
 type world struct {
 	data       string // the data directory
+	cfg        cluster.Config
 	registry   string // host:port of its registry
 	c          client.Client
 	sub        *subresources.Client
@@ -55,7 +55,7 @@ func up(t *testing.T, nodes ...string) *world {
 // worldOf is the world of a started cluster.
 func worldOf(t *testing.T, c *localcluster.Cluster) *world {
 	t.Helper()
-	w := &world{data: c.DataDir, registry: c.Registry(), c: c.Client, kubeconfig: c.Kubeconfig(), metrics: c.MetricsAddr()}
+	w := &world{data: c.DataDir, cfg: c.Cluster.Config(), registry: c.Registry(), c: c.Client, kubeconfig: c.Kubeconfig(), metrics: c.MetricsAddr()}
 	var err error
 	w.sub, err = subresources.NewClient(c.RESTConfig())
 	must(t, err)
@@ -85,7 +85,7 @@ func TestVMTiny(t *testing.T) {
 		t.Fatalf("VMI interfaces = %+v, want the pod IP", vmi.Status.Interfaces)
 	}
 	w.consoleShows(ctx, t, vmi, "VIRTKIT-HEARTBEAT")
-	serial := filepath.Join("/var/run/virtkit/pods", string(vmi.UID), "serial0.log")
+	serial := w.serialLog(ctx, t, vmi)
 	waitFile(ctx, t, serial, "VIRTKIT-HOSTNAME tiny")
 	waitFile(ctx, t, serial, "hello from tiny") // cloud-init's user data ran
 	httpAnswers(ctx, t, "http://"+vmi.Status.Interfaces[0].IP+"/", "tiny")
@@ -173,10 +173,10 @@ func TestVMTiny(t *testing.T) {
 // of TestMain looks for processes, mounts and netns).
 func (w *world) stopStartDelete(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance) {
 	t.Helper()
-	serial := filepath.Join("/var/run/virtkit/pods", string(vmi.UID), "serial0.log")
+	serial := w.serialLog(ctx, t, vmi)
 	// virtctl stop: the guest powers off (ACPI), the VMI goes.
 	w.virtctl(ctx, t, "stop", vm.Name, "-n", vm.Namespace)
-	waitFile(ctx, t, serial, "VIRTKIT-POWEROFF") // before the handler removes the folder of a VMI that is gone
+	waitFile(ctx, t, serial, "VIRTKIT-POWEROFF") // before the pod, and its folder, go
 	w.waitNoVMI(ctx, t, vm)
 
 	// virtctl start: a new VMI boots again.
@@ -197,12 +197,11 @@ func (w *world) stopStartDelete(ctx context.Context, t *testing.T, vm *virtv1.Vi
 		return len(pods.Items) == 0 && apierrors.IsNotFound(vmErr) && apierrors.IsNotFound(vmiErr),
 			fmt.Sprintf("%d pods, VM: %v, VMI: %v", len(pods.Items), vmErr, vmiErr)
 	})
-	// The handler sweeps a gone VMI's launcher folder once its launcher
-	// no longer answers, retrying every 2 s while it ends: soon after the
-	// pod is gone, not at once.
-	testenv.EventuallyEvery(testenv.Within(t, 30*time.Second), t, 250*time.Millisecond, "the launcher folder removed", func() (bool, string) {
-		_, err := os.Stat(filepath.Join("/var/run/virtkit/pods", string(again.UID), "libvirt"))
-		return errors.Is(err, os.ErrNotExist), fmt.Sprintf("the launcher folder of %s: %v", again.UID, err)
+	// A launcher's folder is its pod's emptyDir: the node removes it with
+	// the pod.
+	testenv.EventuallyEvery(testenv.Within(t, 30*time.Second), t, 250*time.Millisecond, "the launcher folders removed", func() (bool, string) {
+		left := w.podFoldersLeft(ctx, t)
+		return len(left) == 0, fmt.Sprintf("pod folders left: %v", left)
 	})
 }
 
@@ -241,19 +240,16 @@ func TestRefusals(t *testing.T) {
 			fmt.Sprintf("VM %s, VMI Synchronized %q", vm.Status.PrintableStatus, msg)
 	})
 
-	// Deleting it leaves nothing either: no pod, and no launcher folder on
-	// the node (its launcher never started; the pod's hostPath made it).
-	vmi := &virtv1.VirtualMachineInstance{}
-	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(missing), vmi))
+	// Deleting it leaves nothing either: no pod, and no pod folder on the
+	// node (its launcher never started; the node made the pod's volumes).
 	must(t, w.c.Delete(ctx, missing))
-	folder := filepath.Join("/var/run/virtkit/pods", string(vmi.UID))
-	eventually(ctx, t, "the VM, its pod and its launcher folder gone", func() (bool, string) {
+	eventually(ctx, t, "the VM, its pod and its pod folder gone", func() (bool, string) {
 		var pods corev1.PodList
 		must(t, w.c.List(ctx, &pods, client.InNamespace("default"), client.MatchingLabels{"vm.kubevirt.io/name": "missing"}))
-		_, ferr := os.Stat(folder)
+		left := w.podFoldersLeft(ctx, t)
 		vmiErr := w.c.Get(ctx, client.ObjectKeyFromObject(missing), &virtv1.VirtualMachineInstance{})
-		return len(pods.Items) == 0 && os.IsNotExist(ferr) && apierrors.IsNotFound(vmiErr),
-			fmt.Sprintf("%d pods, folder: %v, VMI: %v", len(pods.Items), ferr, vmiErr)
+		return len(pods.Items) == 0 && len(left) == 0 && apierrors.IsNotFound(vmiErr),
+			fmt.Sprintf("%d pods, pod folders left: %v, VMI: %v", len(pods.Items), left, vmiErr)
 	})
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -23,8 +22,8 @@ import (
 	migrationsv1 "kubevirt.io/api/migrations/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/internal/testguest"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 // Live migration end to end: on two local nodes the running example guest migrates
@@ -41,7 +40,7 @@ func TestMigration(t *testing.T) {
 	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
 	must(t, w.c.Create(ctx, vm))
 	src := w.waitRunning(ctx, t, vm)
-	srcLog := filepath.Join(vmi.HostRunDir, string(src.UID), "serial0.log")
+	srcLog := w.serialLog(ctx, t, src)
 	waitFile(ctx, t, srcLog, testguest.ReadyMarker)
 	srcIP := src.Status.Interfaces[0].IP
 	httpAnswers(ctx, t, "http://"+srcIP+"/", "tiny")
@@ -68,7 +67,7 @@ func TestMigration(t *testing.T) {
 	}
 
 	// The heartbeat goes on in the target's console log from where it was.
-	dstLog := filepath.Join(vmi.TargetHostDir(mig.UID), "serial0.log")
+	dstLog := filepath.Join(w.launcherFolder(ctx, t, src, mig.UID), contract.SerialLog)
 	first := firstHeartbeat(ctx, t, dstLog)
 	last := lastHeartbeat(t, srcLog)
 	if first < last || first > last+30 || last < before {
@@ -119,7 +118,7 @@ func TestMigrationAborts(t *testing.T) {
 	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
 	must(t, w.c.Create(ctx, vm))
 	src := w.waitRunning(ctx, t, vm)
-	srcLog := filepath.Join(vmi.HostRunDir, string(src.UID), "serial0.log")
+	srcLog := w.serialLog(ctx, t, src)
 	waitFile(ctx, t, srcLog, testguest.ReadyMarker)
 
 	// 1 MiB/s for 128 MiB of memory with 3 s per GB: it cannot make it.
@@ -163,27 +162,15 @@ func TestMigrationAborts(t *testing.T) {
 }
 
 // deleteVM deletes vm and waits until its VMI and pods are gone, and its
-// launchers' folders: those of its VMI and of its migrations.
+// launchers' folders: the pods' folders on the nodes.
 func (w *world) deleteVM(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine) {
 	t.Helper()
-	v := w.vmiOf(ctx, t, vm)
-	folders := []string{vmi.HostDir(v)}
-	var migs virtv1.VirtualMachineInstanceMigrationList
-	must(t, w.c.List(ctx, &migs, client.InNamespace(vm.Namespace)))
-	for _, m := range migs.Items {
-		folders = append(folders, vmi.TargetHostDir(m.UID))
-	}
 	must(t, w.c.Delete(ctx, vm))
 	eventually(ctx, t, "the VM's VMI, pods and launcher folders gone", func() (bool, string) {
 		var pods corev1.PodList
 		must(t, w.c.List(ctx, &pods, client.InNamespace(vm.Namespace)))
 		err := w.c.Get(ctx, client.ObjectKeyFromObject(vm), &virtv1.VirtualMachineInstance{})
-		left := []string{}
-		for _, f := range folders {
-			if _, err := os.Stat(f); err == nil {
-				left = append(left, f)
-			}
-		}
+		left := w.podFoldersLeft(ctx, t)
 		return len(pods.Items) == 0 && apierrors.IsNotFound(err) && len(left) == 0,
 			fmt.Sprintf("%d pods, VMI: %v, folders %v", len(pods.Items), err, left)
 	})
@@ -209,8 +196,8 @@ func (w *world) stillOnSource(ctx context.Context, t *testing.T, vm *virtv1.Virt
 		return len(pods.Items) == 0, fmt.Sprintf("%d pods", len(pods.Items))
 	})
 	eventually(ctx, t, "the target launcher's folder of "+mig.Name+" gone", func() (bool, string) {
-		_, err := os.Stat(vmi.TargetHostDir(mig.UID))
-		return os.IsNotExist(err), fmt.Sprint(err)
+		left := w.podFoldersLeft(ctx, t)
+		return len(left) == 0, fmt.Sprint(left)
 	})
 }
 
@@ -352,9 +339,16 @@ func TestDrain(t *testing.T) {
 	vm.Spec.Template.Spec.EvictionStrategy = &live
 	must(t, w.c.Create(ctx, vm))
 	src := w.waitRunning(ctx, t, vm)
-	srcLog := filepath.Join(vmi.HostRunDir, string(src.UID), "serial0.log")
+	srcLog := w.serialLog(ctx, t, src)
 	waitFile(ctx, t, srcLog, testguest.ReadyMarker)
 	node := src.Status.NodeName
+	// The drain evicts the source pod, and its folder goes with it: take
+	// the source's count now, far enough from a fresh boot's to tell one.
+	var before int
+	eventually(ctx, t, "a few heartbeats on the source", func() (bool, string) {
+		before = lastHeartbeat(t, srcLog)
+		return before >= 3, strconv.Itoa(before)
+	})
 
 	var n corev1.Node
 	must(t, w.c.Get(ctx, client.ObjectKey{Name: node}, &n))
@@ -395,9 +389,9 @@ func TestDrain(t *testing.T) {
 		return v.Status.EvacuationNodeName == "", v.Status.EvacuationNodeName
 	})
 	// The guest went on: its heartbeat continues in the target's console log.
-	dstLog := filepath.Join(vmi.TargetHostDir(migs.Items[0].UID), "serial0.log")
-	if first, last := firstHeartbeat(ctx, t, dstLog), lastHeartbeat(t, srcLog); first < last {
-		t.Errorf("heartbeat %d on the target after %d on the source: the guest restarted", first, last)
+	dstLog := filepath.Join(w.launcherFolder(ctx, t, v, migs.Items[0].UID), contract.SerialLog)
+	if first := firstHeartbeat(ctx, t, dstLog); first < before {
+		t.Errorf("heartbeat %d on the target after %d on the source before the drain: the guest restarted", first, before)
 	}
 	httpAnswers(ctx, t, "http://"+v.Status.Interfaces[0].IP+"/", "tiny")
 	w.deleteVM(ctx, t, vm)

@@ -76,10 +76,11 @@ func TestPVCKeepsData(t *testing.T) {
 	must(t, w.c.Create(ctx, vm))
 
 	first := w.waitRunning(ctx, t, vm)
-	waitFile(ctx, t, serialLog(first), "user data from a secret on keeper")
+	firstLog := w.serialLog(ctx, t, first)
+	waitFile(ctx, t, firstLog, "user data from a secret on keeper")
 	// vda is the containerDisk, vdb cloud-init's, vdc the claim's, vdd the hostDisk's.
-	waitFile(ctx, t, serialLog(first), "VIRTKIT-DISK vdc previous=none wrote=1 readback=ok")
-	waitFile(ctx, t, serialLog(first), "VIRTKIT-DISK vdd previous=none wrote=1 readback=ok")
+	waitFile(ctx, t, firstLog, "VIRTKIT-DISK vdc previous=none wrote=1 readback=ok")
+	waitFile(ctx, t, firstLog, "VIRTKIT-DISK vdd previous=none wrote=1 readback=ok")
 	if st, err := os.Stat(hostImg); err != nil || st.Size() != 16<<20 {
 		t.Fatalf("the hostDisk's image on the node: %v, %v; want 16 MiB", st, err)
 	}
@@ -96,7 +97,7 @@ func TestPVCKeepsData(t *testing.T) {
 	}
 
 	w.virtctl(ctx, t, "stop", vm.Name, "-n", vm.Namespace)
-	waitFile(ctx, t, serialLog(first), "VIRTKIT-POWEROFF")
+	waitFile(ctx, t, firstLog, "VIRTKIT-POWEROFF")
 	w.waitNoVMI(ctx, t, vm)
 	w.virtctl(ctx, t, "start", vm.Name, "-n", vm.Namespace)
 	second := w.waitRunning(ctx, t, vm)
@@ -104,8 +105,9 @@ func TestPVCKeepsData(t *testing.T) {
 		t.Fatal("the VMI after start is the old one")
 	}
 	// The guest finds its own markers from the first boot.
-	waitFile(ctx, t, serialLog(second), "VIRTKIT-DISK vdc previous=1 wrote=2 readback=ok")
-	waitFile(ctx, t, serialLog(second), "VIRTKIT-DISK vdd previous=1 wrote=2 readback=ok")
+	secondLog := w.serialLog(ctx, t, second)
+	waitFile(ctx, t, secondLog, "VIRTKIT-DISK vdc previous=1 wrote=2 readback=ok")
+	waitFile(ctx, t, secondLog, "VIRTKIT-DISK vdd previous=1 wrote=2 readback=ok")
 	if b, err := os.ReadFile(hostImg); err != nil || !strings.HasPrefix(string(b), "VIRTKIT-DATA n=2\n") {
 		t.Errorf("the hostDisk's image on the node does not hold the guest's marker: %.20q, %v", b, err)
 	}
@@ -121,9 +123,4 @@ func TestPVCKeepsData(t *testing.T) {
 		return len(pvs.Items) == 0 && apierrors.IsNotFound(cerr) && os.IsNotExist(ferr),
 			fmt.Sprintf("%d volumes, claim: %v, folder: %v", len(pvs.Items), cerr, ferr)
 	})
-}
-
-// serialLog is the guest's serial console log in its launcher folder.
-func serialLog(vmi *virtv1.VirtualMachineInstance) string {
-	return filepath.Join("/var/run/virtkit/pods", string(vmi.UID), "serial0.log")
 }

@@ -58,7 +58,7 @@ func BenchmarkDial(b *testing.B) {
 			c.Close()
 		}
 	})
-	b.Run("confined-open", func(b *testing.B) { // the folder opened per dial, as the sweep does
+	b.Run("confined-open", func(b *testing.B) { // the folder opened per dial, as a migration dialer does
 		for b.Loop() {
 			r, err := confined.Open(dir, confined.NoSymlinks)
 			if err != nil {

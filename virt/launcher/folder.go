@@ -28,7 +28,8 @@ type Folder struct {
 }
 
 // OpenFolder opens the launcher folder l.Root, which the caller trusts
-// itself (a folder of the node's HostRunDir that no pod can replace).
+// itself (a pod's emptyDir in the kubelet's pods folder: the pod writes
+// into it but cannot replace it).
 func OpenFolder(l Layout) (*Folder, error) {
 	r, err := confined.Open(l.Root, confined.NoSymlinks)
 	if err != nil {

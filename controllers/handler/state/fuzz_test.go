@@ -13,8 +13,7 @@ import (
 
 // FuzzStateRecord feeds arbitrary bytes to the handler's reading of a state
 // record. Whatever the bytes, load returns; a record it accepts is the one
-// of the file's UID, its folder is one name (a path below HostRunDir that
-// cannot leave it), and it survives save and load unchanged. Run with
+// of the file's UID, its folder key is one name (as a UID is), and it survives save and load unchanged. Run with
 //
 //	go test ./controllers/handler/state/ -run '^$' -fuzz FuzzStateRecord -fuzztime 60s
 func FuzzStateRecord(f *testing.F) {

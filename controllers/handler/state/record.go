@@ -24,9 +24,10 @@ type Record struct {
 	Namespace string    `json:"namespace"`
 	Name      string    `json:"name"`
 	UID       types.UID `json:"uid"`
-	// Folder names the launcher's node folder, HostRunDir/<folder>: the
-	// VMI's UID (also when empty, as earlier handlers wrote it) or, for a
-	// guest that came by migration, the migration's.
+	// Folder is the key of the launcher's folder, which names its pod (the
+	// handler's launcherPod): the VMI's UID (also when empty, as earlier
+	// handlers wrote it) or, for a guest that came by migration, the
+	// migration's.
 	Folder  types.UID    `json:"folder,omitempty"`
 	Storage storage.Plan `json:"storage,omitempty"`
 	Network network.Plan `json:"network,omitempty"`
@@ -91,9 +92,9 @@ func (s Store) Load(uid types.UID) (rec Record, ok bool, err error) {
 }
 
 // Check refuses a record that is not the one of uid, or whose names could
-// not be a VMI's: its namespace and name reach API calls and its folder a
-// path below HostRunDir, so a damaged record must not name another
-// object's or leave that folder.
+// not be a VMI's: its namespace, name and folder key reach API calls, so a
+// damaged record must not name another object's; the folder key must be
+// one name, as a UID is.
 func (r Record) Check(uid types.UID) error {
 	if r.UID != uid {
 		return fmt.Errorf("the record is of uid %q", r.UID)

@@ -13,13 +13,14 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/hack/bench/internal/benchkit"
 	"github.com/virtkit/virtkit/internal/localcluster"
 	"github.com/virtkit/virtkit/internal/testguest"
+	"github.com/virtkit/virtkit/local/cluster"
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
 	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virt/libvirtd"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
@@ -47,11 +48,11 @@ func runLocal(ctx context.Context, o options) (_ map[uint][]sample, err error) {
 	res := map[uint][]sample{}
 	for _, size := range o.sizes {
 		name := fmt.Sprintf("mig-%d", size)
-		v, err := boot(ctx, cl, name, image, size)
+		v, err := boot(ctx, cl, c.DataDir, name, image, size)
 		if err == nil {
 			for run := 0; run < o.runs && err == nil; run++ {
 				var s sample
-				if s, err = migrateOnce(ctx, cl, v); err == nil {
+				if s, err = migrateOnce(ctx, cl, c.DataDir, v); err == nil {
 					res[size] = append(res[size], s)
 				}
 			}
@@ -71,7 +72,7 @@ func runLocal(ctx context.Context, o options) (_ map[uint][]sample, err error) {
 }
 
 // boot creates the test guest's VMI and waits until the guest is ready.
-func boot(ctx context.Context, cl client.Client, name, image string, memMiB uint) (*virtv1.VirtualMachineInstance, error) {
+func boot(ctx context.Context, cl client.Client, dataDir, name, image string, memMiB uint) (*virtv1.VirtualMachineInstance, error) {
 	v := benchkit.GuestVMI(namespace, name, image, memMiB, "migration")
 	if err := cl.Create(ctx, v); err != nil {
 		return nil, err
@@ -94,13 +95,17 @@ func boot(ctx context.Context, cl client.Client, name, image string, memMiB uint
 	}
 	readyCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	_, err := testguest.WaitLine(readyCtx, launcher.Layout{Root: vmi.HostDir(v)}.SerialLog(), regexp.MustCompile(`^`+testguest.ReadyMarker))
+	folder, err := cluster.Config{DataDir: dataDir}.LauncherFolder(ctx, cl, v, "")
+	if err != nil {
+		return nil, err
+	}
+	_, err = testguest.WaitLine(readyCtx, launcher.Layout{Root: folder}.SerialLog(), regexp.MustCompile(`^`+testguest.ReadyMarker))
 	return v, err
 }
 
 // migrateOnce migrates the VMI to the other node as `virtctl migrate`
 // does and measures it through a watch of the VMI.
-func migrateOnce(ctx context.Context, cl client.WithWatch, v *virtv1.VirtualMachineInstance) (sample, error) {
+func migrateOnce(ctx context.Context, cl client.WithWatch, dataDir string, v *virtv1.VirtualMachineInstance) (sample, error) {
 	w, err := cl.Watch(ctx, &virtv1.VirtualMachineInstanceList{}, client.InNamespace(namespace),
 		client.MatchingFields{"metadata.name": v.Name})
 	if err != nil {
@@ -165,7 +170,23 @@ func migrateOnce(ctx context.Context, cl client.WithWatch, v *virtv1.VirtualMach
 	}
 	s := sample{total: completed.Sub(started), endToEnd: time.Since(created)}
 	// libvirt's downtime, from the target launcher's completed job.
-	m, err := domainlibvirt.New(ctx, launcher.Layout{Root: vmi.TargetHostDir(mig.UID)}.LibvirtURI())
+	// The folder's path is too long for a socket address: libvirt dials
+	// the socket through a handle on the folder.
+	folder, err := cluster.Config{DataDir: dataDir}.LauncherFolder(ctx, cl, v, mig.UID)
+	if err != nil {
+		return sample{}, err
+	}
+	f, err := launcher.OpenFolder(launcher.Layout{Root: folder})
+	if err != nil {
+		return sample{}, err
+	}
+	defer f.Close()
+	socket, release, err := f.LibvirtSocket()
+	if err != nil {
+		return sample{}, err
+	}
+	defer release()
+	m, err := domainlibvirt.New(ctx, libvirtd.SocketURI(socket))
 	if err != nil {
 		return sample{}, err
 	}
