@@ -217,7 +217,7 @@ func (r *Reconciler) runOutgoing(ctx context.Context, vmi *virtv1.VirtualMachine
 	// Paths as the source launcher sees them: its libvirtd and QEMU dial them.
 	pod := r.podLayout(vmi.UID)
 	dest := migrate.Destination{
-		URI:          "qemu+unix:///system?socket=" + MigrationSocket(pod, ChannelLibvirt),
+		URI:          libvirtd.PeerSocketURI(MigrationSocket(pod, ChannelLibvirt)),
 		MigrationURI: "unix://" + MigrationSocket(pod, ChannelMemory),
 		DisksURI:     "unix://" + MigrationSocket(pod, ChannelDisks),
 	}

@@ -69,13 +69,20 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	lc := libvirtd.Config{Binary: *binary, CacheDir: *cacheDir, Drivers: strings.Split(*drivers, ",")}
+	if os.Geteuid() == 0 {
+		// QEMU runs as KubeVirt's qemu user under libvirt's DAC driver.
+		lc.QEMUAs = &libvirtd.Owner{UID: contract.QEMUUser, GID: contract.QEMUGroup}
+	} else {
+		// A launcher that is not root (a pod run as the qemu user, as
+		// KubeVirt's): a session daemon, and QEMU as this same user.
+		lc.Session = true
+	}
 	cfg := launcher.Config{
 		Layout:      launcher.Layout{Root: *dir},
 		Domain:      launcher.DomainName(*namespace, *name),
 		GracePeriod: *grace,
-		Libvirtd: libvirtd.Config{Binary: *binary, CacheDir: *cacheDir, Drivers: strings.Split(*drivers, ","),
-			// QEMU runs as KubeVirt's qemu user under libvirt's DAC driver.
-			QEMUAs: &libvirtd.Owner{UID: contract.QEMUUser, GID: contract.QEMUGroup}},
+		Libvirtd:    lc,
 	}
 	connect := func(ctx context.Context, uri string) (domain.Manager, error) {
 		return domainlibvirt.New(ctx, uri, domainlibvirt.WithLogger(log))

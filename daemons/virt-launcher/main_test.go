@@ -67,10 +67,26 @@ func buildLauncher(t *testing.T) string {
 // waits for the guest's ready line.
 func startLauncher(t *testing.T, bin string, grace time.Duration, extra ...string) *launcherProc {
 	t.Helper()
+	return startLauncherAs(t, nil, bin, grace, append([]string{"--libvirt-cache-dir", testenv.Output(t, "cache", "libvirt")}, extra...)...)
+}
+
+// startLauncherAs is startLauncher with the launcher run as user as (nil:
+// root), in a folder of that user's, as in a launcher pod's emptyDir.
+func startLauncherAs(t *testing.T, as *syscall.Credential, bin string, grace time.Duration, extra ...string) *launcherProc {
+	t.Helper()
 	root := filepath.Join(testenv.Dir(t), "vmi")
 	args := append([]string{"--dir", root, "--namespace", "default", "--name", "tiny",
-		"--grace-period", grace.String(), "--libvirt-cache-dir", testenv.Output(t, "cache", "libvirt")}, extra...)
+		"--grace-period", grace.String()}, extra...)
 	cmd := exec.Command(bin, args...)
+	if as != nil {
+		if err := os.Mkdir(root, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(root, int(as.Uid), int(as.Gid)); err != nil {
+			t.Fatal(err)
+		}
+		cmd = asUser(t, as, bin, args...)
+	}
 	cmd.Env = append(os.Environ(), testenv.OwnerEnv+"="+strconv.Itoa(os.Getpid()))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -144,10 +160,11 @@ func (p *launcherProc) wait(t *testing.T) (int, launcher.Result) {
 }
 
 // assertNothingLeft checks that no process of the launcher's libvirtd
-// namespace (libvirtd, QEMU) survived it.
+// (libvirtd, QEMU) survived it: none in its namespace, and none naming its
+// folder (a session daemon has no namespace).
 func assertNothingLeft(t *testing.T, p *launcherProc) {
 	t.Helper()
-	procs, err := linuxproc.List(linuxproc.SeesMountFrom(p.layout.LibvirtDir()))
+	procs, err := linuxproc.List(linuxproc.Any(linuxproc.SeesMountFrom(p.layout.LibvirtDir()), linuxproc.NamesPath(p.layout.LibvirtDir())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +175,12 @@ func assertNothingLeft(t *testing.T, p *launcherProc) {
 
 func qemuPID(t *testing.T, p *launcherProc) int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(p.layout.LibvirtDir(), "run", "qemu", p.name+".pid"))
+	return pidFile(t, filepath.Join(p.layout.LibvirtDir(), "run", "qemu", p.name+".pid"))
+}
+
+func pidFile(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,4 +292,85 @@ func TestSetupFailureExitsWithReason(t *testing.T) {
 	if !strings.Contains(string(out), "libvirtd: exited during start-up") {
 		t.Errorf("output does not say why:\n%s", out)
 	}
+}
+
+// A launcher that is not root, as a launcher pod runs under KubeVirt's qemu
+// user: its libvirtd runs in session mode, in no mount namespace of its own
+// and with no capability, and QEMU as the same user with none; the guest
+// boots, and when QEMU dies the launcher ends as for a crashed guest and
+// leaves nothing running.
+func TestRunsAsTheQEMUUser(t *testing.T) {
+	testenv.Integration(t)
+	qemuUser := &syscall.Credential{Uid: contract.QEMUUser, Gid: contract.QEMUGroup}
+	p := startLauncherAs(t, qemuUser, buildLauncher(t), 30*time.Second)
+	run := filepath.Join(p.layout.LibvirtDir(), "run")
+	launcherNS, err := linuxproc.MountNamespaceOf(p.cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qemu := pidFile(t, filepath.Join(run, "libvirt", "qemu", "run", p.name+".pid"))
+	for what, pid := range map[string]int{"libvirtd": pidFile(t, filepath.Join(run, "libvirtd.pid")), "QEMU": qemu} {
+		sec, err := linuxproc.SecurityOf(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sec.UID != contract.QEMUUser || sec.Effective != 0 {
+			t.Errorf("%s runs as uid %d with capabilities %v, want uid %d and none", what, sec.UID,
+				linuxproc.CapabilityNames(sec.Effective), contract.QEMUUser)
+		}
+		if ns, err := linuxproc.MountNamespaceOf(pid); err != nil || ns != launcherNS {
+			t.Errorf("%s in mount namespace %d (%v), want the launcher's", what, ns, err)
+		}
+	}
+	if err := syscall.Kill(qemu, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	code, r := p.wait(t)
+	if code != launcher.ExitGuestCrashed {
+		t.Errorf("exit %d %q, want %d (guest crashed)", code, r.Reason, launcher.ExitGuestCrashed)
+	}
+	assertNothingLeft(t, p)
+}
+
+// asUser runs bin as the user as, as a container image that names that
+// user runs it: in a mount namespace of its own whose /etc/passwd has the
+// user (libvirt looks its user up; the host may not know uid 107).
+func asUser(t *testing.T, as *syscall.Credential, bin string, args ...string) *exec.Cmd {
+	t.Helper()
+	host, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	passwd := filepath.Join(testenv.Dir(t), "passwd")
+	line := fmt.Sprintf("qemu:x:%d:%d:qemu user:/:/usr/sbin/nologin\n", as.Uid, as.Gid)
+	if err := os.WriteFile(passwd, append(host, line...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const script = `set -e
+mount --bind "$1" /etc/passwd
+uid=$2; gid=$3; shift 3
+exec setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all --bounding-set=-all "$@"`
+	cmd := exec.Command("/bin/sh", append([]string{"-c", script, "as-user", passwd, strconv.Itoa(int(as.Uid)), strconv.Itoa(int(as.Gid)), bin}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	return cmd
+}
+
+// A launcher that is not root whose libvirtd dies ends QEMU too, although
+// no mount namespace holds them: it finds QEMU by the daemon's folder.
+func TestAsTheQEMUUserKillsQEMUWhenLibvirtdIsKilled(t *testing.T) {
+	testenv.Integration(t)
+	p := startLauncherAs(t, &syscall.Credential{Uid: contract.QEMUUser, Gid: contract.QEMUGroup}, buildLauncher(t), 30*time.Second)
+	run := filepath.Join(p.layout.LibvirtDir(), "run")
+	qemu := pidFile(t, filepath.Join(run, "libvirt", "qemu", "run", p.name+".pid"))
+	if err := syscall.Kill(pidFile(t, filepath.Join(run, "libvirtd.pid")), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	code, r := p.wait(t)
+	if code != launcher.ExitLibvirtdDied {
+		t.Errorf("exit %d %q, want %d (libvirtd died)", code, r.Reason, launcher.ExitLibvirtdDied)
+	}
+	if linuxproc.Alive(qemu) {
+		t.Errorf("QEMU (pid %d) survived its launcher", qemu)
+	}
+	assertNothingLeft(t, p)
 }

@@ -79,6 +79,13 @@ func InMountNamespace(ns Namespace) Filter {
 	}
 }
 
+// NamesPath selects processes one of whose arguments names a path below
+// dir (dir itself excluded).
+func NamesPath(dir string) Filter {
+	prefix := strings.TrimSuffix(dir, "/") + "/"
+	return func(p Process, _ string) bool { return strings.Contains(p.Cmdline, prefix) }
+}
+
 // WithEnv selects processes whose initial environment holds key=value.
 func WithEnv(key, value string) Filter {
 	want := []byte(key + "=" + value)

@@ -44,7 +44,7 @@ func ExampleLayout() {
 	// Output:
 	// /run/virtkit/vm1/libvirt
 	// /run/virtkit/vm1/ready
-	// qemu:///system?socket=/run/virtkit/vm1/libvirt/run/libvirt-sock
+	// qemu:///session?socket=/run/virtkit/vm1/libvirt/run/libvirt-sock
 	// /run/virtkit/vm1/vnc
 	// default_vm1
 }

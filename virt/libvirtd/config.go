@@ -38,6 +38,12 @@ type Config struct {
 	// its sockets and logs in folders it may write. Nil runs QEMU as root
 	// with no security driver.
 	QEMUAs *Owner
+	// Session runs the daemon in libvirt's session mode, for a caller that
+	// is not root (libvirt picks the mode by the daemon's user): no mount
+	// namespace, libvirt's files below Dir through the XDG folders (see the
+	// package doc), and QEMU as the daemon's own user, so QEMUAs must be
+	// nil. Nothing then needs a capability.
+	Session bool
 }
 
 // Owner is a numeric user and group.
@@ -72,11 +78,28 @@ const maxSocketPath = 107
 // Paths returns where the instance keeps its files.
 func (c Config) Paths() Paths {
 	cache := c.CacheDir
-	if cache == "" {
+	if cache == "" || c.Session {
+		// A session daemon's cache folder also holds QEMU's logs, which
+		// are its own; only the capabilities in it are shared (Start).
 		cache = filepath.Join(c.Dir, "cache")
 	}
 	run := filepath.Join(c.Dir, "run")
 	log := filepath.Join(c.Dir, "log")
+	if c.Session {
+		etc := filepath.Join(c.Dir, "etc")
+		return Paths{
+			Etc:        etc,
+			Run:        run,
+			Lib:        filepath.Join(etc, "libvirt", "qemu", "lib"),
+			Log:        log,
+			Cache:      cache,
+			Socket:     filepath.Join(run, "libvirt-sock"),
+			LogFile:    filepath.Join(log, "libvirtd.log"),
+			Stderr:     filepath.Join(log, "libvirtd.stderr"),
+			QEMULogDir: filepath.Join(cache, "libvirt", "qemu", "log"),
+			DriverDir:  filepath.Join(c.Dir, "drivers"),
+		}
+	}
 	return Paths{
 		Etc:        filepath.Join(c.Dir, "etc"),
 		Run:        run,
@@ -94,8 +117,16 @@ func (c Config) Paths() Paths {
 // URI is the libvirt connection URI of the instance's QEMU driver.
 func (c Config) URI() string { return SocketURI(c.Paths().Socket) }
 
-// SocketURI is the URI of a private libvirtd listening on socket.
-func SocketURI(socket string) string { return "qemu:///system?socket=" + socket }
+// SocketURI is the URI of a private libvirtd listening on socket, in either
+// mode: a session daemon takes only qemu:///session, and a system daemon
+// takes it too.
+func SocketURI(socket string) string { return "qemu:///session?socket=" + socket }
+
+// PeerSocketURI is the URI by which another daemon (a migration's source,
+// peer to peer) reaches a private libvirtd listening on socket, in either
+// mode: the remote driver's form, as a plain qemu:/// URI would name the
+// dialling daemon itself.
+func PeerSocketURI(socket string) string { return "qemu+unix:///session?socket=" + socket }
 
 // WithDefaults returns c with a random HostUUID when none is set, and the default log level.
 func (c Config) WithDefaults() (Config, error) {
@@ -132,6 +163,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("libvirtd: Config.Drivers %q: names must be plain module names such as \"qemu\"", c.Drivers)
 	case c.LogLevel < 0 || c.LogLevel > 4:
 		return fmt.Errorf("libvirtd: Config.LogLevel %d: must be 1 to 4 (0 for the default)", c.LogLevel)
+	case c.Session && c.QEMUAs != nil:
+		return fmt.Errorf("libvirtd: Config.QEMUAs: must be nil with Session (QEMU runs as the session daemon's own user)")
 	}
 	return nil
 }

@@ -24,6 +24,8 @@ func TestValidate(t *testing.T) {
 		{"uuid not a uuid", Config{Dir: "/tmp/vk", HostUUID: "host-1"}, "Config.HostUUID"},
 		{"uuid with one repeated digit", Config{Dir: "/tmp/vk", HostUUID: "11111111-1111-1111-1111-111111111111"}, "all its digits are the same"},
 		{"log level", Config{Dir: "/tmp/vk", LogLevel: 7}, "Config.LogLevel 7"},
+		{"session", Config{Dir: "/tmp/vk", Session: true}, ""},
+		{"session with QEMU as another user", Config{Dir: "/tmp/vk", Session: true, QEMUAs: &Owner{UID: 107, GID: 107}}, "Config.QEMUAs: must be nil with Session"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
@@ -57,7 +59,15 @@ func TestPathsAndURI(t *testing.T) {
 	p := c.Paths()
 	assert.Equal(t, p.Socket, "/tmp/vk/run/libvirt-sock")
 	assert.Equal(t, p.Cache, "/tmp/vk/cache")
-	assert.Equal(t, c.URI(), "qemu:///system?socket=/tmp/vk/run/libvirt-sock")
+	assert.Equal(t, c.URI(), "qemu:///session?socket=/tmp/vk/run/libvirt-sock")
 	c.CacheDir = "/var/cache/shared"
 	assert.Check(t, is.Equal(c.Paths().Cache, "/var/cache/shared"))
+
+	// A session daemon keeps its socket where a system one does; its cache
+	// folder (QEMU's logs in it) is its own, the shared capabilities linked in.
+	c.Session = true
+	p = c.Paths()
+	assert.Check(t, is.Equal(p.Socket, "/tmp/vk/run/libvirt-sock"))
+	assert.Check(t, is.Equal(p.Cache, "/tmp/vk/cache"))
+	assert.Check(t, is.Equal(p.QEMULogDir, "/tmp/vk/cache/libvirt/qemu/log"))
 }

@@ -25,8 +25,12 @@ type Daemon struct {
 	ns  linuxproc.Namespace
 	// pin holds the namespace open from Start until Stop saw it empty, so
 	// that ns names it and no later one; nil once released.
-	mu    sync.Mutex
-	pin   *os.File
+	mu  sync.Mutex
+	pin *os.File
+	// stopped is set once Stop saw nothing of the daemon left.
+	stopped bool
+	// uid is the daemon's user.
+	uid   int
 	log   logr.Logger
 	done  chan struct{}
 	exit  error
@@ -50,7 +54,8 @@ exec "$bin" -f /etc/libvirt/libvirtd.conf -p /run/libvirt/libvirtd.pid
 `
 
 // Start writes the configuration into cfg.Dir and starts libvirtd in a private
-// mount namespace. It returns once the daemon accepts connections on its
+// mount namespace (in session mode, Config.Session, as the caller's user or
+// WithUser's, without one). It returns once the daemon accepts connections on its
 // socket, or with an error naming its log when it does not; in that case
 // nothing of it is left running. The daemon outlives ctx: stop it with
 // [Daemon.Stop].
@@ -88,7 +93,15 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (*Daemon, error) {
 	if err := os.WriteFile(filepath.Join(p.Etc, "libvirtd.conf"), RenderLibvirtdConf(cfg), 0o640); err != nil {
 		return nil, fmt.Errorf("libvirtd: write libvirtd.conf: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(p.Etc, "qemu.conf"), RenderQEMUConf(cfg), 0o640); err != nil {
+	qemuConf := filepath.Join(p.Etc, "qemu.conf")
+	if cfg.Session {
+		// A session daemon reads it from $XDG_CONFIG_HOME/libvirt.
+		qemuConf = filepath.Join(p.Etc, "libvirt", "qemu.conf")
+		if err := session(cfg); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.WriteFile(qemuConf, RenderQEMUConf(cfg), 0o640); err != nil {
 		return nil, fmt.Errorf("libvirtd: write qemu.conf: %w", err)
 	}
 	driverEnv, err := linkDrivers(cfg.Drivers, p.DriverDir)
@@ -103,21 +116,39 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (*Daemon, error) {
 	}
 	defer stderr.Close()
 
-	cmd := exec.Command("/bin/sh", "-c", mountScript, "libvirtd-mounts", bin, p.Etc, p.Run, p.Lib, p.Log, p.Cache)
-	cmd.Env = append(append(os.Environ(), driverEnv...), o.env...)
+	var cmd *exec.Cmd
+	if cfg.Session {
+		cmd = exec.Command(bin, "-f", filepath.Join(p.Etc, "libvirtd.conf"), "-p", filepath.Join(p.Run, "libvirtd.pid"))
+		cmd.Env = append(os.Environ(), sessionEnv(cfg)...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	} else {
+		cmd = exec.Command("/bin/sh", "-c", mountScript, "libvirtd-mounts", bin, p.Etc, p.Run, p.Lib, p.Log, p.Cache)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Setpgid: true}
+	}
+	cmd.Env = append(append(cmd.Env, driverEnv...), o.env...)
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Setpgid: true}
+	if u := o.user; u != nil {
+		if err := giveTo(cfg.Dir, *u); err != nil {
+			return nil, err
+		}
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(u.UID), Gid: uint32(u.GID)}
+	}
 	begin := time.Now()
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("libvirtd: start %s in a private mount namespace: %w", bin, err)
+		return nil, fmt.Errorf("libvirtd: start %s: %w", bin, err)
 	}
-	d := &Daemon{cfg: cfg, cmd: cmd, log: o.log, done: make(chan struct{}), start: begin}
+	d := &Daemon{cfg: cfg, cmd: cmd, log: o.log, done: make(chan struct{}), start: begin, uid: os.Geteuid()}
+	if o.user != nil {
+		d.uid = o.user.UID
+	}
 	go func() {
 		d.exit = cmd.Wait()
 		close(d.done)
 	}()
-	d.pin, d.ns, err = linuxproc.OpenMountNamespace(cmd.Process.Pid)
+	if !cfg.Session {
+		d.pin, d.ns, err = linuxproc.OpenMountNamespace(cmd.Process.Pid)
+	}
 	if err == nil {
 		err = d.waitReady(ctx)
 	}
@@ -206,7 +237,7 @@ func (d *Daemon) PID() int { return d.cmd.Process.Pid }
 // MountNamespace identifies the daemon's private mount namespace; every
 // process it starts (QEMU, helpers) lives in it. The identity holds until
 // Stop returns nil: then the namespace ends, and the kernel may give its
-// inode to another one.
+// inode to another one. A session daemon has none (0).
 func (d *Daemon) MountNamespace() linuxproc.Namespace { return d.ns }
 
 // Done is closed when the daemon process has exited.
@@ -224,10 +255,27 @@ func (d *Daemon) Err() error {
 
 // Processes lists the live processes of the daemon's namespace: the daemon
 // itself and every guest it runs. After a Stop that returned nil there are
-// none, and the namespace is no longer looked at.
+// none, and the namespace is no longer looked at. A session daemon's are
+// those of its user that name a path of its folder (its configuration; a
+// guest's private folder, where its master key is), other than this
+// process.
 func (d *Daemon) Processes() ([]linuxproc.Process, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.cfg.Session {
+		if d.stopped {
+			return nil, nil
+		}
+		self := os.Getpid()
+		names := linuxproc.NamesPath(d.cfg.Dir)
+		return linuxproc.List(func(p linuxproc.Process, dir string) bool {
+			if p.PID == self || !names(p, dir) {
+				return false
+			}
+			sec, err := linuxproc.SecurityOf(p.PID)
+			return err == nil && sec.UID == d.uid
+		})
+	}
 	if d.pin == nil {
 		return nil, nil
 	}
@@ -238,6 +286,7 @@ func (d *Daemon) Processes() ([]linuxproc.Process, error) {
 func (d *Daemon) release() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.stopped = true
 	if d.pin != nil {
 		_ = d.pin.Close()
 		d.pin = nil
@@ -313,4 +362,52 @@ func signalAll(d *Daemon, sig syscall.Signal) {
 	default:
 		_ = d.cmd.Process.Signal(sig)
 	}
+}
+
+// sessionEnv is a session daemon's environment: libvirt keeps its
+// configuration, state and domains below $XDG_CONFIG_HOME, its runtime
+// files below $XDG_RUNTIME_DIR and QEMU's capabilities and logs below
+// $XDG_CACHE_HOME, all in the instance folder.
+func sessionEnv(cfg Config) []string {
+	p := cfg.Paths()
+	return []string{"HOME=" + cfg.Dir, "XDG_CONFIG_HOME=" + p.Etc, "XDG_RUNTIME_DIR=" + p.Run, "XDG_CACHE_HOME=" + p.Cache}
+}
+
+// session prepares a session daemon's folders: libvirt's configuration
+// folder, and with Config.CacheDir the shared capability cache, linked
+// where the daemon keeps it ($XDG_CACHE_HOME/libvirt/qemu/cache).
+func session(cfg Config) error {
+	p := cfg.Paths()
+	if err := os.MkdirAll(filepath.Join(p.Etc, "libvirt"), 0o750); err != nil {
+		return fmt.Errorf("libvirtd: %w", err)
+	}
+	if cfg.CacheDir == "" {
+		return nil
+	}
+	qemu := filepath.Join(p.Cache, "libvirt", "qemu")
+	if err := os.MkdirAll(qemu, 0o750); err != nil {
+		return fmt.Errorf("libvirtd: %w", err)
+	}
+	link := filepath.Join(qemu, "cache")
+	if err := os.Remove(link); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("libvirtd: shared cache: %w", err)
+	}
+	if err := os.Symlink(cfg.CacheDir, link); err != nil {
+		return fmt.Errorf("libvirtd: shared cache: %w", err)
+	}
+	return nil
+}
+
+// giveTo makes the instance folder dir and all in it o's, never following a
+// link, so that a daemon started as o may write there.
+func giveTo(dir string, o Owner) error {
+	return filepath.WalkDir(dir, func(path string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := os.Lchown(path, o.UID, o.GID); err != nil {
+			return fmt.Errorf("libvirtd: giving %s to uid %d: %w", path, o.UID, err)
+		}
+		return nil
+	})
 }

@@ -154,3 +154,55 @@ func TestTwoDaemonsAtOnce(t *testing.T) {
 		c.Close()
 	}
 }
+
+// A session daemon, as a launcher that is not root runs it: the qemu user
+// with no capability, in the caller's mount namespace, its files in its
+// folder (qemu.conf where a session daemon reads it, the shared capability
+// cache linked in), answering on its socket; stopped, nothing of it is left.
+func TestSessionDaemon(t *testing.T) {
+	testenv.Integration(t)
+	dir, cache := filepath.Join(testenv.Dir(t), "lv"), testenv.Dir(t)
+	qemu := libvirtd.Owner{UID: 107, GID: 107}
+	assert.NilError(t, os.Chown(cache, qemu.UID, qemu.GID))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, err := libvirtd.Start(ctx, libvirtd.Config{Dir: dir, Session: true, CacheDir: cache}, libvirtd.WithUser(qemu))
+	assert.NilError(t, err)
+	t.Cleanup(func() { _ = d.Stop(context.Background()) })
+
+	sec, err := linuxproc.SecurityOf(d.PID())
+	assert.NilError(t, err)
+	assert.Check(t, sec.UID == qemu.UID && sec.Effective == 0, "libvirtd: uid %d, effective capabilities %v", sec.UID, linuxproc.CapabilityNames(sec.Effective))
+	hostNS, err := linuxproc.MountNamespaceOf(os.Getpid())
+	assert.NilError(t, err)
+	ns, err := linuxproc.MountNamespaceOf(d.PID())
+	assert.NilError(t, err)
+	assert.Check(t, ns == hostNS && d.MountNamespace() == 0, "a session daemon needs no mount namespace of its own")
+
+	c, err := net.Dial("unix", d.Config().Paths().Socket)
+	assert.NilError(t, err, "the socket answers")
+	c.Close()
+	_, err = os.Stat(filepath.Join(dir, "etc", "libvirt", "qemu.conf"))
+	assert.NilError(t, err, "qemu.conf where a session daemon reads it")
+	link, err := os.Readlink(filepath.Join(dir, "cache", "libvirt", "qemu", "cache"))
+	assert.Check(t, err == nil && link == cache, "the shared capability cache: %q, %v", link, err)
+	// The QEMU driver keeps its runtime state below the folder, not in the
+	// user's /run.
+	testenv.EventuallyEvery(testenv.Within(t, 10*time.Second), t, 10*time.Millisecond, "the QEMU driver's runtime folder", func() (bool, string) {
+		_, err := os.Stat(filepath.Join(dir, "run", "libvirt", "qemu", "run"))
+		return err == nil, fmt.Sprint(err)
+	})
+	procs, err := d.Processes()
+	assert.NilError(t, err)
+	found := false
+	for _, p := range procs {
+		found = found || p.PID == d.PID()
+	}
+	assert.Assert(t, found, "libvirtd (pid %d) not among its processes %v", d.PID(), procs)
+
+	assert.NilError(t, d.Stop(ctx))
+	procs, err = linuxproc.List(linuxproc.NamesPath(dir))
+	assert.NilError(t, err)
+	assert.Check(t, len(procs) == 0, "left running: %v", procs)
+	assert.Check(t, !linuxproc.Alive(d.PID()), "libvirtd still runs")
+}

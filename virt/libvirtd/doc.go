@@ -18,4 +18,13 @@
 //	Dir/lib    -> /var/lib/libvirt    qemu/ monitor sockets and domain state
 //	Dir/log    -> /var/log/libvirt    libvirtd.log, qemu/NAME.log
 //	Dir/cache  -> /var/cache/libvirt  QEMU capability probes (shareable, see Config.CacheDir)
+//
+// A session daemon (Config.Session, for a caller that is not root) has no
+// namespace; libvirt finds its folders through the XDG variables, and the
+// configuration names host paths:
+//
+//	Dir/etc    XDG_CONFIG_HOME  libvirtd.conf; libvirt/qemu.conf; libvirt/qemu/ domains and lib/ state
+//	Dir/run    XDG_RUNTIME_DIR  libvirt-sock (unix_sock_dir), libvirt/qemu/run/ pid files and monitors
+//	Dir/log                     libvirtd.log
+//	Dir/cache  XDG_CACHE_HOME   libvirt/qemu/log/NAME.log; libvirt/qemu/cache (a link to Config.CacheDir)
 package libvirtd

@@ -19,7 +19,7 @@ func ExampleStart() {
 		return
 	}
 	defer d.Stop(context.Background())
-	fmt.Println(d.URI()) // qemu:///system?socket=/run/virtkit/vm1/libvirt/run/libvirt-sock
+	fmt.Println(d.URI()) // qemu:///session?socket=/run/virtkit/vm1/libvirt/run/libvirt-sock
 }
 
 // The generated configuration is plain data: render it without starting

@@ -14,4 +14,7 @@ func TestRenderGolden(t *testing.T) {
 	golden.Assert(t, string(RenderQEMUConf(cfg)), "qemu.conf")
 	cfg.QEMUAs = &Owner{UID: 107, GID: 107}
 	golden.Assert(t, string(RenderQEMUConf(cfg)), "qemu-dac.conf")
+	cfg.QEMUAs, cfg.Session = nil, true
+	golden.Assert(t, string(RenderLibvirtdConf(cfg)), "libvirtd-session.conf")
+	golden.Assert(t, string(RenderQEMUConf(cfg)), "qemu-session.conf")
 }

@@ -21,8 +21,9 @@ type Destination struct {
 	// URI is the destination's libvirt URI as the source's daemon dials it:
 	// the migration is peer to peer, so the source's daemon, not the caller,
 	// connects. For a daemon on the same host behind a unix socket, use the
-	// remote driver's form "qemu+unix:///system?socket=PATH" (plain
-	// "qemu:///system?socket=..." would name the source daemon itself);
+	// remote driver's form "qemu+unix:///session?socket=PATH"
+	// (virt/libvirtd.PeerSocketURI; a plain "qemu:///..." URI would name
+	// the source daemon itself);
 	// across nodes, a URI the node's handler forwards. Required.
 	URI string
 	// MigrationURI is where the guest's memory stream goes, the destination

@@ -14,7 +14,7 @@ import (
 
 // Define, start, inspect and stop a domain on libvirt's in-process test
 // driver. For a real hypervisor pass a libvirtd URI such as
-// "qemu:///system?socket=/run/vkt/libvirt-sock".
+// "qemu:///session?socket=/run/vkt/libvirt-sock".
 func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
