@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 	"github.com/virtkit/virtkit/virt/network"
 	"github.com/virtkit/virtkit/virt/network/netns"
 )
@@ -44,7 +45,9 @@ func OpenPod(ctx context.Context, socket string) (*Pod, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns, err := netns.Open("/proc/" + strconv.Itoa(pid) + "/ns/net")
+	// The taps are the qemu user's: a launcher that is not root (a session
+	// libvirtd, QEMU as that user) opens them with no capability.
+	ns, err := netns.Open("/proc/"+strconv.Itoa(pid)+"/ns/net", netns.WithTapOwner(contract.QEMUUser, contract.QEMUGroup))
 	if err != nil {
 		return nil, fmt.Errorf("handler: launcher pod of %s (libvirtd PID %d): %w", socket, pid, err)
 	}

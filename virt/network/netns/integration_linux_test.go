@@ -30,9 +30,9 @@ import (
 
 // openPod opens the pod's namespace for virt/network, discovers its
 // interfaces and plans vmi on them.
-func openPod(t *testing.T, p *testPod, vmi *virtv1.VirtualMachineInstance) (*netns.NetNS, network.Plan) {
+func openPod(t *testing.T, p *testPod, vmi *virtv1.VirtualMachineInstance, opts ...netns.Option) (*netns.NetNS, network.Plan) {
 	t.Helper()
-	n, err := netns.Open(p.Path)
+	n, err := netns.Open(p.Path, opts...)
 	must(t, err)
 	t.Cleanup(func() { _ = n.Close() })
 	found, err := n.Discover(context.Background())
@@ -375,5 +375,39 @@ func TestMultiQueueGuest(t *testing.T) {
 	must(t, n.Teardown(ctx, plan))
 	if diff := cmp.Diff(before, snapshot(t, p.NS)); diff != "" {
 		t.Errorf("teardown left the namespace changed (-before +after):\n%s", diff)
+	}
+}
+
+// With WithTapOwner the tap is the QEMU user's: the kernel lets a process of
+// that user or group attach to it without CAP_NET_ADMIN, as a QEMU that runs
+// as user 107 with no capability must. Without it the tap has no owner.
+func TestTapOwner(t *testing.T) {
+	testenv.Integration(t)
+	for _, tc := range []struct {
+		name         string
+		opts         []netns.Option
+		owner, group uint32
+	}{
+		{"owned", []netns.Option{netns.WithTapOwner(107, 107)}, 107, 107},
+		{"unowned", nil, 0, 0}, // the kernel reports no owner, netlink reads 0
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPod(t)
+			vmi := networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default")}, []virtv1.Network{networktest.PodNetwork("default")})
+			n, plan := openPod(t, p, vmi, tc.opts...)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			must(t, n.Setup(ctx, plan))
+			defer func() { must(t, n.Teardown(ctx, plan)) }()
+			h, err := netlink.NewHandleAt(p.NS)
+			must(t, err)
+			defer h.Close()
+			l, err := h.LinkByName(plan["default"].TapName)
+			must(t, err)
+			tap, ok := l.(*netlink.Tuntap)
+			assert.Assert(t, ok, "%s is a %s", l.Attrs().Name, l.Type())
+			assert.Equal(t, tap.Owner, tc.owner)
+			assert.Equal(t, tap.Group, tc.group)
+		})
 	}
 }

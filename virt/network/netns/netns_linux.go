@@ -31,6 +31,14 @@ type Option func(*NetNS)
 // default discards.
 func WithLogger(l logr.Logger) Option { return func(n *NetNS) { n.log = l } }
 
+// WithTapOwner gives the taps Setup makes to user uid and group gid
+// (TUNSETOWNER, TUNSETGROUP), so that a QEMU that runs as that user, with
+// no capability, may open them. By default a tap is root's: only a process
+// with CAP_NET_ADMIN in the namespace opens it.
+func WithTapOwner(uid, gid int) Option {
+	return func(n *NetNS) { n.tapOwner = &tapOwner{uid: uid, gid: gid} }
+}
+
 // WithLeaseTime sets the DHCP lease time handed out (default 24 h).
 func WithLeaseTime(d time.Duration) Option { return func(n *NetNS) { n.lease = d } }
 
@@ -44,7 +52,11 @@ type NetNS struct {
 	mu    sync.Mutex
 	log   logr.Logger
 	lease time.Duration
+	// tapOwner, when set, owns the taps Setup makes.
+	tapOwner *tapOwner
 }
+
+type tapOwner struct{ uid, gid int }
 
 // Open opens the network namespace at path (/run/netns/NAME,
 // /proc/PID/ns/net, or a bind mount of either). Close releases it.

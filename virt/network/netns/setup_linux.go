@@ -92,7 +92,7 @@ func (n *NetNS) setupMasquerade(u *undo, ip *network.InterfacePlan) error {
 			return err
 		}
 	}
-	if err := ensureTap(u, ip, br); err != nil {
+	if err := ensureTap(u, ip, br, n.tapOwner); err != nil {
 		return err
 	}
 	if err := enableForwarding(u, ipForward); err != nil {
@@ -115,7 +115,7 @@ func (n *NetNS) setupBridge(u *undo, ip *network.InterfacePlan) error {
 	if err != nil {
 		return err
 	}
-	if err := ensureTap(u, ip, br); err != nil {
+	if err := ensureTap(u, ip, br, n.tapOwner); err != nil {
 		return err
 	}
 	if pod.Attrs().MasterIndex == br.Attrs().Index {
@@ -192,9 +192,9 @@ func ensureBridge(u *undo, ip *network.InterfacePlan) (netlink.Link, error) {
 }
 
 // ensureTap makes the interface's persistent tap (multi-queue when the plan
-// has more than one queue), enslaved to br and up.
-func ensureTap(u *undo, ip *network.InterfacePlan, br netlink.Link) error {
-	tap, err := ensureLink(u, ip, ip.TapName, func() error { return createTap(ip.TapName, ip.Queues > 1) })
+// has more than one queue; owned by owner when set), enslaved to br and up.
+func ensureTap(u *undo, ip *network.InterfacePlan, br netlink.Link, owner *tapOwner) error {
+	tap, err := ensureLink(u, ip, ip.TapName, func() error { return createTap(ip.TapName, ip.Queues > 1, owner) })
 	if err != nil {
 		return err
 	}
@@ -266,8 +266,9 @@ func ensureAddr(u *undo, iface string, l netlink.Link, cidr string) error {
 
 // createTap makes a persistent tap as KubeVirt does (no packet information,
 // virtio-net headers; multi-queue when asked: QEMU must open it with the
-// same choice) and closes it: QEMU opens it by name.
-func createTap(name string, multiQueue bool) error {
+// same choice), owned by owner when set, and closes it: QEMU opens it by
+// name.
+func createTap(name string, multiQueue bool, owner *tapOwner) error {
 	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -284,6 +285,14 @@ func createTap(name string, multiQueue bool) error {
 	ifr.SetUint16(flags)
 	if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
 		return fmt.Errorf("TUNSETIFF: %w", err)
+	}
+	if owner != nil {
+		if err := unix.IoctlSetInt(fd, unix.TUNSETOWNER, owner.uid); err != nil {
+			return fmt.Errorf("TUNSETOWNER %d: %w", owner.uid, err)
+		}
+		if err := unix.IoctlSetInt(fd, unix.TUNSETGROUP, owner.gid); err != nil {
+			return fmt.Errorf("TUNSETGROUP %d: %w", owner.gid, err)
+		}
 	}
 	if err := unix.IoctlSetInt(fd, unix.TUNSETPERSIST, 1); err != nil {
 		return fmt.Errorf("TUNSETPERSIST: %w", err)
