@@ -27,6 +27,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/stale"
 	"github.com/virtkit/virtkit/virt"
 	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 	"github.com/virtkit/virtkit/virt/storage"
 )
 
@@ -120,7 +121,10 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 	if r.storageFor == nil {
 		layout := cfg.StorageLayout
 		r.storageFor = func(files storage.FS) (storage.Interface, storage.Inspector) {
-			return storage.New(storage.WithLayout(layout), storage.WithFS(files), storage.WithLogger(r.log)),
+			// The images it makes are the qemu user's, as QEMU runs as
+			// that user whether libvirt changes owners or not.
+			return storage.New(storage.WithLayout(layout), storage.WithFS(files), storage.WithLogger(r.log),
+					storage.WithOwner(contract.QEMUUser, contract.QEMUGroup)),
 				storage.FSInspector{FS: files}
 		}
 	}

@@ -12,7 +12,11 @@ type options struct {
 	log        logr.Logger
 	// fsys holds the images (WithFS).
 	fsys FS
+	// owner, when set, owns the images Prepare makes (WithOwner).
+	owner *owner
 }
+
+type owner struct{ uid, gid int }
 
 func newOptions(opts []Option) options {
 	o := options{fsys: HostFS{}, fsOverhead: DefaultFilesystemOverhead, log: logr.Discard()}
@@ -47,6 +51,13 @@ func WithInspector(i Inspector) Option { return func(o *options) { o.inspector =
 // WithFilesystemOverhead sets the share (0 to <1) of a Filesystem claim that
 // a newly created disk.img leaves free.
 func WithFilesystemOverhead(f float64) Option { return func(o *options) { o.fsOverhead = f } }
+
+// WithOwner gives every image Prepare makes (overlays, ISOs, a new claim's
+// or hostDisk's disk.img, an emptyDisk) to user uid and group gid, the user
+// QEMU runs as, through the open file (fchown): a QEMU that is not root,
+// under a libvirt that changes no owner (a session daemon), can open them.
+// By default they are the caller's.
+func WithOwner(uid, gid int) Option { return func(o *options) { o.owner = &owner{uid: uid, gid: gid} } }
 
 // WithLogger sets the logger for what Prepare and Release create and remove.
 func WithLogger(l logr.Logger) Option { return func(o *options) { o.log = l } }

@@ -21,7 +21,7 @@ import (
 // temporary files, the folders Prepare made and the images already moved are
 // removed, and replaced images are put back.
 func (m *Manager) Prepare(ctx context.Context, vmi *virtv1.VirtualMachineInstance, pod Pod, plan Plan) (err error) {
-	t := &txn{fs: m.o.fsys}
+	t := &txn{fs: m.o.fsys, owner: m.o.owner}
 	defer func() {
 		if err != nil {
 			t.rollback()
@@ -135,6 +135,7 @@ func (m *Manager) Release(ctx context.Context, plan Plan) error {
 // are the plan's, in fs (WithFS).
 type txn struct {
 	fs    FS
+	owner *owner   // of the files staged, when set
 	dirs  []string // folders made, in creation order
 	files []*staged
 	swept []string // leftovers of an earlier, killed preparation, removed
@@ -194,6 +195,11 @@ func (t *txn) stage(final string, replace bool, mode os.FileMode) (*os.File, err
 	t.files = append(t.files, &staged{tmp: tmp, final: final, replace: replace, f: f})
 	if err := f.Chmod(mode); err != nil {
 		return nil, err
+	}
+	if o := t.owner; o != nil {
+		if err := f.Chown(o.uid, o.gid); err != nil {
+			return nil, err
+		}
 	}
 	return f, nil
 }

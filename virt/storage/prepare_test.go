@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	virtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/virt/storage"
 )
 
@@ -336,5 +337,50 @@ func TestPrepareSweepsLeftovers(t *testing.T) {
 	}
 	if b, err := os.ReadFile(outside); err != nil || string(b) != "node\n" {
 		t.Errorf("the node file behind a link: %q, %v", b, err)
+	}
+}
+
+// With WithOwner every image Prepare makes is the QEMU user's, from the
+// moment it is written: a new claim's disk.img, overlays, ISOs, an
+// emptyDisk. An image that was there (the ephemeral volume's base) keeps
+// its owner.
+func TestPrepareGivesImagesToTheOwner(t *testing.T) {
+	testenv.Integration(t) // chown needs root
+	ctx := context.Background()
+	_, l := podRoot(t)
+	mkdir(t, filepath.Join(l.PrivateDir, "vmi-disks", "data"))
+	base := filepath.Join(l.PrivateDir, "vmi-disks", "eph", "disk.img")
+	writeFile(t, base, make([]byte, 8<<20))
+	writeFile(t, filepath.Join(l.ContainerDisksDir, "disk_2.img"), make([]byte, 4<<20))
+	projected(t, filepath.Join(l.PrivateDir, "config-map", "cm"), map[string]string{"ks.cfg": "text\n"})
+	vmi := allVolumesVMI()
+	pod := storage.Pod{Volumes: map[string]storage.VolumeFacts{"data": {CapacityBytes: 64 << 20}}}
+	m := storage.New(storage.WithLayout(l), storage.WithOwner(107, 107))
+	plan, err := m.Plan(ctx, vmi, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Prepare(ctx, vmi, pod, plan); err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range plan {
+		if !p.Create {
+			continue
+		}
+		st, err := os.Stat(p.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys := st.Sys().(*syscall.Stat_t)
+		if sys.Uid != 107 || sys.Gid != 107 {
+			t.Errorf("%s: %s is %d:%d, want 107:107", name, p.Path, sys.Uid, sys.Gid)
+		}
+	}
+	st, err := os.Stat(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sys := st.Sys().(*syscall.Stat_t); sys.Uid != uint32(os.Getuid()) {
+		t.Errorf("the ephemeral volume's base became %d's", sys.Uid)
 	}
 }
