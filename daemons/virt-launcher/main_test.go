@@ -261,13 +261,14 @@ func TestExitsNonZeroWhenQEMUIsKilled(t *testing.T) {
 func TestExitsNonZeroAndKillsQEMUWhenLibvirtdIsKilled(t *testing.T) {
 	testenv.Integration(t)
 	p := startLauncher(t, buildLauncher(t), 30*time.Second)
-	qemu := qemuPID(t, p)
-	b, err := os.ReadFile(filepath.Join(p.layout.LibvirtDir(), "run", "libvirtd.pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	killLibvirtd(t, p, qemuPID(t, p))
+}
+
+// killLibvirtd kills p's libvirtd and checks that the launcher ends as for
+// a dead libvirtd, QEMU (qemu) with it, leaving nothing running.
+func killLibvirtd(t *testing.T, p *launcherProc, qemu int) {
+	t.Helper()
+	if err := syscall.Kill(pidFile(t, filepath.Join(p.layout.LibvirtDir(), "run", "libvirtd.pid")), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	code, r := p.wait(t)
@@ -308,7 +309,7 @@ func TestRunsAsTheQEMUUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qemu := pidFile(t, filepath.Join(run, "libvirt", "qemu", "run", p.name+".pid"))
+	qemu := sessionQEMUPID(t, p)
 	for what, pid := range map[string]int{"libvirtd": pidFile(t, filepath.Join(run, "libvirtd.pid")), "QEMU": qemu} {
 		sec, err := linuxproc.SecurityOf(pid)
 		if err != nil {
@@ -360,17 +361,12 @@ exec setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all --boun
 func TestAsTheQEMUUserKillsQEMUWhenLibvirtdIsKilled(t *testing.T) {
 	testenv.Integration(t)
 	p := startLauncherAs(t, &syscall.Credential{Uid: contract.QEMUUser, Gid: contract.QEMUGroup}, buildLauncher(t), 30*time.Second)
-	run := filepath.Join(p.layout.LibvirtDir(), "run")
-	qemu := pidFile(t, filepath.Join(run, "libvirt", "qemu", "run", p.name+".pid"))
-	if err := syscall.Kill(pidFile(t, filepath.Join(run, "libvirtd.pid")), syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	code, r := p.wait(t)
-	if code != launcher.ExitLibvirtdDied {
-		t.Errorf("exit %d %q, want %d (libvirtd died)", code, r.Reason, launcher.ExitLibvirtdDied)
-	}
-	if linuxproc.Alive(qemu) {
-		t.Errorf("QEMU (pid %d) survived its launcher", qemu)
-	}
-	assertNothingLeft(t, p)
+	killLibvirtd(t, p, sessionQEMUPID(t, p))
+}
+
+// sessionQEMUPID is QEMU's PID under a session libvirtd, whose pid files
+// are below its runtime folder.
+func sessionQEMUPID(t *testing.T, p *launcherProc) int {
+	t.Helper()
+	return pidFile(t, filepath.Join(p.layout.LibvirtDir(), "run", "libvirt", "qemu", "run", p.name+".pid"))
 }

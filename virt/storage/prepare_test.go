@@ -111,14 +111,24 @@ func allVolumesVMI() *virtv1.VirtualMachineInstance {
 	)
 }
 
+// allVolumesFiles makes what the pod holds for allVolumesVMI in layout l:
+// the claim's folder, the ephemeral volume's base (returned), the
+// containerDisk's image and the config map's files.
+func allVolumesFiles(t *testing.T, l storage.Layout) (base string) {
+	t.Helper()
+	mkdir(t, filepath.Join(l.PrivateDir, "vmi-disks", "data"))
+	base = filepath.Join(l.PrivateDir, "vmi-disks", "eph", "disk.img")
+	writeFile(t, base, make([]byte, 8<<20))
+	writeFile(t, filepath.Join(l.ContainerDisksDir, "disk_2.img"), make([]byte, 4<<20))
+	projected(t, filepath.Join(l.PrivateDir, "config-map", "cm"), map[string]string{"ks.cfg": "text\n", "app-config.yaml": "a: 1\n"})
+	return base
+}
+
 // Plan and Prepare on real files: every source is created as planned.
 func TestPrepare(t *testing.T) {
 	ctx := context.Background()
 	_, l := podRoot(t)
-	mkdir(t, filepath.Join(l.PrivateDir, "vmi-disks", "data"))
-	writeFile(t, filepath.Join(l.PrivateDir, "vmi-disks", "eph", "disk.img"), make([]byte, 8<<20))
-	writeFile(t, filepath.Join(l.ContainerDisksDir, "disk_2.img"), make([]byte, 4<<20))
-	projected(t, filepath.Join(l.PrivateDir, "config-map", "cm"), map[string]string{"ks.cfg": "text\n", "app-config.yaml": "a: 1\n"})
+	allVolumesFiles(t, l)
 	// A hostDisk's folder is mounted at its claim folder (the launcher
 	// pod's hostPath volume): the image is made there.
 	mkdir(t, filepath.Join(l.PrivateDir, "vmi-disks", "host"))
@@ -348,11 +358,7 @@ func TestPrepareGivesImagesToTheOwner(t *testing.T) {
 	testenv.Integration(t) // chown needs root
 	ctx := context.Background()
 	_, l := podRoot(t)
-	mkdir(t, filepath.Join(l.PrivateDir, "vmi-disks", "data"))
-	base := filepath.Join(l.PrivateDir, "vmi-disks", "eph", "disk.img")
-	writeFile(t, base, make([]byte, 8<<20))
-	writeFile(t, filepath.Join(l.ContainerDisksDir, "disk_2.img"), make([]byte, 4<<20))
-	projected(t, filepath.Join(l.PrivateDir, "config-map", "cm"), map[string]string{"ks.cfg": "text\n"})
+	base := allVolumesFiles(t, l)
 	vmi := allVolumesVMI()
 	pod := storage.Pod{Volumes: map[string]storage.VolumeFacts{"data": {CapacityBytes: 64 << 20}}}
 	m := storage.New(storage.WithLayout(l), storage.WithOwner(107, 107))
