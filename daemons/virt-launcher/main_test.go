@@ -248,6 +248,19 @@ func TestExitsNonZeroWhenQEMUIsKilled(t *testing.T) {
 	if sec.UID != contract.QEMUUser || sec.Effective != 0 {
 		t.Errorf("QEMU runs as uid %d with capabilities %v, want uid %d and none", sec.UID, linuxproc.CapabilityNames(sec.Effective), contract.QEMUUser)
 	}
+	killQEMU(t, p, qemu)
+}
+
+func TestExitsNonZeroAndKillsQEMUWhenLibvirtdIsKilled(t *testing.T) {
+	testenv.Integration(t)
+	p := startLauncher(t, buildLauncher(t), 30*time.Second)
+	killLibvirtd(t, p, qemuPID(t, p))
+}
+
+// killQEMU kills p's QEMU (qemu) and checks that the launcher ends as for
+// a crashed guest, leaving nothing running.
+func killQEMU(t *testing.T, p *launcherProc, qemu int) {
+	t.Helper()
 	if err := syscall.Kill(qemu, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -256,12 +269,6 @@ func TestExitsNonZeroWhenQEMUIsKilled(t *testing.T) {
 		t.Errorf("exit %d %q, want %d (guest crashed)", code, r.Reason, launcher.ExitGuestCrashed)
 	}
 	assertNothingLeft(t, p)
-}
-
-func TestExitsNonZeroAndKillsQEMUWhenLibvirtdIsKilled(t *testing.T) {
-	testenv.Integration(t)
-	p := startLauncher(t, buildLauncher(t), 30*time.Second)
-	killLibvirtd(t, p, qemuPID(t, p))
 }
 
 // killLibvirtd kills p's libvirtd and checks that the launcher ends as for
@@ -323,14 +330,7 @@ func TestRunsAsTheQEMUUser(t *testing.T) {
 			t.Errorf("%s in mount namespace %d (%v), want the launcher's", what, ns, err)
 		}
 	}
-	if err := syscall.Kill(qemu, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	code, r := p.wait(t)
-	if code != launcher.ExitGuestCrashed {
-		t.Errorf("exit %d %q, want %d (guest crashed)", code, r.Reason, launcher.ExitGuestCrashed)
-	}
-	assertNothingLeft(t, p)
+	killQEMU(t, p, qemu)
 }
 
 // asUser runs bin as the user as, as a container image that names that
