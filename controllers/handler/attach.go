@@ -130,27 +130,17 @@ func (r *Reconciler) adopt(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 // result says once it left one, else Failed once it has been silent for the
 // lost timeout.
 func (r *Reconciler) launcherGone(ctx context.Context, vmi *virtv1.VirtualMachineInstance, folder types.UID) (ctrl.Result, error) {
-	host, err := r.hostLayout(ctx, vmi, folder)
-	switch {
-	case errors.Is(err, errNoLauncherPod):
-		// The pod, and its folder with the result, are gone.
-		e, res := r.launcherEnding(vmi, nil)
-		if e == nil {
-			return res, nil
-		}
-		return r.endLauncherGone(ctx, vmi, e)
-	case err != nil:
+	var at *launcher.Layout // nil once the pod, and its folder with the result, are gone
+	switch host, err := r.hostLayout(ctx, vmi, folder); {
+	case err == nil:
+		at = &host
+	case !errors.Is(err, errNoLauncherPod):
 		return ctrl.Result{}, err
 	}
-	e, res := r.launcherEnding(vmi, &host)
+	e, res := r.launcherEnding(vmi, at)
 	if e == nil {
 		return res, nil
 	}
-	return r.endLauncherGone(ctx, vmi, e)
-}
-
-// endLauncherGone writes how vmi, whose launcher is gone, ends.
-func (r *Reconciler) endLauncherGone(ctx context.Context, vmi *virtv1.VirtualMachineInstance, e *Ending) (ctrl.Result, error) {
 	if err := r.writeStatus(ctx, vmi, Status(vmi, Facts{Ending: e}, r.clock.Now())); err != nil {
 		return ctrl.Result{}, err
 	}
