@@ -12,6 +12,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt/launcher"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
@@ -87,11 +88,7 @@ func (r *Reconciler) launcherPod(ctx context.Context, vmi *virtv1.VirtualMachine
 		if p.Spec.NodeName != node || !metav1.IsControlledBy(p, vmi) {
 			continue
 		}
-		role := vmi.UID
-		if m := p.Labels[virtv1.MigrationJobLabel]; m != "" {
-			role = types.UID(m)
-		}
-		if role == folder {
+		if vmictl.RoleOf(vmi, p) == folder {
 			found = append(found, p.UID)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 )
 
@@ -13,6 +14,16 @@ import (
 // sockets and log, libvirt's socket) is the same on both ends of a
 // migration while the two launchers, even on one machine, never share a
 // file.
+
+// RoleOf is the role of launcher pod pod of vmi, which names the pod's
+// folder to the handlers: the migration's UID for a migration's target pod
+// (labelled kubevirt.io/migrationJobUID), the VMI's UID for the VMI's own.
+func RoleOf(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod) types.UID {
+	if m := pod.Labels[virtv1.MigrationJobLabel]; m != "" {
+		return types.UID(m)
+	}
+	return vmi.UID
+}
 
 // IsTargetPod reports whether pod is a migration's target launcher pod.
 func IsTargetPod(pod *corev1.Pod) bool { return pod.Labels[virtv1.MigrationJobLabel] != "" }

@@ -6,6 +6,7 @@ import (
 	"gotest.tools/v3/assert"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 )
 
@@ -34,6 +35,8 @@ func TestRenderTargetPod(t *testing.T) {
 	assert.Equal(t, pod.Labels[virtv1.MigrationJobLabel], migUID)
 	assert.Equal(t, pod.Labels[virtv1.CreatedByLabel], testUID)
 	assert.Assert(t, IsTargetPod(pod) && !IsTargetPod(source))
+	assert.Equal(t, RoleOf(vmi, pod), types.UID(migUID))
+	assert.Equal(t, RoleOf(vmi, source), vmi.UID)
 	// The pod sees its own folder, an emptyDir, where the source pod sees its own.
 	assert.DeepEqual(t, pod.Spec.Volumes[0], corev1.Volume{Name: runVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	assert.DeepEqual(t, pod.Spec.Volumes[0], source.Spec.Volumes[0])

@@ -22,9 +22,13 @@ func (c Config) LauncherFolder(ctx context.Context, r client.Reader, v *virtv1.V
 	if err := r.List(ctx, &pods, client.InNamespace(v.Namespace), client.MatchingLabels{virtv1.CreatedByLabel: string(v.UID)}); err != nil {
 		return "", err
 	}
+	want := migration
+	if want == "" {
+		want = v.UID
+	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if types.UID(p.Labels[virtv1.MigrationJobLabel]) == migration && p.Spec.NodeName != "" {
+		if vmictl.RoleOf(v, p) == want && p.Spec.NodeName != "" {
 			return vmictl.PodFolder(c.PodsDir(p.Spec.NodeName), p), nil
 		}
 	}
