@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -30,6 +31,9 @@ type FS interface {
 	// CreateTemp creates a new file, mode 0600, in the folder dir, named by
 	// pattern ("*" replaced by a random string), and returns its name.
 	CreateTemp(dir, pattern string) (*os.File, string, error)
+	// Chown gives name to uid and gid; a final link is refused, not
+	// followed.
+	Chown(name string, uid, gid int) error
 }
 
 // HostFS is the node's own file system, paths taken as they are.
@@ -86,6 +90,18 @@ func (HostFS) Rename(oldname, newname string) error { return os.Rename(oldname, 
 
 // Link is os.Link.
 func (HostFS) Link(oldname, newname string) error { return os.Link(oldname, newname) }
+
+// Chown is os.Lchown, refusing a link.
+func (HostFS) Chown(name string, uid, gid int) error {
+	fi, err := os.Lstat(name)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return &fs.PathError{Op: "chown", Path: name, Err: errors.New("a link, not followed")}
+	}
+	return os.Lchown(name, uid, gid)
+}
 
 // CreateTemp is os.CreateTemp.
 func (HostFS) CreateTemp(dir, pattern string) (*os.File, string, error) {

@@ -56,7 +56,9 @@ func WithFilesystemOverhead(f float64) Option { return func(o *options) { o.fsOv
 // or hostDisk's disk.img, an emptyDisk) to user uid and group gid, the user
 // QEMU runs as, through the open file (fchown): a QEMU that is not root,
 // under a libvirt that changes no owner (a session daemon), can open them.
-// By default they are the caller's.
+// The writable images QEMU uses that were there before (a claim's or
+// hostDisk's disk.img, a block device) are given to it too, after the
+// images made are in place. By default nothing changes owner.
 func WithOwner(uid, gid int) Option { return func(o *options) { o.owner = &owner{uid: uid, gid: gid} } }
 
 // WithLogger sets the logger for what Prepare and Release create and remove.

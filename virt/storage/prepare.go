@@ -50,11 +50,48 @@ func (m *Manager) Prepare(ctx context.Context, vmi *virtv1.VirtualMachineInstanc
 	if err := t.commit(); err != nil {
 		return err
 	}
+	if err := m.adopt(plan); err != nil {
+		return err
+	}
 	for _, f := range t.files {
 		m.o.log.V(1).Info("created", "path", f.final)
 	}
 	for _, name := range t.swept {
 		m.o.log.Info("removed the leftover of an interrupted preparation", "path", name)
+	}
+	return nil
+}
+
+// adopt gives the images QEMU writes and Prepare did not make (a claim's
+// or hostDisk's existing disk.img, a block device) to the WithOwner user,
+// as KubeVirt's handler does for a launcher that is not root: that QEMU
+// could not open them otherwise. Read-only ones keep their owner, and so
+// do hotpluggable ones, attached later. A link in their place is refused,
+// never followed.
+func (m *Manager) adopt(plan Plan) error {
+	o := m.o.owner
+	if o == nil {
+		return nil
+	}
+	names := make([]string, 0, len(plan))
+	for n := range plan {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		p := plan[n]
+		if p.Create || p.ReadOnly || p.Hotpluggable || p.Path == "" {
+			continue
+		}
+		switch p.Kind {
+		case KindPersistentVolumeClaim, KindDataVolume, KindHostDisk:
+		default:
+			continue
+		}
+		if err := m.o.fsys.Chown(p.Path, o.uid, o.gid); err != nil {
+			return &VolumeError{Volume: n, Path: p.Path, Detail: fmt.Sprintf("giving the image to user %d (QEMU's)", o.uid), Err: err}
+		}
+		m.o.log.V(1).Info("gave to QEMU's user", "path", p.Path, "uid", o.uid)
 	}
 	return nil
 }

@@ -353,14 +353,19 @@ func TestPrepareSweepsLeftovers(t *testing.T) {
 // With WithOwner every image Prepare makes is the QEMU user's, from the
 // moment it is written: a new claim's disk.img, overlays, ISOs, an
 // emptyDisk. An image that was there (the ephemeral volume's base) keeps
-// its owner.
+// its owner; a claim's existing disk.img, which QEMU writes, is given to
+// it once the new images are in place.
 func TestPrepareGivesImagesToTheOwner(t *testing.T) {
 	testenv.Integration(t) // chown needs root
 	ctx := context.Background()
 	_, l := podRoot(t)
 	base := allVolumesFiles(t, l)
+	old := filepath.Join(l.PrivateDir, "vmi-disks", "old", "disk.img")
+	writeFile(t, old, make([]byte, 1<<20))
 	vmi := allVolumesVMI()
-	pod := storage.Pod{Volumes: map[string]storage.VolumeFacts{"data": {CapacityBytes: 64 << 20}}}
+	vmi.Spec.Volumes = append(vmi.Spec.Volumes, vol("old", pvc("old-claim")))
+	vmi.Spec.Domain.Devices.Disks = append(vmi.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "old"})
+	pod := storage.Pod{Volumes: map[string]storage.VolumeFacts{"data": {CapacityBytes: 64 << 20}, "old": {CapacityBytes: 64 << 20}}}
 	m := storage.New(storage.WithLayout(l), storage.WithOwner(107, 107))
 	plan, err := m.Plan(ctx, vmi, pod)
 	if err != nil {
@@ -369,8 +374,11 @@ func TestPrepareGivesImagesToTheOwner(t *testing.T) {
 	if err := m.Prepare(ctx, vmi, pod, plan); err != nil {
 		t.Fatal(err)
 	}
+	if p := plan["old"]; p.Create || p.Path != old {
+		t.Fatalf("the claim with a disk.img: planned %+v, want its image %s used as it is", p, old)
+	}
 	for name, p := range plan {
-		if !p.Create {
+		if !p.Create && name != "old" {
 			continue
 		}
 		st, err := os.Stat(p.Path)
@@ -388,5 +396,40 @@ func TestPrepareGivesImagesToTheOwner(t *testing.T) {
 	}
 	if sys := st.Sys().(*syscall.Stat_t); sys.Uid != uint32(os.Getuid()) {
 		t.Errorf("the ephemeral volume's base became %d's", sys.Uid)
+	}
+}
+
+// A claim's disk.img that is a link is not followed to give its target
+// to the QEMU user: Prepare fails, naming the volume, and the target keeps
+// its owner.
+func TestPrepareDoesNotGiveALinksTarget(t *testing.T) {
+	testenv.Integration(t) // chown needs root
+	ctx := context.Background()
+	_, l := podRoot(t)
+	target := filepath.Join(t.TempDir(), "node-file")
+	writeFile(t, target, make([]byte, 1<<20))
+	link := filepath.Join(l.PrivateDir, "vmi-disks", "old", "disk.img")
+	mkdir(t, filepath.Dir(link))
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	vmi := vmiWith(vol("old", pvc("old-claim")))
+	pod := storage.Pod{Volumes: map[string]storage.VolumeFacts{"old": {CapacityBytes: 64 << 20}}}
+	m := storage.New(storage.WithLayout(l), storage.WithOwner(107, 107))
+	plan, err := m.Plan(ctx, vmi, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.Prepare(ctx, vmi, pod, plan)
+	var ve *storage.VolumeError
+	if !errors.As(err, &ve) || ve.Volume != "old" {
+		t.Fatalf("Prepare: %v, want a VolumeError naming volume old", err)
+	}
+	st, err := os.Stat(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sys := st.Sys().(*syscall.Stat_t); sys.Uid != uint32(os.Getuid()) {
+		t.Errorf("the link's target became %d's", sys.Uid)
 	}
 }
