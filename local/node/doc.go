@@ -10,6 +10,14 @@
 //     standard CNI plugins (bridge with masquerade, host-local IPAM, loopback;
 //     `make cni-bins`), and in their own mount namespace: the host's file
 //     system with the pod's volumes bind-mounted at their mountPaths;
+//   - a container runs as its security context (the container's, else the
+//     pod's) says: runAsUser and runAsGroup, the pod's supplementalGroups and
+//     fsGroup (which also owns its emptyDirs), no_new_privs when
+//     allowPrivilegeEscalation is false, runAsNonRoot enforced; a user or
+//     group the host's /etc/passwd or /etc/group lacks gets a line in the
+//     container's view of them, as an image would bring. A container that
+//     runs as root keeps every capability: capabilities, seccomp and
+//     privileged are not applied;
 //   - volumes are host folders: hostPath, emptyDir, configMap, secret,
 //     downwardAPI and projected (files written from the API), PVCs bound to
 //     hostPath or local PersistentVolumes, and image volumes through an

@@ -78,9 +78,40 @@ func helperMain(spec, status *os.File) int {
 		}
 		unix.Close(netns)
 	}
+	if s.User != nil {
+		if err := become(s.User); err != nil {
+			return fail(err)
+		}
+	}
 	fmt.Fprint(status, "exec\n")
 	err := syscall.Exec(s.Path, s.Args, s.Env)
 	return fail(fmt.Errorf("exec %s: %w", s.Path, err))
+}
+
+// become makes the process id's: no_new_privs if asked, the supplementary
+// groups, the group, then the user, for every thread (Go's syscall package
+// applies them to all). Leaving root clears the permitted, effective and
+// ambient capabilities.
+func become(id *Identity) error {
+	if id.NoNewPrivs {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("no_new_privs: %w", err)
+		}
+	}
+	groups := make([]int, len(id.Groups))
+	for i, g := range id.Groups {
+		groups[i] = int(g)
+	}
+	if err := syscall.Setgroups(groups); err != nil {
+		return fmt.Errorf("supplementary groups %v: %w", id.Groups, err)
+	}
+	if err := syscall.Setresgid(int(id.GID), int(id.GID), int(id.GID)); err != nil {
+		return fmt.Errorf("group %d: %w", id.GID, err)
+	}
+	if err := syscall.Setresuid(int(id.UID), int(id.UID), int(id.UID)); err != nil {
+		return fmt.Errorf("user %d: %w", id.UID, err)
+	}
+	return nil
 }
 
 // detachNamespaceFiles detaches the namespace files (nsfs mounts: other

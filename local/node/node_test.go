@@ -298,7 +298,23 @@ exec busybox httpd -f -p 8080 -h /www`, func(p *corev1.Pod) {
 	noImage := shPod("noimage", "true", func(p *corev1.Pod) {
 		mount(p, corev1.Volume{Name: "disk", VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: missingImage}}}, "/disk")
 	})
-	for _, p := range []*corev1.Pod{web, done, ok, image, noImage} {
+	// user runs as its security context says, in the fsGroup, which owns
+	// what it makes in an emptyDir; nonroot asks not to be root and names
+	// no user, so it does not start.
+	uid, fsGroup, yes := int64(4107), int64(4200), true
+	user := shPod("user", `set -e
+test "$(id -u):$(id -g)" = 4107:4107
+id -G | grep -qw 4200
+touch /vkt-scratch/f
+test "$(stat -c %g /vkt-scratch/f)" = 4200
+! touch /etc/vkt-not-root`, func(p *corev1.Pod) {
+		mount(p, corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}, "/vkt-scratch")
+		p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: &uid, RunAsGroup: &uid, FSGroup: &fsGroup, RunAsNonRoot: &yes}
+	})
+	nonRoot := shPod("nonroot", "true", func(p *corev1.Pod) {
+		p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: &yes}
+	})
+	for _, p := range []*corev1.Pod{web, done, ok, image, noImage, user, nonRoot} {
 		if _, err := cs.CoreV1().Pods("t").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -312,6 +328,11 @@ exec busybox httpd -f -p 8080 -h /www`, func(p *corev1.Pod) {
 		t.Errorf("done: bound to %q, want %q", got.Spec.NodeName, c.cfg.Name)
 	}
 	c.waitPod(ctx, "ok", "Succeeded", phaseIs(corev1.PodSucceeded))
+	c.waitPod(ctx, "user", "Succeeded", phaseIs(corev1.PodSucceeded))
+	got = c.waitPod(ctx, "nonroot", "Failed", phaseIs(corev1.PodFailed))
+	if term := got.Status.ContainerStatuses[0].State.Terminated; term == nil || !strings.Contains(term.Message, "runAsNonRoot") {
+		t.Errorf("nonroot: %+v, want a container that did not start because of runAsNonRoot", got.Status.ContainerStatuses[0].State)
+	}
 	c.waitPod(ctx, "image", "Succeeded", phaseIs(corev1.PodSucceeded))
 	got = c.waitPod(ctx, "noimage", "ErrImagePull", func(p *corev1.Pod) bool {
 		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil &&
@@ -373,7 +394,7 @@ exec busybox httpd -f -p 8080 -h /www`, func(p *corev1.Pod) {
 	if _, err := net.DialTimeout("tcp", net.JoinHostPort(ip, "8080"), time.Second); err == nil {
 		t.Error("web: still answers after its deletion")
 	}
-	for _, name := range []string{"noimage", "done", "ok", "image"} {
+	for _, name := range []string{"noimage", "done", "ok", "image", "user", "nonroot"} {
 		if err := cs.CoreV1().Pods("t").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -44,6 +44,8 @@ type ProcessSpec struct {
 	Scratch string
 	// Log receives the process's stdout and stderr.
 	Log *os.File
+	// User is who the process runs as; nil runs it as the node does (root).
+	User *Identity
 }
 
 // Mount is a bind mount of a host file or folder into a pod's view.

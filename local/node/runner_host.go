@@ -25,9 +25,11 @@ import (
 // their targets (a target whose parent folders are missing on the host gets
 // them on a tmpfs laid over its nearest existing ancestor, which is then
 // populated with binds of that ancestor's entries, so the host is never
-// changed), joins the pod's network namespace and executes the command.
-// Nothing else is dropped or confined: the process runs as root with the
-// host's devices, /proc and /sys.
+// changed), joins the pod's network namespace, becomes the spec's user
+// (its groups, then its user: a process that is not root keeps no
+// capability) and executes the command. Nothing else is dropped or
+// confined: the process sees the host's devices, /proc and /sys, and one
+// that runs as root keeps every capability.
 //
 // Pod processes die with the node's process (parent-death signal SIGKILL);
 // Close ends the ones still running.
@@ -94,13 +96,14 @@ func (h *HostRunner) takePin(ino uint64) *os.File {
 
 // helperSpec is what the node hands its helper process on fd 3.
 type helperSpec struct {
-	Path    string   `json:"path"`
-	Args    []string `json:"args"`
-	Env     []string `json:"env"`
-	Dir     string   `json:"dir"`
-	NetNS   string   `json:"netns,omitempty"`
-	Mounts  []Mount  `json:"mounts"`
-	Scratch string   `json:"scratch"`
+	Path    string    `json:"path"`
+	Args    []string  `json:"args"`
+	Env     []string  `json:"env"`
+	Dir     string    `json:"dir"`
+	NetNS   string    `json:"netns,omitempty"`
+	Mounts  []Mount   `json:"mounts"`
+	Scratch string    `json:"scratch"`
+	User    *Identity `json:"user,omitempty"`
 }
 
 // Start implements ProcessRunner.
@@ -140,7 +143,7 @@ func (h *HostRunner) Start(ctx context.Context, spec ProcessSpec) (Process, erro
 		statusR.Close()
 		return nil, fmt.Errorf("node: starting the pod helper: %w", err)
 	}
-	p := &hostProcess{cmd: cmd, exited: make(chan struct{})}
+	p := &hostProcess{cmd: cmd, exited: make(chan struct{}), user: spec.User}
 	go func() {
 		_ = cmd.Wait()
 		p.status = exitStatusOf(cmd.ProcessState)
@@ -159,7 +162,7 @@ func (h *HostRunner) Start(ctx context.Context, spec ProcessSpec) (Process, erro
 	}
 
 	_ = json.NewEncoder(specW).Encode(helperSpec{Path: spec.Path, Args: spec.Args, Env: spec.Env, Dir: spec.Dir,
-		NetNS: spec.NetNS, Mounts: spec.Mounts, Scratch: spec.Scratch})
+		NetNS: spec.NetNS, Mounts: spec.Mounts, Scratch: spec.Scratch, User: spec.User})
 	specW.Close()
 	verdict := make(chan string, 1)
 	go func() {
@@ -193,12 +196,17 @@ func afterExecLine(v string) string {
 }
 
 // Exec implements ProcessRunner with nsenter(1): argv runs in p's mount and
-// network namespaces, with its root and working directory.
+// network namespaces, with its root and working directory, as its user and
+// group when this runner started it.
 func (h *HostRunner) Exec(ctx context.Context, p Process, argv []string) (int, []byte, error) {
 	if len(argv) == 0 {
 		return -1, nil, errors.New("node: exec: empty command")
 	}
-	args := append([]string{"--target", strconv.Itoa(p.Ref().PID), "--mount", "--net", "--root", "--wd", "--"}, argv...)
+	args := []string{"--target", strconv.Itoa(p.Ref().PID), "--mount", "--net", "--root", "--wd"}
+	if hp, ok := p.(*hostProcess); ok && hp.user != nil {
+		args = append(args, "--setuid", strconv.FormatUint(uint64(hp.user.UID), 10), "--setgid", strconv.FormatUint(uint64(hp.user.GID), 10))
+	}
+	args = append(append(args, "--"), argv...)
 	cmd := exec.CommandContext(ctx, "nsenter", args...)
 	cmd.Env = []string{"PATH=" + defaultPath}
 	cmd.WaitDelay = time.Second
@@ -295,6 +303,7 @@ type hostProcess struct {
 	ref    ProcessRef
 	exited chan struct{}
 	status ExitStatus
+	user   *Identity
 }
 
 func (p *hostProcess) Ref() ProcessRef { return p.ref }

@@ -136,3 +136,54 @@ func TestKillByMountNamespace(t *testing.T) {
 func processAlive(pid int) bool {
 	return syscall.Kill(pid, 0) == nil && !zombie(pid)
 }
+
+// A spec's user is who the process and its exec probes run as: its user,
+// group and supplementary groups, no capability left, no_new_privs set,
+// and the account it was given in its view of /etc/passwd.
+func TestHostRunnerUser(t *testing.T) {
+	testenv.Integration(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := testenv.Dir(t)
+	scratch := filepath.Join(dir, "scratch")
+	if err := os.MkdirAll(scratch, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.Create(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	id := &Identity{UID: 4107, GID: 4107, Groups: []uint32{4108}, NoNewPrivs: true}
+	accounts, err := accountMounts(id, nodePasswd, nodeGroup, scratch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHostRunner()
+	defer h.Close()
+	const script = `echo "$(id -u) $(id -g) $(id -G) $(id -un)"; grep -E '^(CapEff|CapPrm|NoNewPrivs)' /proc/self/status | tr -s '\t' ' '; exec sleep 1000`
+	p, err := h.Start(ctx, ProcessSpec{Path: "/bin/sh", Args: []string{"sh", "-c", script},
+		Env:    []string{"PATH=" + defaultPath, testenv.OwnerEnv + "=" + strconv.Itoa(os.Getpid())},
+		Mounts: accounts, Scratch: scratch, Log: log, User: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = h.Kill(context.Background(), p.Ref()) }()
+	want := "4107 4107 4107 4108 container-4107\nCapPrm: 0000000000000000\nCapEff: 0000000000000000\nNoNewPrivs: 1\n"
+	var got []byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if got, _ = os.ReadFile(log.Name()); string(got) == want {
+			break
+		}
+	}
+	if string(got) != want {
+		t.Errorf("the process says %q, want %q", got, want)
+	}
+	code, out, err := h.Exec(ctx, p, []string{"id", "-u"})
+	if err != nil || code != 0 || string(out) != "4107\n" {
+		t.Errorf("exec probe: %d, %q, %v; want it run as 4107", code, out, err)
+	}
+	if b, err := os.ReadFile(nodePasswd); err != nil || strings.Contains(string(b), "container-4107") {
+		t.Errorf("the node's %s got the container's account (%v)", nodePasswd, err)
+	}
+}

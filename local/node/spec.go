@@ -79,6 +79,15 @@ func (r *podRun) processSpec(c *corev1.Container) (ProcessSpec, error) {
 		return ProcessSpec{}, err
 	}
 	mounts = append(mounts, Mount{Source: term, Target: termPath})
+	id, err := identityOf(pod, c, nodePasswd)
+	if err != nil {
+		return ProcessSpec{}, err
+	}
+	accounts, err := accountMounts(id, nodePasswd, nodeGroup, scratch)
+	if err != nil {
+		return ProcessSpec{}, fmt.Errorf("container %q: %w", c.Name, err)
+	}
+	mounts = append(mounts, accounts...)
 
 	if err := os.MkdirAll(filepath.Dir(r.logPath(c.Name)), 0o700); err != nil {
 		return ProcessSpec{}, err
@@ -88,8 +97,14 @@ func (r *podRun) processSpec(c *corev1.Container) (ProcessSpec, error) {
 		return ProcessSpec{}, err
 	}
 	return ProcessSpec{Path: path, Args: argv, Env: env, Dir: c.WorkingDir, NetNS: att.NetNS,
-		Mounts: mounts, Scratch: scratch, Log: log}, nil
+		Mounts: mounts, Scratch: scratch, Log: log, User: id}, nil
 }
+
+// The node's account files, which its containers see.
+const (
+	nodePasswd = "/etc/passwd"
+	nodeGroup  = "/etc/group"
+)
 
 // containerEnv is the container's environment: PATH (the binary folders,
 // then the usual ones) and HOSTNAME unless it sets them, its own variables

@@ -62,7 +62,16 @@ func (r *podRun) prepareVolume(ctx context.Context, pod *corev1.Pod, v *corev1.V
 		if err := os.MkdirAll(dir, 0o777); err != nil {
 			return hostVolume{}, err
 		}
-		return hostVolume{path: dir}, os.Chmod(dir, 0o777)
+		// With an fsGroup, as a kubelet sets a volume's ownership: the
+		// group's, and what is made in it too (set-group-ID).
+		mode := os.FileMode(0o777)
+		if sc := pod.Spec.SecurityContext; sc != nil && sc.FSGroup != nil {
+			if err := os.Lchown(dir, -1, int(*sc.FSGroup)); err != nil {
+				return hostVolume{}, err
+			}
+			mode |= os.ModeSetgid
+		}
+		return hostVolume{path: dir}, os.Chmod(dir, mode)
 	case src.ConfigMap != nil, src.Secret != nil, src.DownwardAPI != nil, src.Projected != nil:
 		files, err := r.volumeFiles(ctx, pod, src)
 		if err != nil {
