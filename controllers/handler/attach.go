@@ -46,7 +46,8 @@ func (r *Reconciler) attach(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 
 // start defines and starts the guest of a Scheduled VMI whose launcher is
 // ready. A failed start leaves nothing set up (the Machine undoes its
-// steps) and is reported as Synchronized=False, then retried.
+// steps) and is reported as Synchronized=False, then retried after a wait
+// that doubles with each failure (startRetries).
 func (r *Reconciler) start(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (*guest, ctrl.Result, error) {
 	if vmi.Status.Phase != virtv1.Scheduled || vmi.DeletionTimestamp != nil {
 		return nil, ctrl.Result{}, nil
@@ -57,6 +58,10 @@ func (r *Reconciler) start(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 	}
 	if err != nil {
 		return nil, ctrl.Result{}, err
+	}
+	key := client.ObjectKeyFromObject(vmi)
+	if d := r.retries.wait(key, vmi.UID, r.clock.Now()); d > 0 {
+		return nil, ctrl.Result{RequeueAfter: d}, nil
 	}
 	if ready, _ := launcherReady(host); !ready {
 		if _, ended, _ := launcher.ReadResult(host); ended {
@@ -78,8 +83,12 @@ func (r *Reconciler) start(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 			logf.FromContext(ctx).Info("launcher not reachable yet", "error", err.Error())
 			return nil, ctrl.Result{RequeueAfter: readyPoll}, nil
 		}
+		// The error brings the VMI back soon; it then waits out d.
+		d := r.retries.failed(key, vmi.UID, r.clock.Now())
+		logf.FromContext(ctx).Info("the guest did not start", "retryIn", d.String())
 		return nil, ctrl.Result{}, errors.Join(err, r.syncFailed(ctx, vmi, err))
 	}
+	r.retries.forget(key)
 	logf.FromContext(ctx).Info("guest started", "domain", g.domain)
 	r.register(g)
 	return g, ctrl.Result{}, nil

@@ -78,6 +78,8 @@ type Reconciler struct {
 	// lost is when a launcher, by VMI uid, was first found not answering
 	// without a result; cleared when it answers.
 	lost map[types.UID]time.Time
+	// retries spaces the starts of guests that failed to start.
+	retries startRetries
 	// versions are the VMI versions the handler's status writes replaced.
 	versions stale.Guard
 	// closed is set by Close: guests taken up afterwards are let go at once.
@@ -163,6 +165,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, key, vmi); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.versions.Forget(key)
+			r.retries.forget(key)
 			return ctrl.Result{}, r.gone(ctx, key)
 		}
 		return ctrl.Result{}, fmt.Errorf("handler: read VirtualMachineInstance %s: %w", key, err)

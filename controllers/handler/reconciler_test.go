@@ -91,7 +91,16 @@ func TestFailedStartLeavesNothing(t *testing.T) {
 	assert.ErrorContains(t, errors.New(sync.Message), "step start")
 	n.nothingLeft()
 
-	// The retry starts it, and the condition goes.
+	// Another look before a second has passed does not start it again:
+	// the VMI's status update that reported the failure comes back at once.
+	res, err := n.r.Reconcile(ctx, reqFor("vm1"))
+	assert.NilError(t, err)
+	assert.Check(t, res.RequeueAfter > 0 && res.RequeueAfter <= time.Second, "requeue after %s", res.RequeueAfter)
+	assert.Equal(t, n.vmi("vm1").Status.Phase, virtv1.Scheduled)
+	n.nothingLeft()
+
+	// The retry, once the wait is over, starts it, and the condition goes.
+	n.clock.Step(time.Second)
 	n.reconcile("vm1")
 	got = n.vmi("vm1")
 	assert.Equal(t, got.Status.Phase, virtv1.Running)

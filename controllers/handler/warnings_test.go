@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"gotest.tools/v3/assert"
@@ -80,6 +81,7 @@ func TestWarningEvents(t *testing.T) {
 		n.dom.FailNext(domain.OpStart, errors.New("qemu refused"))
 		_, err := n.r.Reconcile(ctx, reqFor("vm1"))
 		assert.ErrorContains(t, err, "qemu refused")
+		n.clock.Step(time.Minute) // past the wait before the next start
 	}
 	n.reconcile("vm1")
 	assert.Equal(t, n.vmi("vm1").Status.Phase, virtv1.Running)
