@@ -44,6 +44,12 @@ type Config struct {
 	// package doc), and QEMU as the daemon's own user, so QEMUAs must be
 	// nil. Nothing then needs a capability.
 	Session bool
+	// ConfigDir, with Session, replaces Dir/etc as libvirt's configuration
+	// folder ($XDG_CONFIG_HOME). libvirt makes each guest's monitor and
+	// channel sockets below it, at paths of about 90 bytes plus its length
+	// (libvirt/qemu/channel/target/domain-ID-NAME/org.qemu.guest_agent.0),
+	// and a socket's path holds at most 107: a deep Dir needs a short one.
+	ConfigDir string
 }
 
 // Owner is a numeric user and group.
@@ -87,6 +93,9 @@ func (c Config) Paths() Paths {
 	log := filepath.Join(c.Dir, "log")
 	if c.Session {
 		etc := filepath.Join(c.Dir, "etc")
+		if c.ConfigDir != "" {
+			etc = c.ConfigDir
+		}
 		return Paths{
 			Etc:        etc,
 			Run:        run,
@@ -163,6 +172,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("libvirtd: Config.Drivers %q: names must be plain module names such as \"qemu\"", c.Drivers)
 	case c.LogLevel < 0 || c.LogLevel > 4:
 		return fmt.Errorf("libvirtd: Config.LogLevel %d: must be 1 to 4 (0 for the default)", c.LogLevel)
+	case c.ConfigDir != "" && !c.Session:
+		return fmt.Errorf("libvirtd: Config.ConfigDir: only for a session daemon (Config.Session)")
+	case c.ConfigDir != "" && (!filepath.IsAbs(c.ConfigDir) || strings.ContainsAny(c.ConfigDir, "\"\n")):
+		return fmt.Errorf("libvirtd: Config.ConfigDir %q: must be an absolute path without quotes or newlines", c.ConfigDir)
 	case c.Session && c.QEMUAs != nil:
 		return fmt.Errorf("libvirtd: Config.QEMUAs: must be nil with Session (QEMU runs as the session daemon's own user)")
 	}

@@ -25,6 +25,9 @@ func TestValidate(t *testing.T) {
 		{"uuid with one repeated digit", Config{Dir: "/tmp/vk", HostUUID: "11111111-1111-1111-1111-111111111111"}, "all its digits are the same"},
 		{"log level", Config{Dir: "/tmp/vk", LogLevel: 7}, "Config.LogLevel 7"},
 		{"session", Config{Dir: "/tmp/vk", Session: true}, ""},
+		{"session with a config folder", Config{Dir: "/tmp/vk", Session: true, ConfigDir: "/run/lv"}, ""},
+		{"config folder without session", Config{Dir: "/tmp/vk", ConfigDir: "/run/lv"}, "Config.ConfigDir: only for a session daemon"},
+		{"relative config folder", Config{Dir: "/tmp/vk", Session: true, ConfigDir: "run/lv"}, "Config.ConfigDir \"run/lv\": must be an absolute path"},
 		{"session with QEMU as another user", Config{Dir: "/tmp/vk", Session: true, QEMUAs: &Owner{UID: 107, GID: 107}}, "Config.QEMUAs: must be nil with Session"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -129,8 +129,10 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (*Daemon, error) {
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.Dir = "/"
 	if u := o.user; u != nil {
-		if err := giveTo(cfg.Dir, *u); err != nil {
-			return nil, err
+		for _, dir := range []string{cfg.Dir, p.Etc} {
+			if err := giveTo(dir, *u); err != nil {
+				return nil, err
+			}
 		}
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(u.UID), Gid: uint32(u.GID)}
 	}
@@ -267,9 +269,11 @@ func (d *Daemon) Processes() ([]linuxproc.Process, error) {
 			return nil, nil
 		}
 		self := os.Getpid()
-		names := linuxproc.NamesPath(d.cfg.Dir)
+		// QEMU's command line names its master key, below the
+		// configuration folder, which may be outside Dir.
+		names, namesConfig := linuxproc.NamesPath(d.cfg.Dir), linuxproc.NamesPath(d.cfg.Paths().Etc)
 		return linuxproc.List(func(p linuxproc.Process, dir string) bool {
-			if p.PID == self || !names(p, dir) {
+			if p.PID == self || !(names(p, dir) || namesConfig(p, dir)) {
 				return false
 			}
 			sec, err := linuxproc.SecurityOf(p.PID)
@@ -367,7 +371,8 @@ func signalAll(d *Daemon, sig syscall.Signal) {
 // sessionEnv is a session daemon's environment: libvirt keeps its
 // configuration, state and domains below $XDG_CONFIG_HOME, its runtime
 // files below $XDG_RUNTIME_DIR and QEMU's capabilities and logs below
-// $XDG_CACHE_HOME, all in the instance folder.
+// $XDG_CACHE_HOME, all in the instance folder (the configuration in
+// Config.ConfigDir when set).
 func sessionEnv(cfg Config) []string {
 	p := cfg.Paths()
 	return []string{"HOME=" + cfg.Dir, "XDG_CONFIG_HOME=" + p.Etc, "XDG_RUNTIME_DIR=" + p.Run, "XDG_CACHE_HOME=" + p.Cache}

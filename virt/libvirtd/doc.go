@@ -27,4 +27,7 @@
 //	Dir/run    XDG_RUNTIME_DIR  libvirt-sock (unix_sock_dir), libvirt/qemu/run/ pid files and monitors
 //	Dir/log                     libvirtd.log
 //	Dir/cache  XDG_CACHE_HOME   libvirt/qemu/log/NAME.log; libvirt/qemu/cache (a link to Config.CacheDir)
+//
+// Config.ConfigDir, when set, takes Dir/etc's place: a short path, where
+// Dir is too deep for the sockets libvirt makes below its configuration.
 package libvirtd
