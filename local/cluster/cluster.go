@@ -120,6 +120,9 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err := install(ctx, cl, cfg, c.cp.Config().PKI()); err != nil {
 		return c, err
 	}
+	if err := prepareCapabilitiesCache(cfg.CapabilitiesCacheDir()); err != nil {
+		return c, err
+	}
 	c.base = controllers.Config{LauncherImage: cfg.LauncherImage, KubeVirtNamespace: Namespace,
 		// One probe of QEMU's capabilities for all launchers, not one each.
 		LauncherCapabilitiesCache: cfg.CapabilitiesCacheDir()}
