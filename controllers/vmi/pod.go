@@ -49,6 +49,11 @@ const (
 	// (PodOptions.CapabilitiesCache), at cachePath in the pod.
 	cacheVolume = "virtkit-libvirt-cache"
 	cachePath   = "/var/cache/virtkit/libvirt"
+	// configVolume is the launcher's libvirtd's configuration and guest
+	// state, an emptyDir at configPath, short enough for the sockets
+	// libvirt makes below it (as KubeVirt's libvirt-runtime volume).
+	configVolume = "virtkit-libvirt"
+	configPath   = "/var/run/libvirt"
 	// containerDiskPath holds each containerDisk image volume at
 	// containerDiskPath/<volume> (virt/storage Layout.ContainerDisksDir,
 	// where the handler looks for the disk file).
@@ -164,10 +169,14 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 	}
 	// The pod's folder is its own: an emptyDir, not a node folder a
 	// hostPath would give it (and every pod that names the same path).
-	vols = append([]corev1.Volume{{Name: runVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}, vols...)
-	mounts = append([]corev1.VolumeMount{{Name: runVolume, MountPath: dir}}, mounts...)
+	vols = append([]corev1.Volume{
+		{Name: runVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: configVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}, vols...)
+	mounts = append([]corev1.VolumeMount{{Name: runVolume, MountPath: dir}, {Name: configVolume, MountPath: configPath}}, mounts...)
 	command := []string{contract.Binary,
 		"--" + contract.FlagDir, dir,
+		"--" + contract.FlagLibvirtConfigDir, configPath,
 		"--" + contract.FlagNamespace, vmi.Namespace,
 		"--" + contract.FlagName, vmi.Name,
 		"--" + contract.FlagGracePeriod, strconv.FormatInt(grace, 10) + "s",
@@ -215,6 +224,7 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 			// virt-launcher, and libvirt waits for a zombie to go.
 			ShareProcessNamespace: &yes,
 			Subdomain:             vmi.Spec.Subdomain,
+			SecurityContext:       podSecurity(),
 			Volumes:               vols,
 			Containers: []corev1.Container{{
 				Name:            ComputeContainer,
@@ -310,28 +320,32 @@ func virtioNIC(vmi *virtv1.VirtualMachineInstance) bool {
 	return false
 }
 
-// computeSecurity is the compute container's security context. It runs as
-// root, but with every capability dropped except those it uses, under the
-// runtime's default seccomp filter and with no way to gain privileges
-// (no_new_privs). The launcher starts its private libvirtd in a mount
-// namespace of its own, binding the VMI's folders over libvirt's system
-// paths (SYS_ADMIN); QEMU attaches to the tap the handler made in the pod
-// (NET_ADMIN); libvirtd sets up its runtime folders and the user, groups
-// and capabilities of the processes it starts, QEMU and its probe (CHOWN,
-// DAC_OVERRIDE, FOWNER, SETUID, SETGID, SETPCAP: without SETPCAP it cannot
-// start QEMU at all). QEMU, root too, has these and no others. It is not
-// privileged: its devices are the ones the device plugins grant.
+// computeSecurity is the compute container's security context: it runs as
+// KubeVirt's qemu user and group (107), as KubeVirt's non-root launcher
+// does, and so does everything it starts. The launcher then runs its
+// libvirtd in libvirt's session mode, which needs no privilege: no mount
+// namespace, no change of user or owner; QEMU opens the tap and the
+// images the handler gave to that user. It holds no capability, cannot gain
+// any (no_new_privs), is not privileged and runs under the runtime's
+// default seccomp filter.
 func computeSecurity() *corev1.SecurityContext {
-	no := false
+	no, yes := false, true
+	user, group := int64(contract.QEMUUser), int64(contract.QEMUGroup)
 	return &corev1.SecurityContext{
-		RunAsUser:                new(int64),
-		RunAsNonRoot:             &no,
+		RunAsUser:                &user,
+		RunAsGroup:               &group,
+		RunAsNonRoot:             &yes,
 		Privileged:               &no,
 		AllowPrivilegeEscalation: &no,
 		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		Capabilities: &corev1.Capabilities{
-			Drop: []corev1.Capability{"ALL"},
-			Add:  []corev1.Capability{"SYS_ADMIN", "NET_ADMIN", "CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "SETPCAP"},
-		},
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 	}
+}
+
+// podSecurity is the launcher pod's security context: the qemu group is
+// its fsGroup, so that the volumes the kubelet sets ownership of (the
+// launcher folder's emptyDir among them) are writable by the launcher.
+func podSecurity() *corev1.PodSecurityContext {
+	group := int64(contract.QEMUGroup)
+	return &corev1.PodSecurityContext{FSGroup: &group}
 }

@@ -40,6 +40,7 @@ func main() {
 		grace     = flag.Duration(contract.FlagGracePeriod, 30*time.Second, "graceful shutdown time on SIGTERM before the guest is destroyed")
 		binary    = flag.String("libvirtd", "", "libvirtd binary (default: libvirtd on PATH or in /usr/sbin)")
 		cacheDir  = flag.String(contract.FlagLibvirtCacheDir, "", "shared folder for QEMU capability probes (default: private)")
+		configDir = flag.String(contract.FlagLibvirtConfigDir, "", "when not root: a short private folder for libvirt's configuration and guest state, whose sockets would not fit below --dir (default: below --dir)")
 		drivers   = flag.String("libvirt-drivers", strings.Join(libvirtd.DefaultDrivers(), ","), "libvirt connection drivers to load, comma-separated, or \"all\"")
 		termLog   = flag.String("termination-log", "/dev/termination-log", "where to write the exit reason for Kubernetes (skipped when not writable)")
 		verbose   = flag.Bool("v", false, "debug logging")
@@ -76,7 +77,7 @@ func main() {
 	} else {
 		// A launcher that is not root (a pod run as the qemu user, as
 		// KubeVirt's): a session daemon, and QEMU as this same user.
-		lc.Session = true
+		lc.Session, lc.ConfigDir = true, *configDir
 	}
 	cfg := launcher.Config{
 		Layout:      launcher.Layout{Root: *dir},

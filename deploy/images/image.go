@@ -51,6 +51,7 @@ var Groups = []struct {
 // The users images run as.
 const (
 	UserRoot    = "0:0"
+	UserQEMU    = "107:107"
 	UserNonRoot = "65532:65532"
 )
 
@@ -79,15 +80,17 @@ func Daemons() []Image {
 			Binaries: []string{"virt-launcher"},
 			// libvirtd with its QEMU driver; QEMU for x86 under TCG, whose
 			// accelerator is a loadable module of qemu-system-common, with its
-			// firmware (seabios, ipxe-qemu) and data files; the shell, mkdir
-			// and mount that start libvirtd in its own mount namespace.
+			// firmware (seabios, ipxe-qemu) and data files; test, for the
+			// readiness probe. As root (not how launcher pods run it), its
+			// libvirtd starts in a mount namespace of its own, which the
+			// shell, mkdir and mount set up.
 			Packages: []string{
 				"libvirt-daemon", "libvirt-daemon-driver-qemu",
 				"qemu-system-x86", "qemu-system-common", "qemu-system-data", "seabios", "ipxe-qemu",
 				"dash", "coreutils", "mount",
 			},
-			User: UserRoot, Entrypoint: []string{"/usr/bin/virt-launcher"},
-			Why: "its private libvirtd binds its own folders over libvirt's system paths in a new mount namespace",
+			// The qemu user, as launcher pods run it: a session libvirtd.
+			User: UserQEMU, Entrypoint: []string{"/usr/bin/virt-launcher"},
 		},
 	}
 }

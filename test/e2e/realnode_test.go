@@ -162,9 +162,9 @@ func TestRealNode(t *testing.T) {
 
 // launcherConfined checks, in the kernel's own records, that the runtime
 // enforces the launcher's security context on every process of its
-// compute container, QEMU included: no_new_privs, a seccomp filter, and no
-// capability beyond those the container adds; QEMU itself runs as the qemu
-// user with none.
+// compute container, libvirtd and QEMU included: the qemu user, no
+// capability, none in the bounding set beyond those the container adds,
+// no_new_privs and a seccomp filter.
 func launcherConfined(t *testing.T, pod corev1.Pod) {
 	t.Helper()
 	c := pod.Spec.Containers[0]
@@ -184,7 +184,7 @@ func launcherConfined(t *testing.T, pod corev1.Pod) {
 	assert.Assert(t, id != "", "container %s of pod %s: %+v", c.Name, pod.Name, pod.Status.ContainerStatuses)
 	procs, err := linuxproc.List(linuxproc.InCgroupNamed(id))
 	must(t, err)
-	qemu := 0
+	qemu, libvirtd := 0, 0
 	for _, p := range procs {
 		sec, err := linuxproc.SecurityOf(p.PID)
 		if linuxproc.IsNotExist(err) {
@@ -195,17 +195,18 @@ func launcherConfined(t *testing.T, pod corev1.Pod) {
 			t.Errorf("%s: no_new_privs %t, seccomp mode %d, capabilities %v beyond %v",
 				p, sec.NoNewPrivs, sec.Seccomp, linuxproc.CapabilityNames(sec.Bounding&^allowed), c.SecurityContext.Capabilities.Add)
 		}
-		// The guest's QEMU, not a capability probe of libvirt's
-		// (-machine none), which libvirt runs with DAC_OVERRIDE.
-		if strings.HasPrefix(p.Comm, "qemu-system") && strings.Contains(p.Cmdline, "-name guest=") {
+		if sec.UID != contract.QEMUUser || sec.Effective != 0 {
+			t.Errorf("%s: uid %d, effective capabilities %v; want uid %d and none", p, sec.UID, linuxproc.CapabilityNames(sec.Effective), contract.QEMUUser)
+		}
+		switch {
+		case p.Comm == "libvirtd":
+			libvirtd++
+		// The guest's QEMU, not a capability probe of libvirt's (-machine none).
+		case strings.HasPrefix(p.Comm, "qemu-system") && strings.Contains(p.Cmdline, "-name guest="):
 			qemu++
-			// QEMU runs as KubeVirt's qemu user, and keeps no capability.
-			if sec.UID != contract.QEMUUser || sec.Effective != 0 {
-				t.Errorf("%s: uid %d, effective capabilities %v; want uid %d and none", p, sec.UID, linuxproc.CapabilityNames(sec.Effective), contract.QEMUUser)
-			}
 		}
 	}
-	assert.Assert(t, qemu == 1, "one QEMU among the processes of container %s: %v", id, procs)
+	assert.Assert(t, qemu == 1 && libvirtd == 1, "one libvirtd and one QEMU among the processes of container %s: %v", id, procs)
 }
 
 // containerOf reports whether pod runs, and every container of it runs as
