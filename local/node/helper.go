@@ -2,6 +2,7 @@ package node
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -91,8 +92,11 @@ func helperMain(spec, status *os.File) int {
 // become makes the process id's: no_new_privs if asked, the supplementary
 // groups, the group, then the user, for every thread (Go's syscall package
 // applies them to all). Leaving root clears the permitted, effective and
-// ambient capabilities.
+// ambient capabilities. A change of user also clears the parent-death
+// signal, which ties the pod's process to the node's: it is set again, and
+// if the node ended meanwhile the helper gives up.
 func become(id *Identity) error {
+	parent := unix.Getppid()
 	if id.NoNewPrivs {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return fmt.Errorf("no_new_privs: %w", err)
@@ -110,6 +114,12 @@ func become(id *Identity) error {
 	}
 	if err := syscall.Setresuid(int(id.UID), int(id.UID), int(id.UID)); err != nil {
 		return fmt.Errorf("user %d: %w", id.UID, err)
+	}
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("parent-death signal: %w", err)
+	}
+	if unix.Getppid() != parent {
+		return errors.New("the node ended while the container started")
 	}
 	return nil
 }

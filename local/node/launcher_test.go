@@ -20,10 +20,10 @@ import (
 // launcherPod runs a launcher pod as controllers/vmi renders it, with a
 // script in place of virt-launcher that keeps the launcher's side of the
 // contract: it finds its containerDisk (an image volume of the node's
-// registry, the disk in its /disk folder), marks itself
-// ready in the VMI's folder the handler shares (a hostPath volume mounted
-// where the host has no folder), and ends with a termination message when
-// the handler's side asks it to.
+// registry, the disk in its /disk folder), marks itself ready in its
+// folder (the pod's emptyDir, mounted where the host has no folder), and
+// ends with a termination message when the handler's side asks it to. It
+// runs as the pod says, as the qemu user.
 func launcherPod(ctx context.Context, t *testing.T, c *cluster, diskImage string) {
 	t.Helper()
 	vmi := &virtv1.VirtualMachineInstance{
@@ -41,6 +41,7 @@ func launcherPod(ctx context.Context, t *testing.T, c *cluster, diskImage string
 	compute := &pod.Spec.Containers[0]
 	// $0 is virt-launcher, then its flags: --dir DIR ...
 	script := `d=$2
+test "$(id -u):$(id -g)" = 107:107 || exit 8
 test -f "$DISK/disk/disk.img" || exit 9
 touch "$d/ready"
 while ! test -f "$d/stop"; do sleep 0.1; done

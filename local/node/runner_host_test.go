@@ -186,4 +186,20 @@ func TestHostRunnerUser(t *testing.T) {
 	if b, err := os.ReadFile(nodePasswd); err != nil || strings.Contains(string(b), "container-4107") {
 		t.Errorf("the node's %s got the container's account (%v)", nodePasswd, err)
 	}
+	// It still dies with the node: its change of user cleared the
+	// parent-death signal it started with, and the helper set it again.
+	dump, err := os.Create(filepath.Join(dir, "dump"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dump.Close()
+	d, err := h.Start(ctx, ProcessSpec{Path: "/usr/bin/setpriv", Args: []string{"setpriv", "--dump"},
+		Env: []string{"PATH=" + defaultPath}, Scratch: scratch, Log: dump, User: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Wait()
+	if b, _ := os.ReadFile(dump.Name()); !strings.Contains(string(b), "Parent death signal: KILL") {
+		t.Errorf("setpriv --dump, run as the user, says:\n%s\nwant a parent-death signal KILL", b)
+	}
 }
