@@ -148,7 +148,11 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (*Daemon, error) {
 		d.exit = cmd.Wait()
 		close(d.done)
 	}()
-	if !cfg.Session {
+	if cfg.Session {
+		// The daemon shares the caller's mount namespace, which the
+		// caller's own life keeps from passing to another.
+		d.ns, err = linuxproc.MountNamespaceOf(os.Getpid())
+	} else {
 		d.pin, d.ns, err = linuxproc.OpenMountNamespace(cmd.Process.Pid)
 	}
 	if err == nil {
@@ -240,7 +244,12 @@ func (d *Daemon) PID() int { return d.cmd.Process.Pid }
 // process it starts (QEMU, helpers) lives in it. The identity holds until
 // Stop returns nil: then the namespace ends, and the kernel may give its
 // inode to another one. A session daemon has none (0).
-func (d *Daemon) MountNamespace() linuxproc.Namespace { return d.ns }
+func (d *Daemon) MountNamespace() linuxproc.Namespace {
+	if d.cfg.Session {
+		return 0
+	}
+	return d.ns
+}
 
 // Done is closed when the daemon process has exited.
 func (d *Daemon) Done() <-chan struct{} { return d.done }
@@ -258,9 +267,11 @@ func (d *Daemon) Err() error {
 // Processes lists the live processes of the daemon's namespace: the daemon
 // itself and every guest it runs. After a Stop that returned nil there are
 // none, and the namespace is no longer looked at. A session daemon's are
-// those of its user that name a path of its folder (its configuration; a
-// guest's private folder, where its master key is), other than this
-// process.
+// those of its user, in the caller's mount namespace (which it shares),
+// that name a path of its folder (its configuration; a guest's private
+// folder, where its master key is), other than the caller. The namespace
+// tells apart two launchers whose folders have the same path in their
+// pods, on a node where pods share the host's process IDs.
 func (d *Daemon) Processes() ([]linuxproc.Process, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -272,8 +283,9 @@ func (d *Daemon) Processes() ([]linuxproc.Process, error) {
 		// QEMU's command line names its master key, below the
 		// configuration folder, which may be outside Dir.
 		names, namesConfig := linuxproc.NamesPath(d.cfg.Dir), linuxproc.NamesPath(d.cfg.Paths().Etc)
+		inNS := linuxproc.InMountNamespace(d.ns)
 		return linuxproc.List(func(p linuxproc.Process, dir string) bool {
-			if p.PID == self || !(names(p, dir) || namesConfig(p, dir)) {
+			if p.PID == self || !(names(p, dir) || namesConfig(p, dir)) || !inNS(p, dir) {
 				return false
 			}
 			sec, err := linuxproc.SecurityOf(p.PID)
