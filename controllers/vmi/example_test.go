@@ -45,7 +45,7 @@ func ExampleRenderPod() {
 	// Output:
 	// virt-launcher-demo-x7k2q
 	// 1146Mi 200m 1
-	// [virt-launcher --dir /var/run/virtkit/7c0ffee0-0000-4000-8000-000000000001 --namespace default --name demo --grace-period 30s]
+	// [virt-launcher --dir /var/run/virtkit/7c0ffee0-0000-4000-8000-000000000001 --libvirt-config-dir /var/run/libvirt --namespace default --name demo --grace-period 30s]
 }
 
 // NextStatus is the phase decision on its own: a pod bound to a node moves

@@ -245,12 +245,16 @@ func TestRenderPodShape(t *testing.T) {
 	assert.Equal(t, *pod.Spec.TerminationGracePeriodSeconds, int64(75))
 	assert.Equal(t, pod.Spec.RestartPolicy, corev1.RestartPolicyNever)
 	c := pod.Spec.Containers[0]
-	assert.DeepEqual(t, c.Command, []string{"virt-launcher", "--dir", dir, "--namespace", "default", "--name", "vmi1", "--grace-period", "60s"})
+	assert.DeepEqual(t, c.Command, []string{"virt-launcher", "--dir", dir, "--libvirt-config-dir", "/var/run/libvirt", "--namespace", "default", "--name", "vmi1", "--grace-period", "60s"})
 	assert.DeepEqual(t, c.ReadinessProbe.Exec.Command, []string{"test", "-f", dir + "/ready"})
 	assert.Assert(t, pod.Spec.Volumes[0].EmptyDir != nil && pod.Spec.Volumes[0].HostPath == nil, "the pod's folder is its own emptyDir")
 	assert.Equal(t, PodFolder("/var/lib/kubelet/pods", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "p1"}}),
 		"/var/lib/kubelet/pods/p1/volumes/kubernetes.io~empty-dir/"+pod.Spec.Volumes[0].Name)
 	assert.DeepEqual(t, c.VolumeMounts[0].MountPath, dir)
+	// libvirt's configuration folder, short for the sockets below it, is
+	// the pod's own too.
+	assert.DeepEqual(t, pod.Spec.Volumes[1], corev1.Volume{Name: "virtkit-libvirt", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	assert.DeepEqual(t, c.VolumeMounts[1], corev1.VolumeMount{Name: "virtkit-libvirt", MountPath: "/var/run/libvirt"})
 	assert.Assert(t, len(dir+"/libvirt/run/libvirt-sock") < 108)
 
 	// Hostname defaults to the VMI's name; the grace period to 30 s.
@@ -311,7 +315,7 @@ func TestRenderPodVolumes(t *testing.T) {
 		{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/vm-disks", Type: &dir}}},
 		{Name: "hostnew", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/vm-disks/new", Type: &dirOrCreate}}},
 	}
-	assert.DeepEqual(t, pod.Spec.Volumes[1:], wantVols)
+	assert.DeepEqual(t, pod.Spec.Volumes[2:], wantVols)
 	wantMounts := []corev1.VolumeMount{
 		{Name: "rootdisk", MountPath: "/var/run/kubevirt/container-disks/rootdisk", ReadOnly: true},
 		{Name: "data", MountPath: "/var/run/kubevirt-private/vmi-disks/data"},
@@ -322,7 +326,7 @@ func TestRenderPodVolumes(t *testing.T) {
 		{Name: "host", MountPath: "/var/run/kubevirt-private/vmi-disks/host"},
 		{Name: "hostnew", MountPath: "/var/run/kubevirt-private/vmi-disks/hostnew"},
 	}
-	assert.DeepEqual(t, pod.Spec.Containers[0].VolumeMounts[1:], wantMounts)
+	assert.DeepEqual(t, pod.Spec.Containers[0].VolumeMounts[2:], wantMounts)
 	assert.Equal(t, pod.Spec.ServiceAccountName, "sa1")
 	assert.Equal(t, *pod.Spec.AutomountServiceAccountToken, true)
 
@@ -387,8 +391,8 @@ func TestRenderPodCloudInitSecrets(t *testing.T) {
 	secret := func(name, of string) corev1.Volume {
 		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: of}}}
 	}
-	assert.DeepEqual(t, pod.Spec.Volumes[1:], []corev1.Volume{secret("ci-udata", "user"), secret("ci-ndata", "net"), secret("cd-udata", "user")})
-	assert.DeepEqual(t, pod.Spec.Containers[0].VolumeMounts[1:], []corev1.VolumeMount{
+	assert.DeepEqual(t, pod.Spec.Volumes[2:], []corev1.Volume{secret("ci-udata", "user"), secret("ci-ndata", "net"), secret("cd-udata", "user")})
+	assert.DeepEqual(t, pod.Spec.Containers[0].VolumeMounts[2:], []corev1.VolumeMount{
 		{Name: "ci-udata", MountPath: "/var/run/kubevirt-private/secret/ci/userdata", ReadOnly: true},
 		{Name: "ci-ndata", MountPath: "/var/run/kubevirt-private/secret/ci/networkdata", ReadOnly: true},
 		{Name: "cd-udata", MountPath: "/var/run/kubevirt-private/secret/cd/userdata", ReadOnly: true},
