@@ -40,8 +40,17 @@ func launcherPod(ctx context.Context, t *testing.T, c *cluster, diskImage string
 	}
 	compute := &pod.Spec.Containers[0]
 	// $0 is virt-launcher, then its flags: --dir DIR ...
+	// What a compromised launcher would try first, each refused as the
+	// pod's security context runs it: write a node file, mount, enter the
+	// node's namespaces, gain privileges through a set-user-ID binary.
 	script := `d=$2
-test "$(id -u):$(id -g)" = 107:107 || exit 8
+fail() { echo "$1" > /dev/termination-log; exit 8; }
+test "$(id -u):$(id -g)" = 107:107 || fail "runs as $(id -u):$(id -g)"
+grep -q '^CapEff:.0000000000000000$' /proc/self/status || fail "holds capabilities"
+touch /etc/vkt-launcher-attack 2>/dev/null && fail "wrote /etc/vkt-launcher-attack"
+mount -t tmpfs none "$d" 2>/dev/null && fail "mounted"
+nsenter -t 1 -m -n true 2>/dev/null && fail "entered the node's namespaces"
+test "$(su -c 'id -u' root </dev/null 2>/dev/null)" = 0 && fail "became root with su"
 test -f "$DISK/disk/disk.img" || exit 9
 touch "$d/ready"
 while ! test -f "$d/stop"; do sleep 0.1; done
@@ -60,6 +69,10 @@ echo "guest stopped" > /dev/termination-log`
 	// The handler finds the pod's folder, an emptyDir, by the pod's UID.
 	hostDir := vmictl.PodFolder(filepath.Join(c.cfg.StateDir, "pods"), created)
 	c.waitPod(ctx, pod.Name, "Ready", podReady)
+	if _, err := os.Lstat("/etc/vkt-launcher-attack"); err == nil {
+		os.Remove("/etc/vkt-launcher-attack")
+		t.Error("launcher: a launcher pod wrote /etc/vkt-launcher-attack on the node")
+	}
 	if _, err := os.Stat(filepath.Join(hostDir, "ready")); err != nil {
 		t.Errorf("launcher: the ready file is not in the handler's folder: %v", err)
 	}
