@@ -14,8 +14,8 @@ import (
 // cluster's launchers share, the qemu user's, mode 0770: launchers run as
 // that user, and their libvirtd writes its probe's result there. A cache
 // of another owner (left by launchers that ran as root) is emptied first:
-// its files would not be readable by the new launchers, and a probe
-// rebuilds it. dir is never followed if it is a link.
+// its files are that owner's, and a probe rebuilds it. dir is never
+// followed if it is a link.
 func prepareCapabilitiesCache(dir string) error {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return fmt.Errorf("cluster: capability cache: %w", err)
