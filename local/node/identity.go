@@ -1,8 +1,6 @@
 package node
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -104,10 +102,14 @@ func lookupID(path string, id uint32) (account, bool, error) {
 	if err != nil {
 		return account{}, false, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, accountsFileLimit)
-	for sc.Scan() {
-		f := strings.Split(sc.Text(), ":")
+	a, ok := findID(b, id)
+	return a, ok, nil
+}
+
+// findID finds the entry of id in the content of an accounts file.
+func findID(b []byte, id uint32) (account, bool) {
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, ":")
 		if len(f) < 3 {
 			continue
 		}
@@ -121,9 +123,9 @@ func lookupID(path string, id uint32) (account, bool, error) {
 				a.gid = uint32(g)
 			}
 		}
-		return a, true, nil
+		return a, true
 	}
-	return account{}, false, sc.Err()
+	return account{}, false
 }
 
 func readAccounts(path string) ([]byte, error) {
@@ -158,12 +160,12 @@ func accountMounts(id *Identity, passwd, group, scratch string) ([]Mount, error)
 	}
 	var mounts []Mount
 	add := func(src, name string, n uint32, line string) error {
-		if _, ok, err := lookupID(src, n); err != nil || ok {
-			return err
-		}
 		b, err := readAccounts(src)
 		if err != nil {
 			return err
+		}
+		if _, ok := findID(b, n); ok {
+			return nil
 		}
 		if len(b) > 0 && b[len(b)-1] != '\n' {
 			b = append(b, '\n')

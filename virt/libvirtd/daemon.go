@@ -129,7 +129,11 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (*Daemon, error) {
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.Dir = "/"
 	if u := o.user; u != nil {
-		for _, dir := range []string{cfg.Dir, p.Etc} {
+		dirs := []string{cfg.Dir}
+		if cfg.ConfigDir != "" {
+			dirs = append(dirs, cfg.ConfigDir) // outside Dir
+		}
+		for _, dir := range dirs {
 			if err := giveTo(dir, *u); err != nil {
 				return nil, err
 			}
