@@ -160,7 +160,7 @@ func startPod(t *testing.T, n *realNode, vmi *virtv1.VirtualMachineInstance) *te
 	podDir := filepath.Join(p.Root, "run", string(uid))
 	p.cmd = exec.Command("/bin/sh", "-c", podScript, "pod", p.Root, p.Host.Root, string(uid), guest.Disk,
 		bin, "--dir", podDir, "--namespace", namespace, "--name", name, "--grace-period", "20s",
-		"--libvirt-cache-dir", testenv.Output(t, "cache", "libvirt"))
+		"--libvirt-cache-dir", testenv.CapabilitiesCache(t))
 	p.cmd.Env = append(os.Environ(), testenv.OwnerEnv+"="+strconv.Itoa(os.Getpid()))
 	p.cmd.Stdout, p.cmd.Stderr = p.stderr, p.stderr
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Setpgid: true}

@@ -67,7 +67,7 @@ func buildLauncher(t *testing.T) string {
 // waits for the guest's ready line.
 func startLauncher(t *testing.T, bin string, grace time.Duration, extra ...string) *launcherProc {
 	t.Helper()
-	return startLauncherAs(t, nil, bin, grace, append([]string{"--libvirt-cache-dir", testenv.Output(t, "cache", "libvirt")}, extra...)...)
+	return startLauncherAs(t, nil, bin, grace, append([]string{"--libvirt-cache-dir", testenv.CapabilitiesCache(t)}, extra...)...)
 }
 
 // startLauncherAs is startLauncher with the launcher run as user as (nil:

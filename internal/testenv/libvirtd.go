@@ -20,7 +20,7 @@ func Libvirtd(t testing.TB) *libvirtd.Daemon {
 	Integration(t)
 	cfg := libvirtd.Config{
 		Dir:      Dir(t),
-		CacheDir: Output(t, "cache", "libvirt"),
+		CacheDir: CapabilitiesCache(t),
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -28,7 +28,7 @@ func TestStartStop(t *testing.T) {
 	dir := testenv.Dir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	d, err := libvirtd.Start(ctx, libvirtd.Config{Dir: dir, CacheDir: testenv.Output(t, "cache", "libvirt")})
+	d, err := libvirtd.Start(ctx, libvirtd.Config{Dir: dir, CacheDir: testenv.CapabilitiesCache(t)})
 	assert.NilError(t, err)
 	t.Cleanup(func() { _ = d.Stop(context.Background()) }) // when an assertion stops the test early
 
@@ -85,7 +85,7 @@ func TestStopAfterDeathSparesOthers(t *testing.T) {
 	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cache := testenv.Output(t, "cache", "libvirt")
+	cache := testenv.CapabilitiesCache(t)
 	dead, err := libvirtd.Start(ctx, libvirtd.Config{Dir: testenv.Dir(t), CacheDir: cache})
 	assert.NilError(t, err)
 	t.Cleanup(func() { _ = dead.Stop(context.Background()) })
@@ -139,7 +139,7 @@ func TestTwoDaemonsAtOnce(t *testing.T) {
 	defer cancel()
 	var ds [2]*libvirtd.Daemon
 	for i := range ds {
-		d, err := libvirtd.Start(ctx, libvirtd.Config{Dir: testenv.Dir(t), CacheDir: testenv.Output(t, "cache", "libvirt")})
+		d, err := libvirtd.Start(ctx, libvirtd.Config{Dir: testenv.Dir(t), CacheDir: testenv.CapabilitiesCache(t)})
 		assert.NilError(t, err)
 		defer func() { assert.Check(t, d.Stop(ctx)) }()
 		ds[i] = d

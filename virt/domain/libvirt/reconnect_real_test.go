@@ -45,7 +45,7 @@ func stopDaemon(t *testing.T, d *libvirtd.Daemon) {
 // and events flow again on the same channel.
 func TestReconnectAfterLibvirtdRestart(t *testing.T) {
 	testenv.Integration(t)
-	cfg := libvirtd.Config{Dir: testenv.Dir(t), CacheDir: testenv.Output(t, "cache", "libvirt")}
+	cfg := libvirtd.Config{Dir: testenv.Dir(t), CacheDir: testenv.CapabilitiesCache(t)}
 	d := startDaemon(t, cfg)
 	cfg = d.Config() // keep the host UUID across the restart
 
@@ -89,7 +89,7 @@ func TestReconnectAfterLibvirtdRestart(t *testing.T) {
 // call does, also after libvirtd was killed rather than stopped.
 func TestReconnectOnNextCall(t *testing.T) {
 	testenv.Integration(t)
-	cfg := libvirtd.Config{Dir: testenv.Dir(t), CacheDir: testenv.Output(t, "cache", "libvirt")}
+	cfg := libvirtd.Config{Dir: testenv.Dir(t), CacheDir: testenv.CapabilitiesCache(t)}
 	d := startDaemon(t, cfg)
 	cfg = d.Config()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -154,7 +154,7 @@ func prefixNet(p netip.Prefix) *net.IPNet {
 // (with vnetns.Set, which unlike `ip netns exec` does not remount /sys).
 func startLibvirtdIn(t testing.TB, p *testPod) *libvirtd.Daemon {
 	t.Helper()
-	cfg := libvirtd.Config{Dir: testenv.Dir(t), CacheDir: testenv.Output(t, "cache", "libvirt")}
+	cfg := libvirtd.Config{Dir: testenv.Dir(t), CacheDir: testenv.CapabilitiesCache(t)}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var d *libvirtd.Daemon
