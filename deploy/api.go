@@ -50,6 +50,9 @@ type API struct {
 	// Port is the TLS port virt-api listens on, the Service's target port;
 	// default 8443.
 	Port int32
+	// MetricsPort is where virt-api serves /metrics over plain HTTP, the
+	// metrics Service's endpoint (MetricsObjects); default 8190.
+	MetricsPort int32
 	// Placement limits the nodes virt-api runs on; empty is every Linux
 	// node.
 	Placement Placement
@@ -89,7 +92,7 @@ func (a API) withDefaults() (API, error) {
 		a.HandlerServerName = nodeapi.ServerName(a.Namespace)
 	}
 	errs = append(errs, checkReplicas("API", &a.Replicas)...)
-	errs = append(errs, checkPorts("API", port{"Port", &a.Port, 8443})...)
+	errs = append(errs, checkPorts("API", port{"Port", &a.Port, 8443}, port{"MetricsPort", &a.MetricsPort, 8190})...)
 	return a, joinErrs(errs)
 }
 
@@ -140,6 +143,7 @@ func apiPod(a API) corev1.PodSpec {
 		Path: "/healthz", Port: intstr.FromInt32(a.Port), Scheme: corev1.URISchemeHTTPS}}, PeriodSeconds: 5, FailureThreshold: 3}
 	args := []string{
 		"--listen=" + listen(a.Port),
+		"--metrics-bind-address=" + listen(a.MetricsPort),
 		"--namespace=" + a.Namespace,
 		"--service-name=" + a.Service,
 		"--tls-cert-file=" + path.Join(apiCertDir, corev1.TLSCertKey),
@@ -158,7 +162,7 @@ func apiPod(a API) corev1.PodSpec {
 			Image:           a.Image,
 			ImagePullPolicy: a.PullPolicy,
 			Args:            args,
-			Ports:           []corev1.ContainerPort{{Name: "https", ContainerPort: a.Port, Protocol: corev1.ProtocolTCP}},
+			Ports:           []corev1.ContainerPort{{Name: "https", ContainerPort: a.Port, Protocol: corev1.ProtocolTCP}, metricsPort(a.MetricsPort)},
 			ReadinessProbe:  https,
 			SecurityContext: nonRootContainer(),
 			VolumeMounts: []corev1.VolumeMount{
@@ -183,7 +187,7 @@ func (w workload) deployment(replicas int32, spec corev1.PodSpec) *appsv1.Deploy
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{virtv1.AppLabel: w.name}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: w.labels()}, Spec: w.podSpec(spec)},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: w.podLabels()}, Spec: w.podSpec(spec)},
 		}}
 }
 

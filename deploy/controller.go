@@ -128,5 +128,5 @@ func controllerPod(c Controller) corev1.PodSpec {
 		args = append(args, "--launcher-capabilities-cache="+c.LauncherCapabilitiesCache)
 	}
 	return c.workload().managerPod(c.PullPolicy, args, c.ProbePort, nil,
-		corev1.ContainerPort{Name: "metrics", ContainerPort: c.MetricsPort, Protocol: corev1.ProtocolTCP})
+		metricsPort(c.MetricsPort))
 }

@@ -143,7 +143,7 @@ func HandlerObjects(h Handler) ([]client.Object, error) {
 		Spec: appsv1.DaemonSetSpec{
 			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{virtv1.AppLabel: HandlerName}},
 			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType},
-			Template:       corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: w.labels()}, Spec: w.podSpec(handlerPod(h))},
+			Template:       corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: w.podLabels()}, Spec: w.podSpec(handlerPod(h))},
 		}}
 	objs := append(w.identity(handlerRules()), ds)
 	return append(objs, handlerNodeRestriction(h)...), nil
@@ -211,7 +211,7 @@ func handlerPod(h Handler) corev1.PodSpec {
 			},
 			Ports: []corev1.ContainerPort{
 				{Name: nodeapi.PortName, ContainerPort: h.NodeAPIPort, Protocol: corev1.ProtocolTCP},
-				{Name: "metrics", ContainerPort: h.MetricsPort, Protocol: corev1.ProtocolTCP},
+				metricsPort(h.MetricsPort),
 			},
 			ReadinessProbe: probe,
 			SecurityContext: &corev1.SecurityContext{

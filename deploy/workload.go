@@ -101,6 +101,14 @@ func (w workload) labels() map[string]string {
 	return map[string]string{Label: "virtkit", virtv1.AppLabel: w.name}
 }
 
+// podLabels are the labels of the workload's pods: its own, and the one the
+// metrics Service selects (MetricsObjects).
+func (w workload) podLabels() map[string]string {
+	l := w.labels()
+	l[PrometheusLabel] = "true"
+	return l
+}
+
 func (w workload) meta(namespaced bool) metav1.ObjectMeta {
 	m := metav1.ObjectMeta{Name: w.name, Labels: w.labels()}
 	if namespaced {

@@ -94,6 +94,7 @@ func TestDeploymentObjectsGolden(t *testing.T) {
 			c.Emulation, c.LauncherCapabilitiesCache = true, "/data/capabilities"
 			return deploy.ControllerObjects(c)
 		}},
+		{"metrics.yaml", func() ([]client.Object, error) { return deploy.MetricsObjects("kubevirt") }},
 		{"operator.yaml", func() ([]client.Object, error) {
 			objs, err := deploy.OperatorObjects(deploy.Operator{Namespace: "kubevirt", Image: "registry.example/virtkit/virt-operator:v1"})
 			// The KubeVirt CRD is the generated file in crds/.

@@ -41,7 +41,8 @@ func HandlerServerName(namespace string) string { return nodeapi.ServerName(name
 // Components returns every object of an installation for kv, in the
 // order they are applied: the CRDs, what makes the apiserver call
 // virt-api (its Service, the APIService, the webhooks, the subresource
-// roles), then each daemon's identity and workload. caBundle is the PEM
+// roles), then each daemon's identity and workload, and the metrics
+// Service that finds the daemons' /metrics endpoints. caBundle is the PEM
 // of the CAs whose certificates virt-api serves with. It is pure: the same
 // inputs give the same objects. The Secrets are not among them
 // (see [Certificates]); nor is the KubeVirt CRD, which the operator's
@@ -108,7 +109,11 @@ func Components(kv *virtv1.KubeVirt, s Settings, caBundle []byte) ([]client.Obje
 	if err != nil {
 		return nil, err
 	}
-	objs = append(append(append(objs, apiPods...), controller...), handler...)
+	metrics, err := deploy.MetricsObjects(ns)
+	if err != nil {
+		return nil, err
+	}
+	objs = append(append(append(append(objs, apiPods...), controller...), handler...), metrics...)
 	for _, o := range objs {
 		mark(o, t)
 	}
