@@ -10,6 +10,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/migration"
 	"github.com/virtkit/virtkit/controllers/vm"
 	"github.com/virtkit/virtkit/controllers/vmi"
+	"github.com/virtkit/virtkit/controllers/workloadupdate"
 )
 
 // AddToManager registers the VirtualMachine, VirtualMachineInstance,
@@ -47,6 +48,13 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 	}
 	if err := evacuation.New(cfg.KubeVirtNamespace).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: evacuation controller: %w", err)
+	}
+	image := func(ctx context.Context) (string, error) {
+		c, err := live(ctx)
+		return c.LauncherImage, err
+	}
+	if err := workloadupdate.New(cfg.KubeVirtNamespace, image).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("controllers: workload update controller: %w", err)
 	}
 	return nil
 }

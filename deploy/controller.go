@@ -94,7 +94,8 @@ func ControllerObjects(c Controller) ([]client.Object, error) {
 // controllerRules is what virt-controller does with the API: it turns VMs
 // into VMIs and VMIs into launcher pods, runs migrations (target pods,
 // evictions of sources), reads the claims, Nodes and the KubeVirt CR the
-// pods depend on, and records events.
+// pods depend on, writes the count of outdated VMIs to the CR's status,
+// and records events.
 func controllerRules() []rbacv1.PolicyRule {
 	kv := virtv1.SchemeGroupVersion.Group
 	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
@@ -104,6 +105,7 @@ func controllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{kv}, Resources: []string{"virtualmachines/status", "virtualmachineinstances/status", "virtualmachineinstancemigrations/status",
 			"virtualmachines/finalizers", "virtualmachineinstances/finalizers", "virtualmachineinstancemigrations/finalizers"}, Verbs: []string{"update", "patch"}},
 		{APIGroups: []string{kv}, Resources: []string{"kubevirts"}, Verbs: read},
+		{APIGroups: []string{kv}, Resources: []string{"kubevirts/status"}, Verbs: []string{"patch"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: all},
 		{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}},
 		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "nodes"}, Verbs: read},

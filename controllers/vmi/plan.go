@@ -153,7 +153,24 @@ func NextStatus(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, createErr e
 	if st.Phase == virtv1.Scheduling || st.Phase == virtv1.Scheduled {
 		syncImagePull(st, pod, ts)
 	}
+	syncLauncherImage(st, pod)
 	return *st
+}
+
+// syncLauncherImage records, as KubeVirt does, the image of the launcher
+// that holds the running guest (status.launcherContainerImageVersion):
+// the current pod's once the VMI runs, the target's once a migration made
+// it current. controllers/workloadupdate compares it with the image in
+// force.
+func syncLauncherImage(st *virtv1.VirtualMachineInstanceStatus, pod *corev1.Pod) {
+	if st.Phase != virtv1.Running || pod.DeletionTimestamp != nil {
+		return
+	}
+	for _, c := range pod.Spec.Containers {
+		if c.Name == ComputeContainer {
+			st.LauncherContainerImageVersion = c.Image
+		}
+	}
 }
 
 // syncImagePull says on the VMI, as KubeVirt does, that its launcher pod

@@ -142,3 +142,35 @@ func TestNextStatusTimestamps(t *testing.T) {
 		t.Errorf("activePods = %v, want the pod with no node yet", st.ActivePods)
 	}
 }
+
+// The image of the launcher that holds a running guest is recorded, and only
+// then: the workload updater compares it with the image in force.
+func TestNextStatusLauncherImage(t *testing.T) {
+	withImage := func(img string) podOpt {
+		return func(p *corev1.Pod) {
+			p.Spec.Containers = []corev1.Container{{Name: "guest-console-log"}, {Name: ComputeContainer, Image: img}}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		vmi  *virtv1.VirtualMachineInstance
+		pod  *corev1.Pod
+		want string
+	}{
+		{"Scheduled: not yet", newVMI(phase(virtv1.Scheduled)), newPod(onNode("n1"), withImage("l:v1")), ""},
+		{"Running: recorded", newVMI(phase(virtv1.Running)), newPod(onNode("n1"), withImage("l:v1")), "l:v1"},
+		{"Running on a new launcher (a migration's target): follows it", newVMI(phase(virtv1.Running), func(v *virtv1.VirtualMachineInstance) {
+			v.Status.LauncherContainerImageVersion = "l:v1"
+		}), newPod(onNode("n1"), withImage("l:v2")), "l:v2"},
+		{"pod being deleted: kept", newVMI(phase(virtv1.Running), func(v *virtv1.VirtualMachineInstance) {
+			v.Status.LauncherContainerImageVersion = "l:v1"
+		}), newPod(onNode("n1"), withImage("l:v2"), podDeleting()), "l:v1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := NextStatus(tc.vmi, tc.pod, nil, t0)
+			if got.LauncherContainerImageVersion != tc.want {
+				t.Errorf("launcherContainerImageVersion %q, want %q", got.LauncherContainerImageVersion, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,29 @@
+// Package workloadupdate moves running VMIs onto launchers of the virtkit
+// version in force after an upgrade, as KubeVirt's workload updater does.
+//
+// A VMI is outdated when its status.launcherContainerImageVersion (the
+// image of the launcher that holds its guest, which controllers/vmi
+// records once the VMI runs) is not the launcher image new pods get. Once
+// the installation is Deployed and not updating (the KubeVirt CR's
+// status.phase and deployment IDs, which virt-operator writes), the
+// controller ([Reconciler]):
+//   - writes the number of outdated VMIs to the KubeVirt CR's
+//     status.outdatedVirtualMachineInstanceWorkloads;
+//   - with LiveMigrate among spec.workloadUpdateStrategy.workloadUpdateMethods,
+//     creates a VirtualMachineInstanceMigration (kubevirt-workload-update-...,
+//     annotated kubevirt.io/workloadUpdateMigration) for each live-migratable
+//     outdated VMI, no more than the cluster's parallel migration limit
+//     leaves room for;
+//   - with Evict, evicts the launcher pods of the other outdated VMIs,
+//     batchEvictionSize (default 10) every batchEvictionInterval (default 1
+//     minute);
+//   - looks again every 30 seconds while outdated VMIs are left.
+//
+// An empty list of methods updates nothing, as in KubeVirt: the count is
+// still reported. Which VMIs to act on, and how many, is decided by the
+// pure [PlanFor]; the Reconciler only reads and writes.
+//
+// It owns the KubeVirt CR's status.outdatedVirtualMachineInstanceWorkloads
+// and the migrations it creates, which run through controllers/migration
+// like any other. It never writes a VMI.
+package workloadupdate
