@@ -158,12 +158,13 @@ func NextStatus(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, createErr e
 }
 
 // syncLauncherImage records, as KubeVirt does, the image of the launcher
-// that holds the running guest (status.launcherContainerImageVersion):
-// the current pod's once the VMI runs, the target's once a migration made
-// it current. controllers/workloadupdate compares it with the image in
-// force.
+// that holds the guest (status.launcherContainerImageVersion): the current
+// pod's once it is bound to a node, the target's once a migration made it
+// current. controllers/workloadupdate compares it with the image in force.
+// KubeVirt records it once the VMI runs; recording it at the bind, which
+// this controller writes anyway, costs no write of its own.
 func syncLauncherImage(st *virtv1.VirtualMachineInstanceStatus, pod *corev1.Pod) {
-	if st.Phase != virtv1.Running || pod.DeletionTimestamp != nil {
+	if (st.Phase != virtv1.Scheduled && st.Phase != virtv1.Running) || pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil {
 		return
 	}
 	for _, c := range pod.Spec.Containers {

@@ -143,8 +143,9 @@ func TestNextStatusTimestamps(t *testing.T) {
 	}
 }
 
-// The image of the launcher that holds a running guest is recorded, and only
-// then: the workload updater compares it with the image in force.
+// The image of the launcher that holds the guest is recorded once the pod is
+// bound, in the write that says Scheduled: the workload updater compares it
+// with the image in force.
 func TestNextStatusLauncherImage(t *testing.T) {
 	withImage := func(img string) podOpt {
 		return func(p *corev1.Pod) {
@@ -157,7 +158,8 @@ func TestNextStatusLauncherImage(t *testing.T) {
 		pod  *corev1.Pod
 		want string
 	}{
-		{"Scheduled: not yet", newVMI(phase(virtv1.Scheduled)), newPod(onNode("n1"), withImage("l:v1")), ""},
+		{"Scheduling: not yet", newVMI(phase(virtv1.Scheduling)), newPod(withImage("l:v1")), ""},
+		{"bound: recorded in the Scheduled write", newVMI(phase(virtv1.Scheduling)), newPod(onNode("n1"), withImage("l:v1")), "l:v1"},
 		{"Running: recorded", newVMI(phase(virtv1.Running)), newPod(onNode("n1"), withImage("l:v1")), "l:v1"},
 		{"Running on a new launcher (a migration's target): follows it", newVMI(phase(virtv1.Running), func(v *virtv1.VirtualMachineInstance) {
 			v.Status.LauncherContainerImageVersion = "l:v1"

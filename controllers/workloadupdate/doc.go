@@ -3,7 +3,7 @@
 //
 // A VMI is outdated when its status.launcherContainerImageVersion (the
 // image of the launcher that holds its guest, which controllers/vmi
-// records once the VMI runs) is not the launcher image new pods get. Once
+// records once its pod is bound) is not the launcher image new pods get. Once
 // the installation is Deployed and not updating (the KubeVirt CR's
 // status.phase and deployment IDs, which virt-operator writes), the
 // controller ([Reconciler]):
