@@ -17,6 +17,8 @@
 //   - with Evict, evicts the launcher pods of the other outdated VMIs,
 //     batchEvictionSize (default 10) every batchEvictionInterval (default 1
 //     minute);
+//   - deletes (cancels) the migrations it made for VMIs that are no longer
+//     outdated, a rollback, unless the target's domain is ready already;
 //   - looks again every 30 seconds while outdated VMIs are left.
 //
 // An empty list of methods updates nothing, as in KubeVirt: the count is

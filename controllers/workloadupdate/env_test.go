@@ -2,6 +2,8 @@ package workloadupdate_test
 
 import (
 	"context"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,17 +35,10 @@ func TestMain(m *testing.M) {
 // launcher pod is evicted, a batch at a time, and nothing happens while the
 // installation is not Deployed.
 func TestReconcileOnAPIServer(t *testing.T) {
-	cp := kubeenv.ControlPlane(t)
 	ctx := context.Background()
-	c := cp.Client
-	for _, ns := range []string{"kubevirt", "vms"} {
-		assert.NilError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	}
-	kv := &virtv1.KubeVirt{ObjectMeta: metav1.ObjectMeta{Namespace: "kubevirt", Name: "kubevirt"},
-		Spec: virtv1.KubeVirtSpec{WorkloadUpdateStrategy: virtv1.KubeVirtWorkloadUpdateStrategy{
-			WorkloadUpdateMethods: []virtv1.WorkloadUpdateMethod{virtv1.WorkloadUpdateMethodLiveMigrate, virtv1.WorkloadUpdateMethodEvict},
-			BatchEvictionSize:     ptr(1)}}}
-	assert.NilError(t, c.Create(ctx, kv))
+	c, kv := install(t, virtv1.KubeVirtWorkloadUpdateStrategy{
+		WorkloadUpdateMethods: []virtv1.WorkloadUpdateMethod{virtv1.WorkloadUpdateMethodLiveMigrate, virtv1.WorkloadUpdateMethodEvict},
+		BatchEvictionSize:     ptr(1)})
 	setPhase := func(phase virtv1.KubeVirtPhase, observed string) {
 		t.Helper()
 		assert.NilError(t, c.Get(ctx, client.ObjectKeyFromObject(kv), kv))
@@ -110,8 +105,12 @@ func TestReconcileOnAPIServer(t *testing.T) {
 	reconcile()
 	assert.Check(t, gone(t, c, pods[1]), "the second batch")
 
-	// The VMIs moved (the migrated one on the new launcher, the evicted ones
-	// gone): the count follows, and nothing is left to wait for.
+	// The VMIs moved (the migrated one on the new launcher once its
+	// migration succeeded, the evicted ones gone): the count follows, and
+	// nothing is left to wait for.
+	mig := migrations()[0]
+	mig.Status.Phase = virtv1.MigrationSucceeded
+	assert.NilError(t, c.Status().Update(ctx, &mig))
 	mover.Status.LauncherContainerImageVersion = newImage
 	assert.NilError(t, c.Status().Update(ctx, mover))
 	for _, v := range stayers {
@@ -120,6 +119,21 @@ func TestReconcileOnAPIServer(t *testing.T) {
 	assert.Equal(t, reconcile(), ctrl.Result{})
 	assert.NilError(t, c.Get(ctx, client.ObjectKeyFromObject(kv), kv))
 	assert.Equal(t, *kv.Status.OutdatedVirtualMachineInstanceWorkloads, 0)
+}
+
+// install starts a control plane with the namespaces kubevirt (holding a
+// KubeVirt CR with the workload update strategy ws) and vms.
+func install(t *testing.T, ws virtv1.KubeVirtWorkloadUpdateStrategy) (client.Client, *virtv1.KubeVirt) {
+	t.Helper()
+	c := kubeenv.ControlPlane(t).Client
+	ctx := context.Background()
+	for _, ns := range []string{"kubevirt", "vms"} {
+		assert.NilError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	}
+	kv := &virtv1.KubeVirt{ObjectMeta: metav1.ObjectMeta{Namespace: "kubevirt", Name: "kubevirt"},
+		Spec: virtv1.KubeVirtSpec{WorkloadUpdateStrategy: ws}}
+	assert.NilError(t, c.Create(ctx, kv))
+	return c, kv
 }
 
 // vmiOn creates a Running VMI vms/name on a launcher of image.
@@ -160,3 +174,47 @@ func gone(t *testing.T, c client.Client, p *corev1.Pod) bool {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A rollback before a workload update migration got far: the launcher image
+// in force is the VMI's own again, so the controller deletes (cancels) the
+// migration it made, and says so on the VMI; a user's migration stays.
+func TestRollbackOnAPIServer(t *testing.T) {
+	ctx := context.Background()
+	c, kv := install(t, virtv1.KubeVirtWorkloadUpdateStrategy{
+		WorkloadUpdateMethods: []virtv1.WorkloadUpdateMethod{virtv1.WorkloadUpdateMethodLiveMigrate}})
+	kv.Status = virtv1.KubeVirtStatus{Phase: virtv1.KubeVirtPhaseDeployed, TargetDeploymentID: "v2", ObservedDeploymentID: "v2"}
+	assert.NilError(t, c.Status().Update(ctx, kv))
+	vm1, vm2 := vmiOn(t, c, "vm1", oldImage, true), vmiOn(t, c, "vm2", oldImage, true)
+
+	image := newImage
+	rec := record.NewFakeRecorder(20)
+	r := workloadupdate.New("", func(context.Context) (string, error) { return image, nil },
+		workloadupdate.WithClient(c, c), workloadupdate.WithEventRecorder(rec))
+	_, err := r.Reconcile(ctx, ctrl.Request{})
+	assert.NilError(t, err)
+	var migs virtv1.VirtualMachineInstanceMigrationList
+	assert.NilError(t, c.List(ctx, &migs, client.InNamespace("vms")))
+	assert.Assert(t, is.Len(migs.Items, 2))
+	user := &virtv1.VirtualMachineInstanceMigration{ObjectMeta: metav1.ObjectMeta{Namespace: "vms", Name: "by-hand"},
+		Spec: virtv1.VirtualMachineInstanceMigrationSpec{VMIName: vm2.Name}}
+	assert.NilError(t, c.Create(ctx, user))
+
+	image = oldImage // rolled back
+	_, err = r.Reconcile(ctx, ctrl.Request{})
+	assert.NilError(t, err)
+	assert.NilError(t, c.List(ctx, &migs, client.InNamespace("vms")))
+	assert.Assert(t, is.Len(migs.Items, 1), "only the user's migration is left: %v", migs.Items)
+	assert.Equal(t, migs.Items[0].Name, user.Name)
+	var abortions []string
+	for len(rec.Events) > 0 {
+		if e := <-rec.Events; strings.Contains(e, workloadupdate.ReasonSuccessfulChangeAbortion) {
+			abortions = append(abortions, e)
+		}
+	}
+	sort.Strings(abortions) // migration names are generated
+	assert.DeepEqual(t, abortions, []string{
+		"Normal SuccessfulChangeAbortion Aborted change for vmi: " + vm1.Name,
+		"Normal SuccessfulChangeAbortion Aborted change for vmi: " + vm2.Name})
+	assert.NilError(t, c.Get(ctx, client.ObjectKeyFromObject(kv), kv))
+	assert.Equal(t, *kv.Status.OutdatedVirtualMachineInstanceWorkloads, 0)
+}

@@ -72,6 +72,10 @@ type Plan struct {
 	// Migrate and Evict name the VMIs to live-migrate and whose launcher pod
 	// to evict, in name order.
 	Migrate, Evict []types.NamespacedName
+	// Abort names the workload update migrations to delete (cancel): their
+	// VMI is no longer outdated (the launcher image went back to its own,
+	// a rollback) and the target's domain is not ready yet.
+	Abort []types.NamespacedName
 	// Waiting says outdated VMIs are left that a later look may act on.
 	Waiting bool
 }
@@ -89,12 +93,17 @@ func Outdated(vmi *virtv1.VirtualMachineInstance, launcherImage string) bool {
 // migration not yet ended names, is counted but not acted on.
 func PlanFor(in Inputs) Plan {
 	busy := map[types.NamespacedName]bool{}
+	ours := map[types.NamespacedName][]types.NamespacedName{} // VMI: its workload update migrations
 	running := 0
 	for _, m := range in.Migrations {
-		if final(m.Status.Phase) {
+		if final(m.Status.Phase) || m.DeletionTimestamp != nil {
 			continue
 		}
-		busy[types.NamespacedName{Namespace: m.Namespace, Name: m.Spec.VMIName}] = true
+		vmi := types.NamespacedName{Namespace: m.Namespace, Name: m.Spec.VMIName}
+		busy[vmi] = true
+		if _, mine := m.Annotations[virtv1.WorkloadUpdateMigrationAnnotation]; mine {
+			ours[vmi] = append(ours[vmi], types.NamespacedName{Namespace: m.Namespace, Name: m.Name})
+		}
 		if m.Status.Phase != "" && m.Status.Phase != virtv1.MigrationPending {
 			running++
 		}
@@ -103,11 +112,17 @@ func PlanFor(in Inputs) Plan {
 	var migratable, evictable []types.NamespacedName
 	for i := range in.VMIs {
 		v := &in.VMIs[i]
-		if !v.IsRunning() || v.DeletionTimestamp != nil || !Outdated(v, in.LauncherImage) {
+		if !v.IsRunning() || v.DeletionTimestamp != nil {
+			continue
+		}
+		key := types.NamespacedName{Namespace: v.Namespace, Name: v.Name}
+		if !Outdated(v, in.LauncherImage) {
+			if ms := v.Status.MigrationState; ms == nil || ms.TargetNodeDomainReadyTimestamp == nil {
+				p.Abort = append(p.Abort, ours[key]...)
+			}
 			continue
 		}
 		p.Outdated++
-		key := types.NamespacedName{Namespace: v.Namespace, Name: v.Name}
 		if busy[key] || migrating(v) || in.Stopping[v.UID] {
 			continue
 		}
@@ -123,12 +138,13 @@ func PlanFor(in Inputs) Plan {
 	}
 	byName(migratable)
 	byName(evictable)
+	byName(p.Abort)
 	room := max(in.ParallelMigrations-running, 0)
 	p.Migrate = migratable[:min(room, len(migratable))]
 	if in.EvictNow {
 		p.Evict = evictable[:min(max(in.Strategy.BatchSize, 0), len(evictable))]
 	}
-	p.Waiting = len(migratable) > len(p.Migrate) || len(evictable) > len(p.Evict) || len(p.Migrate) > 0 || len(p.Evict) > 0
+	p.Waiting = len(migratable) > len(p.Migrate) || len(evictable) > len(p.Evict) || len(p.Migrate) > 0 || len(p.Evict) > 0 || len(p.Abort) > 0
 	return p
 }
 

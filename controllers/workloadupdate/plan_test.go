@@ -44,6 +44,12 @@ func TestPlanFor(t *testing.T) {
 	starting.Status.Phase = virtv1.Scheduled
 	moving := running("moving", oldImage, true)
 	moving.Status.MigrationState = &virtv1.VirtualMachineInstanceMigrationState{StartTimestamp: &now}
+	ours := func(m virtv1.VirtualMachineInstanceMigration) virtv1.VirtualMachineInstanceMigration {
+		m.Annotations = map[string]string{virtv1.WorkloadUpdateMigrationAnnotation: ""}
+		return m
+	}
+	late := running("late", newImage, true)
+	late.Status.MigrationState = &virtv1.VirtualMachineInstanceMigrationState{StartTimestamp: &now, TargetNodeDomainReadyTimestamp: &now}
 	evicted := running("evicted", oldImage, false)
 	evicted.UID = "uid-evicted"
 	migration := func(vmi string, phase virtv1.VirtualMachineInstanceMigrationPhase) virtv1.VirtualMachineInstanceMigration {
@@ -105,6 +111,13 @@ func TestPlanFor(t *testing.T) {
 		in: workloadupdate.Inputs{VMIs: []virtv1.VirtualMachineInstance{evicted, running("b", oldImage, false)},
 			Strategy: both, ParallelMigrations: 5, EvictNow: true, Stopping: map[types.UID]bool{evicted.UID: true}},
 		want: workloadupdate.Plan{Outdated: 2, Evict: []types.NamespacedName{key("b")}, Waiting: true},
+	}, {
+		name: "rolled back: its own pending migrations are cancelled, a user's and a late one are not",
+		in: workloadupdate.Inputs{VMIs: []virtv1.VirtualMachineInstance{running("back", newImage, true), running("user", newImage, true), late},
+			Migrations: []virtv1.VirtualMachineInstanceMigration{ours(migration("back", virtv1.MigrationScheduling)),
+				migration("user", virtv1.MigrationPending), ours(migration("late", virtv1.MigrationRunning))},
+			Strategy: both, ParallelMigrations: 5, EvictNow: true},
+		want: workloadupdate.Plan{Abort: []types.NamespacedName{key("m-back")}, Waiting: true},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.in.LauncherImage = newImage

@@ -39,6 +39,10 @@ const (
 	ReasonFailedCreate     = "FailedCreate"
 	ReasonSuccessfulEvict  = "SuccessfulEvict"
 	ReasonFailedEvict      = "FailedEvict"
+	// ReasonSuccessfulChangeAbortion and ReasonFailedChangeAbortion are
+	// Normal events, as KubeVirt's, about the cancelled migration's VMI.
+	ReasonSuccessfulChangeAbortion = "SuccessfulChangeAbortion"
+	ReasonFailedChangeAbortion     = "FailedChangeAbortion"
 )
 
 // Reconciler is the workload update controller. It keeps one piece of
@@ -151,6 +155,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	for _, k := range plan.Evict {
 		errs = append(errs, r.evict(ctx, byKey[k]))
 	}
+	migByKey := map[types.NamespacedName]*virtv1.VirtualMachineInstanceMigration{}
+	for i := range migs.Items {
+		m := &migs.Items[i]
+		migByKey[types.NamespacedName{Namespace: m.Namespace, Name: m.Name}] = m
+	}
+	for _, k := range plan.Abort {
+		m := migByKey[k]
+		errs = append(errs, r.abort(ctx, byKey[types.NamespacedName{Namespace: m.Namespace, Name: m.Spec.VMIName}], m))
+	}
 	res := ctrl.Result{}
 	if plan.Waiting {
 		res.RequeueAfter = RecheckAfter
@@ -203,6 +216,22 @@ func (r *Reconciler) migrate(ctx context.Context, v *virtv1.VirtualMachineInstan
 	}
 	logf.FromContext(ctx).Info("workload update migration created", "vmi", client.ObjectKeyFromObject(v), "migration", mig.Name)
 	r.recorder.Eventf(v, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created Migration %s for automated workload update", mig.Name)
+	return nil
+}
+
+// abort deletes m, a workload update migration of v that is no longer
+// needed; deleting a migration cancels it.
+func (r *Reconciler) abort(ctx context.Context, v *virtv1.VirtualMachineInstance, m *virtv1.VirtualMachineInstanceMigration) error {
+	err := r.client.Delete(ctx, m, client.Preconditions{UID: &m.UID})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		r.recorder.Eventf(v, corev1.EventTypeNormal, ReasonFailedChangeAbortion, "Failed to abort change for vmi: %s: %v", v.Name, err)
+		return fmt.Errorf("workload update: VirtualMachineInstance %s/%s: deleting migration %s: %w", v.Namespace, v.Name, m.Name, err)
+	}
+	logf.FromContext(ctx).Info("workload update migration aborted", "vmi", client.ObjectKeyFromObject(v), "migration", m.Name)
+	r.recorder.Eventf(v, corev1.EventTypeNormal, ReasonSuccessfulChangeAbortion, "Aborted change for vmi: %s", v.Name)
 	return nil
 }
 
