@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/virtkit/virtkit/controllers/evacuation"
@@ -14,9 +15,9 @@ import (
 )
 
 // AddToManager registers the VirtualMachine, VirtualMachineInstance,
-// VirtualMachineInstanceMigration and evacuation controllers with mgr,
-// configured by cfg. daemons/virt-controller calls it;
-// so can an integrator's own manager.
+// VirtualMachineInstanceMigration, evacuation and workload update
+// controllers with mgr, configured by cfg. daemons/virt-controller calls
+// it; so can an integrator's own manager.
 //
 // New VMIs (their spec defaults and validation) and new launcher and
 // migration target pods follow the KubeVirt CR of cfg.KubeVirtNamespace as
@@ -49,10 +50,7 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 	if err := evacuation.New(cfg.KubeVirtNamespace).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: evacuation controller: %w", err)
 	}
-	image := func(ctx context.Context) (string, error) {
-		c, err := live(ctx)
-		return c.LauncherImage, err
-	}
+	image := func(kv *virtv1.KubeVirt) string { return FromKubeVirt(kv, cfg).LauncherImage }
 	if err := workloadupdate.New(cfg.KubeVirtNamespace, image).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: workload update controller: %w", err)
 	}

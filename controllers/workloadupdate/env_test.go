@@ -57,7 +57,7 @@ func TestReconcileOnAPIServer(t *testing.T) {
 
 	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
 	rec := record.NewFakeRecorder(20)
-	r := workloadupdate.New("", func(context.Context) (string, error) { return newImage, nil },
+	r := workloadupdate.New("", func(*virtv1.KubeVirt) string { return newImage },
 		workloadupdate.WithClient(c, c), workloadupdate.WithClock(clock), workloadupdate.WithEventRecorder(rec))
 	reconcile := func() ctrl.Result {
 		t.Helper()
@@ -188,7 +188,7 @@ func TestRollbackOnAPIServer(t *testing.T) {
 
 	image := newImage
 	rec := record.NewFakeRecorder(20)
-	r := workloadupdate.New("", func(context.Context) (string, error) { return image, nil },
+	r := workloadupdate.New("", func(*virtv1.KubeVirt) string { return image },
 		workloadupdate.WithClient(c, c), workloadupdate.WithEventRecorder(rec))
 	_, err := r.Reconcile(ctx, ctrl.Request{})
 	assert.NilError(t, err)

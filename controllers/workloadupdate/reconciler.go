@@ -54,7 +54,7 @@ type Reconciler struct {
 	recorder  events.Recorder
 	clock     clock.PassiveClock
 	namespace string
-	image     func(context.Context) (string, error)
+	image     func(*virtv1.KubeVirt) string
 
 	mu        sync.Mutex
 	lastBatch time.Time
@@ -80,9 +80,10 @@ func WithClock(c clock.PassiveClock) Option { return func(r *Reconciler) { r.clo
 
 // New returns the controller. kubevirtNamespace ("" is
 // clusterconfig.DefaultNamespace) holds the KubeVirt CR; launcherImage
-// says, when called, which launcher image new pods get (the controllers'
-// live configuration).
-func New(kubevirtNamespace string, launcherImage func(context.Context) (string, error), opts ...Option) *Reconciler {
+// says which launcher image new pods get under a KubeVirt CR (the
+// controllers' configuration with the CR applied), so that one read of the
+// CR serves a whole look.
+func New(kubevirtNamespace string, launcherImage func(*virtv1.KubeVirt) string, opts ...Option) *Reconciler {
 	r := &Reconciler{recorder: events.Discard(), clock: clock.RealClock{},
 		namespace: clusterconfig.Namespace(kubevirtNamespace), image: launcherImage}
 	for _, o := range opts {
@@ -102,10 +103,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	if kv.Status.Phase != virtv1.KubeVirtPhaseDeployed || kv.Status.ObservedDeploymentID != kv.Status.TargetDeploymentID {
 		return ctrl.Result{}, nil
 	}
-	image, err := r.image(ctx)
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("workload update: the launcher image: %w", err)
-	}
+	image := r.image(kv)
 	var mc *virtv1.MigrationConfiguration
 	if c := clusterconfig.Configuration(kv); c != nil {
 		mc = c.MigrationConfiguration
