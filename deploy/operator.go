@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -25,8 +26,12 @@ type Operator struct {
 	// Replicas is the Deployment's size; default 2, whose replicas elect a
 	// leader.
 	Replicas int32
-	// ProbePort is where it serves /healthz and /readyz; default 8444.
+	// ProbePort is where it serves /healthz and /readyz; default 8445.
 	ProbePort int32
+	// WebhookPort is where it serves its admission webhooks over TLS,
+	// the port named "webhooks" that its webhook Service targets; default
+	// 8444, KubeVirt's.
+	WebhookPort int32
 	// Placement limits the nodes it runs on; empty is every Linux node.
 	Placement Placement
 	// APIServer, "host:port", is where the operator and the daemons it
@@ -58,7 +63,7 @@ func (o Operator) workload() workload {
 func OperatorObjects(o Operator) ([]client.Object, error) {
 	errs := o.workload().check()
 	errs = append(errs, checkReplicas("Operator", &o.Replicas)...)
-	errs = append(errs, checkPorts("Operator", port{"ProbePort", &o.ProbePort, 8444})...)
+	errs = append(errs, checkPorts("Operator", port{"ProbePort", &o.ProbePort, 8445}, port{"WebhookPort", &o.WebhookPort, 8444})...)
 	if err := joinErrs(errs); err != nil {
 		return nil, err
 	}
@@ -107,14 +112,19 @@ func operatorRules() []rbacv1.PolicyRule {
 	}
 }
 
+// OperatorWebhookPortName names the operator container's webhook port.
+const OperatorWebhookPortName = "webhooks"
+
 // OperatorImageEnv is the variable that tells virt-operator its own image,
 // from which it takes the daemons' registry and tag.
 const OperatorImageEnv = "OPERATOR_IMAGE"
 
 func operatorPod(o Operator) corev1.PodSpec {
-	args := []string{"--namespace=" + o.Namespace, "--health-probe-bind-address=" + listen(o.ProbePort)}
+	args := []string{"--namespace=" + o.Namespace, "--health-probe-bind-address=" + listen(o.ProbePort),
+		"--webhook-port=" + strconv.Itoa(int(o.WebhookPort))}
 	if o.APIServer != "" {
 		args = append(args, "--apiserver="+o.APIServer)
 	}
-	return o.workload().managerPod(o.PullPolicy, args, o.ProbePort, []corev1.EnvVar{{Name: OperatorImageEnv, Value: o.Image}})
+	return o.workload().managerPod(o.PullPolicy, args, o.ProbePort, []corev1.EnvVar{{Name: OperatorImageEnv, Value: o.Image}},
+		corev1.ContainerPort{Name: OperatorWebhookPortName, ContainerPort: o.WebhookPort, Protocol: corev1.ProtocolTCP})
 }

@@ -31,6 +31,9 @@ const (
 	// SecretHandlerClient is virt-api's client certificate towards the
 	// handlers.
 	SecretHandlerClient = "kubevirt-virt-handler-certs"
+	// SecretOperator is the operator's serving certificate, for its
+	// webhooks ([Webhook]).
+	SecretOperator = "kubevirt-operator-certs"
 	// CACertKey is the key of the CA bundle in the handlers' Secrets.
 	CACertKey = "ca.crt"
 )
@@ -105,11 +108,15 @@ type Leaf struct {
 	WithCA  bool
 }
 
-// Leaves are the certificates of an installation in namespace, each
-// valid for validity.
-func Leaves(namespace string, validity time.Duration) []Leaf {
+// Leaves are the certificates of an installation by an operator with
+// settings s, each valid for validity.
+func Leaves(s Settings, validity time.Duration) []Leaf {
+	namespace := s.Namespace
 	svc := "virt-api." + namespace
+	dns, ips := webhookNames(s)
 	return []Leaf{
+		{Secret: SecretOperator, Request: certs.Request{CommonName: WebhookService + "." + namespace + ".svc",
+			DNSNames: dns, IPs: ips, Server: true, Validity: validity}},
 		{Secret: SecretVirtAPI, Request: certs.Request{CommonName: svc + ".svc",
 			DNSNames: []string{"virt-api", svc, svc + ".svc", svc + ".svc.cluster.local"}, Server: true, Validity: validity}},
 		{Secret: SecretHandlerServer, WithCA: true, Request: certs.Request{CommonName: "kubevirt.io:system:node:virt-handler",

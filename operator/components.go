@@ -41,9 +41,10 @@ func HandlerServerName(namespace string) string { return nodeapi.ServerName(name
 // Components returns every object of an installation for kv, in the
 // order they are applied: the CRDs, what makes the apiserver call
 // virt-api (its Service, the APIService, the webhooks, the subresource
-// roles), then each daemon's identity and workload, and the metrics
-// Service that finds the daemons' /metrics endpoints. caBundle is the PEM
-// of the CAs whose certificates virt-api serves with. It is pure: the same
+// roles), then each daemon's identity and workload, the metrics Service
+// that finds the daemons' /metrics endpoints, and what makes the apiserver
+// call the operator's own [Webhook]. caBundle is the PEM of the CAs whose
+// certificates virt-api and the operator serve with. It is pure: the same
 // inputs give the same objects. The Secrets are not among them
 // (see [Certificates]); nor is the KubeVirt CRD, which the operator's
 // own manifest installs and uninstalling keeps.
@@ -113,7 +114,7 @@ func Components(kv *virtv1.KubeVirt, s Settings, caBundle []byte) ([]client.Obje
 	if err != nil {
 		return nil, err
 	}
-	objs = append(append(append(append(objs, apiPods...), controller...), handler...), metrics...)
+	objs = append(append(append(append(append(objs, apiPods...), controller...), handler...), metrics...), webhookObjects(s, caBundle)...)
 	for _, o := range objs {
 		mark(o, t)
 	}

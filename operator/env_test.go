@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"gotest.tools/v3/assert"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -24,9 +25,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/deploy/certs"
+	"github.com/virtkit/virtkit/internal/freeport"
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	"github.com/virtkit/virtkit/operator"
@@ -41,9 +44,10 @@ const ns = "kubevirt"
 
 // start runs a real apiserver and the operator in a manager, with the
 // permissions of the release manifest's ServiceAccount and nothing more
-// (the apiserver authorizes with RBAC). No controller-manager, scheduler
-// or kubelet runs: the test plays the Deployment and DaemonSet
-// controllers by writing their status.
+// (the apiserver authorizes with RBAC), its webhooks served on loopback
+// where the apiserver calls them (Settings.WebhookURL). No
+// controller-manager, scheduler or kubelet runs: the test plays the
+// Deployment and DaemonSet controllers by writing their status.
 func start(t *testing.T) client.Client {
 	t.Helper()
 	cp := kubeenv.ControlPlane(t)
@@ -66,10 +70,13 @@ func start(t *testing.T) client.Client {
 	mgr, err := ctrl.NewManager(asOperator, ctrl.Options{Scheme: cl.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0", Controller: config.Controller{SkipNameValidation: &skip}, Cache: operator.CacheOptions()})
 	assert.NilError(t, err)
-	r, err := operator.New(operator.Settings{Namespace: ns, Registry: "quay.test/virtkit", Tag: "v0", Version: "v0"},
-		operator.WithRetry(200*time.Millisecond))
+	port, err := freeport.Range(1)
+	assert.NilError(t, err)
+	r, err := operator.New(operator.Settings{Namespace: ns, Registry: "quay.test/virtkit", Tag: "v0", Version: "v0",
+		WebhookURL: fmt.Sprintf("https://127.0.0.1:%d", port)}, operator.WithRetry(200*time.Millisecond))
 	assert.NilError(t, err)
 	assert.NilError(t, r.SetupWithManager(mgr))
+	assert.NilError(t, operator.AddWebhook(mgr, ns, webhook.Options{Host: "127.0.0.1", Port: port}))
 	run, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(run) }()
@@ -144,8 +151,9 @@ func ready(t *testing.T, cl client.Client) {
 }
 
 // One KubeVirt CR's life: installed with certificates and KubeVirt's
-// phases, kept in shape, refused beside a second CR, Degraded by an
-// invalid setting, uninstalled once no VM is left.
+// phases, kept in shape, a second CR and a blocked uninstall refused by
+// its webhooks, Degraded by an invalid setting, uninstalled once no VM is
+// left.
 func TestOperator(t *testing.T) {
 	cl := start(t)
 	ctx := testenv.Within(t, 2*time.Minute)
@@ -263,19 +271,9 @@ func TestOperator(t *testing.T) {
 	t.Run("a second CR is refused", func(t *testing.T) {
 		assert.NilError(t, cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other"}}))
 		second := &virtv1.KubeVirt{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "kubevirt"}}
-		assert.NilError(t, cl.Create(ctx, second))
-		testenv.Eventually(ctx, t, "the second CR refused", func() (bool, string) {
-			return hasCondition(kubevirt(t, cl, "other"), virtv1.KubeVirtConditionSynchronized, corev1.ConditionFalse, operator.ReasonExistingDeployment, operator.MessageExisting)
-		})
-		assert.Assert(t, len(kubevirt(t, cl, "other").Finalizers) == 0, "a refused CR got a finalizer")
-		assert.NilError(t, cl.Delete(ctx, second))
-		testenv.Eventually(ctx, t, "the first CR synchronized again", func() (bool, string) {
-			kv := kubevirt(t, cl, ns)
-			if c := condition(kv, virtv1.KubeVirtConditionSynchronized); c != nil {
-				return false, describe(kv.Status.Conditions)
-			}
-			return kv.Status.Phase == virtv1.KubeVirtPhaseDeployed, string(kv.Status.Phase)
-		})
+		err := cl.Create(ctx, second)
+		assert.ErrorContains(t, err, `admission webhook "`+operator.CreateWebhookName+`" denied the request: `+operator.MessageAlreadyCreated)
+		assert.Assert(t, kubevirt(t, cl, "other") == nil, "the refused CR exists")
 	})
 
 	t.Run("an invalid setting is Degraded, naming the field", func(t *testing.T) {
@@ -319,15 +317,15 @@ func TestOperator(t *testing.T) {
 	})
 
 	t.Run("uninstall waits for the VMs, then removes everything", func(t *testing.T) {
-		assert.NilError(t, cl.Delete(ctx, kubevirt(t, cl, ns)))
-		testenv.Eventually(ctx, t, "the uninstall blocked by the VM", func() (bool, string) {
-			return hasCondition(kubevirt(t, cl, ns), virtv1.KubeVirtConditionSynchronized, corev1.ConditionFalse, operator.ReasonDeletionFailed,
-				"since there are still Virtual Machines present")
-		})
-		assert.Equal(t, kubevirt(t, cl, ns).Status.Phase, virtv1.KubeVirtPhaseDeleting)
-		assert.NilError(t, cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "virt-api"}, &appsv1.Deployment{}))
+		err := cl.Delete(ctx, kubevirt(t, cl, ns))
+		assert.ErrorContains(t, err, `admission webhook "`+operator.DeleteWebhookName+`" denied the request: `+
+			"Rejecting the uninstall request, since there are still Virtual Machines present.")
+		kv := kubevirt(t, cl, ns)
+		assert.Assert(t, kv.DeletionTimestamp == nil, "the refused delete marked the CR")
+		assert.Equal(t, kv.Status.Phase, virtv1.KubeVirtPhaseDeployed)
 
 		assert.NilError(t, cl.Delete(ctx, vm))
+		assert.NilError(t, cl.Delete(ctx, kubevirt(t, cl, ns)))
 		testenv.Eventually(ctx, t, "the CR gone", func() (bool, string) {
 			kv := kubevirt(t, cl, ns)
 			if kv == nil {
@@ -351,6 +349,8 @@ func TestOperator(t *testing.T) {
 			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "virt-handler"}},
 			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: operator.SecretCA}},
 			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "virt-api"}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: operator.SecretOperator}},
+			&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: operator.WebhookConfigurationName}},
 			&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "virtualmachines.kubevirt.io"}},
 		} {
 			err := cl.Get(ctx, client.ObjectKeyFromObject(o), o)

@@ -21,14 +21,16 @@ type pki struct {
 	next    time.Time
 }
 
-// ensurePKI reads the stored certificates of namespace and returns them,
+// ensurePKI reads the stored certificates of an installation by an
+// operator with settings s (in its namespace) and returns them,
 // issuing again whatever is missing, signed by another CA, no longer what
 // its Leaf asks for, or due under rot. A new CA re-issues every
 // certificate; the bundle keeps the earlier CA until it expires, so that a
 // peer still holding a certificate the old CA signed is trusted until it
 // has its new one.
-func ensurePKI(ctx context.Context, r client.Reader, namespace string, rot Rotation, now time.Time) (pki, error) {
+func ensurePKI(ctx context.Context, r client.Reader, s Settings, rot Rotation, now time.Time) (pki, error) {
 	var out pki
+	namespace := s.Namespace
 	caSecret, err := readSecret(ctx, r, namespace, SecretCA)
 	if err != nil {
 		return out, err
@@ -58,7 +60,7 @@ func ensurePKI(ctx context.Context, r client.Reader, namespace string, rot Rotat
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: ConfigMapCA},
 			Data:       map[string]string{CABundleKey: string(out.bundle)}})
 
-	for _, l := range Leaves(namespace, rot.CertDuration) {
+	for _, l := range Leaves(s, rot.CertDuration) {
 		s, err := readSecret(ctx, r, namespace, l.Secret)
 		if err != nil {
 			return out, err

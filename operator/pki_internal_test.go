@@ -54,7 +54,7 @@ func TestEnsurePKIRotation(t *testing.T) {
 	rot := Rotation{CADuration: 100 * time.Hour, CARenewBefore: 20 * time.Hour, CertDuration: 10 * time.Hour, CertRenewBefore: 2 * time.Hour}
 	t0 := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 
-	first, err := ensurePKI(ctx, cl, "kubevirt", rot, t0)
+	first, err := ensurePKI(ctx, cl, Settings{Namespace: "kubevirt"}, rot, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestEnsurePKIRotation(t *testing.T) {
 	}
 
 	// An hour later nothing is due: the same certificates.
-	same, err := ensurePKI(ctx, cl, "kubevirt", rot, t0.Add(time.Hour))
+	same, err := ensurePKI(ctx, cl, Settings{Namespace: "kubevirt"}, rot, t0.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestEnsurePKIRotation(t *testing.T) {
 	}
 
 	// Past the leaves' renewal time: new leaves, same CA.
-	renewed, err := ensurePKI(ctx, cl, "kubevirt", rot, t0.Add(9*time.Hour))
+	renewed, err := ensurePKI(ctx, cl, Settings{Namespace: "kubevirt"}, rot, t0.Add(9*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestEnsurePKIRotation(t *testing.T) {
 
 	// Past the CA's renewal time: a new CA, every leaf re-issued by it, and
 	// a bundle of both CAs.
-	rotated, err := ensurePKI(ctx, cl, "kubevirt", rot, t0.Add(81*time.Hour))
+	rotated, err := ensurePKI(ctx, cl, Settings{Namespace: "kubevirt"}, rot, t0.Add(81*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestEnsurePKIRotation(t *testing.T) {
 	if ca2.Cert.Equal(ca1.Cert) {
 		t.Fatal("a due CA was not renewed")
 	}
-	for _, l := range Leaves("kubevirt", rot.CertDuration) {
+	for _, l := range Leaves(Settings{Namespace: "kubevirt"}, rot.CertDuration) {
 		if err := secretPair(t, rotated, l.Secret).Cert.CheckSignatureFrom(ca2.Cert); err != nil {
 			t.Errorf("%s is not signed by the new CA: %v", l.Secret, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -146,6 +147,79 @@ func TestSettingsCheck(t *testing.T) {
 	for _, want := range []string{"Settings.Namespace: required", "Settings.Registry: required", "Settings.Tag: required", `Settings.APIServer "nope"`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Check() = %v, want %q", err, want)
+		}
+	}
+}
+
+func TestSettingsCheckWebhookURL(t *testing.T) {
+	base := operator.Settings{Namespace: "kubevirt", Registry: "r", Tag: "v1"}
+	for _, tc := range []struct{ url, err string }{
+		{"https://127.0.0.1:9443", ""},
+		{"https://operator.example/hooks", ""},
+		{"http://127.0.0.1:9443", "want https://HOST[:PORT][/PATH]"},
+		{"https://", "want https://HOST[:PORT][/PATH]"},
+		{"https://h/?a=b", "no user, query or fragment allowed"},
+		{"https://u@h/", "no user, query or fragment allowed"},
+	} {
+		s := base
+		s.WebhookURL = tc.url
+		err := s.Check()
+		if (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("Check() with WebhookURL %q = %v, want %q", tc.url, err, tc.err)
+		}
+	}
+}
+
+// The operator's webhook configuration calls its Service, or the URL it
+// was given (and then no Service), for creates and deletes of KubeVirt CRs
+// only, failing closed.
+func TestComponentsWebhook(t *testing.T) {
+	kv := &virtv1.KubeVirt{}
+	for _, tc := range []struct {
+		url         string
+		wantService bool
+		wantURL     string
+	}{
+		{"", true, ""},
+		{"https://127.0.0.1:9443", false, "https://127.0.0.1:9443" + operator.DeleteValidatePath},
+	} {
+		s := operator.Settings{Namespace: "kubevirt", Registry: "r", Tag: "v1", WebhookURL: tc.url}
+		objs, err := operator.Components(kv, s, []byte("bundle"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vwc *admissionregistrationv1.ValidatingWebhookConfiguration
+		service := false
+		for _, o := range objs {
+			switch o := o.(type) {
+			case *admissionregistrationv1.ValidatingWebhookConfiguration:
+				if o.Name == operator.WebhookConfigurationName {
+					vwc = o
+				}
+			case *corev1.Service:
+				service = service || o.Name == operator.WebhookService
+			}
+		}
+		if vwc == nil || len(vwc.Webhooks) != 2 {
+			t.Fatalf("URL %q: configuration %+v", tc.url, vwc)
+		}
+		if service != tc.wantService {
+			t.Errorf("URL %q: Service made %t, want %t", tc.url, service, tc.wantService)
+		}
+		del := vwc.Webhooks[0]
+		if del.Name != operator.DeleteWebhookName || string(del.ClientConfig.CABundle) != "bundle" || *del.FailurePolicy != admissionregistrationv1.Fail ||
+			len(del.Rules) != 1 || del.Rules[0].Operations[0] != admissionregistrationv1.Delete || del.Rules[0].Resources[0] != "kubevirts" {
+			t.Errorf("URL %q: delete webhook %+v", tc.url, del)
+		}
+		if tc.wantURL != "" && (del.ClientConfig.URL == nil || *del.ClientConfig.URL != tc.wantURL || del.ClientConfig.Service != nil) {
+			t.Errorf("URL %q: client config %+v, want URL %s", tc.url, del.ClientConfig, tc.wantURL)
+		}
+		if tc.wantURL == "" && (del.ClientConfig.Service == nil || del.ClientConfig.Service.Name != operator.WebhookService ||
+			*del.ClientConfig.Service.Path != operator.DeleteValidatePath) {
+			t.Errorf("URL %q: client config %+v, want the Service", tc.url, del.ClientConfig)
+		}
+		if c := vwc.Webhooks[1]; c.Name != operator.CreateWebhookName || c.Rules[0].Operations[0] != admissionregistrationv1.Create {
+			t.Errorf("URL %q: create webhook %+v", tc.url, c)
 		}
 	}
 }

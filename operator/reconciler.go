@@ -167,7 +167,7 @@ func (r *Reconciler) install(ctx context.Context, kv *virtv1.KubeVirt, obs Obser
 		}
 	}
 	now := r.clock.Now()
-	p, err := ensurePKI(ctx, r.reader, r.settings.Namespace, RotationOf(kv), now)
+	p, err := ensurePKI(ctx, r.reader, r.settings, RotationOf(kv), now)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -32,6 +32,13 @@ type Settings struct {
 	// Replicas is the size of virt-api's and virt-controller's
 	// Deployments when the CR's spec.infra.replicas does not say; 0 is 2.
 	Replicas int32
+	// WebhookURL, https://HOST[:PORT], is where the apiserver calls the
+	// operator's [Webhook] when the operator does not run as the release
+	// manifest's pods (embedded in another program, or outside the
+	// cluster): the webhook configuration then names it instead of the
+	// operator's Service, which is not made, and the operator's serving
+	// certificate is for HOST. Empty: the Service.
+	WebhookURL string
 }
 
 // Check reports the first field that makes s unusable.
@@ -49,6 +56,11 @@ func (s Settings) Check() error {
 	if s.APIServer != "" {
 		if _, _, err := net.SplitHostPort(s.APIServer); err != nil {
 			errs = append(errs, fmt.Errorf("operator: Settings.APIServer %q: want host:port", s.APIServer))
+		}
+	}
+	if s.WebhookURL != "" {
+		if err := checkWebhookURL(s.WebhookURL); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

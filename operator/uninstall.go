@@ -65,7 +65,7 @@ func (r *Reconciler) uninstall(ctx context.Context, kv *virtv1.KubeVirt, obs Obs
 	obs.Deleting = true
 	wait := ctrl.Result{RequeueAfter: r.retry}
 	if kv.Spec.UninstallStrategy == virtv1.KubeVirtUninstallStrategyBlockUninstallIfWorkloadsExist {
-		what, err := r.workloads(ctx)
+		what, err := blockingWorkload(ctx, r.reader)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -115,12 +115,13 @@ func (e blockedError) Error() string {
 		"Either delete all KubeVirt related workloads or change the uninstall strategy before uninstalling KubeVirt."
 }
 
-// workloads names the first kind of blockingWorkloads that has objects
-// anywhere, or "".
-func (r *Reconciler) workloads(ctx context.Context) (string, error) {
+// blockingWorkload names the first kind of blockingWorkloads that has
+// objects anywhere, or "": the rule both the uninstall and the deletion
+// webhook apply.
+func blockingWorkload(ctx context.Context, r client.Reader) (string, error) {
 	for _, w := range blockingWorkloads {
 		list := w.list.DeepCopyObject().(client.ObjectList)
-		if err := r.reader.List(ctx, list, client.Limit(1)); err != nil {
+		if err := r.List(ctx, list, client.Limit(1)); err != nil {
 			if apierrors.IsNotFound(err) { // the CRD is gone already
 				continue
 			}

@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/internal/scheme"
@@ -37,12 +38,13 @@ func main() {
 	flag.StringVar(&s.APIServer, "apiserver", "", "host:port of the apiserver for a cluster whose pods cannot reach the kubernetes Service; the daemons then use the host's network")
 	flag.StringVar(&s.LauncherCapabilitiesCache, "launcher-capabilities-cache", "", "node folder the launchers share for libvirt's QEMU capability probe; empty: each launcher probes")
 	leaderElect := flag.Bool("leader-elect", true, "run only while holding the lease, so several replicas can stand by")
-	probes := flag.String("health-probe-bind-address", ":8444", "address of /healthz and /readyz")
+	probes := flag.String("health-probe-bind-address", ":8445", "address of /healthz and /readyz")
+	webhookPort := flag.Int("webhook-port", 8444, "port of the admission webhooks (TLS, with the certificate the operator issues itself); 0 serves none")
 	metrics := flag.String("metrics-bind-address", "0", "address of /metrics over plain HTTP; 0 turns it off")
 	flag.Parse()
 	log := logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, nil))
 	ctrl.SetLogger(log)
-	if err := run(s, *image, *leaderElect, *probes, *metrics); err != nil {
+	if err := run(s, *image, *leaderElect, *probes, *metrics, *webhookPort); err != nil {
 		log.Error(err, "virt-operator failed")
 		os.Exit(1)
 	}
@@ -64,7 +66,7 @@ func splitImage(image string) (registry, tag string, err error) {
 	return "", "", fmt.Errorf("--image %q: want REGISTRY/%s:TAG", image, deploy.OperatorName)
 }
 
-func run(s operator.Settings, image string, leaderElect bool, probes, metrics string) error {
+func run(s operator.Settings, image string, leaderElect bool, probes, metrics string, webhookPort int) error {
 	if image == "" {
 		return errors.New("--image (or $" + deploy.OperatorImageEnv + ") is required")
 	}
@@ -83,7 +85,7 @@ func run(s operator.Settings, image string, leaderElect bool, probes, metrics st
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:                  scheme.New(),
 		Cache:                   operator.CacheOptions(),
 		LeaderElection:          leaderElect,
@@ -91,12 +93,18 @@ func run(s operator.Settings, image string, leaderElect bool, probes, metrics st
 		LeaderElectionNamespace: s.Namespace,
 		Metrics:                 metricsserver.Options{BindAddress: metrics},
 		HealthProbeBindAddress:  probes,
-	})
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return fmt.Errorf("manager: %w", err)
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
+	}
+	if webhookPort != 0 {
+		if err := operator.AddWebhook(mgr, s.Namespace, webhook.Options{Port: webhookPort}); err != nil {
+			return err
+		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
