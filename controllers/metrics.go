@@ -15,20 +15,22 @@ import (
 // AddMetrics registers virt-controller's collectors into reg:
 // metrics.VMIStats (kubevirt_vmi_phase_count, kubevirt_vmi_info),
 // metrics.MigrationStats (kubevirt_vmi_migrations_in_*_phase,
-// kubevirt_vmi_migration_succeeded/failed) and metrics.VMStats
-// (kubevirt_number_of_vms), all computed from mgr's cache when Prometheus
-// scrapes. It makes the cache watch migrations too (no controller here
-// does yet), so that a scrape makes no API call. Call it before mgr
+// kubevirt_vmi_migration_succeeded/failed), metrics.VMStats
+// (kubevirt_number_of_vms) and metrics.Outdated
+// (kubevirt_vmi_number_of_outdated), all computed from mgr's cache when
+// Prometheus scrapes. It makes the cache watch migrations and KubeVirt CRs
+// too, so that a scrape makes no API call. Call it before mgr
 // starts; daemons/virt-controller passes controller-runtime's registry,
 // which its /metrics serves with the reconcile and workqueue series.
 func AddMetrics(mgr ctrl.Manager, reg prometheus.Registerer, opts ...metrics.Option) error {
-	for _, obj := range []client.Object{&virtv1.VirtualMachineInstance{}, &virtv1.VirtualMachine{}, &virtv1.VirtualMachineInstanceMigration{}} {
+	for _, obj := range []client.Object{&virtv1.VirtualMachineInstance{}, &virtv1.VirtualMachine{}, &virtv1.VirtualMachineInstanceMigration{}, &virtv1.KubeVirt{}} {
 		if _, err := mgr.GetCache().GetInformer(context.Background(), obj); err != nil {
 			return fmt.Errorf("controllers: metrics: watching %T: %w", obj, err)
 		}
 	}
 	r := mgr.GetCache()
-	for _, c := range []prometheus.Collector{metrics.NewVMIStats(r, opts...), metrics.NewMigrationStats(r, opts...), metrics.NewVMStats(r, opts...)} {
+	for _, c := range []prometheus.Collector{metrics.NewVMIStats(r, opts...), metrics.NewMigrationStats(r, opts...), metrics.NewVMStats(r, opts...),
+		metrics.NewOutdated(r, opts...)} {
 		if err := reg.Register(c); err != nil {
 			return fmt.Errorf("controllers: metrics: %w", err)
 		}

@@ -129,3 +129,26 @@ func TestClusterStatsListFailure(t *testing.T) {
 		t.Errorf("gather: %d families, %v; want none and no error", len(mfs), err)
 	}
 }
+
+// The outdated count is the installed CR's, 0 while none is counted.
+func TestOutdated(t *testing.T) {
+	three := 3
+	for _, tc := range []struct {
+		name string
+		objs []client.Object
+		want string
+	}{
+		{"no CR", nil, "0"},
+		{"not counted yet", []client.Object{&virtv1.KubeVirt{ObjectMeta: metav1.ObjectMeta{Namespace: "kubevirt", Name: "kubevirt"}}}, "0"},
+		{"counted", []client.Object{&virtv1.KubeVirt{ObjectMeta: metav1.ObjectMeta{Namespace: "kubevirt", Name: "kubevirt"},
+			Status: virtv1.KubeVirtStatus{OutdatedVirtualMachineInstanceWorkloads: &three}}}, "3"},
+	} {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(metrics.NewOutdated(reader(tc.objs...)))
+		want := "# HELP kubevirt_vmi_number_of_outdated Indication for the total number of VirtualMachineInstance workloads that are not running within the most up-to-date version of the virt-launcher environment.\n" +
+			"# TYPE kubevirt_vmi_number_of_outdated gauge\nkubevirt_vmi_number_of_outdated " + tc.want + "\n"
+		if err := testutil.GatherAndCompare(reg, strings.NewReader(want), metrics.OutdatedName); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}

@@ -95,14 +95,16 @@ func TestVirtControllerBinary(t *testing.T) {
 		return false, fmt.Sprintf("launcher pods %d, lease %v; virt-controller said:\n%s", len(pods.Items), leaseErr, out.String())
 	})
 
-	// The VMI waits for a node in Scheduling; the VM and the migrations
-	// (none) are counted too.
+	// The VMI waits for a node in Scheduling; the VM, the migrations (none)
+	// and the outdated VMIs (none counted: the CR is not Deployed) are
+	// counted too.
 	testenv.WaitSeries(ctx, t, nil, "http://"+metricsAddr+"/metrics", out.String,
 		`kubevirt_vmi_phase_count{flavor="<none>",instance_type="<none>",node="",os="<none>",phase="scheduling",preference="<none>",workload="<none>"} 1`,
 		`kubevirt_vmi_info{`,
 		`kubevirt_number_of_vms{namespace="default"} 1`,
 		`kubevirt_vmi_migrations_in_pending_phase 0`,
 		`kubevirt_vmi_migrations_in_running_phase 0`,
+		`kubevirt_vmi_number_of_outdated 0`,
 		`kubevirt_rest_client_requests_total{code="201",component="virt-controller",resource="pods",verb="create"} 1`,
 		`controller_runtime_reconcile_total{controller="virtualmachineinstance",result="success"}`,
 		`controller_runtime_reconcile_time_seconds_bucket{controller="virtualmachine",`,
