@@ -38,6 +38,10 @@ type Operator struct {
 	// installs reach the apiserver on a cluster whose pods cannot reach the
 	// kubernetes Service; they then take the host's network.
 	APIServer string
+	// LauncherCapabilitiesCache, KubeletPodsDir and HandlerStateDir are
+	// node folders the operator passes on to the daemons
+	// (operator.Settings); empty: none, and the defaults.
+	LauncherCapabilitiesCache, KubeletPodsDir, HandlerStateDir string
 }
 
 // The operator's names: its Deployment, ClusterRole and pod label, and
@@ -122,8 +126,11 @@ const OperatorImageEnv = "OPERATOR_IMAGE"
 func operatorPod(o Operator) corev1.PodSpec {
 	args := []string{"--namespace=" + o.Namespace, "--health-probe-bind-address=" + listen(o.ProbePort),
 		"--webhook-port=" + strconv.Itoa(int(o.WebhookPort))}
-	if o.APIServer != "" {
-		args = append(args, "--apiserver="+o.APIServer)
+	for _, f := range []struct{ flag, v string }{{"apiserver", o.APIServer}, {"launcher-capabilities-cache", o.LauncherCapabilitiesCache},
+		{"kubelet-pods-dir", o.KubeletPodsDir}, {"handler-state-dir", o.HandlerStateDir}} {
+		if f.v != "" {
+			args = append(args, "--"+f.flag+"="+f.v)
+		}
 	}
 	return o.workload().managerPod(o.PullPolicy, args, o.ProbePort, []corev1.EnvVar{{Name: OperatorImageEnv, Value: o.Image}},
 		corev1.ContainerPort{Name: OperatorWebhookPortName, ContainerPort: o.WebhookPort, Protocol: corev1.ProtocolTCP})

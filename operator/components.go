@@ -24,6 +24,10 @@ const (
 	kubeVirtCRDName    = "kubevirts.kubevirt.io"
 	virtAPIServicePort = 443
 	virtAPIListenPort  = 8443
+	// hostNetworkControllerMetricsPort is virt-controller's /metrics port
+	// when the daemons share a node's network (Settings.APIServer): its
+	// default, 8443, is virt-api's.
+	hostNetworkControllerMetricsPort = 8191
 )
 
 // The daemons' image names: Target.Image(name) is a daemon's image.
@@ -96,17 +100,21 @@ func Components(kv *virtv1.KubeVirt, s Settings, caBundle []byte) ([]client.Obje
 	if err != nil {
 		return nil, err
 	}
+	var controllerMetrics int32
+	if s.APIServer != "" {
+		controllerMetrics = hostNetworkControllerMetricsPort
+	}
 	controller, err := deploy.ControllerObjects(deploy.Controller{Namespace: ns, Image: t.Image(ImageController),
 		// No Emulation flag: virt-controller reads useEmulation from the CR
 		// at each launcher pod, so a change needs no rollout.
-		PullPolicy: t.PullPolicy, LauncherImage: t.Image(ImageLauncher),
+		PullPolicy: t.PullPolicy, LauncherImage: t.Image(ImageLauncher), MetricsPort: controllerMetrics,
 		LauncherCapabilitiesCache: s.LauncherCapabilitiesCache, Replicas: replicas, APIServer: s.APIServer, Placement: infra})
 	if err != nil {
 		return nil, err
 	}
 	handler, err := deploy.HandlerObjects(deploy.Handler{Namespace: ns, Image: t.Image(ImageHandler), PullPolicy: t.PullPolicy,
 		TLSSecret: SecretHandlerServer, Emulation: emulation, LauncherImage: t.Image(ImageLauncher), APIServer: s.APIServer,
-		Placement: workloads})
+		PodsDir: s.KubeletPodsDir, StateDir: s.HandlerStateDir, Placement: workloads})
 	if err != nil {
 		return nil, err
 	}

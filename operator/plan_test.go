@@ -142,9 +142,50 @@ func TestComponentsPlacement(t *testing.T) {
 	}
 }
 
+// On a node whose pods take the host's network (Settings.APIServer), each
+// daemon gets a port of its own, and the node folders reach the handler.
+func TestComponentsHostNetwork(t *testing.T) {
+	s := settings
+	s.APIServer, s.KubeletPodsDir, s.HandlerStateDir = "127.0.0.1:6443", "/data/kubelet/pods", "/data/handlers/n1"
+	objs, err := operator.Components(&virtv1.KubeVirt{}, s, []byte("ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := map[int32]string{}
+	var hostPaths []string
+	for _, o := range objs {
+		spec := podSpec(o)
+		if spec == nil {
+			continue
+		}
+		if !spec.HostNetwork {
+			t.Errorf("%s: not on the host's network", o.GetName())
+		}
+		for _, c := range append(spec.InitContainers, spec.Containers...) {
+			for _, p := range c.Ports {
+				if other, ok := ports[p.ContainerPort]; ok {
+					t.Errorf("port %d of %s/%s is %s's too", p.ContainerPort, o.GetName(), p.Name, other)
+				}
+				ports[p.ContainerPort] = o.GetName() + "/" + p.Name
+			}
+		}
+		for _, v := range spec.Volumes {
+			if v.HostPath != nil {
+				hostPaths = append(hostPaths, v.HostPath.Path)
+			}
+		}
+	}
+	for _, want := range []string{s.KubeletPodsDir, s.HandlerStateDir} {
+		if !slices.Contains(hostPaths, want) {
+			t.Errorf("no hostPath %s among %v", want, hostPaths)
+		}
+	}
+}
+
 func TestSettingsCheck(t *testing.T) {
-	err := operator.Settings{APIServer: "nope"}.Check()
-	for _, want := range []string{"Settings.Namespace: required", "Settings.Registry: required", "Settings.Tag: required", `Settings.APIServer "nope"`} {
+	err := operator.Settings{APIServer: "nope", KubeletPodsDir: "pods"}.Check()
+	for _, want := range []string{"Settings.Namespace: required", "Settings.Registry: required", "Settings.Tag: required", `Settings.APIServer "nope"`,
+		`Settings.KubeletPodsDir "pods": must be absolute`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Check() = %v, want %q", err, want)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +30,11 @@ type Settings struct {
 	// LauncherCapabilitiesCache is a node folder the launchers share for
 	// libvirt's QEMU capability probe (deploy.Controller); empty: none.
 	LauncherCapabilitiesCache string
+	// KubeletPodsDir and HandlerStateDir are node folders for nodes laid
+	// out otherwise than a kubeadm node: the kubelet's pods (its
+	// --root-dir's pods) and virt-handler's records
+	// (deploy.Handler.PodsDir, StateDir); empty: the defaults.
+	KubeletPodsDir, HandlerStateDir string
 	// Replicas is the size of virt-api's and virt-controller's
 	// Deployments when the CR's spec.infra.replicas does not say; 0 is 2.
 	Replicas int32
@@ -56,6 +62,11 @@ func (s Settings) Check() error {
 	if s.APIServer != "" {
 		if _, _, err := net.SplitHostPort(s.APIServer); err != nil {
 			errs = append(errs, fmt.Errorf("operator: Settings.APIServer %q: want host:port", s.APIServer))
+		}
+	}
+	for _, d := range []struct{ name, dir string }{{"KubeletPodsDir", s.KubeletPodsDir}, {"HandlerStateDir", s.HandlerStateDir}} {
+		if d.dir != "" && !path.IsAbs(d.dir) {
+			errs = append(errs, fmt.Errorf("operator: Settings.%s %q: must be absolute", d.name, d.dir))
 		}
 	}
 	if s.WebhookURL != "" {

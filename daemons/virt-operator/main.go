@@ -37,6 +37,8 @@ func main() {
 	flag.StringVar(&s.Version, "version", "", "the operator's version, reported in the CR's status (default: the image's tag)")
 	flag.StringVar(&s.APIServer, "apiserver", "", "host:port of the apiserver for a cluster whose pods cannot reach the kubernetes Service; the daemons then use the host's network")
 	flag.StringVar(&s.LauncherCapabilitiesCache, "launcher-capabilities-cache", "", "node folder the launchers share for libvirt's QEMU capability probe; empty: each launcher probes")
+	flag.StringVar(&s.KubeletPodsDir, "kubelet-pods-dir", "", "node folder of the kubelet's pods, for nodes whose kubelet --root-dir is not /var/lib/kubelet; empty: /var/lib/kubelet/pods")
+	flag.StringVar(&s.HandlerStateDir, "handler-state-dir", "", "node folder of virt-handler's records of its guests; empty: the default")
 	leaderElect := flag.Bool("leader-elect", true, "run only while holding the lease, so several replicas can stand by")
 	probes := flag.String("health-probe-bind-address", ":8445", "address of /healthz and /readyz")
 	webhookPort := flag.Int("webhook-port", 8444, "port of the admission webhooks (TLS, with the certificate the operator issues itself); 0 serves none")
