@@ -7,7 +7,6 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -16,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/virtkit/virtkit/deploy"
 )
@@ -47,16 +45,11 @@ func run(registry, tag, namespace, apiServer, out string) error {
 		return err
 	}
 	for file, objs := range map[string][]client.Object{"virtkit-operator.yaml": objs, "kubevirt-cr.yaml": {kv}} {
-		var b bytes.Buffer
-		for _, o := range objs {
-			y, err := yaml.Marshal(o)
-			if err != nil {
-				return fmt.Errorf("%s: %w", file, err)
-			}
-			b.WriteString("---\n")
-			b.Write(y)
+		b, err := deploy.YAML(objs...)
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
 		}
-		if err := os.WriteFile(filepath.Join(out, file), b.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(out, file), b, 0o644); err != nil {
 			return err
 		}
 		fmt.Println(filepath.Join(out, file))
