@@ -93,7 +93,7 @@ type options struct {
 	metricsAddr                       string
 	kubelet, containerdBinDir         string
 	imagesDir                         string
-	split                             bool
+	split, operator                   bool
 	timeout                           time.Duration
 }
 
@@ -122,6 +122,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.containerdBinDir, "containerd-bin-dir", o.containerdBinDir, "folder of containerd, containerd-shim-runc-v2 and ctr, for --kubelet")
 	fs.StringVar(&o.imagesDir, "images-dir", o.imagesDir, "OCI image layout of make images (the pause image of --kubelet's pods)")
 	fs.BoolVar(&o.split, "split", o.split, "run virt-api, virt-controller and each node's virt-handler as processes of their own from --bin-dir (restarted when they exit; logs in DATA-DIR/daemons), not inside virt-local; not with --kubelet")
+	fs.BoolVar(&o.operator, "operator", o.operator, "with --kubelet: install nothing of virtkit and start no local node (--nodes is ignored); write virt-operator's release manifest and a KubeVirt CR for this cluster into DATA-DIR/deploy, to kubectl apply")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "how long up and down wait")
 }
 
@@ -129,7 +130,8 @@ func (o options) args() []string {
 	return []string{"--data-dir", o.dataDir, "--bin-dir", o.binDir, "--cni-bin-dir", o.cniBinDir, "--nodes", o.nodes,
 		"--apiserver-port", fmt.Sprint(o.apiPort), "--etcd-port", fmt.Sprint(o.etcdPort), "--virt-api-port", fmt.Sprint(o.virtAPIPort),
 		"--registry-addr", o.registryAddr, "--metrics-addr", o.metricsAddr,
-		"--kubelet", o.kubelet, "--containerd-bin-dir", o.containerdBinDir, "--images-dir", o.imagesDir, "--split=" + fmt.Sprint(o.split)}
+		"--kubelet", o.kubelet, "--containerd-bin-dir", o.containerdBinDir, "--images-dir", o.imagesDir, "--split=" + fmt.Sprint(o.split),
+		"--operator=" + fmt.Sprint(o.operator)}
 }
 
 func (o options) pidFile() string   { return filepath.Join(o.dataDir, "virt-local.pid") }
@@ -159,13 +161,13 @@ func (o options) metrics() string {
 func (o options) clusterConfig(log logr.Logger) cluster.Config {
 	var nodes []string
 	for _, n := range strings.Split(o.nodes, ",") {
-		if n = strings.TrimSpace(n); n != "" {
+		if n = strings.TrimSpace(n); n != "" && !o.operator {
 			nodes = append(nodes, n)
 		}
 	}
 	return cluster.Config{DataDir: o.dataDir, BinDir: o.binDir, CNIBinDir: o.cniBinDir, Nodes: nodes,
 		APIServerPort: o.apiPort, EtcdPort: o.etcdPort, VirtAPIPort: o.virtAPIPort, RegistryAddr: o.registryAddr, MetricsAddr: o.metricsAddr, Logger: log,
-		KubeletNode: o.kubelet, ContainerdBinDir: o.containerdBinDir, ImagesDir: o.imagesDir, Split: o.split,
+		KubeletNode: o.kubelet, ContainerdBinDir: o.containerdBinDir, ImagesDir: o.imagesDir, Split: o.split, Operator: o.operator,
 		Connector: func(ctx context.Context, uri string) (domain.Manager, error) {
 			return domainlibvirt.New(ctx, uri, domainlibvirt.WithLogger(log.WithName("libvirt")))
 		}}

@@ -51,6 +51,9 @@ type Options struct {
 	KubeletNode string
 	// Split runs the daemons as processes of their own (cluster.Config.Split).
 	Split bool
+	// Operator leaves installing virtkit to virt-operator
+	// (cluster.Config.Operator): with KubeletNode and no Nodes.
+	Operator bool
 	// Metrics and MetricsAddr are passed to cluster.Config.
 	Metrics     *prometheus.Registry
 	MetricsAddr string
@@ -80,7 +83,7 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 	switch {
 	case o.Repo == "":
 		return nil, errors.New("localcluster: Options.Repo: required")
-	case len(o.Nodes) == 0:
+	case len(o.Nodes) == 0 && !o.Operator:
 		return nil, errors.New("localcluster: Options.Nodes: at least one node")
 	}
 	guest, err := testguest.Build(ctx, o.Repo)
@@ -111,7 +114,7 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 		DataDir: lc.DataDir, BinDir: filepath.Join(out, "bin"), CNIBinDir: filepath.Join(out, "cni", "bin"),
 		APIServerPort: ports, EtcdPort: ports + 1, VirtAPIPort: ports + 4, RegistryAddr: "127.0.0.1:0",
 		Nodes:       o.Nodes,
-		KubeletNode: o.KubeletNode, Split: o.Split, ContainerdBinDir: filepath.Join(out, "containerd", "bin"), ImagesDir: filepath.Join(out, "images"),
+		KubeletNode: o.KubeletNode, Split: o.Split, Operator: o.Operator, ContainerdBinDir: filepath.Join(out, "containerd", "bin"), ImagesDir: filepath.Join(out, "images"),
 		Connector:   func(ctx context.Context, uri string) (domain.Manager, error) { return domainlibvirt.New(ctx, uri) },
 		Metrics:     o.Metrics,
 		MetricsAddr: o.MetricsAddr,

@@ -116,6 +116,9 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err != nil {
 		return c, fmt.Errorf("cluster: client: %w", err)
 	}
+	if cfg.Operator {
+		return c, c.upForOperator(ctx, cl)
+	}
 	log.Info("installing CRDs, the KubeVirt CR and virt-api's registration")
 	if err := install(ctx, cl, cfg, c.cp.Config().PKI()); err != nil {
 		return c, err

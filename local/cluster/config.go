@@ -33,7 +33,8 @@ type Config struct {
 	// references name it as localhost:PORT or 127.0.0.1:PORT. Port 0 picks
 	// a free one (Cluster.Registry tells which). Default 127.0.0.1:5000.
 	RegistryAddr string
-	// Nodes names the local nodes; default one, "local". Each gets a host
+	// Nodes names the local nodes; default one, "local" (none with
+	// Operator). Each gets a host
 	// bridge and a /24 of 10.88.0.0/16 of its own, distinct from every
 	// other address range on this machine (other virt-locals included) and
 	// kept in DataDir/networks.json while it stays free
@@ -85,6 +86,15 @@ type Config struct {
 	// in the cluster's /metrics. Not with KubeletNode, whose daemons are
 	// pods already.
 	Split bool
+	// Operator, with KubeletNode, leaves installing virtkit to
+	// virt-operator, as on any cluster: Up starts the registry, the control
+	// plane, the volume provisioner and the real node only (no local node,
+	// whose handlers would run in this process), pushes the built images
+	// and writes the operator's release manifest and a KubeVirt CR for
+	// this cluster (Cluster.OperatorManifests, and as files in
+	// OperatorManifestDir). Applying them installs virtkit; deleting the CR
+	// uninstalls it.
+	Operator bool
 	// Logger receives the cluster's progress as Info entries on Logger
 	// itself, which virt-local shows on the terminal, and each component's
 	// log on a named child of it (Logger.WithName), which virt-local keeps
@@ -106,6 +116,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Split && c.KubeletNode != "" {
 		return c, fmt.Errorf("cluster: Config.Split: not with Config.KubeletNode %q, whose daemons run as its pods", c.KubeletNode)
 	}
+	if c.Operator && (c.KubeletNode == "" || len(c.Nodes) > 0 || c.Split) {
+		return c, fmt.Errorf("cluster: Config.Operator: needs Config.KubeletNode and neither local nodes nor Config.Split: the operator installs the daemons as pods")
+	}
 	if c.KubeletNode != "" && (c.ContainerdBinDir == "" || c.ImagesDir == "") {
 		return c, fmt.Errorf("cluster: Config.KubeletNode %q: needs Config.ContainerdBinDir and Config.ImagesDir", c.KubeletNode)
 	}
@@ -118,7 +131,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.RegistryAddr == "" {
 		c.RegistryAddr = registry.DefaultAddr
 	}
-	if len(c.Nodes) == 0 {
+	if len(c.Nodes) == 0 && !c.Operator {
 		c.Nodes = []string{"local"}
 	}
 	seen := map[string]bool{c.KubeletNode: c.KubeletNode != ""}
@@ -146,6 +159,10 @@ func (c Config) withDefaults() (Config, error) {
 // CapabilitiesCacheDir is the libvirt capability cache every launcher of
 // the cluster shares (controllers.Config.LauncherCapabilitiesCache).
 func (c Config) CapabilitiesCacheDir() string { return filepath.Join(c.DataDir, "cache", "libvirt") }
+
+// OperatorManifestDir holds the release manifests of Config.Operator:
+// virtkit-operator.yaml and kubevirt-cr.yaml.
+func (c Config) OperatorManifestDir() string { return filepath.Join(c.DataDir, "deploy") }
 
 // DaemonLogDir holds the log of each daemon process of split mode,
 // <name>.log.

@@ -215,8 +215,9 @@ func podsGone(ctx context.Context, cl client.Client, app string) bool {
 	}
 }
 
-// removeDeployments deletes virt-controller's and virt-api's Deployments
-// and waits, up to 90 s, until their pods are gone: first, so that no
+// removeDeployments deletes virt-operator's Deployment (if virtkit was
+// installed with it), then virt-controller's and virt-api's, and waits,
+// up to 90 s each time, until their pods are gone: first, so that no
 // controller restarts what Down stops, and so that the real node's drain
 // does not see them come back.
 func (c *Cluster) removeDeployments(ctx context.Context) error {
@@ -225,18 +226,20 @@ func (c *Cluster) removeDeployments(ctx context.Context) error {
 		return err
 	}
 	var errs []error
-	for _, name := range []string{deploy.ControllerName, deploy.APIName} {
-		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name}}
-		if err := cl.Delete(ctx, d, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("cluster: deleting %s's Deployment: %w", name, err))
+	for _, names := range [][]string{{deploy.OperatorName}, {deploy.ControllerName, deploy.APIName}} {
+		for _, name := range names {
+			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name}}
+			if err := cl.Delete(ctx, d, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("cluster: deleting %s's Deployment: %w", name, err))
+			}
 		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	for _, name := range []string{deploy.ControllerName, deploy.APIName} {
-		if !podsGone(ctx, cl, name) {
-			errs = append(errs, fmt.Errorf("cluster: %s's pods not gone within 90 s: %s", name, podStates(context.WithoutCancel(ctx), cl, name)))
+		wait, cancel := context.WithTimeout(ctx, 90*time.Second)
+		for _, name := range names {
+			if !podsGone(wait, cl, name) {
+				errs = append(errs, fmt.Errorf("cluster: %s's pods not gone within 90 s: %s", name, podStates(ctx, cl, name)))
+			}
 		}
+		cancel()
 	}
 	return errors.Join(errs...)
 }

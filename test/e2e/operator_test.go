@@ -1,0 +1,254 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	"gotest.tools/v3/assert"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/virtkit/virtkit/deploy"
+	"github.com/virtkit/virtkit/internal/localcluster"
+	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/local/cluster"
+	"github.com/virtkit/virtkit/operator"
+)
+
+// virtkit installed on virt-local's real node as a cluster operator
+// installs KubeVirt: the operator's release manifest, then a KubeVirt CR,
+// both as files applied as `kubectl apply -f` would. The CR reaches
+// Deployed and Available with the daemons as pods from the built images;
+// the example VM runs in a launcher container and its console answers
+// through the aggregated API; a deleted DaemonSet and ClusterRole come
+// back, and the guest's console answers again through the new handler;
+// the uninstall is refused while the VM exists and, once it is deleted,
+// leaves nothing of virtkit (CRDs, webhooks, APIService, RBAC, node
+// labels, pods) but the operator's manifest, whose deletion takes the
+// rest; Down then finds the host as it was.
+func TestOperatorOnRealNode(t *testing.T) {
+	testenv.Integration(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+	real := nodeName("op")
+	repo, err := testenv.RepoRoot()
+	assert.NilError(t, err)
+	c, err := localcluster.Start(ctx, localcluster.Options{Repo: repo, KubeletNode: real, Operator: true, DataPrefix: "vko-",
+		Logger: testr.NewWithOptions(t, testr.Options{Verbosity: 0})})
+	assert.NilError(t, err)
+	stopped := false
+	defer func() {
+		if !stopped {
+			assert.NilError(t, c.Stop(context.Background()))
+		}
+	}()
+	w := worldOf(t, c)
+	dir := c.Config().OperatorManifestDir()
+
+	// Nothing of virtkit before the manifests.
+	err = w.c.Get(ctx, client.ObjectKey{Name: "virtualmachines.kubevirt.io"}, &apiextensionsv1.CustomResourceDefinition{})
+	assert.Assert(t, apierrors.IsNotFound(err), "a virtkit CRD before the install: %v", err)
+
+	operatorObjs := applyManifest(ctx, t, w, filepath.Join(dir, cluster.OperatorManifestFile))
+	// As `kubectl wait crd kubevirts.kubevirt.io --for condition=Established`.
+	eventually(ctx, t, "the KubeVirt CRD established", func() (bool, string) {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := w.c.Get(ctx, client.ObjectKey{Name: "kubevirts.kubevirt.io"}, crd); err != nil {
+			return false, err.Error()
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%+v", crd.Status.Conditions)
+	})
+	applyManifest(ctx, t, w, filepath.Join(dir, cluster.KubeVirtCRFile))
+	key := client.ObjectKey{Namespace: cluster.Namespace, Name: "kubevirt"}
+	eventually(ctx, t, "the KubeVirt CR Deployed and Available", func() (bool, string) {
+		kv := &virtv1.KubeVirt{}
+		if err := w.c.Get(ctx, key, kv); err != nil {
+			return false, err.Error()
+		}
+		for _, cond := range kv.Status.Conditions {
+			if cond.Type == virtv1.KubeVirtConditionAvailable && cond.Status == corev1.ConditionTrue && kv.Status.Phase == virtv1.KubeVirtPhaseDeployed {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("phase %s, conditions %+v; pods: %s", kv.Status.Phase, kv.Status.Conditions, namespacePods(ctx, t, w))
+	})
+	for _, name := range []string{deploy.OperatorName, deploy.HandlerName, deploy.APIName, deploy.ControllerName} {
+		var pods corev1.PodList
+		must(t, w.c.List(ctx, &pods, client.InNamespace(cluster.Namespace), client.MatchingLabels{virtv1.AppLabel: name}))
+		assert.Equal(t, len(pods.Items), 1, "%s pods: %s", name, namespacePods(ctx, t, w))
+		p := pods.Items[0]
+		assert.Equal(t, p.Spec.NodeName, real)
+		assert.Equal(t, p.Spec.Containers[0].Image, c.Registry()+"/virtkit/"+name+":"+cluster.ImageTag)
+		assert.Assert(t, containerOf(p), "%s pod %s: %+v", name, p.Name, p.Status.ContainerStatuses)
+	}
+
+	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	must(t, w.c.Create(ctx, vm))
+	vmi := w.waitRunning(ctx, t, vm)
+	assert.Equal(t, vmi.Status.NodeName, real)
+	w.consoleShows(ctx, t, vmi, "VIRTKIT-HEARTBEAT")
+
+	// Drift: the handler's DaemonSet and its ClusterRole deleted come back,
+	// and the new handler serves the running guest's console.
+	ds := &appsv1.DaemonSet{}
+	must(t, w.c.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: deploy.HandlerName}, ds))
+	must(t, w.c.Delete(ctx, ds))
+	must(t, w.c.Delete(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: deploy.HandlerName}}))
+	eventually(ctx, t, "virt-handler's DaemonSet and ClusterRole back, its pod ready", func() (bool, string) {
+		back := &appsv1.DaemonSet{}
+		if err := w.c.Get(ctx, client.ObjectKeyFromObject(ds), back); err != nil {
+			return false, err.Error()
+		}
+		if err := w.c.Get(ctx, client.ObjectKey{Name: deploy.HandlerName}, &rbacv1.ClusterRole{}); err != nil {
+			return false, "ClusterRole: " + err.Error()
+		}
+		return back.UID != ds.UID && operator.DaemonSetReady(back), fmt.Sprintf("DaemonSet %s, status %+v", back.UID, back.Status)
+	})
+	w.consoleShows(ctx, t, vmi, "VIRTKIT-HEARTBEAT")
+
+	// The uninstall is refused while the VM runs, then completes.
+	kv := &virtv1.KubeVirt{}
+	must(t, w.c.Get(ctx, key, kv))
+	err = w.c.Delete(ctx, kv)
+	assert.ErrorContains(t, err, `admission webhook "`+operator.DeleteWebhookName+`" denied the request: `+
+		"Rejecting the uninstall request, since there are still Virtual Machine Instances present.")
+	w.deleteVM(ctx, t, vm)
+	must(t, w.c.Delete(ctx, kv))
+	eventually(ctx, t, "the KubeVirt CR gone", func() (bool, string) {
+		err := w.c.Get(ctx, key, kv)
+		return apierrors.IsNotFound(err), fmt.Sprintf("%v: phase %s, conditions %+v", err, kv.Status.Phase, kv.Status.Conditions)
+	})
+	assert.DeepEqual(t, virtkitLeft(ctx, t, w, real), []string(nil))
+	var pods corev1.PodList
+	must(t, w.c.List(ctx, &pods, client.InNamespace(cluster.Namespace)))
+	for _, p := range pods.Items {
+		assert.Equal(t, p.Labels[virtv1.AppLabel], deploy.OperatorName, "pod %s after the uninstall", p.Name)
+	}
+
+	// Deleting the operator's manifest takes the rest.
+	for _, o := range slices.Backward(operatorObjs) {
+		if err := w.c.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	eventually(ctx, t, "the namespace and the KubeVirt CRD gone", func() (bool, string) {
+		nsErr := w.c.Get(ctx, client.ObjectKey{Name: cluster.Namespace}, &corev1.Namespace{})
+		crdErr := w.c.Get(ctx, client.ObjectKey{Name: "kubevirts.kubevirt.io"}, &apiextensionsv1.CustomResourceDefinition{})
+		return apierrors.IsNotFound(nsErr) && apierrors.IsNotFound(crdErr), fmt.Sprintf("namespace: %v, CRD: %v", nsErr, crdErr)
+	})
+
+	// Down fails unless the real node found the host as it recorded it.
+	assert.NilError(t, c.Stop(ctx))
+	stopped = true
+}
+
+// applyManifest creates every object of the YAML manifest at path, in
+// order, as `kubectl apply -f` does on a fresh cluster, and returns them.
+func applyManifest(ctx context.Context, t *testing.T, w *world, path string) []client.Object {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	must(t, err)
+	var objs []client.Object
+	for _, doc := range bytes.Split(b, []byte("---\n")) {
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		must(t, yaml.Unmarshal(doc, &u.Object))
+		must(t, w.c.Create(ctx, u))
+		objs = append(objs, u)
+	}
+	return objs
+}
+
+// virtkitLeft names what of virtkit is left in the cluster besides the
+// operator's manifest: CRDs but the KubeVirt CRD, webhook configurations,
+// the APIService, objects the operator marked, and kubevirt.io labels and
+// annotations on node.
+func virtkitLeft(ctx context.Context, t *testing.T, w *world, node string) []string {
+	t.Helper()
+	var left []string
+	crds := &apiextensionsv1.CustomResourceDefinitionList{}
+	must(t, w.c.List(ctx, crds))
+	for _, c := range crds.Items {
+		if strings.Contains(c.Spec.Group, "kubevirt.io") && c.Name != "kubevirts.kubevirt.io" {
+			left = append(left, "CRD "+c.Name)
+		}
+	}
+	vwcs := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
+	must(t, w.c.List(ctx, vwcs))
+	for _, v := range vwcs.Items {
+		left = append(left, "ValidatingWebhookConfiguration "+v.Name)
+	}
+	mwcs := &admissionregistrationv1.MutatingWebhookConfigurationList{}
+	must(t, w.c.List(ctx, mwcs))
+	for _, m := range mwcs.Items {
+		left = append(left, "MutatingWebhookConfiguration "+m.Name)
+	}
+	apiService := &unstructured.Unstructured{}
+	apiService.SetAPIVersion("apiregistration.k8s.io/v1")
+	apiService.SetKind("APIService")
+	if err := w.c.Get(ctx, client.ObjectKey{Name: "v1.subresources.kubevirt.io"}, apiService); !apierrors.IsNotFound(err) {
+		left = append(left, fmt.Sprintf("APIService v1.subresources.kubevirt.io (%v)", err))
+	}
+	marked := client.MatchingLabels{operator.ManagedByLabel: operator.ManagedByValue}
+	for _, gvk := range []schema.GroupVersionKind{rbacv1.SchemeGroupVersion.WithKind("ClusterRoleList"),
+		rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBindingList"), corev1.SchemeGroupVersion.WithKind("ServiceList"),
+		corev1.SchemeGroupVersion.WithKind("SecretList"), corev1.SchemeGroupVersion.WithKind("ServiceAccountList"),
+		corev1.SchemeGroupVersion.WithKind("ConfigMapList"), appsv1.SchemeGroupVersion.WithKind("DeploymentList"),
+		appsv1.SchemeGroupVersion.WithKind("DaemonSetList")} {
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(gvk)
+		must(t, w.c.List(ctx, l, marked))
+		for _, o := range l.Items {
+			left = append(left, strings.TrimSuffix(gvk.Kind, "List")+" "+client.ObjectKeyFromObject(&o).String())
+		}
+	}
+	n := &corev1.Node{}
+	must(t, w.c.Get(ctx, client.ObjectKey{Name: node}, n))
+	for _, m := range []map[string]string{n.Labels, n.Annotations} {
+		for k := range m {
+			if prefix, _, ok := strings.Cut(k, "/"); ok && strings.HasSuffix(prefix, "kubevirt.io") {
+				left = append(left, "node "+node+": "+k)
+			}
+		}
+	}
+	return left
+}
+
+// namespacePods describes the pods of virtkit's namespace, for messages.
+func namespacePods(ctx context.Context, t *testing.T, w *world) string {
+	t.Helper()
+	var pods corev1.PodList
+	if err := w.c.List(ctx, &pods, client.InNamespace(cluster.Namespace)); err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, p := range pods.Items {
+		out = append(out, fmt.Sprintf("%s %s %+v", p.Name, p.Status.Phase, p.Status.ContainerStatuses))
+	}
+	return strings.Join(out, "; ")
+}
