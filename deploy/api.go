@@ -183,12 +183,20 @@ func apiPod(a API) corev1.PodSpec {
 // deployment is the workload's Deployment of spec, replicas pods large,
 // replaced one pod at a time.
 func (w workload) deployment(replicas int32, spec corev1.PodSpec) *appsv1.Deployment {
-	return &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: w.meta(true),
+	d := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: w.meta(true),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{virtv1.AppLabel: w.name}},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: w.podLabels()}, Spec: w.podSpec(spec)},
 		}}
+	if w.apiServer != "" {
+		// On the host's network a new pod cannot start beside the one it
+		// replaces (they share the ports): a rollout stops one first.
+		zero, one := intstr.FromInt32(0), intstr.FromInt32(1)
+		d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+			RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &zero, MaxUnavailable: &one}}
+	}
+	return d
 }
 
 // disruptionBudget keeps one of the workload's pods running through a
