@@ -245,15 +245,18 @@ func (r *Reconciler) notReady(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// DeploymentReady reports whether d's controller has seen its latest
-// spec, every replica runs it, and one is available.
+// DeploymentReady reports whether d's rollout is done: its controller has
+// seen its latest spec, every replica runs it, no pod of an earlier spec
+// is left, and one of the new is available. An old pod still serving
+// while the new one waits (for a node, or for the old one's port) is a
+// rollout in progress, not a ready Deployment.
 func DeploymentReady(d *appsv1.Deployment) bool {
 	want := int32(1)
 	if d.Spec.Replicas != nil {
 		want = *d.Spec.Replicas
 	}
 	s := d.Status
-	return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas >= want && s.AvailableReplicas >= 1
+	return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas >= want && s.Replicas == s.UpdatedReplicas && s.AvailableReplicas >= 1
 }
 
 // DaemonSetReady reports whether ds's controller has seen its latest spec

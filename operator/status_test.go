@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -133,6 +134,30 @@ func TestStatusConditionTimes(t *testing.T) {
 	for _, c := range ready.Conditions {
 		if c.Type == virtv1.KubeVirtConditionAvailable && (!c.LastTransitionTime.Equal(&t1) || !c.LastProbeTime.Equal(&t1)) {
 			t.Errorf("changed Available: probe %v transition %v, want %v", c.LastProbeTime, c.LastTransitionTime, t1)
+		}
+	}
+}
+
+// A Deployment is ready once its rollout is done, as kubectl rollout
+// status says: an old pod that still serves while the new one waits does
+// not make it ready.
+func TestDeploymentReady(t *testing.T) {
+	two := int32(2)
+	for _, tc := range []struct {
+		name   string
+		status appsv1.DeploymentStatus
+		want   bool
+	}{
+		{"rolled out", appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}, true},
+		{"one of two available", appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 2, UpdatedReplicas: 2, AvailableReplicas: 1}, true},
+		{"spec not seen", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, AvailableReplicas: 2}, false},
+		{"new pods pending beside the old", appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 4, UpdatedReplicas: 2, AvailableReplicas: 2}, false},
+		{"old pod gone, new not available", appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 2, UpdatedReplicas: 2}, false},
+		{"not all updated", appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 2, UpdatedReplicas: 1, AvailableReplicas: 2}, false},
+	} {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: 3}, Spec: appsv1.DeploymentSpec{Replicas: &two}, Status: tc.status}
+		if got := operator.DeploymentReady(d); got != tc.want {
+			t.Errorf("%s: DeploymentReady = %t, want %t", tc.name, got, tc.want)
 		}
 	}
 }
