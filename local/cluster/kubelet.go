@@ -45,12 +45,17 @@ func (c *Cluster) startKubeletNode(ctx context.Context, nets *networks) (*kubele
 // pushBuilt pushes image NAME:ImageTag of ImagesDir to the cluster's
 // registry as REGISTRY/virtkit/NAME:ImageTag and returns that reference.
 func (c *Cluster) pushBuilt(ctx context.Context, name string) (string, error) {
-	ref := name + ":" + ImageTag
-	img, err := images.FromLayout(c.cfg.ImagesDir, ref)
+	return c.pushBuiltAs(ctx, name, ImageTag)
+}
+
+// pushBuiltAs pushes image NAME:ImageTag of ImagesDir as
+// REGISTRY/virtkit/NAME:tag and returns that reference.
+func (c *Cluster) pushBuiltAs(ctx context.Context, name, tag string) (string, error) {
+	img, err := images.FromLayout(c.cfg.ImagesDir, name+":"+ImageTag)
 	if err != nil {
 		return "", fmt.Errorf("cluster: %w (make images)", err)
 	}
-	target := c.Registry() + "/virtkit/" + ref
+	target := c.Registry() + "/virtkit/" + name + ":" + tag
 	if _, _, err := registry.Push(ctx, target, img); err != nil {
 		return "", err
 	}

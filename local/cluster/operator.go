@@ -44,10 +44,8 @@ func (c *Cluster) upForOperator(ctx context.Context, cl client.Client) error {
 	if c.real, err = c.startKubeletNode(ctx, newNetworks(cfg.DataDir)); err != nil {
 		return err
 	}
-	for _, name := range []string{deploy.OperatorName, deploy.APIName, deploy.ControllerName, deploy.HandlerName, operator.ImageLauncher} {
-		if _, err := c.pushBuilt(ctx, name); err != nil {
-			return err
-		}
+	if err := c.PushImages(ctx, ImageTag); err != nil {
+		return err
 	}
 	objs, kv, err := c.OperatorManifests()
 	if err != nil {
@@ -106,4 +104,18 @@ func (c *Cluster) OperatorManifests() ([]client.Object, *virtv1.KubeVirt, error)
 				// This machine may have no usable /dev/kvm; emulation is chosen, never probed.
 				DeveloperConfiguration: &virtv1.DeveloperConfiguration{UseEmulation: true}}}}
 	return objs, kv, nil
+}
+
+// PushImages pushes the images the operator installs from (virt-operator,
+// virt-api, virt-controller, virt-handler, virt-launcher) to the cluster's
+// registry as REGISTRY/virtkit/NAME:tag, from ImagesDir's NAME:ImageTag.
+// Up pushes them as ImageTag; under another tag they are a version to
+// upgrade to (spec.imageTag of the KubeVirt CR).
+func (c *Cluster) PushImages(ctx context.Context, tag string) error {
+	for _, name := range []string{deploy.OperatorName, deploy.APIName, deploy.ControllerName, deploy.HandlerName, operator.ImageLauncher} {
+		if _, err := c.pushBuiltAs(ctx, name, tag); err != nil {
+			return err
+		}
+	}
+	return nil
 }

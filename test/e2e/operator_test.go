@@ -39,8 +39,10 @@ import (
 // Deployed and Available with the daemons as pods from the built images;
 // the example VM runs in a launcher container and its console answers
 // through the aggregated API; a deleted DaemonSet and ClusterRole come
-// back, and the guest's console answers again through the new handler;
-// the uninstall is refused while the VM exists and, once it is deleted,
+// back, and the guest's console answers again through the new handler; an
+// upgrade to another image tag rolls the daemons while the CR stays
+// Available and the guest beats, and the workload updater then moves the
+// VM onto a launcher of the new version; the uninstall is refused while the VM exists and, once it is deleted,
 // leaves nothing of virtkit (CRDs, webhooks, APIService, RBAC, node
 // labels, pods) but the operator's manifest, whose deletion takes the
 // rest; Down then finds the host as it was.
@@ -83,18 +85,7 @@ func TestOperatorOnRealNode(t *testing.T) {
 	})
 	applyManifest(ctx, t, w, filepath.Join(dir, cluster.KubeVirtCRFile))
 	key := client.ObjectKey{Namespace: cluster.Namespace, Name: "kubevirt"}
-	eventually(ctx, t, "the KubeVirt CR Deployed and Available", func() (bool, string) {
-		kv := &virtv1.KubeVirt{}
-		if err := w.c.Get(ctx, key, kv); err != nil {
-			return false, err.Error()
-		}
-		for _, cond := range kv.Status.Conditions {
-			if cond.Type == virtv1.KubeVirtConditionAvailable && cond.Status == corev1.ConditionTrue && kv.Status.Phase == virtv1.KubeVirtPhaseDeployed {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("phase %s, conditions %+v; pods: %s", kv.Status.Phase, kv.Status.Conditions, namespacePods(ctx, t, w))
-	})
+	waitAvailable(ctx, t, w, key)
 	for _, name := range []string{deploy.OperatorName, deploy.HandlerName, deploy.APIName, deploy.ControllerName} {
 		var pods corev1.PodList
 		must(t, w.c.List(ctx, &pods, client.InNamespace(cluster.Namespace), client.MatchingLabels{virtv1.AppLabel: name}))
@@ -128,9 +119,72 @@ func TestOperatorOnRealNode(t *testing.T) {
 		return back.UID != ds.UID && operator.DaemonSetReady(back), fmt.Sprintf("DaemonSet %s, status %+v", back.UID, back.Status)
 	})
 	w.consoleShows(ctx, t, vmi, "VIRTKIT-HEARTBEAT")
+	waitAvailable(ctx, t, w, key)
+
+	// Upgrade: the CR asks for another tag (the same build pushed again
+	// under it). The daemons roll, a pod at a time; the CR stays Available
+	// and the guest beats throughout. The VMI is then counted outdated,
+	// until the workload updater, told to Evict, moves it onto a launcher
+	// of the new version (the VM starts it again there).
+	const newTag = "upgrade"
+	must(t, c.PushImages(ctx, newTag))
+	serial := w.serialLog(ctx, t, vmi)
+	beat, beatAt := lastHeartbeat(t, serial), time.Now()
+	kv := &virtv1.KubeVirt{}
+	must(t, w.c.Get(ctx, key, kv))
+	kv.Spec.ImageTag = newTag
+	must(t, w.c.Update(ctx, kv))
+	eventually(ctx, t, "the daemons rolled to "+newTag+" and the CR Available on it", func() (bool, string) {
+		if n := lastHeartbeat(t, serial); n > beat {
+			beat, beatAt = n, time.Now()
+		} else if time.Since(beatAt) > 20*time.Second {
+			t.Fatalf("the guest stopped beating during the upgrade at heartbeat %d", beat)
+		}
+		if err := w.c.Get(ctx, key, kv); err != nil {
+			return false, err.Error()
+		}
+		if c := kubeVirtCondition(kv, virtv1.KubeVirtConditionAvailable); c == nil || c.Status != corev1.ConditionTrue {
+			t.Fatalf("the CR not Available during the upgrade: %+v", kv.Status.Conditions)
+		}
+		if kv.Status.Phase != virtv1.KubeVirtPhaseDeployed || kv.Status.ObservedKubeVirtVersion != newTag {
+			return false, fmt.Sprintf("phase %s, observed %s; pods: %s", kv.Status.Phase, kv.Status.ObservedKubeVirtVersion, namespacePods(ctx, t, w))
+		}
+		for _, name := range []string{deploy.HandlerName, deploy.APIName, deploy.ControllerName} {
+			var pods corev1.PodList
+			must(t, w.c.List(ctx, &pods, client.InNamespace(cluster.Namespace), client.MatchingLabels{virtv1.AppLabel: name}))
+			if len(pods.Items) != 1 || pods.Items[0].Spec.Containers[0].Image != c.Registry()+"/virtkit/"+name+":"+newTag || !containerOf(pods.Items[0]) {
+				return false, name + " pods: " + namespacePods(ctx, t, w)
+			}
+		}
+		return true, ""
+	})
+	eventually(ctx, t, "the VMI counted outdated", func() (bool, string) {
+		must(t, w.c.Get(ctx, key, kv))
+		n := kv.Status.OutdatedVirtualMachineInstanceWorkloads
+		return n != nil && *n == 1, fmt.Sprint(n)
+	})
+	kv.Spec.WorkloadUpdateStrategy.WorkloadUpdateMethods = []virtv1.WorkloadUpdateMethod{virtv1.WorkloadUpdateMethodEvict}
+	must(t, w.c.Update(ctx, kv))
+	newLauncher := c.Registry() + "/virtkit/" + operator.ImageLauncher + ":" + newTag
+	eventually(ctx, t, "the VM's VMI running on a launcher of "+newTag, func() (bool, string) {
+		v := &virtv1.VirtualMachineInstance{}
+		if err := w.c.Get(ctx, client.ObjectKeyFromObject(vm), v); err != nil {
+			return false, err.Error()
+		}
+		ok := v.UID != vmi.UID && v.Status.Phase == virtv1.Running && v.Status.LauncherContainerImageVersion == newLauncher
+		if ok {
+			vmi = v
+		}
+		return ok, fmt.Sprintf("VMI %s %s on launcher %s", v.UID, v.Status.Phase, v.Status.LauncherContainerImageVersion)
+	})
+	eventually(ctx, t, "nothing counted outdated", func() (bool, string) {
+		must(t, w.c.Get(ctx, key, kv))
+		n := kv.Status.OutdatedVirtualMachineInstanceWorkloads
+		return n != nil && *n == 0, fmt.Sprint(n)
+	})
+	w.consoleShows(ctx, t, vmi, "VIRTKIT-HEARTBEAT")
 
 	// The uninstall is refused while the VM runs, then completes.
-	kv := &virtv1.KubeVirt{}
 	must(t, w.c.Get(ctx, key, kv))
 	err = w.c.Delete(ctx, kv)
 	assert.ErrorContains(t, err, `admission webhook "`+operator.DeleteWebhookName+`" denied the request: `+
@@ -237,6 +291,32 @@ func virtkitLeft(ctx context.Context, t *testing.T, w *world, node string) []str
 		}
 	}
 	return left
+}
+
+// waitAvailable waits until the KubeVirt CR key is Deployed and Available.
+func waitAvailable(ctx context.Context, t *testing.T, w *world, key client.ObjectKey) {
+	t.Helper()
+	eventually(ctx, t, "the KubeVirt CR Deployed and Available", func() (bool, string) {
+		kv := &virtv1.KubeVirt{}
+		if err := w.c.Get(ctx, key, kv); err != nil {
+			return false, err.Error()
+		}
+		if c := kubeVirtCondition(kv, virtv1.KubeVirtConditionAvailable); c != nil && c.Status == corev1.ConditionTrue &&
+			kv.Status.Phase == virtv1.KubeVirtPhaseDeployed {
+			return true, ""
+		}
+		return false, fmt.Sprintf("phase %s, conditions %+v; pods: %s", kv.Status.Phase, kv.Status.Conditions, namespacePods(ctx, t, w))
+	})
+}
+
+// kubeVirtCondition is kv's condition of type ct, or nil.
+func kubeVirtCondition(kv *virtv1.KubeVirt, ct virtv1.KubeVirtConditionType) *virtv1.KubeVirtCondition {
+	for i := range kv.Status.Conditions {
+		if kv.Status.Conditions[i].Type == ct {
+			return &kv.Status.Conditions[i]
+		}
+	}
+	return nil
 }
 
 // namespacePods describes the pods of virtkit's namespace, for messages.
