@@ -20,7 +20,7 @@ NESTED_MODULES := hack/bench
 # API groups whose CRDs deploy/crds serves (see hack/crdgen).
 CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1
 
-.PHONY: run stop boot-guest test test-short fuzz chaos deps kube-bins cni-bins containerd-bins guest images images-push manifests tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node
+.PHONY: run stop boot-guest test test-short fuzz chaos deps kube-bins cni-bins containerd-bins guest images images-push manifests tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node bench-install
 
 ## run: start virt-local (a real single-machine Kubernetes with virtkit), boot examples/manifests/vm-tiny.yaml, show its console
 run: deps kube-bins cni-bins guest daemons
@@ -156,6 +156,10 @@ bench-migration: deps kube-bins cni-bins guest daemons
 RUNS_REAL ?= 5
 bench-real-node: deps kube-bins cni-bins containerd-bins guest daemons images
 	cd hack/bench && go run ./realnode -repo $(CURDIR) -runs $(RUNS_REAL)
+
+## bench-install: install and upgrade virtkit through virt-operator on virt-local's real node, one VM running through the upgrade; the idle operator's memory and CPU
+bench-install: deps kube-bins cni-bins containerd-bins guest daemons images
+	cd hack/bench && go run ./install -repo $(CURDIR)
 
 clean:
 	rm -rf $(OUT)/run $(OUT)/crd-raw $(OUT)/crd-check
