@@ -97,7 +97,7 @@ func run(ctx context.Context, o options) (_ summary, err error) {
 	if err := deploy.Apply(ctx, cl, objs...); err != nil {
 		return summary{}, err
 	}
-	if err := wait(ctx, "the KubeVirt CRD established and virt-operator ready", func() (bool, error) {
+	if err := benchkit.Wait(ctx, "the KubeVirt CRD established and virt-operator ready", pollEvery, func() (bool, error) {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := cl.Get(ctx, client.ObjectKey{Name: "kubevirts.kubevirt.io"}, crd); err != nil {
 			return false, client.IgnoreNotFound(err)
@@ -126,7 +126,7 @@ func run(ctx context.Context, o options) (_ summary, err error) {
 	if err := cl.Create(ctx, vmi); err != nil {
 		return summary{}, err
 	}
-	if err := wait(ctx, "the VMI Running", func() (bool, error) {
+	if err := benchkit.Wait(ctx, "the VMI Running", pollEvery, func() (bool, error) {
 		if err := cl.Get(ctx, client.ObjectKeyFromObject(vmi), vmi); err != nil {
 			return false, err
 		}
@@ -173,7 +173,7 @@ func run(ctx context.Context, o options) (_ summary, err error) {
 // waitAvailable waits until the CR key is Deployed and Available with
 // version tag observed.
 func waitAvailable(ctx context.Context, cl client.Client, key client.ObjectKey, tag string) error {
-	return wait(ctx, "the KubeVirt CR Available on "+tag, func() (bool, error) {
+	return benchkit.Wait(ctx, "the KubeVirt CR Available on "+tag, pollEvery, func() (bool, error) {
 		kv := &virtv1.KubeVirt{}
 		if err := cl.Get(ctx, key, kv); err != nil {
 			return false, err
@@ -237,20 +237,5 @@ func cpuSeconds(pid int) float64 {
 // Go supports.
 const clockTicks = 100
 
-// wait polls cond every 100 ms until it holds, fails, or ctx ends.
-func wait(ctx context.Context, what string, cond func() (bool, error)) error {
-	for {
-		ok, err := cond()
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %w", what, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
+// pollEvery is how often a wait looks again.
+const pollEvery = 100 * time.Millisecond

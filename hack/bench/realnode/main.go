@@ -165,7 +165,7 @@ func createToRunning(ctx context.Context, c *localcluster.Cluster, node, name st
 	}
 	defer func() {
 		_ = c.Client.Delete(context.WithoutCancel(ctx), vmi)
-		_ = wait(ctx, "VMI "+vmi.Name+" and its pod gone", func() (bool, error) {
+		_ = benchkit.Wait(ctx, "VMI "+vmi.Name+" and its pod gone", pollEvery, func() (bool, error) {
 			var pods corev1.PodList
 			if err := c.Client.List(ctx, &pods, client.MatchingLabels{virtv1.CreatedByLabel: string(vmi.UID)}); err != nil {
 				return false, err
@@ -175,7 +175,7 @@ func createToRunning(ctx context.Context, c *localcluster.Cluster, node, name st
 		})
 	}()
 	var took float64
-	err := wait(ctx, "VMI "+vmi.Name+" Running on "+node, func() (bool, error) {
+	err := benchkit.Wait(ctx, "VMI "+vmi.Name+" Running on "+node, pollEvery, func() (bool, error) {
 		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(vmi), vmi); err != nil {
 			return false, err
 		}
@@ -192,24 +192,6 @@ func createToRunning(ctx context.Context, c *localcluster.Cluster, node, name st
 		while(vmi)
 	}
 	return took, nil
-}
-
-// wait polls cond every 20 ms until it holds, fails, or ctx ends.
-func wait(ctx context.Context, what string, cond func() (bool, error)) error {
-	for {
-		ok, err := cond()
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %w", what, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // vmOverhead is the resident memory of what runs a VM beyond its QEMU:
@@ -281,3 +263,6 @@ func median(xs []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
+
+// pollEvery is how often a wait looks again.
+const pollEvery = 20 * time.Millisecond
