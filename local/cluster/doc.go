@@ -23,6 +23,12 @@
 // ([Cluster.Daemons] tells their PIDs), so that a test can kill one alone;
 // the chaos suite of test/e2e does.
 //
+// With Config.Operator (and Config.KubeletNode), it installs nothing of
+// virtkit and starts no local node: it pushes the built images and writes
+// virt-operator's release manifest and a KubeVirt CR for the cluster
+// ([Cluster.OperatorManifests]), which install virtkit on the real node
+// once applied, as on any cluster.
+//
 // It owns the order of that start and stop and where each part keeps its
 // state under Config.DataDir. It does not link libvirt: the handlers'
 // libvirt connector is given (daemons/virt-local passes
