@@ -16,12 +16,14 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -39,7 +41,9 @@ import (
 // Deployed and Available with the daemons as pods from the built images;
 // the example VM runs in a launcher container and its console answers
 // through the aggregated API; a deleted DaemonSet and ClusterRole come
-// back, and the guest's console answers again through the new handler; an
+// back, and the guest's console answers again through the new handler; a
+// feature gate and the cluster's eviction strategy changed in the CR act
+// in virt-api with no daemon restarted; an
 // upgrade to another image tag rolls the daemons while the CR stays
 // Available and the guest beats, and the workload updater then moves the
 // VM onto a launcher of the new version; the uninstall is refused while the VM exists and, once it is deleted,
@@ -102,6 +106,40 @@ func TestOperatorOnRealNode(t *testing.T) {
 	assert.Equal(t, vmi.Status.NodeName, real)
 	w.consoleShows(ctx, t, vmi, "VIRTKIT-HEARTBEAT")
 
+	// Live configuration: a feature gate and the cluster's eviction strategy
+	// changed in the CR take effect in the daemons that read them (virt-api's
+	// admission and its eviction webhook), with no daemon restarted.
+	before := daemonPods(ctx, t, w)
+	hostDisk := &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: vm.Namespace, Name: "host-disk"},
+		Spec: *vm.Spec.Template.Spec.DeepCopy()}
+	hostDisk.Spec.Volumes = append(hostDisk.Spec.Volumes, virtv1.Volume{Name: "host", VolumeSource: virtv1.VolumeSource{
+		HostDisk: &virtv1.HostDisk{Path: "/var/lib/virtkit-e2e/disk.img", Type: virtv1.HostDiskExists}}})
+	hostDisk.Spec.Domain.Devices.Disks = append(hostDisk.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "host"})
+	err = w.c.Create(ctx, hostDisk.DeepCopy(), client.DryRunAll)
+	assert.ErrorContains(t, err, "HostDisk feature gate is not enabled")
+	launcher := launcherPod(ctx, t, w, vmi)
+	assert.NilError(t, evictDryRun(ctx, w, launcher), "a dry-run eviction of the launcher under the default eviction strategy")
+	updateKubeVirt(ctx, t, w, key, func(kv *virtv1.KubeVirt) {
+		if kv.Spec.Configuration.DeveloperConfiguration == nil {
+			kv.Spec.Configuration.DeveloperConfiguration = &virtv1.DeveloperConfiguration{}
+		}
+		kv.Spec.Configuration.DeveloperConfiguration.FeatureGates = append(kv.Spec.Configuration.DeveloperConfiguration.FeatureGates, "HostDisk")
+		liveMigrate := virtv1.EvictionStrategyLiveMigrate
+		kv.Spec.Configuration.EvictionStrategy = &liveMigrate
+	})
+	eventually(ctx, t, "a hostDisk VMI admitted and the launcher's eviction refused", func() (bool, string) {
+		createErr := w.c.Create(ctx, hostDisk.DeepCopy(), client.DryRunAll)
+		evictErr := evictDryRun(ctx, w, launcher)
+		refused := apierrors.IsTooManyRequests(evictErr) && strings.Contains(evictErr.Error(), `admission webhook "pod-eviction.kubevirt.io"`)
+		return createErr == nil && refused, fmt.Sprintf("hostDisk VMI: %v; eviction: %v", createErr, evictErr)
+	})
+	updateKubeVirt(ctx, t, w, key, func(kv *virtv1.KubeVirt) { kv.Spec.Configuration.EvictionStrategy = nil })
+	eventually(ctx, t, "the launcher's eviction allowed again", func() (bool, string) {
+		err := evictDryRun(ctx, w, launcher)
+		return err == nil, fmt.Sprint(err)
+	})
+	assert.DeepEqual(t, daemonPods(ctx, t, w), before)
+
 	// Drift: the handler's DaemonSet and its ClusterRole deleted come back,
 	// and the new handler serves the running guest's console.
 	ds := &appsv1.DaemonSet{}
@@ -131,9 +169,7 @@ func TestOperatorOnRealNode(t *testing.T) {
 	serial := w.serialLog(ctx, t, vmi)
 	beat, beatAt := lastHeartbeat(t, serial), time.Now()
 	kv := &virtv1.KubeVirt{}
-	must(t, w.c.Get(ctx, key, kv))
-	kv.Spec.ImageTag = newTag
-	must(t, w.c.Update(ctx, kv))
+	updateKubeVirt(ctx, t, w, key, func(kv *virtv1.KubeVirt) { kv.Spec.ImageTag = newTag })
 	eventually(ctx, t, "the daemons rolled to "+newTag+" and the CR Available on it", func() (bool, string) {
 		if n := lastHeartbeat(t, serial); n > beat {
 			beat, beatAt = n, time.Now()
@@ -163,8 +199,9 @@ func TestOperatorOnRealNode(t *testing.T) {
 		n := kv.Status.OutdatedVirtualMachineInstanceWorkloads
 		return n != nil && *n == 1, fmt.Sprint(n)
 	})
-	kv.Spec.WorkloadUpdateStrategy.WorkloadUpdateMethods = []virtv1.WorkloadUpdateMethod{virtv1.WorkloadUpdateMethodEvict}
-	must(t, w.c.Update(ctx, kv))
+	updateKubeVirt(ctx, t, w, key, func(kv *virtv1.KubeVirt) {
+		kv.Spec.WorkloadUpdateStrategy.WorkloadUpdateMethods = []virtv1.WorkloadUpdateMethod{virtv1.WorkloadUpdateMethodEvict}
+	})
 	newLauncher := c.Registry() + "/virtkit/" + operator.ImageLauncher + ":" + newTag
 	eventually(ctx, t, "the VM's VMI running on a launcher of "+newTag, func() (bool, string) {
 		v := &virtv1.VirtualMachineInstance{}
@@ -291,6 +328,53 @@ func virtkitLeft(ctx context.Context, t *testing.T, w *world, node string) []str
 		}
 	}
 	return left
+}
+
+// daemonPods names each daemon's pods with their restart counts.
+func daemonPods(ctx context.Context, t *testing.T, w *world) map[string]int32 {
+	t.Helper()
+	var pods corev1.PodList
+	must(t, w.c.List(ctx, &pods, client.InNamespace(cluster.Namespace)))
+	out := map[string]int32{}
+	for _, p := range pods.Items {
+		var restarts int32
+		for _, s := range p.Status.ContainerStatuses {
+			restarts += s.RestartCount
+		}
+		out[p.Name+" "+string(p.UID)] = restarts
+	}
+	return out
+}
+
+// launcherPod is the launcher pod of vmi.
+func launcherPod(ctx context.Context, t *testing.T, w *world, vmi *virtv1.VirtualMachineInstance) *corev1.Pod {
+	t.Helper()
+	var pods corev1.PodList
+	must(t, w.c.List(ctx, &pods, client.InNamespace(vmi.Namespace), client.MatchingLabels{virtv1.CreatedByLabel: string(vmi.UID)}))
+	assert.Equal(t, len(pods.Items), 1, "launcher pods of %s", vmi.Name)
+	return &pods.Items[0]
+}
+
+// evictDryRun asks the apiserver to evict pod without doing it, as
+// `kubectl drain --dry-run=server` does.
+func evictDryRun(ctx context.Context, w *world, pod *corev1.Pod) error {
+	return w.c.SubResource("eviction").Create(ctx, pod, &policyv1.Eviction{
+		ObjectMeta:    metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name},
+		DeleteOptions: &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}}, client.DryRunAll)
+}
+
+// updateKubeVirt changes the KubeVirt CR key with change, again on a
+// conflict.
+func updateKubeVirt(ctx context.Context, t *testing.T, w *world, key client.ObjectKey, change func(*virtv1.KubeVirt)) {
+	t.Helper()
+	must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		kv := &virtv1.KubeVirt{}
+		if err := w.c.Get(ctx, key, kv); err != nil {
+			return err
+		}
+		change(kv)
+		return w.c.Update(ctx, kv)
+	}))
 }
 
 // waitAvailable waits until the KubeVirt CR key is Deployed and Available.
