@@ -1,5 +1,5 @@
 // Command manifests writes virtkit's release manifests, as KubeVirt
-// publishes kubevirt-operator.yaml and kubevirt-cr.yaml: the operator's
+// publishes kubevirt-operator.yaml and kubevirt-cr.yaml (deploy.WriteRelease): the operator's
 // (namespace, KubeVirt CRD, RBAC, Deployment) and a KubeVirt CR. `make
 // manifests` runs it into _output/deploy.
 //
@@ -10,11 +10,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/deploy"
 )
@@ -24,7 +22,7 @@ func main() {
 	tag := flag.String("tag", "devel", "tag of the images")
 	namespace := flag.String("namespace", "kubevirt", "namespace of the operator, the KubeVirt CR and the daemons")
 	apiServer := flag.String("apiserver", "", "host:port of the apiserver, for a cluster whose pods cannot reach the kubernetes Service (virt-local's real node)")
-	out := flag.String("out", "_output/deploy", "folder to write virtkit-operator.yaml and kubevirt-cr.yaml into")
+	out := flag.String("out", "_output/deploy", "folder to write "+deploy.OperatorManifestFile+" and "+deploy.KubeVirtCRFile+" into")
 	flag.Parse()
 	if err := run(*registry, *tag, *namespace, *apiServer, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "manifests:", err)
@@ -41,18 +39,12 @@ func run(registry, tag, namespace, apiServer, out string) error {
 	kv := &virtv1.KubeVirt{TypeMeta: metav1.TypeMeta{APIVersion: "kubevirt.io/v1", Kind: "KubeVirt"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "kubevirt"},
 		Spec:       virtv1.KubeVirtSpec{ImagePullPolicy: "IfNotPresent"}}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	paths, err := deploy.WriteRelease(out, objs, kv)
+	if err != nil {
 		return err
 	}
-	for file, objs := range map[string][]client.Object{"virtkit-operator.yaml": objs, "kubevirt-cr.yaml": {kv}} {
-		b, err := deploy.YAML(objs...)
-		if err != nil {
-			return fmt.Errorf("%s: %w", file, err)
-		}
-		if err := os.WriteFile(filepath.Join(out, file), b, 0o644); err != nil {
-			return err
-		}
-		fmt.Println(filepath.Join(out, file))
+	for _, p := range paths {
+		fmt.Println(p)
 	}
 	return nil
 }

@@ -161,7 +161,7 @@ func (c Config) withDefaults() (Config, error) {
 func (c Config) CapabilitiesCacheDir() string { return filepath.Join(c.DataDir, "cache", "libvirt") }
 
 // OperatorManifestDir holds the release manifests of Config.Operator:
-// virtkit-operator.yaml and kubevirt-cr.yaml.
+// deploy.OperatorManifestFile and deploy.KubeVirtCRFile (deploy.WriteRelease).
 func (c Config) OperatorManifestDir() string { return filepath.Join(c.DataDir, "deploy") }
 
 // DaemonLogDir holds the log of each daemon process of split mode,

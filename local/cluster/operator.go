@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,12 +12,6 @@ import (
 
 	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/operator"
-)
-
-// The release manifests of Config.Operator, in OperatorManifestDir.
-const (
-	OperatorManifestFile = "virtkit-operator.yaml"
-	KubeVirtCRFile       = "kubevirt-cr.yaml"
 )
 
 // upForOperator finishes Up with Config.Operator: the provisioner and the
@@ -51,24 +44,15 @@ func (c *Cluster) upForOperator(ctx context.Context, cl client.Client) error {
 	if err != nil {
 		return err
 	}
-	dir := cfg.OperatorManifestDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	paths, err := deploy.WriteRelease(cfg.OperatorManifestDir(), objs, kv)
+	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
-	}
-	for file, objs := range map[string][]client.Object{OperatorManifestFile: objs, KubeVirtCRFile: {kv}} {
-		b, err := deploy.YAML(objs...)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, file), b, 0o644); err != nil {
-			return fmt.Errorf("cluster: %w", err)
-		}
 	}
 	if err := c.serveMetrics(); err != nil {
 		return err
 	}
 	log.Info("up; virtkit is not installed: apply the operator's manifest, then the KubeVirt CR",
-		"kubeconfig", c.Kubeconfig(), "operator", filepath.Join(dir, OperatorManifestFile), "cr", filepath.Join(dir, KubeVirtCRFile),
+		"kubeconfig", c.Kubeconfig(), "operator", paths[0], "cr", paths[1],
 		"registry", c.Registry(), "kubeletNode", cfg.KubeletNode)
 	return nil
 }

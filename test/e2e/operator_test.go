@@ -73,7 +73,7 @@ func TestOperatorOnRealNode(t *testing.T) {
 	err = w.c.Get(ctx, client.ObjectKey{Name: "virtualmachines.kubevirt.io"}, &apiextensionsv1.CustomResourceDefinition{})
 	assert.Assert(t, apierrors.IsNotFound(err), "a virtkit CRD before the install: %v", err)
 
-	operatorObjs := applyManifest(ctx, t, w, filepath.Join(dir, cluster.OperatorManifestFile))
+	operatorObjs := applyManifest(ctx, t, w, filepath.Join(dir, deploy.OperatorManifestFile))
 	// As `kubectl wait crd kubevirts.kubevirt.io --for condition=Established`.
 	eventually(ctx, t, "the KubeVirt CRD established", func() (bool, string) {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
@@ -87,7 +87,7 @@ func TestOperatorOnRealNode(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%+v", crd.Status.Conditions)
 	})
-	applyManifest(ctx, t, w, filepath.Join(dir, cluster.KubeVirtCRFile))
+	applyManifest(ctx, t, w, filepath.Join(dir, deploy.KubeVirtCRFile))
 	key := client.ObjectKey{Namespace: cluster.Namespace, Name: "kubevirt"}
 	waitAvailable(ctx, t, w, key)
 	for _, name := range []string{deploy.OperatorName, deploy.HandlerName, deploy.APIName, deploy.ControllerName} {
