@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -87,6 +89,13 @@ func start(t *testing.T) client.Client {
 	return cl
 }
 
+// badRotation is a certificate rotation KubeVirt refuses: the CA renewed
+// before it was made.
+func badRotation() *virtv1.KubeVirtSelfSignConfiguration {
+	return &virtv1.KubeVirtSelfSignConfiguration{
+		CA: &virtv1.CertConfig{Duration: &metav1.Duration{Duration: 48 * time.Hour}, RenewBefore: &metav1.Duration{Duration: 72 * time.Hour}}}
+}
+
 func kubevirt(t *testing.T, cl client.Client, namespace string) *virtv1.KubeVirt {
 	t.Helper()
 	kv := &virtv1.KubeVirt{}
@@ -150,10 +159,10 @@ func ready(t *testing.T, cl client.Client) {
 	}
 }
 
-// One KubeVirt CR's life: installed with certificates and KubeVirt's
-// phases, kept in shape, a second CR and a blocked uninstall refused by
-// its webhooks, Degraded by an invalid setting, uninstalled once no VM is
-// left.
+// One KubeVirt CR's life: Degraded while created with an invalid setting,
+// then installed with certificates and KubeVirt's phases, kept in shape, a
+// second CR, an invalid change and a blocked uninstall refused by its
+// webhooks, uninstalled once no VM is left.
 func TestOperator(t *testing.T) {
 	cl := start(t)
 	ctx := testenv.Within(t, 2*time.Minute)
@@ -169,8 +178,24 @@ func TestOperator(t *testing.T) {
 
 	kv := &virtv1.KubeVirt{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kubevirt"}, Spec: virtv1.KubeVirtSpec{
 		ImageRegistry: "registry.test/virtkit", ImageTag: "v1",
-		UninstallStrategy: virtv1.KubeVirtUninstallStrategyBlockUninstallIfWorkloadsExist}}
+		UninstallStrategy:           virtv1.KubeVirtUninstallStrategyBlockUninstallIfWorkloadsExist,
+		CertificateRotationStrategy: virtv1.KubeVirtCertificateRotateStrategy{SelfSigned: badRotation()}}}
 	assert.NilError(t, cl.Create(ctx, kv))
+
+	t.Run("created invalid, it is Degraded naming the field, and nothing is installed", func(t *testing.T) {
+		testenv.Eventually(ctx, t, "the CR Degraded", func() (bool, string) {
+			return hasCondition(kubevirt(t, cl, ns), virtv1.KubeVirtConditionDegraded, corev1.ConditionTrue, operator.ReasonDeploymentFailed,
+				"spec.certificateRotateStrategy.selfSigned.ca.renewBefore")
+		})
+		err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "virt-api"}, &appsv1.Deployment{})
+		assert.Assert(t, apierrors.IsNotFound(err), "virt-api's Deployment: %v", err)
+		err = cl.Get(ctx, client.ObjectKey{Name: operator.WebhookConfigurationName}, &admissionregistrationv1.ValidatingWebhookConfiguration{})
+		assert.Assert(t, apierrors.IsNotFound(err), "the operator's webhooks: %v", err)
+		// Nothing installed, no webhook to refuse the fix.
+		kv := kubevirt(t, cl, ns)
+		kv.Spec.CertificateRotationStrategy.SelfSigned = nil
+		assert.NilError(t, cl.Update(ctx, kv))
+	})
 
 	t.Run("installs and reports Deploying", func(t *testing.T) {
 		testenv.Eventually(ctx, t, "the CR Created and Deploying", func() (bool, string) {
@@ -276,21 +301,26 @@ func TestOperator(t *testing.T) {
 		assert.Assert(t, kubevirt(t, cl, "other") == nil, "the refused CR exists")
 	})
 
-	t.Run("an invalid setting is Degraded, naming the field", func(t *testing.T) {
+	t.Run("an invalid change is refused, naming the field", func(t *testing.T) {
 		kv := kubevirt(t, cl, ns)
-		kv.Spec.CertificateRotationStrategy.SelfSigned = &virtv1.KubeVirtSelfSignConfiguration{
-			CA: &virtv1.CertConfig{Duration: &metav1.Duration{Duration: 48 * time.Hour}, RenewBefore: &metav1.Duration{Duration: 72 * time.Hour}}}
-		assert.NilError(t, cl.Update(ctx, kv))
-		testenv.Eventually(ctx, t, "the CR Degraded", func() (bool, string) {
-			return hasCondition(kubevirt(t, cl, ns), virtv1.KubeVirtConditionDegraded, corev1.ConditionTrue, operator.ReasonDeploymentFailed,
-				"spec.certificateRotateStrategy.selfSigned.ca.renewBefore")
-		})
+		kv.Spec.CertificateRotationStrategy.SelfSigned = badRotation()
+		kv.Spec.Configuration.AdditionalGuestMemoryOverheadRatio = ptr.To("0.5")
+		err := cl.Update(ctx, kv)
+		assert.Assert(t, apierrors.IsInvalid(err), "update: %v", err)
+		for _, want := range []string{`admission webhook "` + operator.UpdateWebhookName + `" denied the request: `,
+			"spec.certificateRotateStrategy.selfSigned.ca.renewBefore: Invalid value", "spec.configuration.additionalGuestMemoryOverheadRatio: Invalid value"} {
+			assert.ErrorContains(t, err, want)
+		}
+		var status apierrors.APIStatus
+		assert.Assert(t, errors.As(err, &status))
+		var fields []string
+		for _, c := range status.Status().Details.Causes {
+			fields = append(fields, c.Field)
+		}
+		assert.DeepEqual(t, fields, []string{"spec.certificateRotateStrategy.selfSigned.ca.renewBefore", "spec.configuration.additionalGuestMemoryOverheadRatio"})
 		kv = kubevirt(t, cl, ns)
-		kv.Spec.CertificateRotationStrategy.SelfSigned = nil
-		assert.NilError(t, cl.Update(ctx, kv))
-		testenv.Eventually(ctx, t, "the CR Available again", func() (bool, string) {
-			return hasCondition(kubevirt(t, cl, ns), virtv1.KubeVirtConditionAvailable, corev1.ConditionTrue, operator.ReasonAllComponentsReady, operator.MessageAvailable)
-		})
+		assert.Assert(t, kv.Spec.CertificateRotationStrategy.SelfSigned == nil, "the refused change was stored")
+		assert.Equal(t, kv.Status.Phase, virtv1.KubeVirtPhaseDeployed)
 	})
 
 	t.Run("another tag rolls the daemons and reports the update", func(t *testing.T) {

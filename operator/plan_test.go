@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -213,7 +214,8 @@ func TestSettingsCheckWebhookURL(t *testing.T) {
 
 // The operator's webhook configuration calls its Service, or the URL it
 // was given (and then no Service), for creates and deletes of KubeVirt CRs
-// only, failing closed.
+// only, failing closed; updates of their spec (never of their status,
+// a subresource the rule leaves out).
 func TestComponentsWebhook(t *testing.T) {
 	kv := &virtv1.KubeVirt{}
 	for _, tc := range []struct {
@@ -241,7 +243,7 @@ func TestComponentsWebhook(t *testing.T) {
 				service = service || o.Name == operator.WebhookService
 			}
 		}
-		if vwc == nil || len(vwc.Webhooks) != 2 {
+		if vwc == nil || len(vwc.Webhooks) != 3 {
 			t.Fatalf("URL %q: configuration %+v", tc.url, vwc)
 		}
 		if service != tc.wantService {
@@ -259,7 +261,11 @@ func TestComponentsWebhook(t *testing.T) {
 			*del.ClientConfig.Service.Path != operator.DeleteValidatePath) {
 			t.Errorf("URL %q: client config %+v, want the Service", tc.url, del.ClientConfig)
 		}
-		if c := vwc.Webhooks[1]; c.Name != operator.CreateWebhookName || c.Rules[0].Operations[0] != admissionregistrationv1.Create {
+		if u := vwc.Webhooks[1]; u.Name != operator.UpdateWebhookName || u.Rules[0].Operations[0] != admissionregistrationv1.Update ||
+			len(u.Rules[0].Resources) != 1 || u.Rules[0].Resources[0] != "kubevirts" {
+			t.Errorf("URL %q: update webhook %+v", tc.url, u)
+		}
+		if c := vwc.Webhooks[2]; c.Name != operator.CreateWebhookName || c.Rules[0].Operations[0] != admissionregistrationv1.Create {
 			t.Errorf("URL %q: create webhook %+v", tc.url, c)
 		}
 	}
@@ -308,6 +314,26 @@ func TestValidate(t *testing.T) {
 			CARotateInterval: d(48), Server: &virtv1.CertConfig{Duration: d(0.5)}}}},
 			[]string{"spec.certificateRotateStrategy.selfSigned: Forbidden: caRotateInterval, certRotateInterval and caOverlapInterval are deprecated",
 				"spec.certificateRotateStrategy.selfSigned.server.duration: Invalid value: \"30m0s\": must be at least 1h1m0s"}},
+		{"patch not JSON", virtv1.KubeVirtSpec{CustomizeComponents: virtv1.CustomizeComponents{Patches: []virtv1.CustomizeComponentsPatch{
+			{ResourceName: "virt-api", ResourceType: "Deployment", Patch: `{"a":1}`, Type: virtv1.StrategicMergePatchType},
+			{ResourceName: "virt-api", ResourceType: "Deployment", Patch: `{a:1}`, Type: virtv1.StrategicMergePatchType}}}},
+			[]string{`spec.customizeComponents.patches[1].patch: Invalid value: "{a:1}": not valid JSON`}},
+		{"overhead ratio", virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{AdditionalGuestMemoryOverheadRatio: ptr.To("0.5")}},
+			[]string{`spec.configuration.additionalGuestMemoryOverheadRatio: Invalid value: "0.5": cannot be smaller than 1.0`}},
+		{"overhead ratio not a number", virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{AdditionalGuestMemoryOverheadRatio: ptr.To("lots")}},
+			[]string{`spec.configuration.additionalGuestMemoryOverheadRatio: Invalid value: "lots": cannot be parsed into float`}},
+		{"ciphers with TLS 1.3", virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{TLSConfiguration: &virtv1.TLSConfiguration{
+			MinTLSVersion: virtv1.VersionTLS13, Ciphers: []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}}}},
+			[]string{"spec.configuration.tlsConfiguration.ciphers: Forbidden: You cannot specify ciphers"}},
+		{"unknown cipher", virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{TLSConfiguration: &virtv1.TLSConfiguration{
+			MinTLSVersion: virtv1.VersionTLS12, Ciphers: []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "ROT13"}}}},
+			[]string{`spec.configuration.tlsConfiguration.ciphers[1]: Unsupported value: "ROT13"`}},
+		{"seccomp without a profile", virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{SeccompConfiguration: &virtv1.SeccompConfiguration{
+			VirtualMachineInstanceProfile: &virtv1.VirtualMachineInstanceProfile{}}}},
+			[]string{"spec.configuration.seccompConfiguration.virtualMachineInstanceProfile.customProfile: Required value"}},
+		{"seccomp with both profiles", virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{SeccompConfiguration: &virtv1.SeccompConfiguration{
+			VirtualMachineInstanceProfile: &virtv1.VirtualMachineInstanceProfile{CustomProfile: &virtv1.CustomProfile{LocalhostProfile: ptr.To("p.json"), RuntimeDefaultProfile: true}}}}},
+			[]string{`spec.configuration.seccompConfiguration.virtualMachineInstanceProfile.customProfile.localhostProfile: Invalid value: "p.json": cannot be set when`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := operator.Validate(&virtv1.KubeVirt{Spec: tc.spec})

@@ -1,6 +1,9 @@
 package operator
 
 import (
+	"crypto/tls"
+	"encoding/json"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,7 +36,72 @@ func Validate(kv *virtv1.KubeVirt) field.ErrorList {
 		errs = append(errs, field.NotSupported(spec.Child("uninstallStrategy"), kv.Spec.UninstallStrategy,
 			[]virtv1.KubeVirtUninstallStrategy{virtv1.KubeVirtUninstallStrategyRemoveWorkloads, virtv1.KubeVirtUninstallStrategyBlockUninstallIfWorkloadsExist}))
 	}
-	return append(errs, validateRotation(kv, spec.Child("certificateRotateStrategy", "selfSigned"))...)
+	errs = append(errs, validateRotation(kv, spec.Child("certificateRotateStrategy", "selfSigned"))...)
+	errs = append(errs, validatePatches(kv.Spec.CustomizeComponents.Patches, spec.Child("customizeComponents", "patches"))...)
+	conf := spec.Child("configuration")
+	if r := kv.Spec.Configuration.AdditionalGuestMemoryOverheadRatio; r != nil {
+		p := conf.Child("additionalGuestMemoryOverheadRatio")
+		if v, err := strconv.ParseFloat(*r, 64); err != nil {
+			errs = append(errs, field.Invalid(p, *r, "cannot be parsed into float"))
+		} else if v < 1.0 {
+			errs = append(errs, field.Invalid(p, *r, "cannot be smaller than 1.0"))
+		}
+	}
+	errs = append(errs, validateTLS(kv.Spec.Configuration.TLSConfiguration, conf.Child("tlsConfiguration"))...)
+	return append(errs, validateSeccomp(kv.Spec.Configuration.SeccompConfiguration, conf.Child("seccompConfiguration"))...)
+}
+
+// validatePatches wants each customizeComponents patch to be JSON, as
+// KubeVirt does.
+func validatePatches(patches []virtv1.CustomizeComponentsPatch, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, patch := range patches {
+		if !json.Valid([]byte(patch.Patch)) {
+			errs = append(errs, field.Invalid(p.Index(i).Child("patch"), patch.Patch, "not valid JSON"))
+		}
+	}
+	return errs
+}
+
+// validateTLS applies KubeVirt's rules to tlsConfiguration: ciphers only
+// below TLS 1.3 (whose suites are fixed), and each a suite Go knows by its
+// IANA name.
+func validateTLS(c *virtv1.TLSConfiguration, p *field.Path) field.ErrorList {
+	if c == nil || len(c.Ciphers) == 0 {
+		return nil
+	}
+	if c.MinTLSVersion == "" || c.MinTLSVersion == virtv1.VersionTLS13 {
+		return field.ErrorList{field.Forbidden(p.Child("ciphers"),
+			"You cannot specify ciphers when spec.configuration.tlsConfiguration.minTLSVersion is empty or VersionTLS13")}
+	}
+	known := map[string]bool{}
+	for _, cs := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
+		known[cs.Name] = true
+	}
+	var errs field.ErrorList
+	for i, c := range c.Ciphers {
+		if !known[c] {
+			errs = append(errs, field.NotSupported[string](p.Child("ciphers").Index(i), c, nil))
+		}
+	}
+	return errs
+}
+
+// validateSeccomp wants a custom profile, and not both of its kinds.
+func validateSeccomp(c *virtv1.SeccompConfiguration, p *field.Path) field.ErrorList {
+	if c == nil || c.VirtualMachineInstanceProfile == nil {
+		return nil
+	}
+	cp := p.Child("virtualMachineInstanceProfile", "customProfile")
+	custom := c.VirtualMachineInstanceProfile.CustomProfile
+	switch {
+	case custom == nil:
+		return field.ErrorList{field.Required(cp, "")}
+	case custom.LocalhostProfile != nil && custom.RuntimeDefaultProfile:
+		return field.ErrorList{field.Invalid(cp.Child("localhostProfile"), *custom.LocalhostProfile,
+			"cannot be set when "+cp.Child("runtimeDefaultProfile").String()+" is set")}
+	}
+	return nil
 }
 
 func validateRotation(kv *virtv1.KubeVirt, p *field.Path) field.ErrorList {

@@ -3,12 +3,14 @@ package operator
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"sync"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/virtkit/virtkit/deploy"
+	vkadmission "github.com/virtkit/virtkit/virtapi/admission"
 )
 
 // The operator's own admission webhooks, KubeVirt's virt-operator-validator:
@@ -25,8 +28,10 @@ import (
 const (
 	WebhookConfigurationName = "virt-operator-validator"
 	CreateWebhookName        = "kubevirt-create-validator.kubevirt.io"
+	UpdateWebhookName        = "kubevirt-update-validator.kubevirt.io"
 	DeleteWebhookName        = "kubevirt-validator.kubevirt.io"
 	CreateValidatePath       = "/kubevirt-validate-create"
+	UpdateValidatePath       = "/kubevirt-validate-update"
 	DeleteValidatePath       = "/kubevirt-validate-delete"
 	WebhookService           = "kubevirt-operator-webhook"
 	// WebhookPortName names the operator container's webhook port, which
@@ -42,6 +47,10 @@ const MessageAlreadyCreated = "Kubevirt is already created"
 //   - creating a KubeVirt CR is refused while any other exists (the
 //     configuration exists only once the first CR is installed, so the
 //     first is never refused);
+//   - changing a KubeVirt CR's spec is refused, with KubeVirt's 422 and
+//     one cause per field, when the new spec fails [Validate]; a change of
+//     metadata alone (labels, finalizers) or of a CR being deleted passes,
+//     so that a CR created invalid can still be uninstalled;
 //   - deleting a Deployed CR whose uninstallStrategy is
 //     BlockUninstallIfWorkloadsExist is refused while VMIs, VMs or VMI
 //     replica sets exist, with KubeVirt's message naming which.
@@ -61,6 +70,7 @@ func NewWebhook(r client.Reader) *Webhook { return &Webhook{reader: r} }
 func (w *Webhook) Handlers() map[string]http.Handler {
 	return map[string]http.Handler{
 		CreateValidatePath: &admission.Webhook{Handler: admission.HandlerFunc(w.admitCreate)},
+		UpdateValidatePath: &admission.Webhook{Handler: admission.HandlerFunc(admitUpdate)},
 		DeleteValidatePath: &admission.Webhook{Handler: admission.HandlerFunc(w.admitDelete)},
 	}
 }
@@ -77,6 +87,23 @@ func (w *Webhook) admitCreate(ctx context.Context, req admission.Request) admiss
 		return refused(MessageAlreadyCreated)
 	}
 	return admission.Allowed("")
+}
+
+func admitUpdate(_ context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Update {
+		return admission.Allowed("")
+	}
+	var kv, old virtv1.KubeVirt
+	if err := json.Unmarshal(req.Object.Raw, &kv); err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the KubeVirt CR: %w", err))
+	}
+	if err := json.Unmarshal(req.OldObject.Raw, &old); err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the KubeVirt CR's old version: %w", err))
+	}
+	if kv.DeletionTimestamp != nil || equality.Semantic.DeepEqual(kv.Spec, old.Spec) {
+		return admission.Allowed("")
+	}
+	return vkadmission.Verdict(virtv1.GroupVersion.WithKind("KubeVirt").GroupKind(), kv.Name, Validate(&kv))
 }
 
 func (w *Webhook) admitDelete(ctx context.Context, req admission.Request) admission.Response {

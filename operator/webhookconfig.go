@@ -63,6 +63,7 @@ func webhookObjects(s Settings, caBundle []byte) []client.Object {
 		ObjectMeta: metav1.ObjectMeta{Name: WebhookConfigurationName, Labels: map[string]string{virtv1.AppLabel: WebhookConfigurationName}},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{
 			hook(DeleteWebhookName, DeleteValidatePath, admissionregistrationv1.Delete),
+			hook(UpdateWebhookName, UpdateValidatePath, admissionregistrationv1.Update),
 			hook(CreateWebhookName, CreateValidatePath, admissionregistrationv1.Create),
 		},
 	})

@@ -6,9 +6,7 @@ import (
 	"net/http"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -106,7 +104,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		if t := vm.Spec.Template; t != nil && !own {
 			errs = append(errs, spec.ValidateReservedLabels(field.NewPath("spec", "template", "metadata", "labels"), t.ObjectMeta.Labels, oldLabels)...)
 		}
-		return verdict(gk, vm.Name, errs)
+		return Verdict(gk, vm.Name, errs)
 	case "VirtualMachineInstance":
 		vmi := &virtv1.VirtualMachineInstance{}
 		if err := v.decoder.Decode(req, vmi); err != nil {
@@ -125,7 +123,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 					errs = append(errs, field.Forbidden(field.NewPath("spec"),
 						"a VirtualMachineInstance's spec cannot change after creation; change its VirtualMachine and restart it"))
 				}
-				return verdict(gk, vmi.Name, errs)
+				return Verdict(gk, vmi.Name, errs)
 			}
 			if equality.Semantic.DeepEqual(old.Spec, vmi.Spec) {
 				return admission.Allowed("")
@@ -135,7 +133,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 			// write is validated like a user's: virt-api's account must not
 			// carry a request past the checks.
 			if errs := liveChanges(&old.Spec, &vmi.Spec); len(errs) > 0 {
-				return verdict(gk, vmi.Name, errs)
+				return Verdict(gk, vmi.Name, errs)
 			}
 		}
 		opts, err := v.specOptions(ctx)
@@ -146,24 +144,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		if req.Operation != "UPDATE" && !own {
 			errs = append(errs, spec.ValidateReservedLabels(labels, vmi.Labels, nil)...)
 		}
-		return verdict(gk, vmi.Name, errs)
+		return Verdict(gk, vmi.Name, errs)
 	}
 	return admission.Allowed("not a kind this webhook validates")
-}
-
-// verdict allows an object without errors and otherwise denies it the way
-// the apiserver's own validation does: 422 Invalid, one cause per field.
-func verdict(gk schema.GroupKind, name string, errs field.ErrorList) admission.Response {
-	if len(errs) == 0 {
-		return admission.Allowed("")
-	}
-	resp := admission.Denied(errs.ToAggregate().Error())
-	causes := make([]metav1.StatusCause, 0, len(errs))
-	for _, e := range errs {
-		causes = append(causes, metav1.StatusCause{Type: metav1.CauseType(e.Type), Message: e.ErrorBody(), Field: e.Field})
-	}
-	resp.Result.Code = http.StatusUnprocessableEntity
-	resp.Result.Reason = metav1.StatusReasonInvalid
-	resp.Result.Details = &metav1.StatusDetails{Group: gk.Group, Kind: gk.Kind, Name: name, Causes: causes}
-	return resp
 }
