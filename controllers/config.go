@@ -69,10 +69,10 @@ func FromKubeVirt(kv *virtv1.KubeVirt, base Config) Config {
 		return base
 	}
 	c := kv.Spec.Configuration
+	if clusterconfig.UseEmulation(kv) {
+		base.Emulation = true
+	}
 	if dc := c.DeveloperConfiguration; dc != nil {
-		if dc.UseEmulation {
-			base.Emulation = true
-		}
 		setIf(&base.MemoryOvercommit, dc.MemoryOvercommit)
 		setIf(&base.CPUAllocationRatio, dc.CPUAllocationRatio)
 		if len(dc.NodeSelectors) > 0 {

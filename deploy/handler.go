@@ -39,9 +39,13 @@ type Handler struct {
 	// Placement limits the nodes the DaemonSet runs on, and so the nodes
 	// VMs can run on; empty is every Linux node.
 	Placement Placement
-	// Emulation runs guests under software emulation (KubeVirt's
-	// developerConfiguration.useEmulation): the handler offers no
-	// devices.kubevirt.io/kvm.
+	// Emulation makes the nodes never use KVM, whatever the KubeVirt CR
+	// says: every guest runs under software emulation, the handler offers
+	// no devices.kubevirt.io/kvm, and the node labeller asks about
+	// emulated guests. For clusters whose /dev/kvm is present but must not
+	// be used. Without it the handler follows the CR's
+	// developerConfiguration.useEmulation at each guest's start, and the
+	// labeller asks about KVM where /dev/kvm exists.
 	Emulation bool
 	// LauncherImage, when set, runs the launcher's host CPU probe as an init
 	// container (KubeVirt's node labeller: a private libvirtd says which CPU
@@ -160,6 +164,7 @@ func handlerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{virtv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineinstances"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 		{APIGroups: []string{virtv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineinstances/status"}, Verbs: []string{"update", "patch"}},
 		{APIGroups: []string{virtv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineinstancemigrations"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{virtv1.SchemeGroupVersion.Group}, Resources: []string{"kubevirts"}, Verbs: []string{"list"}},
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
 		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get"}},
@@ -185,6 +190,7 @@ func handlerPod(h Handler) corev1.PodSpec {
 		"--device-plugin-dir=" + handlerPluginDir,
 		"--pods-dir=" + contract.PodsDir,
 		"--state-dir=" + contract.HandlerStateDir,
+		"--namespace=" + h.Namespace,
 	}
 	if h.Emulation {
 		args = append(args, "--emulation")
@@ -247,9 +253,9 @@ func handlerPod(h Handler) corev1.PodSpec {
 // opens /dev/kvm), writing into an emptyDir the handler reads at start.
 func withNodeLabeller(spec *corev1.PodSpec, h Handler) {
 	yes := true
-	virtType := "kvm"
+	virtType := contract.VirtTypeAuto
 	if h.Emulation {
-		virtType = "qemu"
+		virtType = contract.VirtTypeQEMU
 	}
 	spec.InitContainers = append(spec.InitContainers, corev1.Container{
 		Name:            "node-labeller",

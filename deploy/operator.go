@@ -42,6 +42,9 @@ type Operator struct {
 	// node folders the operator passes on to the daemons
 	// (operator.Settings); empty: none, and the defaults.
 	LauncherCapabilitiesCache, KubeletPodsDir, HandlerStateDir string
+	// Emulation passes --emulation: the nodes never use KVM, whatever the
+	// CR says (operator.Settings.Emulation).
+	Emulation bool
 }
 
 // The operator's names: its Deployment, ClusterRole and pod label, and
@@ -131,6 +134,9 @@ func operatorPod(o Operator) corev1.PodSpec {
 		if f.v != "" {
 			args = append(args, "--"+f.flag+"="+f.v)
 		}
+	}
+	if o.Emulation {
+		args = append(args, "--emulation")
 	}
 	return o.workload().managerPod(o.PullPolicy, args, o.ProbePort, []corev1.EnvVar{{Name: OperatorImageEnv, Value: o.Image}},
 		corev1.ContainerPort{Name: OperatorWebhookPortName, ContainerPort: o.WebhookPort, Protocol: corev1.ProtocolTCP})

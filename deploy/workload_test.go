@@ -130,6 +130,19 @@ func TestOperatorObjects(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Equal(t, objs[0].GetObjectKind().GroupVersionKind().Kind, "Namespace")
 	assert.Equal(t, objs[1].GetName(), "kubevirts.kubevirt.io")
+	operatorArgs := func(objs []client.Object) []string {
+		for _, o := range objs {
+			if d, ok := o.(*appsv1.Deployment); ok {
+				return d.Spec.Template.Spec.Containers[0].Args
+			}
+		}
+		t.Fatal("no Deployment")
+		return nil
+	}
+	assert.Assert(t, !slices.Contains(operatorArgs(objs), "--emulation"))
+	objs, err = deploy.OperatorObjects(deploy.Operator{Namespace: "kubevirt", Image: "i", Emulation: true})
+	assert.NilError(t, err)
+	assert.Assert(t, slices.Contains(operatorArgs(objs), "--emulation"))
 	_, err = deploy.OperatorObjects(deploy.Operator{Replicas: -2})
 	for _, f := range []string{"Operator.Namespace: required", "Operator.Image: required", "Operator.Replicas -2: must be positive"} {
 		assert.ErrorContains(t, err, f)

@@ -58,10 +58,6 @@ func Components(kv *virtv1.KubeVirt, s Settings, caBundle []byte) ([]client.Obje
 	}
 	t := TargetOf(kv, s)
 	ns := s.Namespace
-	emulation := false
-	if dc := kv.Spec.Configuration.DeveloperConfiguration; dc != nil {
-		emulation = dc.UseEmulation
-	}
 	replicas := s.Replicas
 	var infra, workloads deploy.Placement
 	if kv.Spec.Infra != nil {
@@ -112,8 +108,10 @@ func Components(kv *virtv1.KubeVirt, s Settings, caBundle []byte) ([]client.Obje
 	if err != nil {
 		return nil, err
 	}
+	// The CR's useEmulation is not passed on: the handler reads it at each
+	// guest's start, so a change rolls no pod.
 	handler, err := deploy.HandlerObjects(deploy.Handler{Namespace: ns, Image: t.Image(ImageHandler), PullPolicy: t.PullPolicy,
-		TLSSecret: SecretHandlerServer, Emulation: emulation, LauncherImage: t.Image(ImageLauncher), APIServer: s.APIServer,
+		TLSSecret: SecretHandlerServer, Emulation: s.Emulation, LauncherImage: t.Image(ImageLauncher), APIServer: s.APIServer,
 		PodsDir: s.KubeletPodsDir, StateDir: s.HandlerStateDir, Placement: workloads})
 	if err != nil {
 		return nil, err

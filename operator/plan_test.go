@@ -143,6 +143,50 @@ func TestComponentsPlacement(t *testing.T) {
 	}
 }
 
+// The CR's useEmulation reaches no pod template, so changing it rolls no
+// daemon: the handler and virt-controller read it live. Only the
+// operator's own Settings.Emulation, a property of the nodes, makes the
+// handler never use KVM and the node labeller ask about emulation.
+func TestComponentsEmulation(t *testing.T) {
+	handler := func(s operator.Settings, useEmulation bool) *appsv1.DaemonSet {
+		t.Helper()
+		kv := &virtv1.KubeVirt{Spec: virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{
+			DeveloperConfiguration: &virtv1.DeveloperConfiguration{UseEmulation: useEmulation}}}}
+		objs, err := operator.Components(kv, s, []byte("ca"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if ds, ok := o.(*appsv1.DaemonSet); ok && ds.Name == "virt-handler" {
+				return ds
+			}
+		}
+		t.Fatal("no virt-handler DaemonSet")
+		return nil
+	}
+	args := func(ds *appsv1.DaemonSet) (emulation bool, virtType string) {
+		emulation = slices.Contains(ds.Spec.Template.Spec.Containers[0].Args, "--emulation")
+		for _, c := range ds.Spec.Template.Spec.InitContainers {
+			if i := slices.Index(c.Command, "--virt-type"); i >= 0 {
+				virtType = c.Command[i+1]
+			}
+		}
+		return emulation, virtType
+	}
+	off, on := handler(settings, false), handler(settings, true)
+	if diff := cmp.Diff(off, on); diff != "" {
+		t.Errorf("the CR's useEmulation changed the handler's DaemonSet (-false +true):\n%s", diff)
+	}
+	if e, v := args(on); e || v != "auto" {
+		t.Errorf("without Settings.Emulation: --emulation %t, --virt-type %q; want false, auto", e, v)
+	}
+	s := settings
+	s.Emulation = true
+	if e, v := args(handler(s, false)); !e || v != "qemu" {
+		t.Errorf("with Settings.Emulation: --emulation %t, --virt-type %q; want true, qemu", e, v)
+	}
+}
+
 // On a node whose pods take the host's network (Settings.APIServer), each
 // daemon gets a port of its own, and the node folders reach the handler.
 func TestComponentsHostNetwork(t *testing.T) {

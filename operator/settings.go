@@ -30,6 +30,14 @@ type Settings struct {
 	// LauncherCapabilitiesCache is a node folder the launchers share for
 	// libvirt's QEMU capability probe (deploy.Controller); empty: none.
 	LauncherCapabilitiesCache string
+	// Emulation makes every node's handler run its guests under software
+	// emulation and offer no devices.kubevirt.io/kvm, whatever the CR's
+	// useEmulation says (deploy.Handler.Emulation): for clusters whose
+	// /dev/kvm is present but must not be used. Without it the CR decides,
+	// live, as in KubeVirt. virt-controller follows the CR either way, so
+	// such a cluster sets the CR's useEmulation too, or its VMIs wait for
+	// a KVM device no node offers.
+	Emulation bool
 	// KubeletPodsDir and HandlerStateDir are node folders for nodes laid
 	// out otherwise than a kubeadm node: the kubelet's pods (its
 	// --root-dir's pods) and virt-handler's records

@@ -242,10 +242,14 @@ func (r *Reconciler) openIn(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 	if err != nil {
 		return nil, fmt.Errorf("handler: VMI %s: %w", key, err)
 	}
+	emulate, err := r.emulation(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("handler: VMI %s: %w", key, err)
+	}
 	opts := []virt.Option{
 		virt.WithDomainManager(g.dom),
 		virt.WithStorage(g.storage, facts),
-		virt.WithHost(domain.Host{Emulation: r.cfg.Emulation, CPU: hf.CPU, HugepageSizes: hf.HugepageSizes, Paths: domain.Paths{
+		virt.WithHost(domain.Host{Emulation: emulate, CPU: hf.CPU, HugepageSizes: hf.HugepageSizes, Paths: domain.Paths{
 			SerialConsole:    pod.SerialSocket(),
 			SerialConsoleLog: pod.SerialLog(),
 			VNC:              pod.VNCSocket(),

@@ -62,6 +62,9 @@ type fakeNode struct {
 	libvirt map[string]func()
 	r       *handler.Reconciler
 	extra   []handler.Option // added to every handler the node builds
+	// kvm is a node that may use KVM (Config.Emulation false): the CR's
+	// useEmulation decides. The other fake nodes never use it.
+	kvm bool
 }
 
 // sharedManager keeps the fake alive when a guest closes its connection:
@@ -105,7 +108,7 @@ func newFakeNode(t *testing.T, objs ...client.Object) *fakeNode {
 // handler builds a (new) handler process on the node's fakes.
 func (n *fakeNode) handler() *handler.Reconciler {
 	n.t.Helper()
-	r, err := handler.New(handler.Config{NodeName: node, PodsDir: n.run, PodRunDir: "/var/run/virtkit", StateDir: n.state, Emulation: true},
+	r, err := handler.New(handler.Config{NodeName: node, PodsDir: n.run, PodRunDir: "/var/run/virtkit", StateDir: n.state, Emulation: !n.kvm},
 		append([]handler.Option{
 			handler.WithConnector(func(context.Context, string) (domain.Manager, error) { return sharedManager{n.dom}, nil }),
 			handler.WithPodOpener(func(context.Context, string) (*handler.Pod, error) {

@@ -37,9 +37,15 @@ type Config struct {
 	// restarted handler can adopt the guest and later tear down exactly
 	// what was set up. Default /var/run/virtkit/handler.
 	StateDir string
-	// Emulation runs guests under software emulation (TCG), as KubeVirt's
-	// useEmulation. It is configuration: /dev/kvm is never probed.
+	// Emulation runs every guest of the node under software emulation
+	// (TCG), whatever the KubeVirt CR says: for a node whose KVM must not
+	// be used. It is configuration: /dev/kvm is never probed. Without it,
+	// the CR's developerConfiguration.useEmulation decides at each start.
 	Emulation bool
+	// KubeVirtNamespace is where the KubeVirt CR lives, whose
+	// useEmulation the handler reads at each guest's start; empty:
+	// clusterconfig.DefaultNamespace.
+	KubeVirtNamespace string
 	// StorageLayout is where launcher pods keep volumes, as the pod sees
 	// them; the zero value is KubeVirt's layout (storage.DefaultLayout).
 	StorageLayout storage.Layout

@@ -45,7 +45,7 @@ func main() {
 		termLog   = flag.String("termination-log", "/dev/termination-log", "where to write the exit reason for Kubernetes (skipped when not writable)")
 		verbose   = flag.Bool("v", false, "debug logging")
 		probe     = flag.String(contract.FlagProbeHostCPU, "", "instead of running a VMI: write what a guest's CPU can be on this node into this folder, and exit (the node labeller)")
-		virtType  = flag.String(contract.FlagVirtType, "kvm", "with --"+contract.FlagProbeHostCPU+": the domain type to ask about, kvm or qemu (software emulation)")
+		virtType  = flag.String(contract.FlagVirtType, contract.VirtTypeKVM, "with --"+contract.FlagProbeHostCPU+": the domain type to ask about, kvm, qemu (software emulation) or auto (kvm where /dev/kvm exists)")
 	)
 	flag.Parse()
 	if *probe != "" {

@@ -17,6 +17,27 @@ import (
 	"github.com/virtkit/virtkit/virt/libvirtd"
 )
 
+// kvmPresent reports whether the node has /dev/kvm; it only looks.
+func kvmPresent() bool {
+	_, err := os.Stat("/dev/kvm")
+	return err == nil
+}
+
+// probeVirtType is the domain type the probe asks about for the flag's
+// value: kvm and qemu as they are, auto as present says.
+func probeVirtType(flagValue string, present func() bool) (string, error) {
+	switch flagValue {
+	case contract.VirtTypeKVM, contract.VirtTypeQEMU:
+		return flagValue, nil
+	case contract.VirtTypeAuto:
+		if present() {
+			return contract.VirtTypeKVM, nil
+		}
+		return contract.VirtTypeQEMU, nil
+	}
+	return "", fmt.Errorf("--%s %q: want %s, %s or %s", contract.FlagVirtType, flagValue, contract.VirtTypeKVM, contract.VirtTypeQEMU, contract.VirtTypeAuto)
+}
+
 // probeTimeout bounds the probe: libvirtd's start, QEMU's capability probe
 // (about 2 s under emulation here) and two queries.
 const probeTimeout = 2 * time.Minute
@@ -30,8 +51,9 @@ func probeHostCPU(ctx context.Context, out, virtType string, lv libvirtd.Config,
 		log.Info("no host CPU probe on this architecture", "arch", runtime.GOARCH)
 		return nil
 	}
-	if virtType != "kvm" && virtType != "qemu" {
-		return fmt.Errorf("--%s %q: want kvm or qemu", contract.FlagVirtType, virtType)
+	virtType, err = probeVirtType(virtType, kvmPresent)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()

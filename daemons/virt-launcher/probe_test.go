@@ -54,7 +54,34 @@ func TestProbeHostCPU(t *testing.T) {
 	}
 
 	b, err = exec.CommandContext(ctx, bin, "--"+contract.FlagProbeHostCPU, out, "--"+contract.FlagVirtType, "xen").CombinedOutput()
-	if err == nil || !strings.Contains(string(b), `--virt-type "xen": want kvm or qemu`) {
+	if err == nil || !strings.Contains(string(b), `--virt-type "xen": want kvm, qemu or auto`) {
 		t.Errorf("probe with xen: %v\n%s", err, b)
+	}
+}
+
+// auto asks about KVM only where /dev/kvm exists; kvm and qemu are taken
+// as they are, without looking.
+func TestProbeVirtType(t *testing.T) {
+	for _, tc := range []struct {
+		flag    string
+		present bool
+		want    string
+	}{
+		{"kvm", false, "kvm"},
+		{"qemu", true, "qemu"},
+		{"auto", true, "kvm"},
+		{"auto", false, "qemu"},
+	} {
+		looked := false
+		got, err := probeVirtType(tc.flag, func() bool { looked = true; return tc.present })
+		if err != nil || got != tc.want {
+			t.Errorf("probeVirtType(%q, %t) = %q, %v; want %q", tc.flag, tc.present, got, err, tc.want)
+		}
+		if looked != (tc.flag == "auto") {
+			t.Errorf("probeVirtType(%q) looked at /dev/kvm: %t", tc.flag, looked)
+		}
+	}
+	if _, err := probeVirtType("", func() bool { return true }); err == nil {
+		t.Error("an empty --virt-type was taken")
 	}
 }

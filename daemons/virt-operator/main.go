@@ -38,6 +38,7 @@ func main() {
 	flag.StringVar(&s.APIServer, "apiserver", "", "host:port of the apiserver for a cluster whose pods cannot reach the kubernetes Service; the daemons then use the host's network")
 	flag.StringVar(&s.LauncherCapabilitiesCache, "launcher-capabilities-cache", "", "node folder the launchers share for libvirt's QEMU capability probe; empty: each launcher probes")
 	flag.StringVar(&s.KubeletPodsDir, "kubelet-pods-dir", "", "node folder of the kubelet's pods, for nodes whose kubelet --root-dir is not /var/lib/kubelet; empty: /var/lib/kubelet/pods")
+	flag.BoolVar(&s.Emulation, "emulation", false, "the nodes never use KVM: every handler runs its guests under software emulation whatever the KubeVirt CR's useEmulation says, for clusters whose /dev/kvm must not be used")
 	flag.StringVar(&s.HandlerStateDir, "handler-state-dir", "", "node folder of virt-handler's records of its guests; empty: the default")
 	leaderElect := flag.Bool("leader-elect", true, "run only while holding the lease, so several replicas can stand by")
 	probes := flag.String("health-probe-bind-address", ":8445", "address of /healthz and /readyz")

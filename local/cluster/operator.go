@@ -75,7 +75,10 @@ func (c *Cluster) OperatorManifests() ([]client.Object, *virtv1.KubeVirt, error)
 		// The records stay in the data directory, as the local nodes'
 		// handlers' do, not in the host's /var/run.
 		LauncherCapabilitiesCache: c.cfg.CapabilitiesCacheDir(), KubeletPodsDir: c.cfg.PodsDir(c.cfg.KubeletNode),
-		HandlerStateDir: filepath.Join(c.cfg.DataDir, "handlers", c.cfg.KubeletNode)})
+		HandlerStateDir: filepath.Join(c.cfg.DataDir, "handlers", c.cfg.KubeletNode),
+		// This machine's /dev/kvm may be unusable: emulation is the node's
+		// setting, never a probe, and no change of the CR turns KVM on.
+		Emulation: true})
 	if err != nil {
 		return nil, nil, err
 	}

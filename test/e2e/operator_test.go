@@ -33,6 +33,7 @@ import (
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/local/cluster"
 	"github.com/virtkit/virtkit/operator"
+	"github.com/virtkit/virtkit/virt/devices"
 )
 
 // virtkit installed on virt-local's real node as a cluster operator
@@ -106,9 +107,13 @@ func TestOperatorOnRealNode(t *testing.T) {
 	assert.Equal(t, vmi.Status.NodeName, real)
 	w.consoleShows(ctx, t, vmi, "VIRTKIT-HEARTBEAT")
 
-	// Live configuration: a feature gate and the cluster's eviction strategy
-	// changed in the CR take effect in the daemons that read them (virt-api's
-	// admission and its eviction webhook), with no daemon restarted.
+	// Live configuration: a feature gate, the cluster's eviction strategy
+	// and useEmulation changed in the CR take effect in the daemons that
+	// read them (virt-api's admission and its eviction webhook,
+	// virt-controller's launcher pods), with no daemon restarted or rolled.
+	// The node keeps emulating whatever the CR says (the operator's
+	// --emulation): a VMI started while the CR asks for KVM waits for a
+	// KVM device the node does not offer, as on a node without /dev/kvm.
 	before := daemonPods(ctx, t, w)
 	hostDisk := &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: vm.Namespace, Name: "host-disk"},
 		Spec: *vm.Spec.Template.Spec.DeepCopy()}
@@ -126,6 +131,7 @@ func TestOperatorOnRealNode(t *testing.T) {
 		kv.Spec.Configuration.DeveloperConfiguration.FeatureGates = append(kv.Spec.Configuration.DeveloperConfiguration.FeatureGates, "HostDisk")
 		liveMigrate := virtv1.EvictionStrategyLiveMigrate
 		kv.Spec.Configuration.EvictionStrategy = &liveMigrate
+		kv.Spec.Configuration.DeveloperConfiguration.UseEmulation = false
 	})
 	eventually(ctx, t, "a hostDisk VMI admitted and the launcher's eviction refused", func() (bool, string) {
 		createErr := w.c.Create(ctx, hostDisk.DeepCopy(), client.DryRunAll)
@@ -133,7 +139,37 @@ func TestOperatorOnRealNode(t *testing.T) {
 		refused := apierrors.IsTooManyRequests(evictErr) && strings.Contains(evictErr.Error(), `admission webhook "pod-eviction.kubevirt.io"`)
 		return createErr == nil && refused, fmt.Sprintf("hostDisk VMI: %v; eviction: %v", createErr, evictErr)
 	})
-	updateKubeVirt(ctx, t, w, key, func(kv *virtv1.KubeVirt) { kv.Spec.Configuration.EvictionStrategy = nil })
+	needsKVM := &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: vm.Namespace, Name: "needs-kvm"},
+		Spec: *vm.Spec.Template.Spec.DeepCopy()}
+	must(t, w.c.Create(ctx, needsKVM))
+	eventually(ctx, t, "the KVM VMI's launcher pod unschedulable for want of devices.kubevirt.io/kvm", func() (bool, string) {
+		var pods corev1.PodList
+		must(t, w.c.List(ctx, &pods, client.InNamespace(needsKVM.Namespace), client.MatchingLabels{virtv1.CreatedByLabel: string(needsKVM.UID)}))
+		if len(pods.Items) != 1 {
+			return false, fmt.Sprintf("%d launcher pods", len(pods.Items))
+		}
+		p := pods.Items[0]
+		if _, ok := p.Spec.Containers[0].Resources.Limits[devices.KVM]; !ok {
+			return false, fmt.Sprintf("limits %v", p.Spec.Containers[0].Resources.Limits)
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "Insufficient "+string(devices.KVM)) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("pod %s: %+v", p.Status.Phase, p.Status.Conditions)
+	})
+	must(t, w.c.Delete(ctx, needsKVM))
+	updateKubeVirt(ctx, t, w, key, func(kv *virtv1.KubeVirt) {
+		kv.Spec.Configuration.EvictionStrategy = nil
+		kv.Spec.Configuration.DeveloperConfiguration.UseEmulation = true
+	})
+	eventually(ctx, t, "the KVM VMI and its pod gone", func() (bool, string) {
+		var pods corev1.PodList
+		must(t, w.c.List(ctx, &pods, client.InNamespace(needsKVM.Namespace), client.MatchingLabels{virtv1.CreatedByLabel: string(needsKVM.UID)}))
+		err := w.c.Get(ctx, client.ObjectKeyFromObject(needsKVM), &virtv1.VirtualMachineInstance{})
+		return apierrors.IsNotFound(err) && len(pods.Items) == 0, fmt.Sprintf("VMI: %v; %d pods", err, len(pods.Items))
+	})
 	eventually(ctx, t, "the launcher's eviction allowed again", func() (bool, string) {
 		err := evictDryRun(ctx, w, launcher)
 		return err == nil, fmt.Sprint(err)

@@ -56,3 +56,12 @@ func Configuration(kv *virtv1.KubeVirt) *virtv1.KubeVirtConfiguration {
 	}
 	return &kv.Spec.Configuration
 }
+
+// UseEmulation is the CR's developerConfiguration.useEmulation: guests run
+// under software emulation (TCG) rather than KVM. False for no CR. A node
+// that must never use KVM says so itself (its handler's own setting); the
+// CR can only add emulation, never take a node's away.
+func UseEmulation(kv *virtv1.KubeVirt) bool {
+	c := Configuration(kv)
+	return c != nil && c.DeveloperConfiguration != nil && c.DeveloperConfiguration.UseEmulation
+}
