@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/internal/testguest"
+	"github.com/virtkit/virtkit/local/cluster"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
@@ -121,8 +122,30 @@ func TestMigrationAborts(t *testing.T) {
 	srcLog := w.serialLog(ctx, t, src)
 	waitFile(ctx, t, srcLog, testguest.ReadyMarker)
 
-	// 1 MiB/s for 128 MiB of memory with 3 s per GB: it cannot make it.
+	// The cluster's migration settings, changed in the KubeVirt CR while
+	// every daemon runs: the next migration follows them, with no daemon
+	// restarted. 1 MiB/s for 128 MiB of memory with 3 s per GB: it cannot
+	// make it.
 	timeout := int64(3)
+	kvKey := client.ObjectKey{Namespace: cluster.Namespace, Name: "kubevirt"}
+	updateKubeVirt(ctx, t, w, kvKey, func(kv *virtv1.KubeVirt) {
+		kv.Spec.Configuration.MigrationConfiguration = &virtv1.MigrationConfiguration{
+			BandwidthPerMigration: resource.NewQuantity(1<<20, resource.BinarySI), CompletionTimeoutPerGiB: &timeout}
+	})
+	w.virtctl(ctx, t, "migrate", vm.Name, "-n", vm.Namespace)
+	byCR := w.waitMigration(ctx, t, vm, virtv1.MigrationFailed)
+	ms := byCR.Status.MigrationState
+	t.Logf("timed out by the CR's settings: %+v", ms)
+	if !strings.Contains(ms.FailureReason, "completion timeout 3s") || ms.MigrationPolicyName != nil ||
+		ms.MigrationConfiguration == nil || ms.MigrationConfiguration.BandwidthPerMigration == nil ||
+		ms.MigrationConfiguration.BandwidthPerMigration.Value() != 1<<20 {
+		t.Errorf("failure reason %q, policy %v, configuration %+v: want the CR's completion timeout and bandwidth, no policy",
+			ms.FailureReason, ms.MigrationPolicyName, ms.MigrationConfiguration)
+	}
+	w.stillOnSource(ctx, t, vm, src, srcLog, byCR)
+	updateKubeVirt(ctx, t, w, kvKey, func(kv *virtv1.KubeVirt) { kv.Spec.Configuration.MigrationConfiguration = nil })
+
+	// The same through a MigrationPolicy, over the CR's defaults.
 	policy := &migrationsv1.MigrationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "slow"}, Spec: migrationsv1.MigrationPolicySpec{
 		BandwidthPerMigration:   resource.NewQuantity(1<<20, resource.BinarySI),
 		CompletionTimeoutPerGiB: &timeout,
@@ -131,8 +154,8 @@ func TestMigrationAborts(t *testing.T) {
 	must(t, w.c.Create(ctx, policy))
 	w.virtctl(ctx, t, "migrate", vm.Name, "-n", vm.Namespace)
 	mig := w.waitMigration(ctx, t, vm, virtv1.MigrationFailed)
-	ms := mig.Status.MigrationState
-	t.Logf("timed out: %+v", ms)
+	ms = mig.Status.MigrationState
+	t.Logf("timed out by the policy: %+v", ms)
 	if !strings.Contains(ms.FailureReason, "completion timeout 3s") || ms.MigrationPolicyName == nil || *ms.MigrationPolicyName != "slow" {
 		t.Errorf("failure reason %q, policy %v: want the completion timeout of policy slow", ms.FailureReason, ms.MigrationPolicyName)
 	}
