@@ -15,8 +15,14 @@
 // LiveMigrate and LiveMigrateIfPossible; External is left to an external
 // controller, None to nothing.
 //
+// The drain taint is the other trigger, KubeVirt's: a node carrying the
+// KubeVirt CR's migrations.nodeDrainTaintKey (kubevirt.io/drain by
+// default) with effect NoSchedule has each of its VMIs that
+// virt/migrate.LeavesDrainTaintedNode says leaves migrated away the same
+// way, without evacuationNodeName (as KubeVirt leaves it), for as long as
+// the taint stays. The controller watches Nodes' taints for that.
+//
 // It owns status.evacuationNodeName's clearing and the evacuation migrations
 // it creates. It must not touch a VMI's spec or metadata; migrations run
-// through controllers/migration like any other. The drain taint
-// (migrations' nodeDrainTaintKey) is not watched.
+// through controllers/migration like any other.
 package evacuation

@@ -272,3 +272,91 @@ func TestEvacuation(t *testing.T) {
 		assert.NilError(t, evict(c, pod, false))
 	})
 }
+
+// A node carrying the drain taint (the KubeVirt CR's
+// migrations.nodeDrainTaintKey, kubevirt.io/drain by default, effect
+// NoSchedule) is emptied by live migration of the VMIs whose eviction
+// strategy migrates them and that can migrate, as KubeVirt's evacuation
+// controller does; no eviction is involved and evacuationNodeName stays
+// empty.
+func TestDrainTaint(t *testing.T) {
+	c, _ := start(t)
+	ctx := context.Background()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}
+	assert.NilError(t, c.Create(ctx, node))
+	taint := func(key string) {
+		t.Helper()
+		assert.NilError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			n := &corev1.Node{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(node), n); err != nil {
+				return err
+			}
+			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: key, Value: "draining", Effect: corev1.TaintEffectNoSchedule})
+			return c.Update(ctx, n)
+		}))
+	}
+	live, _ := running(t, c, "live", strategy(virtv1.EvictionStrategyLiveMigrate), true)
+	ifPossible, _ := running(t, c, "if-possible", strategy(virtv1.EvictionStrategyLiveMigrateIfPossible), true)
+	running(t, c, "stuck", strategy(virtv1.EvictionStrategyLiveMigrate), false)
+	running(t, c, "none", nil, true)
+
+	// Another NoSchedule taint drains nothing.
+	taint("node.kubernetes.io/unschedulable")
+	time.Sleep(time.Second)
+	for _, name := range []string{"live", "if-possible", "stuck", "none"} {
+		assert.Equal(t, len(evacuationMigrations(t, c, name)), 0, name)
+	}
+
+	taint("kubevirt.io/drain")
+	eventually(t, "evacuation migrations of live and if-possible", func() (bool, string) {
+		a, b := evacuationMigrations(t, c, "live"), evacuationMigrations(t, c, "if-possible")
+		return len(a) == 1 && len(b) == 1, fmt.Sprintf("%d and %d", len(a), len(b))
+	})
+	time.Sleep(time.Second)
+	for _, name := range []string{"stuck", "none"} {
+		assert.Equal(t, len(evacuationMigrations(t, c, name)), 0, name)
+	}
+	m := evacuationMigrations(t, c, "live")
+	assert.Equal(t, len(m), 1, "a second migration while the first runs")
+	assert.Equal(t, m[0].Annotations[virtv1.EvacuationMigrationAnnotation], "node-a")
+	assert.Equal(t, get(t, c, live).Status.EvacuationNodeName, "")
+
+	// The migration fails: another one, after RetryAfter, while the taint
+	// stays.
+	m[0].Status.Phase = virtv1.MigrationFailed
+	m[0].Status.PhaseTransitionTimestamps = []virtv1.VirtualMachineInstanceMigrationPhaseTransitionTimestamp{
+		{Phase: virtv1.MigrationFailed, PhaseTransitionTimestamp: metav1.Now()}}
+	assert.NilError(t, c.Status().Update(ctx, &m[0]))
+	testenv.EventuallyEvery(testenv.Within(t, 3*evacuation.RetryAfter), t, 100*time.Millisecond, "a second migration of live", func() (bool, string) {
+		n := len(evacuationMigrations(t, c, "live"))
+		return n == 2, fmt.Sprint(n)
+	})
+
+	// if-possible's migration succeeds: it runs on node-b, which has no
+	// taint, and nothing more happens to it.
+	assert.NilError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got := get(t, c, ifPossible)
+		got.Status.NodeName = "node-b"
+		return c.Status().Update(ctx, got)
+	}))
+	mp := evacuationMigrations(t, c, "if-possible")[0]
+	mp.Status.Phase = virtv1.MigrationSucceeded
+	assert.NilError(t, c.Status().Update(ctx, &mp))
+	time.Sleep(time.Second)
+	assert.Equal(t, len(evacuationMigrations(t, c, "if-possible")), 1)
+
+	// The CR names another key: kubevirt.io/drain no longer drains, the
+	// new key does.
+	assert.NilError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kubevirt"}}))
+	key := "example.com/maintenance"
+	assert.NilError(t, c.Create(ctx, &virtv1.KubeVirt{ObjectMeta: metav1.ObjectMeta{Namespace: "kubevirt", Name: "kubevirt"},
+		Spec: virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{MigrationConfiguration: &virtv1.MigrationConfiguration{NodeDrainTaintKey: &key}}}}))
+	running(t, c, "later", strategy(virtv1.EvictionStrategyLiveMigrate), true)
+	time.Sleep(time.Second)
+	assert.Equal(t, len(evacuationMigrations(t, c, "later")), 0, "kubevirt.io/drain drained a VMI though the CR names another key")
+	taint(key)
+	eventually(t, "an evacuation migration of later", func() (bool, string) {
+		n := len(evacuationMigrations(t, c, "later"))
+		return n == 1, fmt.Sprint(n)
+	})
+}

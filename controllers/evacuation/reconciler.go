@@ -5,14 +5,19 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/virtkit/virtkit/virt/clusterconfig"
@@ -45,10 +50,19 @@ func New(kubevirtNamespace string) *Reconciler {
 	return &Reconciler{clock: clock.RealClock{}, namespace: clusterconfig.Namespace(kubevirtNamespace)}
 }
 
-// SetupWithManager registers the controller with mgr: it watches VMIs and
-// the migrations of the VMIs they name.
+// SetupWithManager registers the controller with mgr: it watches VMIs, the
+// migrations of the VMIs they name, and the taints of Nodes (a change
+// wakes the VMIs on the node).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.client, r.reader = mgr.GetClient(), mgr.GetAPIReader()
+	taintsChanged := predicate.Funcs{
+		CreateFunc: func(e event.CreateEvent) bool { return len(e.Object.(*corev1.Node).Spec.Taints) > 0 },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return !equality.Semantic.DeepEqual(e.ObjectOld.(*corev1.Node).Spec.Taints, e.ObjectNew.(*corev1.Node).Spec.Taints)
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("evacuation").
 		For(&virtv1.VirtualMachineInstance{}).
@@ -56,7 +70,24 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			m := o.(*virtv1.VirtualMachineInstanceMigration)
 			return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.VMIName}}}
 		})).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.vmisOnNode), builder.WithPredicates(taintsChanged)).
 		Complete(r)
+}
+
+// vmisOnNode are the VMIs the cache has on node o.
+func (r *Reconciler) vmisOnNode(ctx context.Context, o client.Object) []reconcile.Request {
+	var vmis virtv1.VirtualMachineInstanceList
+	if err := r.client.List(ctx, &vmis); err != nil {
+		logf.FromContext(ctx).Error(err, "listing VMIs for a node's taints", "node", o.GetName())
+		return nil
+	}
+	var out []reconcile.Request
+	for _, v := range vmis.Items {
+		if v.Status.NodeName == o.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&v)})
+		}
+	}
+	return out
 }
 
 // Reconcile evacuates one VMI a step further.
@@ -65,12 +96,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, vmi); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	node := vmi.Status.EvacuationNodeName
-	if node == "" || vmi.IsFinal() || vmi.DeletionTimestamp != nil {
+	if vmi.IsFinal() || vmi.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
+	node := vmi.Status.EvacuationNodeName
 	log := logf.FromContext(ctx)
-	if vmi.Status.NodeName != node {
+	if node != "" && vmi.Status.NodeName != node {
 		// It left the drained node: the evacuation is over.
 		upd := vmi.DeepCopy()
 		upd.Status.EvacuationNodeName = ""
@@ -80,11 +111,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.Info("VMI evacuated", "from", node, "to", vmi.Status.NodeName)
 		return ctrl.Result{}, nil
 	}
+	// The node it leaves: the one a drain's eviction recorded, or its own
+	// when that carries the drain taint.
+	source := node
+	var tainted *corev1.Node
+	if source == "" {
+		if vmi.Status.Phase != virtv1.Running || vmi.Status.NodeName == "" {
+			return ctrl.Result{}, nil
+		}
+		n := &corev1.Node{}
+		if err := r.client.Get(ctx, client.ObjectKey{Name: vmi.Status.NodeName}, n); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		if !migrate.MayHaveDrainTaint(n) {
+			return ctrl.Result{}, nil
+		}
+		source, tainted = n.Name, n
+	}
 	kv, err := clusterconfig.Get(ctx, r.reader, r.namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if s := migrate.EvictionStrategy(vmi, migrate.ClusterEvictionStrategy(kv)); s != virtv1.EvictionStrategyLiveMigrate && s != virtv1.EvictionStrategyLiveMigrateIfPossible {
+	strategy := migrate.EvictionStrategy(vmi, migrate.ClusterEvictionStrategy(kv))
+	if tainted != nil {
+		cfg, err := migrate.ClusterConfig(clusterconfig.Migrations(kv))
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !migrate.DrainTainted(tainted, cfg.NodeDrainTaintKey) || !migrate.LeavesDrainTaintedNode(vmi, strategy) {
+			return ctrl.Result{}, nil
+		}
+	} else if strategy != virtv1.EvictionStrategyLiveMigrate && strategy != virtv1.EvictionStrategyLiveMigrateIfPossible {
 		return ctrl.Result{}, nil // External: another controller's; None: nothing to do
 	}
 	var migs virtv1.VirtualMachineInstanceMigrationList
@@ -117,12 +174,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.reader.Get(ctx, req.NamespacedName, fresh); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if fresh.UID != vmi.UID || fresh.Status.NodeName != node || fresh.Status.EvacuationNodeName != node {
+	if fresh.UID != vmi.UID || fresh.Status.NodeName != source || fresh.Status.EvacuationNodeName != node {
 		return ctrl.Result{RequeueAfter: 200 * time.Millisecond}, nil
 	}
 	mig := &virtv1.VirtualMachineInstanceMigration{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: MigrationGenerateName, Namespace: vmi.Namespace,
-			Annotations: map[string]string{virtv1.EvacuationMigrationAnnotation: node}},
+			Annotations: map[string]string{virtv1.EvacuationMigrationAnnotation: source}},
 		Spec: virtv1.VirtualMachineInstanceMigrationSpec{VMIName: vmi.Name},
 	}
 	if err := r.client.Create(ctx, mig); err != nil {
@@ -131,6 +188,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, fmt.Errorf("VirtualMachineInstance %s: creating its evacuation migration: %w", req.NamespacedName, err)
 	}
-	log.Info("evacuation migration created", "migration", mig.Name, "from", node)
+	log.Info("evacuation migration created", "migration", mig.Name, "from", source, "drainTaint", tainted != nil)
 	return ctrl.Result{}, nil
 }

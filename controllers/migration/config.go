@@ -45,10 +45,7 @@ func (r *Reconciler) clusterMigrations(ctx context.Context) (*virtv1.MigrationCo
 	if err != nil {
 		return nil, err
 	}
-	if c := clusterconfig.Configuration(kv); c != nil {
-		return c.MigrationConfiguration, nil
-	}
-	return nil, nil
+	return clusterconfig.Migrations(kv), nil
 }
 
 // startState is the VMI's migrationState at the start of mig: the source

@@ -7,12 +7,14 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"gotest.tools/v3/assert"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -417,5 +419,37 @@ func TestDrain(t *testing.T) {
 		t.Errorf("heartbeat %d on the target after %d on the source before the drain: the guest restarted", first, before)
 	}
 	httpAnswers(ctx, t, "http://"+v.Status.Interfaces[0].IP+"/", "tiny")
+
+	// KubeVirt's drain taint empties a node without any eviction: node
+	// a back in service, the taint on the VM's node moves it back.
+	must(t, w.c.Get(ctx, client.ObjectKey{Name: node}, &n))
+	n.Spec.Unschedulable = false
+	must(t, w.c.Update(ctx, &n))
+	other := v.Status.NodeName
+	beforeTaint := lastHeartbeat(t, dstLog)
+	var on corev1.Node
+	must(t, w.c.Get(ctx, client.ObjectKey{Name: other}, &on))
+	on.Spec.Taints = append(on.Spec.Taints, corev1.Taint{Key: "kubevirt.io/drain", Value: "draining", Effect: corev1.TaintEffectNoSchedule})
+	must(t, w.c.Update(ctx, &on))
+	eventually(ctx, t, "the VM back on "+node+" by the drain taint of "+other, func() (bool, string) {
+		v := w.vmiOf(ctx, t, vm)
+		return v.Status.NodeName == node && v.Status.MigrationState != nil && v.Status.MigrationState.Completed,
+			fmt.Sprintf("on %s, migration %+v", v.Status.NodeName, v.Status.MigrationState)
+	})
+	must(t, w.c.List(ctx, &migs, client.InNamespace(vm.Namespace)))
+	byTaint := 0
+	for _, m := range migs.Items {
+		if m.Annotations[virtv1.EvacuationMigrationAnnotation] == other && m.Status.Phase == virtv1.MigrationSucceeded {
+			byTaint++
+			back := filepath.Join(w.launcherFolder(ctx, t, w.vmiOf(ctx, t, vm), m.UID), contract.SerialLog)
+			if first := firstHeartbeat(ctx, t, back); first < beforeTaint {
+				t.Errorf("heartbeat %d back on %s after %d before the taint: the guest restarted", first, node, beforeTaint)
+			}
+		}
+	}
+	assert.Equal(t, byTaint, 1, "evacuation migrations from %s", other)
+	must(t, w.c.Get(ctx, client.ObjectKey{Name: other}, &on))
+	on.Spec.Taints = slices.DeleteFunc(on.Spec.Taints, func(t corev1.Taint) bool { return t.Key == "kubevirt.io/drain" })
+	must(t, w.c.Update(ctx, &on))
 	w.deleteVM(ctx, t, vm)
 }

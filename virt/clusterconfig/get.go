@@ -65,3 +65,12 @@ func UseEmulation(kv *virtv1.KubeVirt) bool {
 	c := Configuration(kv)
 	return c != nil && c.DeveloperConfiguration != nil && c.DeveloperConfiguration.UseEmulation
 }
+
+// Migrations is the CR's spec.configuration.migrations; nil for no CR or
+// none set (virt/migrate.ClusterConfig applies KubeVirt's defaults).
+func Migrations(kv *virtv1.KubeVirt) *virtv1.MigrationConfiguration {
+	if c := Configuration(kv); c != nil {
+		return c.MigrationConfiguration
+	}
+	return nil
+}
