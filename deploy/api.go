@@ -123,8 +123,9 @@ func APIObjects(a API) ([]client.Object, error) {
 // (start, stop, restart, migrate, add and remove volume, pause through the
 // node) read and patch VMs and VMIs, create migrations and delete launcher
 // pods, each call authorized by a SubjectAccessReview; the eviction
-// webhook marks VMIs for evacuation; the node handlers are found by their
-// pods.
+// webhook marks VMIs for evacuation, and evacuatecancel clears the mark
+// unless the node has the drain taint; the node handlers are found by
+// their pods.
 func apiRules() []rbacv1.PolicyRule {
 	kv := virtv1.SchemeGroupVersion.Group
 	return []rbacv1.PolicyRule{
@@ -133,6 +134,7 @@ func apiRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{kv}, Resources: []string{"virtualmachineinstancemigrations"}, Verbs: []string{"get", "list", "watch", "create"}},
 		{APIGroups: []string{kv}, Resources: []string{"kubevirts"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "delete"}},
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get"}},
 		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
 	}
 }

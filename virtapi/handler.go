@@ -55,7 +55,7 @@ func Handler(cl client.Client, scheme *runtime.Scheme, cfg Config) http.Handler 
 		evictionOpts = append(evictionOpts, eviction.WithCaller(cfg.APIServer))
 	}
 	mux.Handle(eviction.WebhookPath, eviction.NewWebhook(cl, cfg.KubeVirtNamespace, evictionOpts...).Handler())
-	mux.Handle("/", subresources.New(cl, cfg.Subresources...))
+	mux.Handle("/", subresources.New(cl, append([]subresources.Option{subresources.WithKubeVirtNamespace(cfg.KubeVirtNamespace)}, cfg.Subresources...)...))
 	return mux
 }
 

@@ -30,7 +30,7 @@ func commands() []command {
 	return []command{
 		startCommand(), stopCommand(), restartCommand(),
 		pauseCommand(), unpauseCommand(), softRebootCommand(),
-		migrateCommand(), migrateCancelCommand(),
+		migrateCommand(), migrateCancelCommand(), evacuateCancelCommand(),
 		consoleCommand(), vncCommand(),
 		addVolumeCommand(), removeVolumeCommand(),
 		createCommand(), versionCommand(),

@@ -275,6 +275,57 @@ func TestAddVolumeOfAMissingClaim(t *testing.T) {
 	}
 }
 
+// evacuate-cancel calls evacuatecancel on a VM, a VMI, or every VMI a
+// drain of a node marked, in any namespace, in KubeVirt's words.
+func TestEvacuateCancel(t *testing.T) {
+	vmi := func(ns, name, node string) *virtv1.VirtualMachineInstance {
+		return &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Status: virtv1.VirtualMachineInstanceStatus{NodeName: node, EvacuationNodeName: node}}
+	}
+	objs := []client.Object{&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}},
+		vmi("default", "a1", "node-a"), vmi("team", "a2", "node-a"), vmi("default", "b1", "node-b")}
+	dry := []string{"All"}
+	cases := []struct {
+		name, args string
+		code       int
+		want       []call
+		stdout     string
+		stderr     string
+	}{
+		{name: "vm", args: "evacuate-cancel vm/vm1", want: []call{{"EvacuateCancel", "default", "vm1", virtv1.EvacuateCancelOptions{}}},
+			stdout: "VM default/vm1 was canceled evacuation\n"},
+		{name: "vmi, dry run", args: "evacuate-cancel vmi/vm1 --dry-run", want: []call{{"EvacuateCancelVMI", "default", "vm1", virtv1.EvacuateCancelOptions{DryRun: dry}}},
+			stdout: "Dry Run execution\nVMI default/vm1 was canceled evacuation\n"},
+		{name: "node", args: "evacuate-cancel node/node-a",
+			want:   []call{{"EvacuateCancelVMI", "default", "a1", virtv1.EvacuateCancelOptions{}}, {"EvacuateCancelVMI", "team", "a2", virtv1.EvacuateCancelOptions{}}},
+			stdout: "VMI default/a1 was canceled evacuation\nVMI team/a2 was canceled evacuation\n"},
+		{name: "no such node", args: "evacuate-cancel node/node-x", code: 1, stderr: "cannot evacuate-cancel node node-x"},
+		{name: "no kind", args: "evacuate-cancel vm1", code: 1, stderr: "target must contain type and name separated by '/'"},
+		{name: "another kind", args: "evacuate-cancel pod/p1", code: 1, stderr: "unsupported resource type 'pod'"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var fresh []client.Object
+			for _, o := range objs {
+				fresh = append(fresh, o.DeepCopyObject().(client.Object))
+			}
+			h := newHarness(t, "", fresh...)
+			if code := h.run(strings.Fields(c.args)...); code != c.code {
+				t.Errorf("exit %d, want %d; stderr %s", code, c.code, h.stderr)
+			}
+			if diff := cmp.Diff(c.want, h.api.recorded()); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(c.stdout, h.stdout.String()); diff != "" {
+				t.Errorf("stdout (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(h.stderr.String(), c.stderr) {
+				t.Errorf("stderr %q, want %q in it", h.stderr, c.stderr)
+			}
+		})
+	}
+}
+
 // migrate-cancel deletes the one migration of the VMI that has not ended.
 func TestMigrateCancel(t *testing.T) {
 	mig := func(name, vmi string, phase virtv1.VirtualMachineInstanceMigrationPhase) *virtv1.VirtualMachineInstanceMigration {

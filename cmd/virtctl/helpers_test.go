@@ -58,6 +58,12 @@ func (f *fakeAPI) Restart(_ context.Context, ns, name string, o virtv1.RestartOp
 func (f *fakeAPI) Migrate(_ context.Context, ns, name string, o virtv1.MigrateOptions) error {
 	return f.record("Migrate", ns, name, o)
 }
+func (f *fakeAPI) EvacuateCancel(_ context.Context, ns, name string, o virtv1.EvacuateCancelOptions) error {
+	return f.record("EvacuateCancel", ns, name, o)
+}
+func (f *fakeAPI) EvacuateCancelVMI(_ context.Context, ns, name string, o virtv1.EvacuateCancelOptions) error {
+	return f.record("EvacuateCancelVMI", ns, name, o)
+}
 func (f *fakeAPI) Pause(_ context.Context, ns, name string, o virtv1.PauseOptions) error {
 	return f.record("Pause", ns, name, o)
 }

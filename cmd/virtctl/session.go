@@ -25,6 +25,8 @@ type api interface {
 	Stop(ctx context.Context, namespace, name string, opts virtv1.StopOptions) error
 	Restart(ctx context.Context, namespace, name string, opts virtv1.RestartOptions) error
 	Migrate(ctx context.Context, namespace, name string, opts virtv1.MigrateOptions) error
+	EvacuateCancel(ctx context.Context, namespace, name string, opts virtv1.EvacuateCancelOptions) error
+	EvacuateCancelVMI(ctx context.Context, namespace, name string, opts virtv1.EvacuateCancelOptions) error
 	Pause(ctx context.Context, namespace, name string, opts virtv1.PauseOptions) error
 	Unpause(ctx context.Context, namespace, name string, opts virtv1.UnpauseOptions) error
 	SoftReboot(ctx context.Context, namespace, name string) error

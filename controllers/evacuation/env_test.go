@@ -359,4 +359,42 @@ func TestDrainTaint(t *testing.T) {
 		n := len(evacuationMigrations(t, c, "later"))
 		return n == 1, fmt.Sprint(n)
 	})
+
+	// The taint removed before the migration ends: the evacuation stops
+	// (its migration is deleted, as migrate-cancel does), and the VMI stays.
+	assert.NilError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(node), n); err != nil {
+			return err
+		}
+		n.Spec.Taints = nil
+		return c.Update(ctx, n)
+	}))
+	eventually(t, "later's evacuation migration cancelled", func() (bool, string) {
+		n := len(evacuationMigrations(t, c, "later"))
+		return n == 0, fmt.Sprint(n)
+	})
+}
+
+// Clearing a drain's mark (virt-api's evacuatecancel) stops the
+// evacuation: the migration that has not moved the VMI yet is deleted.
+func TestEvacuationCancelled(t *testing.T) {
+	c, _ := start(t)
+	ctx := context.Background()
+	v, pod := running(t, c, "cancelled", strategy(virtv1.EvictionStrategyLiveMigrate), true)
+	assert.Assert(t, apierrors.IsTooManyRequests(evict(c, pod, false)))
+	eventually(t, "an evacuation migration", func() (bool, string) {
+		n := len(evacuationMigrations(t, c, "cancelled"))
+		return n == 1, fmt.Sprint(n)
+	})
+	assert.NilError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got := get(t, c, v)
+		got.Status.EvacuationNodeName = ""
+		return c.Status().Update(ctx, got)
+	}))
+	eventually(t, "the evacuation migration deleted", func() (bool, string) {
+		n := len(evacuationMigrations(t, c, "cancelled"))
+		return n == 0, fmt.Sprint(n)
+	})
+	assert.Equal(t, get(t, c, v).Status.Phase, virtv1.Running)
 }

@@ -120,11 +120,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, nil
 		}
 		n := &corev1.Node{}
-		if err := r.client.Get(ctx, client.ObjectKey{Name: vmi.Status.NodeName}, n); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
+		err := r.client.Get(ctx, client.ObjectKey{Name: vmi.Status.NodeName}, n)
+		if client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
 		}
-		if !migrate.MayHaveDrainTaint(n) {
-			return ctrl.Result{}, nil
+		if apierrors.IsNotFound(err) || !migrate.MayHaveDrainTaint(n) {
+			return ctrl.Result{}, r.stopEvacuations(ctx, vmi)
 		}
 		source, tainted = n.Name, n
 	}
@@ -139,7 +140,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		if !migrate.DrainTainted(tainted, cfg.NodeDrainTaintKey) || !migrate.LeavesDrainTaintedNode(vmi, strategy) {
-			return ctrl.Result{}, nil
+			return ctrl.Result{}, r.stopEvacuations(ctx, vmi)
 		}
 	} else if strategy != virtv1.EvictionStrategyLiveMigrate && strategy != virtv1.EvictionStrategyLiveMigrateIfPossible {
 		return ctrl.Result{}, nil // External: another controller's; None: nothing to do
@@ -190,4 +191,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	log.Info("evacuation migration created", "migration", mig.Name, "from", source, "drainTaint", tainted != nil)
 	return ctrl.Result{}, nil
+}
+
+// stopEvacuations cancels (deletes, as migrate-cancel does) the evacuation
+// migrations of vmi that are not over while it still runs on the node
+// they evacuate, once nothing asks for the evacuation any more: its mark
+// was cleared (evacuate-cancel) and its node has no drain taint. A
+// migration that already moved it is left alone.
+func (r *Reconciler) stopEvacuations(ctx context.Context, vmi *virtv1.VirtualMachineInstance) error {
+	var migs virtv1.VirtualMachineInstanceMigrationList
+	if err := r.client.List(ctx, &migs, client.InNamespace(vmi.Namespace)); err != nil {
+		return fmt.Errorf("VirtualMachineInstance %s/%s: listing migrations: %w", vmi.Namespace, vmi.Name, err)
+	}
+	for i := range migs.Items {
+		m := &migs.Items[i]
+		from, ours := m.Annotations[virtv1.EvacuationMigrationAnnotation]
+		if !ours || m.Spec.VMIName != vmi.Name || m.IsFinal() || m.DeletionTimestamp != nil || from != vmi.Status.NodeName {
+			continue
+		}
+		if err := r.client.Delete(ctx, m, client.Preconditions{UID: &m.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("VirtualMachineInstance %s/%s: cancelling evacuation migration %s: %w", vmi.Namespace, vmi.Name, m.Name, err)
+		}
+		logf.FromContext(ctx).Info("evacuation cancelled", "migration", m.Name, "node", from)
+	}
+	return nil
 }

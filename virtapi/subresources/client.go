@@ -65,6 +65,18 @@ func (c *Client) Migrate(ctx context.Context, namespace, name string, opts virtv
 	return c.put(ctx, "virtualmachines", namespace, name, "migrate", opts)
 }
 
+// EvacuateCancel clears the evacuation mark a drain left on a VM's VMI
+// (PUT virtualmachines/NAME/evacuatecancel).
+func (c *Client) EvacuateCancel(ctx context.Context, namespace, name string, opts virtv1.EvacuateCancelOptions) error {
+	return c.put(ctx, "virtualmachines", namespace, name, "evacuatecancel", opts)
+}
+
+// EvacuateCancelVMI is EvacuateCancel on a VMI
+// (PUT virtualmachineinstances/NAME/evacuatecancel).
+func (c *Client) EvacuateCancelVMI(ctx context.Context, namespace, name string, opts virtv1.EvacuateCancelOptions) error {
+	return c.put(ctx, "virtualmachineinstances", namespace, name, "evacuatecancel", opts)
+}
+
 // Pause pauses a VMI (PUT virtualmachineinstances/NAME/pause).
 func (c *Client) Pause(ctx context.Context, namespace, name string, opts virtv1.PauseOptions) error {
 	return c.put(ctx, "virtualmachineinstances", namespace, name, "pause", opts)

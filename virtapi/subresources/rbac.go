@@ -55,7 +55,8 @@ func RBAC() (roles []*rbacv1.ClusterRole, binding *rbacv1.ClusterRoleBinding) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
 		ObjectMeta: metav1.ObjectMeta{Name: MigrateClusterRoleName, Labels: labels},
 		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{Group}, Verbs: []string{"update"}, Resources: []string{"virtualmachines/migrate"}},
+			{APIGroups: []string{Group}, Verbs: []string{"update"}, Resources: []string{"virtualmachines/migrate",
+				"virtualmachines/evacuatecancel", "virtualmachineinstances/evacuatecancel"}},
 			{APIGroups: []string{"kubevirt.io"}, Resources: []string{"virtualmachineinstancemigrations"},
 				Verbs: []string{"get", "delete", "create", "update", "patch", "list", "watch", "deletecollection"}},
 		},

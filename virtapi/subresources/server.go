@@ -34,6 +34,8 @@ type Server struct {
 	log      logr.Logger
 	observer Observer
 	routes   map[string]route
+	// kubevirtNamespace holds the KubeVirt CR (WithKubeVirtNamespace).
+	kubevirtNamespace string
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -110,19 +112,21 @@ func (s *Server) routeTable() map[string]route {
 	put := func(h func(context.Context, *request) error) route { return route{http.MethodPut, h} }
 	get := func(h func(context.Context, *request) error) route { return route{http.MethodGet, h} }
 	return map[string]route{
-		"virtualmachines/start":                put(s.start),
-		"virtualmachines/stop":                 put(s.stop),
-		"virtualmachines/restart":              put(s.restart),
-		"virtualmachines/migrate":              put(s.migrate),
-		"virtualmachines/addvolume":            put(s.vmAddVolume),
-		"virtualmachines/removevolume":         put(s.vmRemoveVolume),
-		"virtualmachineinstances/pause":        put(s.pause),
-		"virtualmachineinstances/unpause":      put(s.unpause),
-		"virtualmachineinstances/softreboot":   put(s.softReboot),
-		"virtualmachineinstances/addvolume":    put(s.vmiAddVolume),
-		"virtualmachineinstances/removevolume": put(s.vmiRemoveVolume),
-		"virtualmachineinstances/console":      get(s.console),
-		"virtualmachineinstances/vnc":          get(s.vnc),
+		"virtualmachines/start":                  put(s.start),
+		"virtualmachines/stop":                   put(s.stop),
+		"virtualmachines/restart":                put(s.restart),
+		"virtualmachines/migrate":                put(s.migrate),
+		"virtualmachines/addvolume":              put(s.vmAddVolume),
+		"virtualmachines/removevolume":           put(s.vmRemoveVolume),
+		"virtualmachines/evacuatecancel":         put(s.vmEvacuateCancel),
+		"virtualmachineinstances/pause":          put(s.pause),
+		"virtualmachineinstances/unpause":        put(s.unpause),
+		"virtualmachineinstances/softreboot":     put(s.softReboot),
+		"virtualmachineinstances/addvolume":      put(s.vmiAddVolume),
+		"virtualmachineinstances/removevolume":   put(s.vmiRemoveVolume),
+		"virtualmachineinstances/evacuatecancel": put(s.vmiEvacuateCancel),
+		"virtualmachineinstances/console":        get(s.console),
+		"virtualmachineinstances/vnc":            get(s.vnc),
 	}
 }
 

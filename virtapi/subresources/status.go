@@ -56,8 +56,8 @@ func internalError(err error) *metav1.Status {
 
 func notFoundPath(path string) *metav1.Status {
 	return &metav1.Status{Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
-		Message: fmt.Sprintf("the server could not find the requested resource %s; the calls are PUT %s/namespaces/NAMESPACE/virtualmachines/NAME/{start,stop,restart,migrate,addvolume,removevolume}, "+
-			"PUT .../virtualmachineinstances/NAME/{pause,unpause,softreboot,addvolume,removevolume} and GET (websocket) .../virtualmachineinstances/NAME/{console,vnc}", path, Prefix)}
+		Message: fmt.Sprintf("the server could not find the requested resource %s; the calls are PUT %s/namespaces/NAMESPACE/virtualmachines/NAME/{start,stop,restart,migrate,addvolume,removevolume,evacuatecancel}, "+
+			"PUT .../virtualmachineinstances/NAME/{pause,unpause,softreboot,addvolume,removevolume,evacuatecancel} and GET (websocket) .../virtualmachineinstances/NAME/{console,vnc}", path, Prefix)}
 }
 
 func methodNotAllowed(method, key, want string) *metav1.Status {
