@@ -284,16 +284,22 @@ func TestDrainTaint(t *testing.T) {
 	ctx := context.Background()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}
 	assert.NilError(t, c.Create(ctx, node))
-	taint := func(key string) {
+	setTaints := func(edit func([]corev1.Taint) []corev1.Taint) {
 		t.Helper()
 		assert.NilError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			n := &corev1.Node{}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(node), n); err != nil {
 				return err
 			}
-			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: key, Value: "draining", Effect: corev1.TaintEffectNoSchedule})
+			n.Spec.Taints = edit(n.Spec.Taints)
 			return c.Update(ctx, n)
 		}))
+	}
+	taint := func(key string) {
+		t.Helper()
+		setTaints(func(ts []corev1.Taint) []corev1.Taint {
+			return append(ts, corev1.Taint{Key: key, Value: "draining", Effect: corev1.TaintEffectNoSchedule})
+		})
 	}
 	live, _ := running(t, c, "live", strategy(virtv1.EvictionStrategyLiveMigrate), true)
 	ifPossible, _ := running(t, c, "if-possible", strategy(virtv1.EvictionStrategyLiveMigrateIfPossible), true)
@@ -362,14 +368,7 @@ func TestDrainTaint(t *testing.T) {
 
 	// The taint removed before the migration ends: the evacuation stops
 	// (its migration is deleted, as migrate-cancel does), and the VMI stays.
-	assert.NilError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		n := &corev1.Node{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(node), n); err != nil {
-			return err
-		}
-		n.Spec.Taints = nil
-		return c.Update(ctx, n)
-	}))
+	setTaints(func([]corev1.Taint) []corev1.Taint { return nil })
 	eventually(t, "later's evacuation migration cancelled", func() (bool, string) {
 		n := len(evacuationMigrations(t, c, "later"))
 		return n == 0, fmt.Sprint(n)
