@@ -162,6 +162,17 @@ func get(t *testing.T, c client.Client, v *virtv1.VirtualMachineInstance) *virtv
 	return got
 }
 
+// editStatus changes v's status as the API has it now with edit, again on
+// a conflict: the test plays the handler or the migration controller.
+func editStatus(t *testing.T, c client.Client, v *virtv1.VirtualMachineInstance, edit func(*virtv1.VirtualMachineInstanceStatus)) {
+	t.Helper()
+	assert.NilError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got := get(t, c, v)
+		edit(&got.Status)
+		return c.Status().Update(context.Background(), got)
+	}))
+}
+
 func strategy(s virtv1.EvictionStrategy) *virtv1.EvictionStrategy { return &s }
 
 func TestEvacuation(t *testing.T) {
@@ -194,11 +205,7 @@ func TestEvacuation(t *testing.T) {
 		// The migration succeeds: the VMI runs on node-b (the target's
 		// handler), the migration is Succeeded (its controller), the source
 		// pod ended.
-		assert.NilError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			got := get(t, c, v)
-			got.Status.NodeName = "node-b"
-			return c.Status().Update(ctx, got)
-		}))
+		editStatus(t, c, v, func(st *virtv1.VirtualMachineInstanceStatus) { st.NodeName = "node-b" })
 		m := migs[0]
 		m.Status.Phase = virtv1.MigrationSucceeded
 		assert.NilError(t, c.Status().Update(ctx, &m))
@@ -340,11 +347,7 @@ func TestDrainTaint(t *testing.T) {
 
 	// if-possible's migration succeeds: it runs on node-b, which has no
 	// taint, and nothing more happens to it.
-	assert.NilError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		got := get(t, c, ifPossible)
-		got.Status.NodeName = "node-b"
-		return c.Status().Update(ctx, got)
-	}))
+	editStatus(t, c, ifPossible, func(st *virtv1.VirtualMachineInstanceStatus) { st.NodeName = "node-b" })
 	mp := evacuationMigrations(t, c, "if-possible")[0]
 	mp.Status.Phase = virtv1.MigrationSucceeded
 	assert.NilError(t, c.Status().Update(ctx, &mp))
@@ -379,18 +382,13 @@ func TestDrainTaint(t *testing.T) {
 // evacuation: the migration that has not moved the VMI yet is deleted.
 func TestEvacuationCancelled(t *testing.T) {
 	c, _ := start(t)
-	ctx := context.Background()
 	v, pod := running(t, c, "cancelled", strategy(virtv1.EvictionStrategyLiveMigrate), true)
 	assert.Assert(t, apierrors.IsTooManyRequests(evict(c, pod, false)))
 	eventually(t, "an evacuation migration", func() (bool, string) {
 		n := len(evacuationMigrations(t, c, "cancelled"))
 		return n == 1, fmt.Sprint(n)
 	})
-	assert.NilError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		got := get(t, c, v)
-		got.Status.EvacuationNodeName = ""
-		return c.Status().Update(ctx, got)
-	}))
+	editStatus(t, c, v, func(st *virtv1.VirtualMachineInstanceStatus) { st.EvacuationNodeName = "" })
 	eventually(t, "the evacuation migration deleted", func() (bool, string) {
 		n := len(evacuationMigrations(t, c, "cancelled"))
 		return n == 0, fmt.Sprint(n)
