@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"github.com/virtkit/virtkit/controllers/nodehealth"
+
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,6 +60,10 @@ type Config struct {
 	// migration's start; empty: clusterconfig.DefaultNamespace. Not in the
 	// KubeVirt CR.
 	KubeVirtNamespace string
+	// NodeHealth are the node controller's timings (controllers/nodehealth:
+	// heartbeat timeout, not-ready grace); zero fields are KubeVirt's
+	// defaults. Not in the KubeVirt CR.
+	NodeHealth nodehealth.Options
 }
 
 // FromKubeVirt returns base with the settings of kv that virtkit honours

@@ -9,13 +9,14 @@ import (
 
 	"github.com/virtkit/virtkit/controllers/evacuation"
 	"github.com/virtkit/virtkit/controllers/migration"
+	"github.com/virtkit/virtkit/controllers/nodehealth"
 	"github.com/virtkit/virtkit/controllers/vm"
 	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/controllers/workloadupdate"
 )
 
 // AddToManager registers the VirtualMachine, VirtualMachineInstance,
-// VirtualMachineInstanceMigration, evacuation and workload update
+// VirtualMachineInstanceMigration, evacuation, node and workload update
 // controllers with mgr, configured by cfg. daemons/virt-controller calls
 // it; so can an integrator's own manager.
 //
@@ -49,6 +50,9 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 	}
 	if err := evacuation.New(cfg.KubeVirtNamespace).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: evacuation controller: %w", err)
+	}
+	if err := nodehealth.New(nodehealth.WithOptions(cfg.NodeHealth)).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("controllers: node controller: %w", err)
 	}
 	image := func(kv *virtv1.KubeVirt) string { return FromKubeVirt(kv, cfg).LauncherImage }
 	if err := workloadupdate.New(cfg.KubeVirtNamespace, image).SetupWithManager(mgr); err != nil {

@@ -26,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/virtkit/virtkit/controllers"
+	"github.com/virtkit/virtkit/controllers/nodehealth"
 	"github.com/virtkit/virtkit/internal/scheme"
 	virtmetrics "github.com/virtkit/virtkit/metrics"
 )
@@ -38,18 +39,21 @@ func main() {
 		leaderElect = flag.Bool("leader-elect", true, "run only while holding the lease, so several replicas can stand by")
 		metrics     = flag.String("metrics-bind-address", ":8443", "address of /metrics (plain HTTP; KubeVirt's port); 0 turns it off")
 		probes      = flag.String("health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+		heartbeat   = flag.Duration("node-heartbeat-timeout", nodehealth.DefaultHeartbeatTimeout, "a node whose virt-handler has not beaten for this long is unresponsive: unschedulable, and its VMIs whose launchers ended fail")
+		notReady    = flag.Duration("node-not-ready-grace", nodehealth.DefaultNotReadyGrace, "an unresponsive node not Ready for this long is down: all its VMIs fail and their launcher pods are force-deleted")
 		capsCache   = flag.String("launcher-capabilities-cache", "", "node folder the launchers share for libvirt's QEMU capability probe; empty: each launcher probes")
 	)
 	flag.Parse()
 	log := logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, nil))
 	ctrl.SetLogger(log)
-	if err := run(*namespace, *image, *capsCache, *emulation, *leaderElect, *metrics, *probes); err != nil {
+	health := nodehealth.Options{HeartbeatTimeout: *heartbeat, NotReadyGrace: *notReady}
+	if err := run(*namespace, *image, *capsCache, *emulation, *leaderElect, *metrics, *probes, health); err != nil {
 		log.Error(err, "virt-controller failed")
 		os.Exit(1)
 	}
 }
 
-func run(namespace, image, capsCache string, emulation, leaderElect bool, metrics, probes string) error {
+func run(namespace, image, capsCache string, emulation, leaderElect bool, metrics, probes string, health nodehealth.Options) error {
 	if image == "" {
 		return fmt.Errorf("--launcher-image is required")
 	}
@@ -74,7 +78,8 @@ func run(namespace, image, capsCache string, emulation, leaderElect bool, metric
 	readCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	// The flags are the base the KubeVirt CR is applied over each time the
 	// controllers need it; one reading now refuses a cluster with several.
-	base := controllers.Config{LauncherImage: image, LauncherCapabilitiesCache: capsCache, Emulation: emulation, KubeVirtNamespace: namespace}
+	base := controllers.Config{LauncherImage: image, LauncherCapabilitiesCache: capsCache, Emulation: emulation, KubeVirtNamespace: namespace,
+		NodeHealth: health}
 	_, err = controllers.ReadConfig(readCtx, reader, namespace, base)
 	cancel()
 	if err != nil {
