@@ -1,6 +1,7 @@
 package virtapi
 
 import (
+	"context"
 	"crypto/tls"
 	"net/http"
 
@@ -55,7 +56,10 @@ func Handler(cl client.Client, scheme *runtime.Scheme, cfg Config) http.Handler 
 		evictionOpts = append(evictionOpts, eviction.WithCaller(cfg.APIServer))
 	}
 	mux.Handle(eviction.WebhookPath, eviction.NewWebhook(cl, cfg.KubeVirtNamespace, evictionOpts...).Handler())
-	mux.Handle("/", subresources.New(cl, append([]subresources.Option{subresources.WithKubeVirtNamespace(cfg.KubeVirtNamespace)}, cfg.Subresources...)...))
+	drainTaint := func(ctx context.Context, node string) (string, error) {
+		return eviction.DrainTaint(ctx, cl, cfg.KubeVirtNamespace, node)
+	}
+	mux.Handle("/", subresources.New(cl, append([]subresources.Option{subresources.WithDrainTaint(drainTaint)}, cfg.Subresources...)...))
 	return mux
 }
 

@@ -12,4 +12,7 @@
 // the KubeVirt CR is read through virt/clusterconfig. [Configuration] is the
 // webhook's ValidatingWebhookConfiguration: CREATE of pods/eviction only,
 // failing closed, with no side effect on dry runs.
+//
+// [DrainTaint] reads the other side of a drain, a node's drain taint, for
+// virt-api's evacuatecancel, which refuses while a node carries it.
 package eviction

@@ -4,20 +4,21 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/virtkit/virtkit/virt/clusterconfig"
-	"github.com/virtkit/virtkit/virt/migrate"
 	"github.com/virtkit/virtkit/virtapi/subresources/requests"
 )
 
-// WithKubeVirtNamespace sets where the KubeVirt CR lives, whose
-// migrations.nodeDrainTaintKey evacuatecancel reads; empty:
-// clusterconfig.DefaultNamespace.
-func WithKubeVirtNamespace(ns string) Option { return func(s *Server) { s.kubevirtNamespace = ns } }
+// DrainTaintFunc returns the drain taint node carries ("" for none), the
+// KubeVirt CR's migrations.nodeDrainTaintKey with effect NoSchedule, in its
+// key:Effect form (virtapi/eviction.DrainTaint is virt-api's).
+type DrainTaintFunc func(ctx context.Context, node string) (string, error)
+
+// WithDrainTaint sets how evacuatecancel finds a node's drain taint, which
+// it refuses to cancel. Without it no node is taken to carry one.
+func WithDrainTaint(f DrainTaintFunc) Option { return func(s *Server) { s.drainTaint = f } }
 
 // vmEvacuateCancel is PUT virtualmachines/NAME/evacuatecancel (body
 // v1.EvacuateCancelOptions): vmiEvacuateCancel on the VM's VMI.
@@ -80,24 +81,15 @@ func (s *Server) evacuateCancel(ctx context.Context, req *request) error {
 // refuseDrainTainted is a 400 when node carries the drain taint, in
 // KubeVirt's words.
 func (s *Server) refuseDrainTainted(ctx context.Context, node string) error {
-	kv, err := clusterconfig.Get(ctx, s.client, s.kubevirtNamespace)
+	if s.drainTaint == nil {
+		return nil
+	}
+	taint, err := s.drainTaint(ctx, node)
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	cfg, err := migrate.ClusterConfig(clusterconfig.Migrations(kv))
-	if err != nil {
-		return apierrors.NewInternalError(err)
-	}
-	n := &corev1.Node{}
-	if err := s.client.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil // a node gone drains nothing
-		}
-		return apierrors.NewInternalError(fmt.Errorf("reading node %s: %w", node, err))
-	}
-	if migrate.DrainTainted(n, cfg.NodeDrainTaintKey) {
-		taint := corev1.Taint{Key: cfg.NodeDrainTaintKey, Effect: corev1.TaintEffectNoSchedule}
-		return badRequest("Node %q has NodeDrainTaintKey %q", n.Name, taint.ToString())
+	if taint != "" {
+		return badRequest("Node %q has NodeDrainTaintKey %q", node, taint)
 	}
 	return nil
 }

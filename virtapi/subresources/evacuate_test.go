@@ -9,13 +9,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/virtkit/virtkit/virtapi/nodeapi"
+	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/virtapi/eviction"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
 // evacuatecancel clears a drain's mark on the VMI, as KubeVirt's does, and
-// refuses while the node carries the drain taint the CR names.
+// refuses while the node carries the drain taint the CR names
+// (virtapi/eviction.DrainTaint, as virt-api wires it).
 func TestEvacuateCancel(t *testing.T) {
 	marked := func() *virtv1.VirtualMachineInstance {
 		v := vmiObj(virtv1.Running)
@@ -62,7 +65,12 @@ func TestEvacuateCancel(t *testing.T) {
 		{"bad body", []client.Object{marked(), node()}, "virtualmachineinstances", `{"dryRun":`, 400, "v1.EvacuateCancelOptions", "node-a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, c := fakeAPI(t, nodeapi.NewFake(), tc.objs...)
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).
+				WithStatusSubresource(&virtv1.VirtualMachine{}, &virtv1.VirtualMachineInstance{}).WithObjects(tc.objs...).Build()
+			h := subresources.New(c, subresources.WithAuthenticator(anyone{}), subresources.WithAuthorizer(allowAll{}),
+				subresources.WithDrainTaint(func(ctx context.Context, node string) (string, error) {
+					return eviction.DrainTaint(ctx, c, "", node)
+				}))
 			rec := serve(h, "PUT", subresources.Prefix+"/namespaces/ns/"+tc.resource+"/vm/evacuatecancel", tc.body)
 			if rec.Code != tc.code || !strings.Contains(rec.Body.String(), tc.msg) {
 				t.Errorf("%d %s, want %d %q", rec.Code, rec.Body, tc.code, tc.msg)

@@ -34,8 +34,8 @@ type Server struct {
 	log      logr.Logger
 	observer Observer
 	routes   map[string]route
-	// kubevirtNamespace holds the KubeVirt CR (WithKubeVirtNamespace).
-	kubevirtNamespace string
+	// drainTaint finds a node's drain taint (WithDrainTaint).
+	drainTaint DrainTaintFunc
 }
 
 var _ http.Handler = (*Server)(nil)
