@@ -11,6 +11,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/controllers/conditions"
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt/domain"
 	"github.com/virtkit/virtkit/virt/network"
 	"github.com/virtkit/virtkit/virt/spec"
@@ -76,7 +77,7 @@ func Status(vmi *virtv1.VirtualMachineInstance, f Facts, now time.Time) virtv1.V
 		return st
 	}
 	ds := domain.Status(vmi, f.Domain)
-	setPhase(&st, ds.Phase, t)
+	vmictl.SetPhase(&st, ds.Phase, t)
 	if ds.Phase != virtv1.Running {
 		return st
 	}
@@ -124,7 +125,7 @@ func DomainEnding(vmi *virtv1.VirtualMachineInstance, ds *domain.DomainState) *E
 
 // end sets a final phase: Ready false with why, Paused gone.
 func end(st *virtv1.VirtualMachineInstanceStatus, e Ending, t metav1.Time) {
-	setPhase(st, e.Phase, t)
+	vmictl.SetPhase(st, e.Phase, t)
 	st.Reason = ""
 	if e.Phase == virtv1.Failed {
 		st.Reason = e.Reason
@@ -161,16 +162,6 @@ func failure(ds *domain.DomainState) (reason, message string) {
 		return "PostcopyFailed", "a post-copy migration failed: the guest's memory is split between two hosts"
 	}
 	return "Guest" + domain.ReasonString(ds.State, ds.Reason), "domain " + ds.State.String() + " (" + domain.ReasonString(ds.State, ds.Reason) + ")"
-}
-
-// setPhase moves st to phase, stamping the transition once.
-func setPhase(st *virtv1.VirtualMachineInstanceStatus, phase virtv1.VirtualMachineInstancePhase, t metav1.Time) {
-	if st.Phase == phase {
-		return
-	}
-	st.Phase = phase
-	st.PhaseTransitionTimestamps = append(st.PhaseTransitionTimestamps,
-		virtv1.VirtualMachineInstancePhaseTransitionTimestamp{Phase: phase, PhaseTransitionTimestamp: t})
 }
 
 // interfaces reports each planned interface in spec order: the guest's MAC,

@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	virtv1 "kubevirt.io/api/core/v1"
+
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
 )
 
 // Defaults of Options.
@@ -88,22 +90,9 @@ func Assess(node *corev1.Node, now time.Time, o Options) Health {
 }
 
 // LauncherAlive reports whether pod, a VMI's launcher, may still run its
-// guest, as KubeVirt counts it: not ended, and not every container
-// terminated.
-func LauncherAlive(pod *corev1.Pod) bool {
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		return false
-	}
-	if len(pod.Status.ContainerStatuses) == 0 {
-		return true
-	}
-	for _, s := range pod.Status.ContainerStatuses {
-		if s.State.Terminated == nil {
-			return true
-		}
-	}
-	return false
-}
+// guest: it has not ended by the VMI controller's rule
+// (controllers/vmi.PodEnded: the pod, or its compute container).
+func LauncherAlive(pod *corev1.Pod) bool { return !vmictl.PodEnded(pod) }
 
 // Action is what to do with one VMI of an unresponsive node.
 type Action struct {

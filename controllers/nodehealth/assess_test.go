@@ -76,16 +76,17 @@ func TestPlan(t *testing.T) {
 }
 
 func TestLauncherAlive(t *testing.T) {
-	term := corev1.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}}
-	run := corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+	term := corev1.ContainerStatus{Name: "compute", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}}
+	run := corev1.ContainerStatus{Name: "compute", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+	sidecar := corev1.ContainerStatus{Name: "sidecar", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}}
 	for _, tc := range []struct {
 		name string
 		st   corev1.PodStatus
 		want bool
 	}{
 		{"pending, no status yet", corev1.PodStatus{Phase: corev1.PodPending}, true},
-		{"running", corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{run, term}}, true},
-		{"every container ended", corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{term, term}}, false},
+		{"running, a sidecar ended", corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{run, sidecar}}, true},
+		{"compute ended", corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{term, sidecar}}, false},
 		{"failed", corev1.PodStatus{Phase: corev1.PodFailed}, false},
 		{"succeeded", corev1.PodStatus{Phase: corev1.PodSucceeded}, false},
 	} {

@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/controllers/conditions"
 	"github.com/virtkit/virtkit/controllers/nodehealth"
 	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/internal/testenv"
@@ -77,7 +78,7 @@ func TestUnresponsiveNodeOnAPIServer(t *testing.T) {
 		got := get(t, c, v)
 		assert.Equal(t, got.Status.Phase, virtv1.Failed, v.Name)
 		assert.Equal(t, string(got.Status.Reason), nodehealth.ReasonNodeUnresponsive)
-		ready := readyCondition(got)
+		ready := conditions.VMI().Find(got.Status.Conditions, virtv1.VirtualMachineInstanceReady)
 		assert.Assert(t, ready != nil && ready.Status == corev1.ConditionFalse && ready.Reason == nodehealth.ReasonNodeUnresponsive, "%+v", ready)
 		assert.Equal(t, ready.Message, "virt-handler on node node-b is not responsive, marking VMI as failed")
 	}
@@ -138,13 +139,4 @@ func get(t *testing.T, c client.Client, v *virtv1.VirtualMachineInstance) *virtv
 func phase(t *testing.T, c client.Client, v *virtv1.VirtualMachineInstance) virtv1.VirtualMachineInstancePhase {
 	t.Helper()
 	return get(t, c, v).Status.Phase
-}
-
-func readyCondition(v *virtv1.VirtualMachineInstance) *virtv1.VirtualMachineInstanceCondition {
-	for i := range v.Status.Conditions {
-		if v.Status.Conditions[i].Type == virtv1.VirtualMachineInstanceReady {
-			return &v.Status.Conditions[i]
-		}
-	}
-	return nil
 }

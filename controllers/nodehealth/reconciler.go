@@ -18,8 +18,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/virtkit/virtkit/controllers/conditions"
 	"github.com/virtkit/virtkit/controllers/events"
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
 )
 
 // ReasonNodeUnresponsive is KubeVirt's reason: the VMI's status.reason, its
@@ -147,13 +147,7 @@ func (r *Reconciler) handle(ctx context.Context, v *virtv1.VirtualMachineInstanc
 	}
 	msg := fmt.Sprintf("virt-handler on node %s is not responsive, marking VMI as failed", v.Status.NodeName)
 	upd := v.DeepCopy()
-	ts := metav1.NewTime(r.clock.Now().Truncate(time.Second))
-	upd.Status.Phase = virtv1.Failed
-	upd.Status.Reason = ReasonNodeUnresponsive
-	upd.Status.PhaseTransitionTimestamps = append(upd.Status.PhaseTransitionTimestamps,
-		virtv1.VirtualMachineInstancePhaseTransitionTimestamp{Phase: virtv1.Failed, PhaseTransitionTimestamp: ts})
-	conditions.VMI().Set(&upd.Status.Conditions, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceReady,
-		Status: corev1.ConditionFalse, Reason: ReasonNodeUnresponsive, Message: msg, LastTransitionTime: ts}, ts)
+	vmictl.Fail(&upd.Status, ReasonNodeUnresponsive, msg, metav1.NewTime(r.clock.Now().Truncate(time.Second)))
 	if err := r.client.Status().Patch(ctx, upd, client.MergeFromWithOptions(v, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("VirtualMachineInstance %s/%s: failing it: %w", v.Namespace, v.Name, err)
 	}

@@ -92,20 +92,8 @@ func NextStatus(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, createErr e
 	if vmi.DeletionTimestamp != nil || vmi.IsFinal() {
 		return *st
 	}
-	setPhase := func(p virtv1.VirtualMachineInstancePhase) {
-		if st.Phase == p {
-			return
-		}
-		st.Phase = p
-		st.PhaseTransitionTimestamps = append(st.PhaseTransitionTimestamps,
-			virtv1.VirtualMachineInstancePhaseTransitionTimestamp{Phase: p, PhaseTransitionTimestamp: ts})
-	}
-	fail := func(reason, message string) {
-		setPhase(virtv1.Failed)
-		st.Reason = reason
-		conditions.VMI().Set(&st.Conditions, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceReady,
-			Status: corev1.ConditionFalse, Reason: reason, Message: message, LastTransitionTime: ts}, ts)
-	}
+	setPhase := func(p virtv1.VirtualMachineInstancePhase) { SetPhase(st, p, ts) }
+	fail := func(reason, message string) { Fail(st, reason, message, ts) }
 
 	if pod == nil {
 		switch st.Phase {
@@ -136,7 +124,7 @@ func NextStatus(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, createErr e
 
 	if st.Phase == virtv1.Scheduling || st.Phase == virtv1.Scheduled {
 		// The handler has not taken the VMI over: a pod that ended is the VMI's end.
-		if podEnded(pod) {
+		if PodEnded(pod) {
 			reason, msg := podEndReason(pod)
 			fail(reason, msg)
 			return *st
@@ -208,15 +196,6 @@ func syncPodScheduled(st *virtv1.VirtualMachineInstanceStatus, pod *corev1.Pod, 
 		return
 	}
 	conditions.VMI().Remove(&st.Conditions, PodScheduled)
-}
-
-// podEnded reports whether the pod or its compute container has ended
-// (restartPolicy Never: a terminated compute container does not come back).
-func podEnded(pod *corev1.Pod) bool {
-	if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
-		return true
-	}
-	return computeTerminated(pod) != nil
 }
 
 func computeTerminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
