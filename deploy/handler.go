@@ -68,6 +68,9 @@ type Handler struct {
 	// NodeAPIPort, ProbePort and MetricsPort are the ports the handler
 	// listens on; defaults 8186, 8187 and 8188.
 	NodeAPIPort, ProbePort, MetricsPort int32
+	// MigrationPort is where the handler takes migrations from other
+	// nodes' handlers, on its pod's address; default 8185.
+	MigrationPort int32
 	// APIServer, "host:port", is where the handler reaches the apiserver,
 	// for a cluster whose pods cannot reach the kubernetes Service (a
 	// single-machine cluster without kube-proxy, whose apiserver listens on
@@ -103,7 +106,7 @@ func (h Handler) withDefaults() (Handler, error) {
 		errs = append(errs, errors.New("deploy: Handler.TLSSecret: required (the node API needs a certificate)"))
 	}
 	errs = append(errs, checkPorts("Handler", port{"NodeAPIPort", &h.NodeAPIPort, 8186}, port{"ProbePort", &h.ProbePort, 8187},
-		port{"MetricsPort", &h.MetricsPort, 8188})...)
+		port{"MetricsPort", &h.MetricsPort, 8188}, port{"MigrationPort", &h.MigrationPort, 8185})...)
 	if h.StateDir == "" {
 		h.StateDir = contract.HandlerStateDir
 	}
@@ -172,6 +175,10 @@ func handlerRules() []rbacv1.PolicyRule {
 	}
 }
 
+// MigrationPortName names the handler container's port of migrations
+// from other nodes.
+const MigrationPortName = "migration"
+
 // handlerPod is the DaemonSet's pod.
 func handlerPod(h Handler) corev1.PodSpec {
 	yes, no := true, false
@@ -191,6 +198,8 @@ func handlerPod(h Handler) corev1.PodSpec {
 		"--pods-dir=" + contract.PodsDir,
 		"--state-dir=" + contract.HandlerStateDir,
 		"--namespace=" + h.Namespace,
+		"--migration-address=" + listen(h.MigrationPort),
+		"--migration-advertise-host=$(POD_IP)",
 	}
 	if h.Emulation {
 		args = append(args, "--emulation")
@@ -217,6 +226,7 @@ func handlerPod(h Handler) corev1.PodSpec {
 			},
 			Ports: []corev1.ContainerPort{
 				{Name: nodeapi.PortName, ContainerPort: h.NodeAPIPort, Protocol: corev1.ProtocolTCP},
+				{Name: MigrationPortName, ContainerPort: h.MigrationPort, Protocol: corev1.ProtocolTCP},
 				metricsPort(h.MetricsPort),
 			},
 			ReadinessProbe: probe,

@@ -37,12 +37,15 @@ const (
 var MigrationChannels = []MigrationChannel{ChannelLibvirt, ChannelMemory, ChannelDisks}
 
 // MigrationTarget says where a migration goes: the migration's and the
-// VMI's UIDs, the target launcher pod's UID, the target node, and the
-// address its handler gave in the VMI's
-// status.migrationState.targetNodeAddress.
+// VMI's UIDs, the VMI's namespace and name, the target launcher pod's UID,
+// the target node, the address its handler gave in the VMI's
+// status.migrationState.targetNodeAddress, and whether the migration's
+// configuration disables TLS (migrations.disableTLS).
 type MigrationTarget struct {
 	Migration, VMI, Pod types.UID
+	Namespace, Name     string
 	Node, Address       string
+	DisableTLS          bool
 }
 
 // MigrationDialer connects the source handler's migration proxy to one
@@ -62,10 +65,10 @@ type MigrationDialer interface {
 }
 
 // LocalMigrationDialer dials the target launcher's sockets in its pod's
-// folder on the target node directly: for targets on this machine, as
-// every node of virt-local is. A dialer for targets on other machines
-// (handler to handler over the node API's TLS, as KubeVirt's migration
-// proxy does over TCP) is not built yet.
+// folder on the target node directly: a shortcut for nodes that share one
+// machine and its folders, chosen explicitly (virt-handler's
+// --local-migration). Between machines, and by default on virt-local,
+// TCPMigrationDialer reaches the target node's handler instead.
 type LocalMigrationDialer struct {
 	// PodsDirs are the pods folders (Config.PodsDir) of the nodes on this
 	// machine, by node name.
@@ -88,6 +91,13 @@ func (d LocalMigrationDialer) DialTarget(ctx context.Context, t MigrationTarget,
 		return nil, fmt.Errorf("handler: migration %s: %s channel of the target launcher on node %s: %w", t.Migration, ch, t.Node, err)
 	}
 	return c, nil
+}
+
+// noMigrationDialer is the dialer of a handler given none.
+type noMigrationDialer struct{}
+
+func (noMigrationDialer) DialTarget(_ context.Context, t MigrationTarget, ch MigrationChannel) (net.Conn, error) {
+	return nil, fmt.Errorf("handler: migration %s: %s channel: this handler has no MigrationDialer (WithMigrationDialer)", t.Migration, ch)
 }
 
 // MigrationSocket is the unix socket of channel ch in a launcher folder:
@@ -148,6 +158,17 @@ type migrationProxy struct {
 	mu     sync.Mutex
 	conns  map[net.Conn]bool
 	closed bool
+	// dialErr is the first connection to the target that failed.
+	dialErr error
+}
+
+// err is the first failure to reach the target, if any: why the
+// migration could not go on, which libvirt sees only as a closed
+// connection.
+func (p *migrationProxy) err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dialErr
 }
 
 // startProxy listens on every channel's socket in the source launcher
@@ -195,6 +216,11 @@ func (p *migrationProxy) serve(ln net.Listener, t MigrationTarget, ch MigrationC
 			up, err := dial.DialTarget(ctx, t, ch)
 			cancel()
 			if err != nil {
+				p.mu.Lock()
+				if p.dialErr == nil {
+					p.dialErr = err
+				}
+				p.mu.Unlock()
 				onError(err)
 				return
 			}

@@ -29,47 +29,12 @@ func TestMigrationProxy(t *testing.T) {
 	// The target pod's folder, on node b, whose pods folder is run/b.
 	dst := launcher.Layout{Root: contract.PodFolder(filepath.Join(run, "b"), pod)}
 	assert.NilError(t, os.Mkdir(src.Root, 0o755)) // the running source launcher's
-	// The target launcher: its libvirt socket and the sockets its QEMU and
-	// NBD server listen on, each answering with its name and what it read.
-	for _, ch := range MigrationChannels {
-		path := MigrationSocket(dst, ch)
-		if ch == ChannelLibvirt {
-			path = dst.LibvirtSocket()
-		}
-		assert.NilError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		ln, err := net.Listen("unix", path)
-		assert.NilError(t, err)
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					b, _ := io.ReadAll(c) // until the source's half close
-					_, _ = io.WriteString(c, string(ch)+" got "+string(b)+"\n")
-				}()
-			}
-		}()
-	}
+	fakeTargetLauncher(t, dst)
 	var dialErrs []error
 	p, err := startProxy(openFolder(t, src), MigrationTarget{Migration: mig, VMI: vmi, Pod: pod, Node: "b"}, LocalMigrationDialer{PodsDirs: map[string]string{"b": filepath.Join(run, "b")}},
 		func(err error) { dialErrs = append(dialErrs, err) })
 	assert.NilError(t, err)
-	for _, ch := range MigrationChannels {
-		c, err := net.Dial("unix", MigrationSocket(src, ch))
-		assert.NilError(t, err, "channel %s", ch)
-		_, err = io.WriteString(c, "hello "+string(ch))
-		assert.NilError(t, err)
-		assert.NilError(t, c.(*net.UnixConn).CloseWrite())
-		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-		line, err := bufio.NewReader(c).ReadString('\n')
-		assert.NilError(t, err, "channel %s", ch)
-		assert.Equal(t, line, string(ch)+" got hello "+string(ch)+"\n")
-		c.Close()
-	}
+	roundTrip(t, src)
 
 	// A connection open at Close is ended.
 	open, err := net.Dial("unix", MigrationSocket(src, ChannelMemory))
@@ -109,6 +74,8 @@ func TestMigrationProxyNoTarget(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no error reported")
 	}
+	// The first failure is kept: the migration's failure reason says it.
+	assert.ErrorContains(t, p.err(), "handler: migration gone: libvirt channel of the target launcher on node b")
 }
 
 // A target's chain prepares as a start does but runs neither define nor
@@ -123,6 +90,54 @@ func TestIncomingSteps(t *testing.T) {
 		}
 		assert.NilError(t, s.Run(context.Background(), nil), "step %s runs nothing", s.Name)
 		assert.Assert(t, s.Undo != nil, "step %s keeps its undo", s.Name)
+	}
+}
+
+// fakeTargetLauncher listens on the target launcher's sockets in dst: its
+// libvirt socket and the sockets its QEMU and NBD server listen on, each
+// answering with its name and what it read until the half close.
+func fakeTargetLauncher(t *testing.T, dst launcher.Layout) {
+	t.Helper()
+	for _, ch := range MigrationChannels {
+		path := MigrationSocket(dst, ch)
+		if ch == ChannelLibvirt {
+			path = dst.LibvirtSocket()
+		}
+		assert.NilError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		ln, err := net.Listen("unix", path)
+		assert.NilError(t, err)
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					b, _ := io.ReadAll(c) // until the source's half close
+					_, _ = io.WriteString(c, string(ch)+" got "+string(b)+"\n")
+				}()
+			}
+		}()
+	}
+}
+
+// roundTrip sends a line through each channel's socket of the source
+// folder src and checks the fake target launcher's answer.
+func roundTrip(t *testing.T, src launcher.Layout) {
+	t.Helper()
+	for _, ch := range MigrationChannels {
+		c, err := net.Dial("unix", MigrationSocket(src, ch))
+		assert.NilError(t, err, "channel %s", ch)
+		_, err = io.WriteString(c, "hello "+string(ch))
+		assert.NilError(t, err)
+		assert.NilError(t, c.(*net.UnixConn).CloseWrite())
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		line, err := bufio.NewReader(c).ReadString('\n')
+		assert.NilError(t, err, "channel %s", ch)
+		assert.Equal(t, line, string(ch)+" got hello "+string(ch)+"\n")
+		c.Close()
 	}
 }
 

@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -207,7 +208,8 @@ func (r *Reconciler) runOutgoing(ctx context.Context, vmi *virtv1.VirtualMachine
 	if err != nil {
 		return migrate.Result{}, err
 	}
-	t := MigrationTarget{Migration: ms.MigrationUID, VMI: vmi.UID, Pod: targetPod, Node: ms.TargetNode, Address: ms.TargetNodeAddress}
+	t := MigrationTarget{Migration: ms.MigrationUID, VMI: vmi.UID, Namespace: vmi.Namespace, Name: vmi.Name, Pod: targetPod,
+		Node: ms.TargetNode, Address: ms.TargetNodeAddress, DisableTLS: cfg.DisableTLS}
 	proxy, err := startProxy(g.dir, t, r.dialer, func(err error) { log.V(1).Info("migration proxy", "error", err.Error()) })
 	if err != nil {
 		return migrate.Result{}, err
@@ -256,6 +258,11 @@ func (r *Reconciler) runOutgoing(ctx context.Context, vmi *virtv1.VirtualMachine
 		opts = append(opts, migrate.WithCopyStorage(domain.CopyIncremental, localDisks(vmi, running.Targets)...))
 	}
 	res, err := migrate.Run(ctx, src, g.domain, dest, cfg, opts...)
+	if err != nil {
+		if perr := proxy.err(); perr != nil {
+			err = fmt.Errorf("%w; the target was not reached: %v", err, perr)
+		}
+	}
 	if err == nil {
 		log.Info("migration completed", "duration", res.Duration, "downtime", res.Downtime, "mode", res.Mode,
 			"movedMiB", res.DataProcessed>>20, "iterations", res.Iterations)

@@ -52,7 +52,9 @@ type Config struct {
 	// MigrationAddress is what the handler writes as
 	// status.migrationState.targetNodeAddress of a migration to this node
 	// once the target is prepared: where a source's MigrationDialer reaches
-	// this handler. Default NodeName (LocalMigrationDialer needs no address).
+	// this handler, the host:port of its ServeMigrations for
+	// TCPMigrationDialer. Default NodeName, for LocalMigrationDialer, which
+	// needs no address.
 	MigrationAddress string
 }
 
@@ -61,6 +63,9 @@ const (
 	DefaultPodsDir   = contract.PodsDir
 	DefaultPodRunDir = contract.PodRunDir
 	DefaultStateDir  = contract.HandlerStateDir
+	// DefaultMigrationPort is the port a handler's ServeMigrations
+	// listens on by default, next to the node API's.
+	DefaultMigrationPort = 8185
 	// DefaultLauncherLostTimeout is how long a VMI whose launcher stopped
 	// answering without leaving a result stays as it is before it fails.
 	DefaultLauncherLostTimeout = 30 * time.Second
@@ -160,8 +165,9 @@ func WithLauncherLostTimeout(d time.Duration) Option {
 }
 
 // WithMigrationDialer sets how the source's handler reaches a migration's
-// target launcher (see MigrationDialer). The default,
-// LocalMigrationDialer, reaches targets on this machine only.
+// target launcher (see MigrationDialer): TCPMigrationDialer between
+// machines, LocalMigrationDialer between nodes of one machine. Without
+// one, a migration out of this node fails at its first connection.
 func WithMigrationDialer(d MigrationDialer) Option { return func(r *Reconciler) { r.dialer = d } }
 
 // WithMaxConcurrentReconciles sets how many VMIs the handler works on at

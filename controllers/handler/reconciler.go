@@ -118,7 +118,7 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 		return nil, errors.New("handler: WithConnector: required (virt/domain/libvirt's New in the daemon)")
 	}
 	if r.dialer == nil {
-		r.dialer = LocalMigrationDialer{PodsDirs: map[string]string{cfg.NodeName: cfg.PodsDir}}
+		r.dialer = noMigrationDialer{}
 	}
 	if r.storageFor == nil {
 		layout := cfg.StorageLayout

@@ -14,6 +14,13 @@
 //	    --tls-cert-file /etc/virt-handler/tls.crt --tls-key-file /etc/virt-handler/tls.key \
 //	    --client-ca-file /etc/virt-handler/virt-api-ca.crt
 //
+// Migrations to the node arrive on --migration-address (default :8185),
+// over mutual TLS with the node's migration certificate
+// (--migration-cert-file, --migration-key-file, --migration-ca-file), from
+// the source nodes' handlers; --local-migration instead reaches the target
+// launchers of other nodes on this machine through their pods folders
+// (docs/migration.md, "Migration traffic").
+//
 // It needs root on the node: it enters launcher pods' network namespaces
 // and writes into their file systems. docs/controllers/handler.md describes
 // what it does and the folders it shares with launcher pods.
@@ -29,6 +36,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,6 +50,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/virtkit/virtkit/controllers/handler"
+	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/deploy/certs/certfiles"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/metrics"
@@ -70,16 +79,31 @@ type options struct {
 	// labellerDir holds the launcher's host CPU probe; "" labels no CPU.
 	labellerDir string
 	// peerPods are --peer-pods-dir's NODE=DIR pairs: the pods folders of
-	// the other nodes on this machine, where migrations to them go.
+	// the other nodes on this machine, where migrations to them go with
+	// --local-migration.
 	peerPods map[string]string
-	verbose  bool
+	// localMigration dials targets' sockets in peerPods instead of their
+	// handlers' migration ports.
+	localMigration bool
+	// migrationAddr is the listen address of migrations to this node;
+	// migrationHost is the host sources reach it at.
+	migrationAddr, migrationHost string
+	// The node's migration certificate and the CA of its peers'.
+	migrationCert, migrationKey, migrationCA string
+	verbose                                  bool
 }
 
 func main() {
 	var o options
 	flag.StringVar(&o.cfg.NodeName, "node-name", os.Getenv("NODE_NAME"), "the node this handler runs on (default $NODE_NAME)")
 	flag.StringVar(&o.cfg.PodsDir, "pods-dir", handler.DefaultPodsDir, "the kubelet's pods folder on the node, where each launcher pod's folder is its emptyDir")
-	flag.Func("peer-pods-dir", "NODE=DIR: the pods folder of NODE, another node on this machine (repeat per node), as virt-local's local nodes; migrations go only to such nodes", o.addPeerPods)
+	flag.Func("peer-pods-dir", "NODE=DIR: the pods folder of NODE, another node on this machine (repeat per node), for --local-migration", o.addPeerPods)
+	flag.BoolVar(&o.localMigration, "local-migration", false, "migrate only to nodes of this machine (--peer-pods-dir), connecting the target launcher's sockets directly instead of its handler's migration port")
+	flag.StringVar(&o.migrationAddr, "migration-address", ":"+strconv.Itoa(handler.DefaultMigrationPort), "listen address of migrations to this node, from other nodes' handlers; 0 turns it off")
+	flag.StringVar(&o.migrationHost, "migration-advertise-host", "", "host (name or IP) other nodes' handlers reach --migration-address's port at (default: --migration-address's host, when it names one)")
+	flag.StringVar(&o.migrationCert, "migration-cert-file", "", "this node's migration certificate, named NODE"+certs.NodeName("")+" (serving and client)")
+	flag.StringVar(&o.migrationKey, "migration-key-file", "", "key of --migration-cert-file")
+	flag.StringVar(&o.migrationCA, "migration-ca-file", "", "CA bundle other nodes' migration certificates are checked with")
 	flag.StringVar(&o.cfg.PodRunDir, "pod-run-dir", handler.DefaultPodRunDir, "where launcher pods see the same folders")
 	flag.StringVar(&o.cfg.StateDir, "state-dir", handler.DefaultStateDir, "node folder for the handler's own records (not shared with pods)")
 	flag.BoolVar(&o.cfg.Emulation, "emulation", false, "run every guest under software emulation (TCG), whatever the KubeVirt CR says, and offer no devices.kubevirt.io/kvm: for a node whose KVM must not be used; without it the CR's useEmulation decides at each start")
@@ -142,18 +166,35 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 	if err != nil {
 		return fmt.Errorf("manager: %w", err)
 	}
+	mig, err := migrationFlags(o, log)
+	if err != nil {
+		return err
+	}
+	o.cfg.MigrationAddress = mig.advertise
 	r, err := handler.New(o.cfg,
 		handler.WithConnector(func(ctx context.Context, uri string) (domain.Manager, error) {
 			return domainlibvirt.New(ctx, uri, domainlibvirt.WithLogger(log.WithName("libvirt")))
 		}),
 		handler.WithLogger(log.WithName("handler")),
-		handler.WithMigrationDialer(handler.LocalMigrationDialer{PodsDirs: o.podsDirs()}),
+		handler.WithMigrationDialer(mig.dialer),
 	)
 	if err != nil {
 		return err
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
+	}
+	if mig.listen != "" {
+		serve := func(ctx context.Context) error {
+			ln, err := net.Listen("tcp", mig.listen)
+			if err != nil {
+				return fmt.Errorf("--migration-address: %w", err)
+			}
+			return r.ServeMigrations(ctx, ln, mig.certs)
+		}
+		if err := mgr.Add(manager.RunnableFunc(serve)); err != nil {
+			return err
+		}
 	}
 	if err := ctrlmetrics.Registry.Register(metrics.NewDomainStats([]metrics.GuestLister{r}, metrics.WithLogger(log.WithName("metrics")))); err != nil {
 		return fmt.Errorf("metrics: %w", err)
@@ -283,6 +324,55 @@ func serve(srv *http.Server, addr string, c client.Client, node, advertise strin
 			return srv.Shutdown(shutCtx)
 		}
 	}
+}
+
+// migrations is how this handler migrates guests, from its flags.
+type migrations struct {
+	dialer handler.MigrationDialer
+	// listen is where migrations to this node come ("": nowhere), and
+	// advertise what sources dial (Config.MigrationAddress).
+	listen, advertise string
+	certs             handler.MigrationCertificates
+}
+
+// migrationFlags checks the migration flags: --local-migration, or the
+// handler-to-handler path over TCP with this node's certificate.
+func migrationFlags(o options, log logr.Logger) (migrations, error) {
+	if o.localMigration {
+		return migrations{dialer: handler.LocalMigrationDialer{PodsDirs: o.podsDirs()}}, nil
+	}
+	if len(o.peerPods) > 0 {
+		return migrations{}, errors.New("--peer-pods-dir goes with --local-migration")
+	}
+	var m migrations
+	switch set := []bool{o.migrationCert != "", o.migrationKey != "", o.migrationCA != ""}; {
+	case set[0] && set[1] && set[2]:
+		src, err := certfiles.New(o.migrationCert, o.migrationKey, o.migrationCA, certfiles.WithLogger(log.WithName("migration-tls")))
+		if err != nil {
+			return m, fmt.Errorf("--migration-cert-file, --migration-key-file, --migration-ca-file: %w", err)
+		}
+		m.certs = src
+	case set[0] || set[1] || set[2]:
+		return m, errors.New("--migration-cert-file, --migration-key-file and --migration-ca-file go together")
+	default:
+		log.Info("no migration certificate (--migration-cert-file): only migrations whose configuration sets migrations.disableTLS can leave or reach this node")
+	}
+	m.dialer = handler.TCPMigrationDialer{Certificates: m.certs}
+	if o.migrationAddr == "0" {
+		return m, nil
+	}
+	host, port, err := net.SplitHostPort(o.migrationAddr)
+	if err != nil {
+		return m, fmt.Errorf("--migration-address %q: %w", o.migrationAddr, err)
+	}
+	if o.migrationHost != "" {
+		host = o.migrationHost
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		return m, fmt.Errorf("--migration-advertise-host: required when --migration-address %q names no host that other nodes can reach", o.migrationAddr)
+	}
+	m.listen, m.advertise = o.migrationAddr, net.JoinHostPort(host, port)
+	return m, nil
 }
 
 // addPeerPods parses one --peer-pods-dir, NODE=DIR.

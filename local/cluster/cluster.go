@@ -19,11 +19,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/virtkit/virtkit/controllers"
 	"github.com/virtkit/virtkit/controllers/handler"
 	"github.com/virtkit/virtkit/deploy"
+	"github.com/virtkit/virtkit/deploy/certs/certfiles"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/local/controlplane"
 	"github.com/virtkit/virtkit/local/kubelet"
@@ -98,7 +100,7 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	}
 	log.Info("starting the control plane", "data", cfg.DataDir)
 	c.cp, err = controlplane.Start(ctx, controlplane.Config{
-		DataDir: filepath.Join(cfg.DataDir, "controlplane"), BinDir: cfg.BinDir,
+		DataDir: cfg.controlPlaneDir(), BinDir: cfg.BinDir,
 		APIServerPort: cfg.APIServerPort, EtcdPort: cfg.EtcdPort, Logger: log.WithName("controlplane"),
 		APIServerFlags: cfg.apiServerFlags(), WebhookClientHosts: cfg.webhookClientHosts(),
 	})
@@ -232,15 +234,39 @@ func (c *Cluster) startNode(ctx context.Context, name string, index int, nets *n
 		log.Info("starting the handler as a process", "log", filepath.Join(cfg.DaemonLogDir(), HandlerDaemon(name)+".log"))
 		return ln, c.startHandlerProcess(ctx, ln)
 	}
-	ln.handler, err = handler.New(handler.Config{
-		NodeName: name, PodsDir: cfg.PodsDir(name), StateDir: filepath.Join(cfg.DataDir, "handlers", name), Emulation: c.config.Emulation,
-	}, handler.WithConnector(cfg.Connector), handler.WithLogger(log.WithName("handler")),
-		handler.WithMigrationDialer(handler.LocalMigrationDialer{PodsDirs: cfg.podsDirs()}))
+	// Migrations to the node come to its handler's own loopback port.
+	certFile, keyFile, caFile, err := c.migrationCert(name)
 	if err != nil {
 		return ln, err
 	}
-	ln.mgr, err = startManager(ComponentHandler, c.clientConfig(ComponentHandler), ctrl.Options{Cache: handler.CacheOptions(name)}, ln.handler.SetupWithManager)
+	migCerts, err := certfiles.New(certFile, keyFile, caFile, certfiles.WithLogger(log.WithName("migration-tls")))
 	if err != nil {
+		return ln, fmt.Errorf("cluster: node %s: %w", name, err)
+	}
+	migLis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return ln, fmt.Errorf("cluster: node %s: migrations: %w", name, err)
+	}
+	ln.handler, err = handler.New(handler.Config{
+		NodeName: name, PodsDir: cfg.PodsDir(name), StateDir: filepath.Join(cfg.DataDir, "handlers", name), Emulation: c.config.Emulation,
+		MigrationAddress: migLis.Addr().String(),
+	}, handler.WithConnector(cfg.Connector), handler.WithLogger(log.WithName("handler")),
+		handler.WithMigrationDialer(handler.TCPMigrationDialer{Certificates: migCerts}))
+	if err != nil {
+		migLis.Close()
+		return ln, err
+	}
+	ln.mgr, err = startManager(ComponentHandler, c.clientConfig(ComponentHandler), ctrl.Options{Cache: handler.CacheOptions(name)},
+		func(mgr ctrl.Manager) error {
+			if err := ln.handler.SetupWithManager(mgr); err != nil {
+				return err
+			}
+			return mgr.Add(ctrlmanager.RunnableFunc(func(ctx context.Context) error {
+				return ln.handler.ServeMigrations(ctx, migLis, migCerts)
+			}))
+		})
+	if err != nil {
+		migLis.Close()
 		return ln, fmt.Errorf("cluster: handler of node %s: %w", name, err)
 	}
 	return ln, c.serveNodeAPI(ctx, ln)

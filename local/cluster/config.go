@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/virtkit/virtkit/controllers/handler"
+	"github.com/virtkit/virtkit/local/controlplane"
 	"github.com/virtkit/virtkit/local/kubelet"
 	"github.com/virtkit/virtkit/local/node"
 	"github.com/virtkit/virtkit/local/registry"
@@ -169,7 +170,22 @@ func (c Config) OperatorManifestDir() string { return filepath.Join(c.DataDir, "
 func (c Config) DaemonLogDir() string { return filepath.Join(c.DataDir, "daemons") }
 
 // Kubeconfig is the administrator's kubeconfig of a cluster with this data directory.
-func (c Config) Kubeconfig() string { return filepath.Join(c.DataDir, "controlplane", "kubeconfig") }
+func (c Config) Kubeconfig() string { return filepath.Join(c.controlPlaneDir(), "kubeconfig") }
+
+// PKI holds the cluster's CA and the certificates virt-local issued with
+// it, among them each local node's migration certificate
+// (MigrationCertName).
+func (c Config) PKI() controlplane.PKI {
+	return controlplane.Config{DataDir: c.controlPlaneDir()}.PKI()
+}
+
+// controlPlaneDir is the control plane's data directory.
+func (c Config) controlPlaneDir() string { return filepath.Join(c.DataDir, "controlplane") }
+
+// MigrationCertName names local node's migration certificate in the PKI
+// (PKI().Cert, PKI().Key): certs.NodeRequest(node), which its handler
+// presents to the other nodes' when a guest migrates.
+func MigrationCertName(node string) string { return "virt-handler-migration-" + node }
 
 // NodeDir is the folder of local node name.
 func (c Config) NodeDir(name string) string { return filepath.Join(c.DataDir, "nodes", name) }
@@ -185,14 +201,4 @@ func (c Config) PodsDir(name string) string {
 		return kubelet.Config{Dir: c.kubeletDir(name)}.PodsDir()
 	}
 	return node.Config{StateDir: c.NodeDir(name)}.PodsDir()
-}
-
-// podsDirs are the pods folders of every local node, by name: where a
-// handler's migrations to another local node go.
-func (c Config) podsDirs() map[string]string {
-	dirs := map[string]string{}
-	for _, n := range c.Nodes {
-		dirs[n] = c.PodsDir(n)
-	}
-	return dirs
 }

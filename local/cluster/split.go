@@ -95,11 +95,17 @@ func (c *Cluster) startHandlerProcess(ctx context.Context, ln *localNode) error 
 		// The cluster's /metrics gathers only this process's series; the
 		// local nodes register no device plugins and need no probes.
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--device-plugin-dir", "0"}
-	for _, peer := range c.cfg.Nodes {
-		if peer != ln.name {
-			args = append(args, "--peer-pods-dir", peer+"="+c.cfg.PodsDir(peer))
-		}
+	// Migrations to the node come to its handler's own loopback port.
+	certFile, keyFile, caFile, err := c.migrationCert(ln.name)
+	if err != nil {
+		return err
 	}
+	migPort, err := freeport.Range(1)
+	if err != nil {
+		return fmt.Errorf("cluster: node %s: migration port: %w", ln.name, err)
+	}
+	args = append(args, "--migration-address", "127.0.0.1:"+strconv.Itoa(migPort),
+		"--migration-cert-file", certFile, "--migration-key-file", keyFile, "--migration-ca-file", caFile)
 	if c.config.Emulation {
 		args = append(args, "--emulation")
 	}

@@ -153,6 +153,22 @@ func (p PKI) EnsureClientCert(name, cn string, orgs ...string) error {
 	return issue(p, ca, name, certs.Request{CommonName: cn, Organizations: orgs, Client: true})
 }
 
+// EnsureCert issues, once, the certificate r asks for (its Validity is
+// the PKI's own), signed by the cluster CA, in Cert(name) and Key(name);
+// an existing one is kept when it fits r. It is for certificates whose
+// shape another package owns, such as a node's migration certificate
+// (certs.NodeRequest).
+func (p PKI) EnsureCert(name string, r certs.Request) error {
+	ca, err := loadPair(p.CACert(), p.CAKey())
+	if err != nil {
+		return err
+	}
+	if c, err := readCert(p.Cert(name)); err == nil && exists(p.Key(name)) && certs.Fits(c, ca.Cert, r) {
+		return nil
+	}
+	return issue(p, ca, name, r)
+}
+
 // readCert reads the first certificate of a PEM file.
 func readCert(file string) (*x509.Certificate, error) {
 	b, err := os.ReadFile(file)

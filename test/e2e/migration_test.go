@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -24,6 +26,7 @@ import (
 	migrationsv1 "kubevirt.io/api/migrations/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/internal/testguest"
 	"github.com/virtkit/virtkit/local/cluster"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
@@ -47,6 +50,26 @@ func TestMigration(t *testing.T) {
 	waitFile(ctx, t, srcLog, testguest.ReadyMarker)
 	srcIP := src.Status.Interfaces[0].IP
 	httpAnswers(ctx, t, "http://"+srcIP+"/", "tiny")
+
+	// A source handler whose certificate names another node is refused by
+	// the target's: the migration fails saying so, and the guest goes on
+	// at the source.
+	restore := w.swapMigrationCert(t, src.Status.NodeName, "impostor")
+	w.virtctl(ctx, t, "migrate", vm.Name, "-n", vm.Namespace)
+	refused := w.waitMigration(ctx, t, vm, virtv1.MigrationFailed)
+	if ms := refused.Status.MigrationState; ms == nil || !strings.Contains(ms.FailureReason, `and the certificate names node "impostor"`) {
+		t.Errorf("the refused migration's state: %+v", ms)
+	}
+	early := lastHeartbeat(t, srcLog)
+	time.Sleep(3 * time.Second)
+	if v := w.vmiOf(ctx, t, vm); v.Status.Phase != virtv1.Running || v.Status.NodeName != src.Status.NodeName {
+		t.Errorf("after the refused migration: phase %s on %s", v.Status.Phase, v.Status.NodeName)
+	}
+	if later := lastHeartbeat(t, srcLog); later <= early {
+		t.Errorf("the guest's heartbeat stopped at the source after the refused migration: %d, then %d", early, later)
+	}
+	restore()
+	httpAnswers(ctx, t, "http://"+srcIP+"/", "tiny")
 	before := lastHeartbeat(t, srcLog)
 
 	// Ask the web server every 100 ms, at the address the VMI reports.
@@ -59,6 +82,11 @@ func TestMigration(t *testing.T) {
 		return v.Status.NodeName != src.Status.NodeName && len(v.Status.Interfaces) > 0 && v.Status.Interfaces[0].IP != srcIP
 	})
 	ms := dst.Status.MigrationState
+	// The handlers met over TCP: the target's address is its handler's
+	// port, not a node name.
+	if _, _, err := net.SplitHostPort(ms.TargetNodeAddress); err != nil {
+		t.Errorf("targetNodeAddress %q: not a handler's host:port: %v", ms.TargetNodeAddress, err)
+	}
 	t.Logf("migrated from %s (%s) to %s (%s) in about %s; migration state %+v", src.Status.NodeName, srcIP,
 		dst.Status.NodeName, dst.Status.Interfaces[0].IP, took, ms)
 	if ms.SourceNode != src.Status.NodeName || ms.TargetNode != dst.Status.NodeName || !ms.Completed || ms.Failed ||
@@ -452,4 +480,37 @@ func TestDrain(t *testing.T) {
 	on.Spec.Taints = slices.DeleteFunc(on.Spec.Taints, func(t corev1.Taint) bool { return t.Key == "kubevirt.io/drain" })
 	must(t, w.c.Update(ctx, &on))
 	w.deleteVM(ctx, t, vm)
+}
+
+// swapMigrationCert gives node's handler a migration certificate for node
+// as instead of its own, issued by the cluster's CA, and returns what puts
+// its own back. The handlers read their certificate files again every
+// 10 s (deploy/certs/certfiles), so each change waits that long.
+func (w *world) swapMigrationCert(t *testing.T, node, as string) (restore func()) {
+	t.Helper()
+	pki := w.cfg.PKI()
+	certFile, keyFile := pki.Cert(cluster.MigrationCertName(node)), pki.Key(cluster.MigrationCertName(node))
+	read := func(f string) []byte {
+		b, err := os.ReadFile(f)
+		must(t, err)
+		return b
+	}
+	write := func(f string, b []byte) {
+		must(t, os.WriteFile(f+".swap", b, 0o600))
+		must(t, os.Rename(f+".swap", f))
+	}
+	ownCert, ownKey := read(certFile), read(keyFile)
+	ca, err := certs.Parse(read(pki.CACert()), read(pki.CAKey()))
+	must(t, err)
+	other, err := ca.Issue(certs.NodeRequest(as, 24*time.Hour), time.Now())
+	must(t, err)
+	const reread = 11 * time.Second
+	write(keyFile, other.KeyPEM())
+	write(certFile, other.CertPEM())
+	time.Sleep(reread)
+	return func() {
+		write(keyFile, ownKey)
+		write(certFile, ownCert)
+		time.Sleep(reread)
+	}
 }
