@@ -6,6 +6,7 @@ import (
 	"path"
 
 	appsv1 "k8s.io/api/apps/v1"
+	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -14,6 +15,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
@@ -71,6 +73,13 @@ type Handler struct {
 	// MigrationPort is where the handler takes migrations from other
 	// nodes' handlers, on its pod's address; default 8185.
 	MigrationPort int32
+	// MigrationCA, when set, names the ConfigMap key of the CA bundle that
+	// nodes' migration certificates are checked with; each handler then
+	// asks for its node's certificate through the CertificateSigningRequest
+	// API (signer certs.NodeSigner, which virt-operator runs). Unset: the
+	// handlers have no migration certificate, and only migrations with
+	// migrations.disableTLS go between nodes.
+	MigrationCA *ConfigMapKey
 	// APIServer, "host:port", is where the handler reaches the apiserver,
 	// for a cluster whose pods cannot reach the kubernetes Service (a
 	// single-machine cluster without kube-proxy, whose apiserver listens on
@@ -159,11 +168,14 @@ func HandlerObjects(h Handler) ([]client.Object, error) {
 // handlerRules is what virt-handler does with the API: it follows and
 // reports the VMIs of its node, reads migrations and the claims its guests
 // name, lists the launcher pods of its VMIs (to find each pod's folder by
-// its UID), beats on its Node, and records events. It reads no Secrets: the
+// its UID), beats on its Node, records events, and asks for its node's
+// migration certificate (which only virt-operator approves and signs, and
+// only for the node the asking pod runs on). It reads no Secrets: the
 // cloud-init secrets a guest names reach it through the launcher pod's own
 // secret volumes.
 func handlerRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
+		{APIGroups: []string{certv1.GroupName}, Resources: []string{"certificatesigningrequests"}, Verbs: []string{"create", "get"}},
 		{APIGroups: []string{virtv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineinstances"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 		{APIGroups: []string{virtv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineinstances/status"}, Verbs: []string{"update", "patch"}},
 		{APIGroups: []string{virtv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineinstancemigrations"}, Verbs: []string{"get", "list", "watch"}},
@@ -178,6 +190,12 @@ func handlerRules() []rbacv1.PolicyRule {
 // MigrationPortName names the handler container's port of migrations
 // from other nodes.
 const MigrationPortName = "migration"
+
+// ConfigMapKey is one key of a ConfigMap in the installation's namespace.
+type ConfigMapKey struct{ Name, Key string }
+
+// handlerMigrationCADir is where the handler's pod mounts Handler.MigrationCA.
+const handlerMigrationCADir = "/etc/virt-handler/migration-ca"
 
 // handlerPod is the DaemonSet's pod.
 func handlerPod(h Handler) corev1.PodSpec {
@@ -203,6 +221,10 @@ func handlerPod(h Handler) corev1.PodSpec {
 	}
 	if h.Emulation {
 		args = append(args, "--emulation")
+	}
+	if h.MigrationCA != nil {
+		args = append(args, "--migration-ca-file="+path.Join(handlerMigrationCADir, h.MigrationCA.Key),
+			"--migration-cert-signer="+certs.NodeSigner)
 	}
 	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(h.ProbePort)}},
 		PeriodSeconds: 5, FailureThreshold: 3}
@@ -250,6 +272,12 @@ func handlerPod(h Handler) corev1.PodSpec {
 			hostPath("device-plugins", h.DevicePluginDir),
 			{Name: "certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: h.TLSSecret}}},
 		},
+	}
+	if h.MigrationCA != nil {
+		c := &spec.Containers[0]
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "migration-ca", MountPath: handlerMigrationCADir, ReadOnly: true})
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "migration-ca", VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: h.MigrationCA.Name}}}})
 	}
 	if h.LauncherImage != "" {
 		withNodeLabeller(&spec, h)

@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"strconv"
 
+	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/deploy/certs"
 )
 
 // Operator says how virt-operator runs: the release manifest a cluster
@@ -96,11 +99,16 @@ func OperatorObjects(o Operator) ([]client.Object, error) {
 // operatorRules is what the operator does with the API: it installs CRDs,
 // workloads, webhooks, the APIService, Services, identities and Secrets,
 // grants the daemons their roles, reads the KubeVirt CR and writes its
-// status, elects a leader, lists workloads that block an uninstall and
-// takes the handlers' labels off nodes.
+// status, elects a leader, lists workloads that block an uninstall,
+// takes the handlers' labels off nodes, and approves and signs the
+// handlers' requests for their node's migration certificate (signer
+// certs.NodeSigner only).
 func operatorRules() []rbacv1.PolicyRule {
 	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
 	return []rbacv1.PolicyRule{
+		{APIGroups: []string{certv1.GroupName}, Resources: []string{"certificatesigningrequests"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{certv1.GroupName}, Resources: []string{"certificatesigningrequests/approval", "certificatesigningrequests/status"}, Verbs: []string{"update"}},
+		{APIGroups: []string{certv1.GroupName}, Resources: []string{"signers"}, ResourceNames: []string{certs.NodeSigner}, Verbs: []string{"approve", "sign"}},
 		{APIGroups: []string{"kubevirt.io"}, Resources: []string{"kubevirts", "kubevirts/status", "kubevirts/finalizers"}, Verbs: all},
 		{APIGroups: []string{"kubevirt.io"}, Resources: []string{"virtualmachines", "virtualmachineinstances", "virtualmachineinstancereplicasets"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: all},

@@ -112,7 +112,10 @@ func Components(kv *virtv1.KubeVirt, s Settings, caBundle []byte) ([]client.Obje
 	// guest's start, so a change rolls no pod.
 	handler, err := deploy.HandlerObjects(deploy.Handler{Namespace: ns, Image: t.Image(ImageHandler), PullPolicy: t.PullPolicy,
 		TLSSecret: SecretHandlerServer, Emulation: s.Emulation, LauncherImage: t.Image(ImageLauncher), APIServer: s.APIServer,
-		PodsDir: s.KubeletPodsDir, StateDir: s.HandlerStateDir, Placement: workloads})
+		PodsDir: s.KubeletPodsDir, StateDir: s.HandlerStateDir, Placement: workloads,
+		// Each handler asks for its node's migration certificate, which
+		// the operator's signer (operator/signer) grants.
+		MigrationCA: &deploy.ConfigMapKey{Name: ConfigMapCA, Key: CABundleKey}})
 	if err != nil {
 		return nil, err
 	}

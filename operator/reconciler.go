@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/virtkit/virtkit/deploy"
+	"github.com/virtkit/virtkit/operator/signer"
 )
 
 // Finalizer holds a KubeVirt CR until uninstalling is complete, KubeVirt's.
@@ -68,12 +70,14 @@ func New(s Settings, opts ...Option) (*Reconciler, error) {
 }
 
 // CacheOptions restricts a manager's cache to what the operator needs: the
-// KubeVirt CRs, and of every other kind only the objects it made (so it
+// KubeVirt CRs, the certificate requests for its signer of migration
+// certificates, and of every other kind only the objects it made (so it
 // never holds the cluster's Secrets).
 func CacheOptions() cache.Options {
+	csr, csrs := signer.CacheByObject()
 	return cache.Options{
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue}),
-		ByObject:             map[client.Object]cache.ByObject{&virtv1.KubeVirt{}: {Label: labels.Everything()}},
+		ByObject:             map[client.Object]cache.ByObject{&virtv1.KubeVirt{}: {Label: labels.Everything()}, csr: csrs},
 	}
 }
 
@@ -82,6 +86,9 @@ func CacheOptions() cache.Options {
 // operator makes, so that a changed or deleted object is put back.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.client, r.reader = mgr.GetClient(), mgr.GetAPIReader()
+	if err := r.setupSigner(mgr); err != nil {
+		return err
+	}
 	// Any CR's event concerns them all: one that goes may leave another
 	// alone to be installed.
 	toCR := handler.EnqueueRequestsFromMapFunc(r.crs)
@@ -101,6 +108,22 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.WatchesMetadata(m, toCR, managed)
 	}
 	return b.Complete(r)
+}
+
+// setupSigner runs the signer of the nodes' migration certificates
+// (operator/signer), with the installation's CA.
+func (r *Reconciler) setupSigner(mgr ctrl.Manager) error {
+	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("operator: signer: %w", err)
+	}
+	sg, err := signer.New(signer.Config{Namespace: r.settings.Namespace, CASecret: SecretCA},
+		cs.CertificatesV1().CertificateSigningRequests(), mgr.GetAPIReader(),
+		signer.WithClock(r.clock), signer.WithLogger(mgr.GetLogger().WithName("signer")))
+	if err != nil {
+		return err
+	}
+	return sg.SetupWithManager(mgr)
 }
 
 // crs maps any event to every KubeVirt CR the cache holds.

@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/client-go/kubernetes"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,6 +53,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/handler"
 	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/deploy/certs/certfiles"
+	"github.com/virtkit/virtkit/deploy/certs/certrequest"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/virt/devices"
@@ -90,7 +92,10 @@ type options struct {
 	migrationAddr, migrationHost string
 	// The node's migration certificate and the CA of its peers'.
 	migrationCert, migrationKey, migrationCA string
-	verbose                                  bool
+	// migrationSigner, instead of the certificate's files, asks this
+	// signer for it through the CertificateSigningRequest API.
+	migrationSigner string
+	verbose         bool
 }
 
 func main() {
@@ -104,6 +109,7 @@ func main() {
 	flag.StringVar(&o.migrationCert, "migration-cert-file", "", "this node's migration certificate, named NODE"+certs.NodeName("")+" (serving and client)")
 	flag.StringVar(&o.migrationKey, "migration-key-file", "", "key of --migration-cert-file")
 	flag.StringVar(&o.migrationCA, "migration-ca-file", "", "CA bundle other nodes' migration certificates are checked with")
+	flag.StringVar(&o.migrationSigner, "migration-cert-signer", "", "instead of --migration-cert-file, ask this signer ("+certs.NodeSigner+", which virt-operator runs) for the node's migration certificate through the CertificateSigningRequest API, keeping it in --state-dir")
 	flag.StringVar(&o.cfg.PodRunDir, "pod-run-dir", handler.DefaultPodRunDir, "where launcher pods see the same folders")
 	flag.StringVar(&o.cfg.StateDir, "state-dir", handler.DefaultStateDir, "node folder for the handler's own records (not shared with pods)")
 	flag.BoolVar(&o.cfg.Emulation, "emulation", false, "run every guest under software emulation (TCG), whatever the KubeVirt CR says, and offer no devices.kubevirt.io/kvm: for a node whose KVM must not be used; without it the CR's useEmulation decides at each start")
@@ -169,6 +175,23 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 	mig, err := migrationFlags(o, log)
 	if err != nil {
 		return err
+	}
+	if o.migrationSigner != "" {
+		cs, err := kubernetes.NewForConfig(restCfg)
+		if err != nil {
+			return err
+		}
+		cfg := certrequest.NodeConfig(o.cfg.NodeName, filepath.Join(o.cfg.StateDir, "migration-tls"), o.migrationCA)
+		cfg.SignerName = o.migrationSigner
+		req, err := certrequest.New(cfg, cs.CertificatesV1().CertificateSigningRequests(), certrequest.WithLogger(log.WithName("migration-certificate")))
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(manager.RunnableFunc(req.Run)); err != nil {
+			return err
+		}
+		mig.certs = req
+		mig.dialer = handler.TCPMigrationDialer{Certificates: req}
 	}
 	o.cfg.MigrationAddress = mig.advertise
 	r, err := handler.New(o.cfg,
@@ -346,6 +369,11 @@ func migrationFlags(o options, log logr.Logger) (migrations, error) {
 	}
 	var m migrations
 	switch set := []bool{o.migrationCert != "", o.migrationKey != "", o.migrationCA != ""}; {
+	case o.migrationSigner != "":
+		if set[0] || set[1] || !set[2] {
+			return m, errors.New("--migration-cert-signer goes with --migration-ca-file, without --migration-cert-file and --migration-key-file")
+		}
+		// The certificate comes from the signer once the manager runs.
 	case set[0] && set[1] && set[2]:
 		src, err := certfiles.New(o.migrationCert, o.migrationKey, o.migrationCA, certfiles.WithLogger(log.WithName("migration-tls")))
 		if err != nil {

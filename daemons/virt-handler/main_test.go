@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -63,6 +65,28 @@ func TestVirtHandlerBinary(t *testing.T) {
 	if code := exitCode(err); code != 2 || !strings.Contains(string(out), `"node-2=pods": want NODE=DIR, DIR absolute`) {
 		t.Errorf("relative --peer-pods-dir: exit %d, %s", code, out)
 	}
+	pki := nodePKI(t, dir)
+	tlsFlags := []string{"--tls-cert-file", pki.serverCert, "--tls-key-file", pki.serverKey, "--client-ca-file", pki.caFile}
+	// Peers' pods folders are for the same-machine shortcut only; a
+	// migration port must be reachable at a host; the migration
+	// certificate's files go together.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--peer-pods-dir", "node-2=/pods"}, "--peer-pods-dir goes with --local-migration"},
+		{[]string{"--migration-address", ":8185"}, "--migration-advertise-host: required when --migration-address"},
+		{[]string{"--migration-cert-file", pki.serverCert}, "--migration-cert-file, --migration-key-file and --migration-ca-file go together"},
+		{[]string{"--migration-cert-signer", certs.NodeSigner, "--migration-cert-file", pki.serverCert, "--migration-ca-file", pki.caFile},
+			"--migration-cert-signer goes with --migration-ca-file, without --migration-cert-file"},
+	} {
+		cmd := exec.Command(bin, append([]string{"--node-name", "node-1", "--node-api-address", "0"}, tc.args...)...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kcPath)
+		out, err := cmd.CombinedOutput()
+		if code := exitCode(err); code != 1 || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%q: exit %d, %s", tc.args, code, out)
+		}
+	}
 
 	// Without its certificates it refuses to serve the node API at all.
 	out, err = exec.Command(bin, "--node-name", "node-1").CombinedOutput()
@@ -70,13 +94,13 @@ func TestVirtHandlerBinary(t *testing.T) {
 		t.Errorf("without TLS flags: exit %d, %s", code, out)
 	}
 
-	pki := nodePKI(t, dir)
-	addr, metricsAddr := freeAddress(t), freeAddress(t)
-	cmd := exec.Command(bin, "--node-name", "node-1", "--emulation",
-		"--pods-dir", filepath.Join(dir, "pods"), "--peer-pods-dir", "node-2="+filepath.Join(dir, "pods2"), "--state-dir", filepath.Join(dir, "state"),
-		"--node-api-address", addr, "--advertise-address", "https://"+addr, "--health-probe-bind-address", "0", "--device-plugin-dir", "0",
-		"--tls-cert-file", pki.serverCert, "--tls-key-file", pki.serverKey, "--client-ca-file", pki.caFile,
-		"--metrics-bind-address", metricsAddr)
+	addr, metricsAddr, migAddr := freeAddress(t), freeAddress(t), freeAddress(t)
+	migCert, migKey := pki.node(t, "node-1", dir)
+	cmd := exec.Command(bin, append([]string{"--node-name", "node-1", "--emulation",
+		"--pods-dir", filepath.Join(dir, "pods"), "--state-dir", filepath.Join(dir, "state"),
+		"--node-api-address", addr, "--advertise-address", "https://" + addr, "--health-probe-bind-address", "0", "--device-plugin-dir", "0",
+		"--migration-address", migAddr, "--migration-cert-file", migCert, "--migration-key-file", migKey, "--migration-ca-file", pki.caFile,
+		"--metrics-bind-address", metricsAddr}, tlsFlags...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kcPath, testenv.OwnerEnv+"="+strconv.Itoa(os.Getpid()))
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -137,6 +161,24 @@ func TestVirtHandlerBinary(t *testing.T) {
 		`kubevirt_rest_client_requests_total{code="200",component="virt-handler",resource="virtualmachineinstances",verb="watch"}`,
 	)
 
+	// Its migration port speaks TLS as node-1, and refuses a hello of a
+	// migration it does not have.
+	peerCert, peerKey := pki.node(t, "node-2", dir)
+	pair, err := tls.LoadX509KeyPair(peerCert, peerKey)
+	must(t, err)
+	mc, err := tls.Dial("tcp", migAddr, &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pki.pool,
+		ServerName: certs.NodeName("node-1"), MinVersion: tls.VersionTLS12})
+	must(t, err)
+	_, err = io.WriteString(mc, `{"version":1,"namespace":"default","name":"nobody","vmi":"u1","migration":"m1","channel":"memory"}`+"\n")
+	must(t, err)
+	_ = mc.SetReadDeadline(time.Now().Add(30 * time.Second))
+	reply, err := bufio.NewReader(mc).ReadString('\n')
+	must(t, err)
+	if !strings.Contains(reply, "VirtualMachineInstance default/nobody is not there") {
+		t.Errorf("the migration port's reply: %q", reply)
+	}
+	mc.Close()
+
 	must(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case err := <-done:
@@ -196,6 +238,17 @@ func nodePKI(t *testing.T, dir string) *testPKI {
 		must(t, os.WriteFile(file, b, 0o600))
 	}
 	return p
+}
+
+// node issues node's migration certificate into dir and returns its files.
+func (p *testPKI) node(t *testing.T, node, dir string) (cert, key string) {
+	t.Helper()
+	leaf, err := p.ca.Issue(certs.NodeRequest(node, 24*time.Hour), time.Now())
+	must(t, err)
+	cert, key = filepath.Join(dir, node+"-migration.crt"), filepath.Join(dir, node+"-migration.key")
+	must(t, os.WriteFile(cert, leaf.CertPEM(), 0o600))
+	must(t, os.WriteFile(key, leaf.KeyPEM(), 0o600))
+	return cert, key
 }
 
 // client is a client TLS configuration with a certificate named cn.

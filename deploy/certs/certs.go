@@ -1,6 +1,7 @@
 package certs
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -81,15 +82,38 @@ func (r Request) check() error {
 
 // Issue signs a new key's certificate for r with ca, valid from now.
 func (ca *Pair) Issue(r Request, now time.Time) (*Pair, error) {
+	tmpl, err := ca.template(r, now)
+	if err != nil {
+		return nil, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("certs: %s key: %w", r.CommonName, err)
+	}
+	return sign(tmpl, ca.Cert, key, ca.Key)
+}
+
+// Sign signs, with ca, a certificate for r of a key held elsewhere (the
+// public key of a certificate signing request), valid from now.
+func (ca *Pair) Sign(pub crypto.PublicKey, r Request, now time.Time) (*x509.Certificate, error) {
+	tmpl, err := ca.template(r, now)
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, pub, ca.Key)
+	if err != nil {
+		return nil, fmt.Errorf("certs: %s: %w", r.CommonName, err)
+	}
+	return x509.ParseCertificate(der)
+}
+
+// template is the certificate ca would sign for r at now.
+func (ca *Pair) template(r Request, now time.Time) (*x509.Certificate, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
 	if ca == nil || ca.Cert == nil || !ca.Cert.IsCA {
 		return nil, fmt.Errorf("certs: %s: the issuer is not a CA", r.CommonName)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("certs: %s key: %w", r.CommonName, err)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
@@ -110,7 +134,7 @@ func (ca *Pair) Issue(r Request, now time.Time) (*Pair, error) {
 	if tmpl.NotAfter.After(ca.Cert.NotAfter) {
 		tmpl.NotAfter = ca.Cert.NotAfter
 	}
-	return sign(tmpl, ca.Cert, key, ca.Key)
+	return tmpl, nil
 }
 
 // sign makes tmpl into key's certificate, signed by signer as parent.

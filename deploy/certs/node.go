@@ -1,7 +1,11 @@
 package certs
 
 import (
+	"crypto"
+	"crypto/rand"
 	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"slices"
@@ -48,4 +52,57 @@ func NodeOf(c *x509.Certificate) (string, error) {
 		return "", fmt.Errorf("certs: %q: its DNS names %q are not its common name alone", cn, c.DNSNames)
 	}
 	return node, nil
+}
+
+// NodeSigner is the signerName of the Kubernetes CertificateSigningRequests
+// for nodes' migration certificates: virt-handler asks for its node's, and
+// virt-operator approves and signs a request only from virt-handler's
+// service account on that node (operator/signer).
+const NodeSigner = "kubevirt.io/virt-handler-migration"
+
+// maxCSRSize bounds a certificate request: one of a P-256 key with one name
+// is well under 1 KiB.
+const maxCSRSize = 16 << 10
+
+// NodeCSR is the PEM certificate request of node's migration certificate
+// for key.
+func NodeCSR(node string, key crypto.Signer) ([]byte, error) {
+	name := NodeName(node)
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
+		Subject: pkix.Name{CommonName: name}, DNSNames: []string{name}}, key)
+	if err != nil {
+		return nil, fmt.Errorf("certs: request of %s: %w", name, err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}), nil
+}
+
+// ParseNodeCSR reads a PEM certificate request made by NodeCSR, checks its
+// signature and that it asks for one node's migration certificate and
+// nothing more (no other name, address, e-mail or URI), and returns the
+// node and the request's key.
+func ParseNodeCSR(b []byte) (node string, pub crypto.PublicKey, err error) {
+	if len(b) > maxCSRSize {
+		return "", nil, fmt.Errorf("certs: a certificate request of %d bytes (at most %d)", len(b), maxCSRSize)
+	}
+	block, rest := pem.Decode(b)
+	if block == nil || block.Type != "CERTIFICATE REQUEST" || len(strings.TrimSpace(string(rest))) > 0 {
+		return "", nil, errors.New("certs: not one PEM CERTIFICATE REQUEST")
+	}
+	req, err := x509.ParseCertificateRequest(block.Bytes)
+	if err != nil {
+		return "", nil, fmt.Errorf("certs: certificate request: %w", err)
+	}
+	if err := req.CheckSignature(); err != nil {
+		return "", nil, fmt.Errorf("certs: certificate request: %w", err)
+	}
+	cn := req.Subject.CommonName
+	node, ok := strings.CutSuffix(cn, nodeSuffix)
+	switch {
+	case !ok || node == "" || len(validation.IsDNS1123Subdomain(node)) > 0:
+		return "", nil, fmt.Errorf("certs: certificate request of %q: not a node's migration certificate (NODE%s)", cn, nodeSuffix)
+	case !slices.Equal(req.DNSNames, []string{cn}) || len(req.IPAddresses) > 0 || len(req.EmailAddresses) > 0 || len(req.URIs) > 0 ||
+		len(req.Subject.Organization) > 0 || len(req.Subject.OrganizationalUnit) > 0:
+		return "", nil, fmt.Errorf("certs: certificate request of %q: it must name %q alone, as common name and DNS name", cn, cn)
+	}
+	return node, req.PublicKey, nil
 }

@@ -1,6 +1,13 @@
 package certs_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -43,5 +50,52 @@ func TestNodeOf(t *testing.T) {
 	}
 	if _, err := certs.NodeOf(nil); err == nil {
 		t.Error("NodeOf(nil): want an error")
+	}
+}
+
+// A node's certificate request round-trips to the node, and the CA's
+// certificate for its key names the node; a request for more than the
+// node's name is refused.
+func TestNodeCSR(t *testing.T) {
+	ca := newCA(t)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemReq, err := certs.NodeCSR("node-b", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, pub, err := certs.ParseNodeCSR(pemReq)
+	if err != nil || node != "node-b" {
+		t.Fatalf("ParseNodeCSR = %q, %v", node, err)
+	}
+	cert, err := ca.Sign(pub, certs.NodeRequest(node, 24*time.Hour), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := certs.NodeOf(cert); err != nil || got != "node-b" {
+		t.Fatalf("NodeOf(signed) = %q, %v", got, err)
+	}
+	if !cert.PublicKey.(*ecdsa.PublicKey).Equal(&key.PublicKey) {
+		t.Error("the signed certificate is not of the request's key")
+	}
+
+	for name, tmpl := range map[string]*x509.CertificateRequest{
+		"another name too": {Subject: pkix.Name{CommonName: certs.NodeName("b")}, DNSNames: []string{certs.NodeName("b"), "virt-api.kubevirt.svc"}},
+		"an address":       {Subject: pkix.Name{CommonName: certs.NodeName("b")}, DNSNames: []string{certs.NodeName("b")}, IPAddresses: []net.IP{net.IPv4(10, 0, 0, 1)}},
+		"a group":          {Subject: pkix.Name{CommonName: certs.NodeName("b"), Organization: []string{"system:masters"}}, DNSNames: []string{certs.NodeName("b")}},
+		"not a node":       {Subject: pkix.Name{CommonName: "virt-api"}, DNSNames: []string{"virt-api"}},
+	} {
+		der, err := x509.CreateCertificateRequest(rand.Reader, tmpl, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := certs.ParseNodeCSR(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})); err == nil {
+			t.Errorf("%s: ParseNodeCSR accepted it", name)
+		}
+	}
+	if _, _, err := certs.ParseNodeCSR([]byte("not PEM")); err == nil {
+		t.Error("ParseNodeCSR accepted garbage")
 	}
 }

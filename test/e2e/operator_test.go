@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"gotest.tools/v3/assert"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -29,6 +32,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/virtkit/virtkit/deploy"
+	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/internal/localcluster"
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/local/cluster"
@@ -100,6 +104,29 @@ func TestOperatorOnRealNode(t *testing.T) {
 		assert.Equal(t, p.Spec.Containers[0].Image, c.Registry()+"/virtkit/"+name+":"+cluster.ImageTag)
 		assert.Assert(t, containerOf(p), "%s pod %s: %+v", name, p.Name, p.Status.ContainerStatuses)
 	}
+	// The handler asked for its node's migration certificate with its
+	// pod's token, and the operator's signer granted it for that node.
+	eventually(ctx, t, "the handler's migration certificate issued", func() (bool, string) {
+		var csrs certv1.CertificateSigningRequestList
+		must(t, w.c.List(ctx, &csrs))
+		var seen []string
+		for _, csr := range csrs.Items {
+			if csr.Spec.SignerName != certs.NodeSigner {
+				continue
+			}
+			seen = append(seen, fmt.Sprintf("%s by %s %v: %+v", csr.Name, csr.Spec.Username, csr.Spec.Extra, csr.Status.Conditions))
+			block, _ := pem.Decode(csr.Status.Certificate)
+			if block == nil {
+				continue
+			}
+			cert, err := x509.ParseCertificate(block.Bytes)
+			must(t, err)
+			if node, err := certs.NodeOf(cert); err == nil && node == real {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("requests: %q", seen)
+	})
 
 	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
 	must(t, w.c.Create(ctx, vm))
