@@ -155,9 +155,9 @@ type migrationProxy struct {
 	listeners []net.Listener
 	wg        sync.WaitGroup
 
-	mu     sync.Mutex
-	conns  map[net.Conn]bool
-	closed bool
+	conns connSet
+
+	mu sync.Mutex
 	// dialErr is the first connection to the target that failed.
 	dialErr error
 }
@@ -175,7 +175,7 @@ func (p *migrationProxy) err() error {
 // folder src, which must stay open until the proxy is closed, and forwards
 // each connection through dial to t.
 func startProxy(src *launcher.Folder, t MigrationTarget, dial MigrationDialer, onError func(error)) (*migrationProxy, error) {
-	p := &migrationProxy{conns: map[net.Conn]bool{}}
+	p := &migrationProxy{}
 	if err := makeMigrationDir(src); err != nil {
 		return nil, errors.Join(fmt.Errorf("handler: migration proxy: %w", err), p.Close())
 	}
@@ -203,14 +203,14 @@ func (p *migrationProxy) serve(ln net.Listener, t MigrationTarget, ch MigrationC
 		if err != nil {
 			return // closed
 		}
-		if !p.track(c, true) {
+		if !p.conns.add(c) {
 			c.Close()
 			return
 		}
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			defer p.track(c, false)
+			defer p.conns.remove(c)
 			defer c.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 			up, err := dial.DialTarget(ctx, t, ch)
@@ -224,31 +224,15 @@ func (p *migrationProxy) serve(ln net.Listener, t MigrationTarget, ch MigrationC
 				onError(err)
 				return
 			}
-			if !p.track(up, true) {
+			if !p.conns.add(up) {
 				up.Close()
 				return
 			}
-			defer p.track(up, false)
+			defer p.conns.remove(up)
 			defer up.Close()
 			splice(c, up)
 		}()
 	}
-}
-
-// track adds (or removes) a connection to close with the proxy; false
-// when the proxy is closed already.
-func (p *migrationProxy) track(c net.Conn, add bool) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !add {
-		delete(p.conns, c)
-		return true
-	}
-	if p.closed {
-		return false
-	}
-	p.conns[c] = true
-	return true
 }
 
 // splice copies both ways until both directions ended, passing on each
@@ -273,20 +257,11 @@ func splice(a, b net.Conn) {
 // Close stops listening, ends every forwarded connection and removes the
 // sockets (each listener removes its own).
 func (p *migrationProxy) Close() error {
-	p.mu.Lock()
-	p.closed = true
-	conns := make([]net.Conn, 0, len(p.conns))
-	for c := range p.conns {
-		conns = append(conns, c)
-	}
-	p.mu.Unlock()
 	var errs []error
 	for _, ln := range p.listeners {
 		errs = append(errs, ln.Close())
 	}
-	for _, c := range conns {
-		c.Close()
-	}
+	p.conns.close()
 	p.wg.Wait()
 	return errors.Join(errs...)
 }

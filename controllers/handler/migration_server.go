@@ -52,7 +52,7 @@ type openIncoming func(ctx context.Context, peer migrationPeer, hello migrationH
 // does. It serves until ctx ends, then closes ln and every connection.
 func (r *Reconciler) ServeMigrations(ctx context.Context, ln net.Listener, certs MigrationCertificates) error {
 	s := &migrationServer{certs: certs, open: r.openIncoming, log: r.log.WithName("migrations"),
-		pending: make(chan struct{}, maxPendingMigrationConns), conns: map[net.Conn]bool{}}
+		pending: make(chan struct{}, maxPendingMigrationConns)}
 	return s.serve(ctx, ln)
 }
 
@@ -63,10 +63,8 @@ type migrationServer struct {
 	log     logr.Logger
 	pending chan struct{}
 
-	mu     sync.Mutex
-	conns  map[net.Conn]bool
-	closed bool
-	wg     sync.WaitGroup
+	conns connSet
+	wg    sync.WaitGroup
 }
 
 func (s *migrationServer) serve(ctx context.Context, ln net.Listener) error {
@@ -86,7 +84,7 @@ func (s *migrationServer) serve(ctx context.Context, ln net.Listener) error {
 			c.Close()
 			continue
 		}
-		if !s.track(c, true) {
+		if !s.conns.add(c) {
 			<-s.pending
 			c.Close()
 			break
@@ -94,42 +92,17 @@ func (s *migrationServer) serve(ctx context.Context, ln net.Listener) error {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			defer s.track(c, false)
+			defer s.conns.remove(c)
 			defer c.Close()
 			s.handle(ctx, c)
 		}()
 	}
-	s.mu.Lock()
-	s.closed = true
-	conns := make([]net.Conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
-	for _, c := range conns {
-		c.Close()
-	}
+	s.conns.close()
 	s.wg.Wait()
 	if ctx.Err() != nil {
 		return nil
 	}
 	return fmt.Errorf("handler: serving migrations: %w", err)
-}
-
-// track adds (or removes) a connection to close with the server; false
-// when the server is closing.
-func (s *migrationServer) track(c net.Conn, add bool) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !add {
-		delete(s.conns, c)
-		return true
-	}
-	if s.closed {
-		return false
-	}
-	s.conns[c] = true
-	return true
 }
 
 // handle authenticates c, reads its hello, and splices it to the target
@@ -162,11 +135,11 @@ func (s *migrationServer) handle(ctx context.Context, c net.Conn) {
 		_ = writeLine(conn, migrationReply{Error: err.Error()})
 		return
 	}
-	if !s.track(up, true) {
+	if !s.conns.add(up) {
 		up.Close()
 		return
 	}
-	defer s.track(up, false)
+	defer s.conns.remove(up)
 	defer up.Close()
 	if err := writeLine(conn, migrationReply{}); err != nil {
 		log.Info("migration connection lost before it was accepted", "error", err.Error())

@@ -81,7 +81,7 @@ func serveTarget(t *testing.T, c MigrationCertificates, vmi *virtv1.VirtualMachi
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	assert.NilError(t, err)
-	s := &migrationServer{certs: c, log: testr.New(t), pending: make(chan struct{}, maxPendingMigrationConns), conns: map[net.Conn]bool{},
+	s := &migrationServer{certs: c, log: testr.New(t), pending: make(chan struct{}, maxPendingMigrationConns),
 		open: func(ctx context.Context, peer migrationPeer, h migrationHello) (net.Conn, error) {
 			if err := incomingAllowed(vmi, "b", peer, h); err != nil {
 				return nil, err

@@ -43,11 +43,7 @@ func TestMigration(t *testing.T) {
 	w := up(t, a, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
-	must(t, w.c.Create(ctx, vm))
-	src := w.waitRunning(ctx, t, vm)
-	srcLog := w.serialLog(ctx, t, src)
-	waitFile(ctx, t, srcLog, testguest.ReadyMarker)
+	vm, src, srcLog := w.tinyReady(ctx, t)
 	srcIP := src.Status.Interfaces[0].IP
 	httpAnswers(ctx, t, "http://"+srcIP+"/", "tiny")
 
@@ -146,11 +142,7 @@ func TestMigrationAborts(t *testing.T) {
 	w := up(t, nodeName("a"), nodeName("b"))
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
-	must(t, w.c.Create(ctx, vm))
-	src := w.waitRunning(ctx, t, vm)
-	srcLog := w.serialLog(ctx, t, src)
-	waitFile(ctx, t, srcLog, testguest.ReadyMarker)
+	vm, src, srcLog := w.tinyReady(ctx, t)
 
 	// The cluster's migration settings, changed in the KubeVirt CR while
 	// every daemon runs: the next migration follows them, with no daemon
@@ -211,6 +203,85 @@ func TestMigrationAborts(t *testing.T) {
 		t.Errorf("migrationState after the cancel = %+v", ms)
 	}
 	w.stillOnSource(ctx, t, vm, src, srcLog, running)
+	w.deleteVM(ctx, t, vm)
+}
+
+// A migration that cannot converge in pre-copy switches to post-copy when
+// a MigrationPolicy allows it, and completes with the guest beating on the
+// target, where the node lets the non-root QEMU of a launcher use
+// userfaultfd (vm.unprivileged_userfaultfd=1, as KubeVirt requires);
+// elsewhere it fails saying so, the guest going on at the source. A
+// paused guest migrates paused, stays paused on its new node, and beats
+// again when unpaused there.
+func TestMigrationPostCopyAndPaused(t *testing.T) {
+	w := up(t, nodeName("a"), nodeName("b"))
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	vm, src, srcLog := w.tinyReady(ctx, t)
+
+	// 1 MiB/s with 3 s per GB: pre-copy cannot make it, post-copy may
+	// take over at the completion timeout.
+	timeout := int64(3)
+	policy := &migrationsv1.MigrationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "post-copy"}, Spec: migrationsv1.MigrationPolicySpec{
+		AllowPostCopy:           new(true),
+		BandwidthPerMigration:   resource.NewQuantity(1<<20, resource.BinarySI),
+		CompletionTimeoutPerGiB: &timeout,
+		Selectors:               &migrationsv1.Selectors{VirtualMachineInstanceSelector: migrationsv1.LabelSelector{"kubevirt.io/vm": "tiny"}},
+	}}
+	must(t, w.c.Create(ctx, policy))
+	w.virtctl(ctx, t, "migrate", vm.Name, "-n", vm.Namespace)
+	cur, logOf := src, srcLog
+	if b, err := os.ReadFile("/proc/sys/vm/unprivileged_userfaultfd"); err == nil && strings.TrimSpace(string(b)) == "1" {
+		post := w.waitMigration(ctx, t, vm, virtv1.MigrationSucceeded)
+		cur = w.waitVMI(ctx, t, vm, "on the other node", func(v *virtv1.VirtualMachineInstance) bool {
+			return v.Status.NodeName != src.Status.NodeName && v.Status.MigrationState != nil && v.Status.MigrationState.Completed
+		})
+		if ms := cur.Status.MigrationState; ms.Mode != virtv1.MigrationPostCopy || ms.Failed || ms.MigrationPolicyName == nil || *ms.MigrationPolicyName != "post-copy" {
+			t.Errorf("the post-copy migration's state: %+v", ms)
+		}
+		logOf = filepath.Join(w.launcherFolder(ctx, t, src, post.UID), contract.SerialLog)
+		first := firstHeartbeat(ctx, t, logOf)
+		if last := lastHeartbeat(t, srcLog); first < last || first > last+30 {
+			t.Errorf("heartbeat: last %d on the source, first %d on the target: not a continuation", last, first)
+		}
+	} else {
+		refused := w.waitMigration(ctx, t, vm, virtv1.MigrationFailed)
+		if ms := refused.Status.MigrationState; ms == nil || !strings.Contains(ms.FailureReason, "Postcopy is not supported") {
+			t.Errorf("post-copy where the node forbids userfaultfd: %+v", ms)
+		}
+		w.stillOnSource(ctx, t, vm, src, srcLog, refused)
+	}
+	must(t, w.c.Delete(ctx, policy))
+
+	// Paused, then migrated back.
+	w.virtctl(ctx, t, "pause", "vmi", vm.Name, "-n", vm.Namespace)
+	paused := func(v *virtv1.VirtualMachineInstance) bool {
+		for _, c := range v.Status.Conditions {
+			if c.Type == virtv1.VirtualMachineInstancePaused && c.Status == corev1.ConditionTrue {
+				return true
+			}
+		}
+		return false
+	}
+	w.waitVMI(ctx, t, vm, "paused", paused)
+	before := lastHeartbeat(t, logOf)
+	w.virtctl(ctx, t, "migrate", vm.Name, "-n", vm.Namespace)
+	back := w.waitMigration(ctx, t, vm, virtv1.MigrationSucceeded)
+	home := w.waitVMI(ctx, t, vm, "on the other node, paused", func(v *virtv1.VirtualMachineInstance) bool {
+		return v.Status.NodeName != cur.Status.NodeName && v.Status.MigrationState != nil && v.Status.MigrationState.MigrationUID == back.UID &&
+			v.Status.MigrationState.Completed && paused(v)
+	})
+	homeLog := filepath.Join(w.launcherFolder(ctx, t, cur, back.UID), contract.SerialLog)
+	time.Sleep(3 * time.Second)
+	if n := heartbeatsIn(t, homeLog); n != 0 {
+		t.Errorf("the paused guest beat %d times on its new node before it was unpaused", n)
+	}
+	w.virtctl(ctx, t, "unpause", "vmi", vm.Name, "-n", vm.Namespace)
+	w.waitVMI(ctx, t, vm, "unpaused", func(v *virtv1.VirtualMachineInstance) bool { return !paused(v) })
+	if first := firstHeartbeat(ctx, t, homeLog); first < before || first > before+30 {
+		t.Errorf("heartbeat: %d when paused, first %d after the unpause on the new node: not a continuation", before, first)
+	}
+	t.Logf("paused migration to %s: %+v", home.Status.NodeName, home.Status.MigrationState)
 	w.deleteVM(ctx, t, vm)
 }
 
@@ -513,4 +584,28 @@ func (w *world) swapMigrationCert(t *testing.T, node, as string) (restore func()
 		write(certFile, ownCert)
 		time.Sleep(reread)
 	}
+}
+
+// heartbeatsIn counts the heartbeat lines in the console log at path.
+func heartbeatsIn(t *testing.T, path string) int {
+	t.Helper()
+	n := 0
+	for _, l := range strings.Split(testguest.Tail(path, 1<<20), "\n") {
+		if heartbeat.MatchString(strings.TrimSpace(l)) {
+			n++
+		}
+	}
+	return n
+}
+
+// tinyReady starts the example VM and waits until its guest is ready; it
+// returns the VM, its VMI and the console log of its launcher.
+func (w *world) tinyReady(ctx context.Context, t *testing.T) (*virtv1.VirtualMachine, *virtv1.VirtualMachineInstance, string) {
+	t.Helper()
+	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	must(t, w.c.Create(ctx, vm))
+	src := w.waitRunning(ctx, t, vm)
+	srcLog := w.serialLog(ctx, t, src)
+	waitFile(ctx, t, srcLog, testguest.ReadyMarker)
+	return vm, src, srcLog
 }
