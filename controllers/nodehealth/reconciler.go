@@ -108,7 +108,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var errs []error
 	for i := range vmis.Items {
 		v := &vmis.Items[i]
-		if v.Status.NodeName != req.Name || v.IsFinal() {
+		// A final VMI of a down node may still have pods there to remove.
+		if v.Status.NodeName != req.Name || (v.IsFinal() && !h.Down) {
 			continue
 		}
 		if err := r.handle(ctx, v, h); err != nil {
@@ -131,6 +132,18 @@ func (r *Reconciler) handle(ctx context.Context, v *virtv1.VirtualMachineInstanc
 		}
 	}
 	a := Plan(h, alive)
+	// Failed first, then the pods: a VMI whose pod went first would fail
+	// for that instead (PodNotExists), hiding the node's failure.
+	if a.Fail && !v.IsFinal() {
+		msg := fmt.Sprintf("virt-handler on node %s is not responsive, marking VMI as failed", v.Status.NodeName)
+		upd := v.DeepCopy()
+		vmictl.Fail(&upd.Status, ReasonNodeUnresponsive, msg, metav1.NewTime(r.clock.Now().Truncate(time.Second)))
+		if err := r.client.Status().Patch(ctx, upd, client.MergeFromWithOptions(v, client.MergeFromWithOptimisticLock{})); err != nil {
+			return fmt.Errorf("VirtualMachineInstance %s/%s: failing it: %w", v.Namespace, v.Name, err)
+		}
+		r.recorder.Eventf(v, corev1.EventTypeNormal, ReasonNodeUnresponsive, "%s", msg)
+		logf.FromContext(ctx).Info("VMI failed: its node's handler is not responsive", "vmi", v.Namespace+"/"+v.Name, "node", v.Status.NodeName)
+	}
 	if a.ForceDeletePods {
 		for i := range pods.Items {
 			p := &pods.Items[i]
@@ -142,17 +155,6 @@ func (r *Reconciler) handle(ctx context.Context, v *virtv1.VirtualMachineInstanc
 			}
 		}
 	}
-	if !a.Fail {
-		return nil
-	}
-	msg := fmt.Sprintf("virt-handler on node %s is not responsive, marking VMI as failed", v.Status.NodeName)
-	upd := v.DeepCopy()
-	vmictl.Fail(&upd.Status, ReasonNodeUnresponsive, msg, metav1.NewTime(r.clock.Now().Truncate(time.Second)))
-	if err := r.client.Status().Patch(ctx, upd, client.MergeFromWithOptions(v, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("VirtualMachineInstance %s/%s: failing it: %w", v.Namespace, v.Name, err)
-	}
-	r.recorder.Eventf(v, corev1.EventTypeNormal, ReasonNodeUnresponsive, "%s", msg)
-	logf.FromContext(ctx).Info("VMI failed: its node's handler is not responsive", "vmi", v.Namespace+"/"+v.Name, "node", v.Status.NodeName)
 	return nil
 }
 

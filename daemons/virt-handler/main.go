@@ -95,6 +95,7 @@ type options struct {
 	// migrationSigner, instead of the certificate's files, asks this
 	// signer for it through the CertificateSigningRequest API.
 	migrationSigner string
+	heartbeat       time.Duration
 	verbose         bool
 }
 
@@ -125,6 +126,7 @@ func main() {
 	flag.StringVar(&o.probes, "health-probe-bind-address", ":8187", "address of /healthz and /readyz; 0 turns it off")
 	flag.StringVar(&o.devicePlugins, "device-plugin-dir", pluginapi.DevicePluginPath, "the kubelet's device plugin folder, where the handler serves devices.kubevirt.io/kvm (unless --emulation or no /dev/kvm), tun and vhost-net; 0 serves none")
 	flag.StringVar(&o.labellerDir, "node-labeller-dir", "", "folder where virt-launcher --probe-host-cpu wrote what a guest's CPU can be on this node; the node is labelled from it (empty: no CPU labels)")
+	flag.DurationVar(&o.heartbeat, "heartbeat-interval", handler.DefaultHeartbeatInterval, "how often the handler marks its Node (kubevirt.io/heartbeat), by which virt-controller tells it is alive")
 	flag.BoolVar(&o.verbose, "v", false, "debug logging")
 	flag.Parse()
 	level := slog.LevelInfo
@@ -244,7 +246,7 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 			return err
 		}
 	}
-	if err := mgr.Add(handler.Heartbeat{Client: mgr.GetClient(), Node: o.cfg.NodeName, Log: log.WithName("heartbeat")}); err != nil {
+	if err := mgr.Add(handler.Heartbeat{Client: mgr.GetClient(), Node: o.cfg.NodeName, Interval: o.heartbeat, Log: log.WithName("heartbeat")}); err != nil {
 		return err
 	}
 	if o.devicePlugins != "0" {

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/controllers/nodehealth"
 	"github.com/virtkit/virtkit/internal/freeport"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/internal/testguest"
@@ -57,6 +58,10 @@ type Options struct {
 	// Metrics and MetricsAddr are passed to cluster.Config.
 	Metrics     *prometheus.Registry
 	MetricsAddr string
+	// HeartbeatInterval and NodeHealth are passed to cluster.Config: short
+	// ones for tests of a node's failure.
+	HeartbeatInterval time.Duration
+	NodeHealth        nodehealth.Options
 	// Logger receives virt-local's progress.
 	Logger logr.Logger
 }
@@ -115,10 +120,11 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 		APIServerPort: ports, EtcdPort: ports + 1, VirtAPIPort: ports + 4, RegistryAddr: "127.0.0.1:0",
 		Nodes:       o.Nodes,
 		KubeletNode: o.KubeletNode, Split: o.Split, Operator: o.Operator, ContainerdBinDir: filepath.Join(out, "containerd", "bin"), ImagesDir: filepath.Join(out, "images"),
-		Connector:   func(ctx context.Context, uri string) (domain.Manager, error) { return domainlibvirt.New(ctx, uri) },
-		Metrics:     o.Metrics,
-		MetricsAddr: o.MetricsAddr,
-		Logger:      o.Logger,
+		Connector:         func(ctx context.Context, uri string) (domain.Manager, error) { return domainlibvirt.New(ctx, uri) },
+		Metrics:           o.Metrics,
+		MetricsAddr:       o.MetricsAddr,
+		Logger:            o.Logger,
+		HeartbeatInterval: o.HeartbeatInterval, NodeHealth: o.NodeHealth,
 	})
 	if err != nil {
 		return nil, err

@@ -128,7 +128,7 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err := prepareCapabilitiesCache(cfg.CapabilitiesCacheDir()); err != nil {
 		return c, err
 	}
-	c.base = controllers.Config{LauncherImage: cfg.LauncherImage, KubeVirtNamespace: Namespace,
+	c.base = controllers.Config{LauncherImage: cfg.LauncherImage, KubeVirtNamespace: Namespace, NodeHealth: cfg.NodeHealth,
 		// One probe of QEMU's capabilities for all launchers, not one each.
 		LauncherCapabilitiesCache: cfg.CapabilitiesCacheDir()}
 	c.config, err = controllers.ReadConfig(ctx, cl, Namespace, c.base)
@@ -209,43 +209,58 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 // startNode starts one local node, the index-th, and its handler. The
 // node's bridge and pod range come from nets (see networks.assign).
 func (c *Cluster) startNode(ctx context.Context, name string, index int, nets *networks) (*localNode, error) {
-	cfg := c.cfg
-	log := cfg.Logger.WithValues("node", name)
-	cs, err := kubernetes.NewForConfig(c.clientConfig(ComponentNode))
-	if err != nil {
-		return nil, fmt.Errorf("cluster: node %s: %w", name, err)
-	}
 	ln := &localNode{name: name}
+	var err error
 	if ln.network, err = nets.assign(name, index); err != nil {
 		return nil, err
+	}
+	if err := c.runNode(ctx, ln); err != nil {
+		return nil, errors.Join(err, removeHostBridge(ln.network.Bridge))
+	}
+	if c.split != nil {
+		c.cfg.Logger.Info("starting the handler as a process", "node", name, "log", filepath.Join(c.cfg.DaemonLogDir(), HandlerDaemon(name)+".log"))
+		return ln, c.startHandlerProcess(ctx, ln)
+	}
+	return ln, c.runHandler(ctx, ln)
+}
+
+// runNode starts ln's local node on its bridge and pod range; a node
+// started again on its state folder cleans up after its earlier run.
+func (c *Cluster) runNode(ctx context.Context, ln *localNode) error {
+	cfg := c.cfg
+	log := cfg.Logger.WithValues("node", ln.name)
+	cs, err := kubernetes.NewForConfig(c.clientConfig(ComponentNode))
+	if err != nil {
+		return fmt.Errorf("cluster: node %s: %w", ln.name, err)
 	}
 	log.Info("starting node", "bridge", ln.network.Bridge, "pods", ln.network.PodCIDR)
 	as(ComponentNode, func() {
 		ln.node, err = node.Start(ctx, node.Config{
-			Name: name, StateDir: cfg.NodeDir(name), BinDirs: []string{cfg.BinDir},
+			Name: ln.name, StateDir: cfg.NodeDir(ln.name), BinDirs: []string{cfg.BinDir},
 			CNIBinDir: cfg.CNIBinDir, Registry: c.Registry(), Logger: log.WithName("node"),
 			Bridge: ln.network.Bridge, PodCIDR: ln.network.PodCIDR,
 		}, cs)
 	})
-	if err != nil {
-		return nil, errors.Join(err, removeHostBridge(ln.network.Bridge))
-	}
-	if c.split != nil {
-		log.Info("starting the handler as a process", "log", filepath.Join(cfg.DaemonLogDir(), HandlerDaemon(name)+".log"))
-		return ln, c.startHandlerProcess(ctx, ln)
-	}
+	return err
+}
+
+// runHandler runs ln's handler in this process, with its node API and its
+// migration port, and its heartbeat.
+func (c *Cluster) runHandler(ctx context.Context, ln *localNode) error {
+	cfg, name := c.cfg, ln.name
+	log := cfg.Logger.WithValues("node", name)
 	// Migrations to the node come to its handler's own loopback port.
 	certFile, keyFile, caFile, err := c.migrationCert(name)
 	if err != nil {
-		return ln, err
+		return err
 	}
 	migCerts, err := certfiles.New(certFile, keyFile, caFile, certfiles.WithLogger(log.WithName("migration-tls")))
 	if err != nil {
-		return ln, fmt.Errorf("cluster: node %s: %w", name, err)
+		return fmt.Errorf("cluster: node %s: %w", name, err)
 	}
 	migLis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return ln, fmt.Errorf("cluster: node %s: migrations: %w", name, err)
+		return fmt.Errorf("cluster: node %s: migrations: %w", name, err)
 	}
 	ln.handler, err = handler.New(handler.Config{
 		NodeName: name, PodsDir: cfg.PodsDir(name), StateDir: filepath.Join(cfg.DataDir, "handlers", name), Emulation: c.config.Emulation,
@@ -254,11 +269,15 @@ func (c *Cluster) startNode(ctx context.Context, name string, index int, nets *n
 		handler.WithMigrationDialer(handler.TCPMigrationDialer{Certificates: migCerts}))
 	if err != nil {
 		migLis.Close()
-		return ln, err
+		return err
 	}
 	ln.mgr, err = startManager(ComponentHandler, c.clientConfig(ComponentHandler), ctrl.Options{Cache: handler.CacheOptions(name)},
 		func(mgr ctrl.Manager) error {
 			if err := ln.handler.SetupWithManager(mgr); err != nil {
+				return err
+			}
+			beat := handler.Heartbeat{Client: mgr.GetClient(), Node: name, Interval: cfg.HeartbeatInterval, Log: log.WithName("heartbeat")}
+			if err := mgr.Add(beat); err != nil {
 				return err
 			}
 			return mgr.Add(ctrlmanager.RunnableFunc(func(ctx context.Context) error {
@@ -267,9 +286,57 @@ func (c *Cluster) startNode(ctx context.Context, name string, index int, nets *n
 		})
 	if err != nil {
 		migLis.Close()
-		return ln, fmt.Errorf("cluster: handler of node %s: %w", name, err)
+		return fmt.Errorf("cluster: handler of node %s: %w", name, err)
 	}
-	return ln, c.serveNodeAPI(ctx, ln)
+	return c.serveNodeAPI(ctx, ln)
+}
+
+// CrashNode fails local node name as a machine that dies does, for
+// failure tests: its handler stops without a word (no status, no more
+// heartbeats), and its node stops reporting and ends its pods' processes
+// unreported (node.Node.Crash). Its Node turns NotReady when its lease
+// expires, and virt-controller's node controller then fails its VMIs.
+// RestartNode brings it back. Not in split mode.
+func (c *Cluster) CrashNode(ctx context.Context, name string) error {
+	ln, err := c.inProcessNode(name)
+	if err != nil {
+		return err
+	}
+	errs := []error{ln.api.Close(), ln.mgr.stop(), ln.handler.Close()}
+	ln.api, ln.mgr, ln.handler = nil, nil, nil
+	errs = append(errs, ln.node.Crash(ctx))
+	return errors.Join(errs...)
+}
+
+// RestartNode starts a node CrashNode failed again, on the same state
+// folders: the node cleans up after its pods and reports them, its
+// handler lets go of what it ran for VMIs that are gone, and both beat
+// again.
+func (c *Cluster) RestartNode(ctx context.Context, name string) error {
+	ln, err := c.inProcessNode(name)
+	if err != nil {
+		return err
+	}
+	if ln.handler != nil {
+		return fmt.Errorf("cluster: node %s runs; CrashNode first", name)
+	}
+	if err := c.runNode(ctx, ln); err != nil {
+		return err
+	}
+	return c.runHandler(ctx, ln)
+}
+
+// inProcessNode is local node name, whose handler runs in this process.
+func (c *Cluster) inProcessNode(name string) (*localNode, error) {
+	if c.split != nil {
+		return nil, errors.New("cluster: CrashNode and RestartNode: not in split mode")
+	}
+	for _, n := range c.nodes {
+		if n.name == name {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("cluster: no local node %q", name)
 }
 
 // serveVirtAPI serves virt-api on the loopback port the apiserver's

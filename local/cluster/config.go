@@ -3,11 +3,13 @@ package cluster
 import (
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/virtkit/virtkit/controllers/handler"
+	"github.com/virtkit/virtkit/controllers/nodehealth"
 	"github.com/virtkit/virtkit/local/controlplane"
 	"github.com/virtkit/virtkit/local/kubelet"
 	"github.com/virtkit/virtkit/local/node"
@@ -96,6 +98,14 @@ type Config struct {
 	// OperatorManifestDir). Applying them installs virtkit; deleting the CR
 	// uninstalls it.
 	Operator bool
+	// HeartbeatInterval is how often each local node's handler marks its
+	// Node (the kubevirt.io/heartbeat annotation); default the handler's,
+	// a minute. NodeHealth are virt-controller's node controller's
+	// timings: how old a heartbeat may be and how long a node may be
+	// NotReady before its VMIs fail; default KubeVirt's. Shorter ones let a
+	// test see a node fail (Cluster.CrashNode) in seconds.
+	HeartbeatInterval time.Duration
+	NodeHealth        nodehealth.Options
 	// Logger receives the cluster's progress as Info entries on Logger
 	// itself, which virt-local shows on the terminal, and each component's
 	// log on a named child of it (Logger.WithName), which virt-local keeps

@@ -44,7 +44,13 @@ func (c *Cluster) serveNodeAPI(ctx context.Context, ln *localNode) error {
 	if !clients.AppendCertsFromPEM(ca) {
 		return fmt.Errorf("cluster: %s: no certificate", pki.CACert())
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	// A restarted node's handler listens where the first did: virt-api
+	// found it there.
+	addr := "127.0.0.1:0"
+	if ln.apiURL != nil {
+		addr = ln.apiURL.Host
+	}
+	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("cluster: node %s: node API: %w", ln.name, err)
 	}
@@ -56,7 +62,9 @@ func (c *Cluster) serveNodeAPI(ctx context.Context, ln *localNode) error {
 			// The cluster's CA signs every local identity: only virt-api's may call.
 			VerifyConnection: certs.PeerNamed(nodeapi.ClientName)},
 	}
-	ln.apiURL = &url.URL{Scheme: "https", Host: lis.Addr().String()}
+	if ln.apiURL == nil {
+		ln.apiURL = &url.URL{Scheme: "https", Host: lis.Addr().String()}
+	}
 	as(ComponentHandler, func() { go func() { _ = ln.api.ServeTLS(lis, "", "") }() })
 	cl, err := client.New(c.clientConfig(ComponentHandler), client.Options{Scheme: scheme.New()})
 	if err != nil {

@@ -109,6 +109,9 @@ func (c *Cluster) startHandlerProcess(ctx context.Context, ln *localNode) error 
 	if c.config.Emulation {
 		args = append(args, "--emulation")
 	}
+	if c.cfg.HeartbeatInterval > 0 {
+		args = append(args, "--heartbeat-interval", c.cfg.HeartbeatInterval.String())
+	}
 	p, err := c.startDaemon(HandlerDaemon(ln.name), deploy.HandlerName, args...)
 	if err != nil {
 		return err
@@ -151,9 +154,16 @@ func (c *Cluster) startAPIProcess(ctx context.Context) error {
 // election as on a cluster: a restarted one takes over once the dead one's
 // lease expires.
 func (c *Cluster) startControllerProcess() error {
-	_, err := c.startDaemon(deploy.ControllerName, deploy.ControllerName, "--namespace", Namespace,
+	args := []string{"--namespace", Namespace,
 		"--launcher-image", c.cfg.LauncherImage, "--launcher-capabilities-cache", c.base.LauncherCapabilitiesCache,
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0"}
+	if h := c.cfg.NodeHealth; h.HeartbeatTimeout > 0 {
+		args = append(args, "--node-heartbeat-timeout", h.HeartbeatTimeout.String())
+	}
+	if h := c.cfg.NodeHealth; h.NotReadyGrace > 0 {
+		args = append(args, "--node-not-ready-grace", h.NotReadyGrace.String())
+	}
+	_, err := c.startDaemon(deploy.ControllerName, deploy.ControllerName, args...)
 	return err
 }
 

@@ -86,6 +86,25 @@ func (n *Node) Stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// Crash stops the node as a machine that fails does, for failure tests:
+// the node's controllers stop first, so that nothing more reaches the API
+// (its lease and its pods' statuses stay as they were, and the Node turns
+// NotReady when the lease expires); then its pods' processes are ended
+// (SIGTERM, their grace period, SIGKILL) and their networks and files
+// removed, unreported. The bridge stays, for the node to start again on
+// the same Config, which reports those pods as a restarted node does.
+// ctx bounds the wait for the pods.
+func (n *Node) Crash(ctx context.Context) error {
+	n.cancel()
+	<-n.done
+	n.p.silence()
+	errs := []error{n.p.Shutdown(ctx), n.p.closeProcesses()}
+	if n.err != nil && !errors.Is(n.err, context.Canceled) {
+		errs = append(errs, n.err)
+	}
+	return errors.Join(errs...)
+}
+
 // waitReported waits (10 s at most) until the API shows each of the
 // node's pods in its terminal phase, so that stopping the controllers does
 // not lose the last status updates.

@@ -44,6 +44,9 @@ type Provider struct {
 	// NotifyPods is called.
 	recovered []*podRun
 	closers   []func() error
+	// closeRunner is the default HostRunner's Close (nil with another
+	// runner): what Crash closes, leaving the network.
+	closeRunner func() error
 }
 
 var (
@@ -77,9 +80,11 @@ func NewProvider(ctx context.Context, cfg Config, client kubernetes.Interface, o
 		o.network = c
 		closers = append(closers, c.Close)
 	}
+	var closeRunner func() error
 	if o.runner == nil {
 		h := NewHostRunner()
 		o.runner = h
+		closeRunner = h.Close
 		closers = append(closers, h.Close)
 	}
 	if o.images == nil {
@@ -89,7 +94,7 @@ func NewProvider(ctx context.Context, cfg Config, client kubernetes.Interface, o
 		return nil, fmt.Errorf("node: Config.StateDir: %w", err)
 	}
 	p := &Provider{cfg: cfg, opts: o, client: client, log: cfg.Logger, hostIP: cfg.InternalIP,
-		ctx: context.WithoutCancel(ctx), pods: map[string]*podRun{}, closers: closers}
+		ctx: context.WithoutCancel(ctx), pods: map[string]*podRun{}, closers: closers, closeRunner: closeRunner}
 	if p.hostIP == "" {
 		p.hostIP = hostIP()
 	}
@@ -253,6 +258,24 @@ func (p *Provider) get(namespace, name string) *podRun {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.pods[podKey(namespace, name)]
+}
+
+// silence stops the pods' status reports: a crashed node reports nothing.
+func (p *Provider) silence() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notify = nil
+}
+
+// closeProcesses releases the default HostRunner's thread, as Close does,
+// and nothing else: the network's bridge stays.
+func (p *Provider) closeProcesses() error {
+	if p.closeRunner == nil {
+		return nil
+	}
+	close := p.closeRunner
+	p.closeRunner = nil
+	return close()
 }
 
 func (p *Provider) notifier() func(*corev1.Pod) {

@@ -34,7 +34,8 @@ import (
 // Pod processes die with the node's process (parent-death signal SIGKILL);
 // Close ends the ones still running.
 type HostRunner struct {
-	spawn *spawn.Spawner
+	spawn     *spawn.Spawner
+	closeOnce sync.Once
 
 	// pins hold open, by inode, the mount namespace of each process
 	// started and not yet killed: while a namespace is held its inode
@@ -52,9 +53,10 @@ func NewHostRunner() *HostRunner {
 }
 
 // Close ends the runner's thread: processes it started and that still run
-// get SIGKILL. The namespaces it held are let go.
+// get SIGKILL. The namespaces it held are let go. Closing again does
+// nothing.
 func (h *HostRunner) Close() error {
-	h.spawn.Close()
+	h.closeOnce.Do(h.spawn.Close)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for ino, f := range h.pins {

@@ -34,6 +34,7 @@ type world struct {
 	sub        *subresources.Client
 	kubeconfig string
 	metrics    string // host:port of its /metrics
+	cluster    *cluster.Cluster
 }
 
 // manifestRegistry is the registry the example manifests name, virt-local's
@@ -55,7 +56,8 @@ func up(t *testing.T, nodes ...string) *world {
 // worldOf is the world of a started cluster.
 func worldOf(t *testing.T, c *localcluster.Cluster) *world {
 	t.Helper()
-	w := &world{data: c.DataDir, cfg: c.Cluster.Config(), registry: c.Registry(), c: c.Client, kubeconfig: c.Kubeconfig(), metrics: c.MetricsAddr()}
+	w := &world{data: c.DataDir, cfg: c.Cluster.Config(), registry: c.Registry(), c: c.Client, kubeconfig: c.Kubeconfig(), metrics: c.MetricsAddr(),
+		cluster: c.Cluster}
 	var err error
 	w.sub, err = subresources.NewClient(c.RESTConfig())
 	must(t, err)
