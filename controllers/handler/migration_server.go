@@ -169,7 +169,11 @@ func (s *migrationServer) accept(ctx context.Context, c net.Conn) (conn net.Conn
 			return nil, peer, hello, fmt.Errorf("TLS: %w", err)
 		}
 		conn = tc
-		node, err := certs.NodeOf(tc.ConnectionState().PeerCertificates[0])
+		peers := tc.ConnectionState().PeerCertificates
+		if len(peers) == 0 {
+			return conn, peer, hello, errors.New("TLS: no client certificate (the migration certificates have no CA bundle to check one)")
+		}
+		node, err := certs.NodeOf(peers[0])
 		if err != nil {
 			return conn, peer, hello, err
 		}

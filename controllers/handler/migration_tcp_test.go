@@ -172,6 +172,19 @@ func TestMigrationRefusesTheWrongNode(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
+	// A target whose certificates come with no CA bundle cannot check a
+	// source: it refuses every TLS connection.
+	leaf, err := pki.ca.Issue(certs.NodeRequest("b", day), time.Now())
+	assert.NilError(t, err)
+	cf, kf := filepath.Join(pki.dir, "b-noca.crt"), filepath.Join(pki.dir, "b-noca.key")
+	assert.NilError(t, os.WriteFile(cf, leaf.CertPEM(), 0o600))
+	assert.NilError(t, os.WriteFile(kf, leaf.KeyPEM(), 0o600))
+	noCA, err := certfiles.New(cf, kf, "")
+	assert.NilError(t, err)
+	blind := serveTarget(t, noCA, vmi, dst)
+	_, err = TCPMigrationDialer{Certificates: pki.node("a")}.DialTarget(context.Background(), targetFor(vmi, blind), ChannelLibvirt)
+	assert.ErrorContains(t, err, "refused by the target: TLS: no client certificate")
+
 	// A server that is not the target node: the source refuses it.
 	imposter := serveTarget(t, pki.node("c"), vmi, dst)
 	_, err = TCPMigrationDialer{Certificates: pki.node("a")}.DialTarget(context.Background(), targetFor(vmi, imposter), ChannelLibvirt)

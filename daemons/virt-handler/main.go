@@ -12,7 +12,9 @@
 //	virt-handler --node-name $(NODE_NAME) --emulation \
 //	    --node-api-address :8186 --advertise-address https://$(NODE_IP):8186 \
 //	    --tls-cert-file /etc/virt-handler/tls.crt --tls-key-file /etc/virt-handler/tls.key \
-//	    --client-ca-file /etc/virt-handler/virt-api-ca.crt
+//	    --client-ca-file /etc/virt-handler/virt-api-ca.crt \
+//	    --migration-advertise-host $(NODE_IP) --migration-ca-file /etc/virt-handler/migration-ca/ca-bundle \
+//	    --migration-cert-signer kubevirt.io/virt-handler-migration
 //
 // Migrations to the node arrive on --migration-address (default :8185),
 // over mutual TLS with the node's migration certificate
