@@ -42,15 +42,18 @@ const Namespace = "kubevirt"
 
 // Cluster is a running local cluster.
 type Cluster struct {
-	cfg   Config
-	reg   *registry.Registry
-	cp    *controlplane.ControlPlane
-	rest  *rest.Config
-	api   *http.Server
-	ctrl  *manager
-	prov  *manager
-	nodes []*localNode
-	real  *kubelet.Node
+	cfg  Config
+	reg  *registry.Registry
+	cp   *controlplane.ControlPlane
+	rest *rest.Config
+	// components is the in-process components' client configuration
+	// (ComponentsUser), the administrator's being rest.
+	components *rest.Config
+	api        *http.Server
+	ctrl       *manager
+	prov       *manager
+	nodes      []*localNode
+	real       *kubelet.Node
 	// split runs the daemons as processes (Config.Split); nil otherwise.
 	split *daemons
 	// base is the controllers' settings before the KubeVirt CR, which they
@@ -108,6 +111,9 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return c, err
 	}
 	if c.rest, err = c.cp.RESTConfig(); err != nil {
+		return c, err
+	}
+	if c.components, err = componentsConfig(c.rest, c.cp.Config().PKI()); err != nil {
 		return c, err
 	}
 	if err := c.startMetrics(); err != nil {
@@ -364,6 +370,10 @@ func (c *Cluster) serveVirtAPI(ctx context.Context) error {
 		// Read from the KubeVirt CR at each request, as virt-api does: a
 		// feature gate enabled there is honoured without a restart.
 		SpecOptionsFrom: controllers.LiveSpecOptions(cl, c.base),
+		// The in-process components change running VMIs' specs (hotplug,
+		// volume migration), as virtkit's service accounts do on a
+		// cluster; the administrator does not.
+		PrivilegedUsers: []string{ComponentsUser},
 		APIServer:       front,
 		Subresources: []subresources.Option{
 			subresources.WithAuthenticator(front),

@@ -105,10 +105,13 @@ func (c *Cluster) Metrics() *prometheus.Registry { return c.metrics }
 // Config.MetricsAddr turned it off.
 func (c *Cluster) MetricsAddr() string { return c.metricsAddr }
 
-// clientConfig is the administrator's client configuration, counted as
-// component's requests.
+// clientConfig is the in-process components' client configuration,
+// counted as component's requests.
 func (c *Cluster) clientConfig(component string) *rest.Config {
-	return c.requests.Wrap(component, c.rest)
+	if c.components == nil {
+		return c.requests.Wrap(component, c.rest)
+	}
+	return c.requests.Wrap(component, c.components)
 }
 
 // as runs f with component's pprof label, which every goroutine f starts

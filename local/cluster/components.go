@@ -1,0 +1,31 @@
+package cluster
+
+import (
+	"fmt"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/virtkit/virtkit/local/controlplane"
+)
+
+// ComponentsUser is the user the in-process components (virt-controller,
+// the handlers, virt-api, the provisioner) reach the apiserver as: a
+// member of system:masters, as the administrator, but another user, so that
+// virt-api lets these components, and not the administrator, change a
+// running VMI's spec as it lets virtkit's service accounts on a cluster.
+const ComponentsUser = "virt-local-components"
+
+// componentsCert names the components' client certificate in the PKI.
+const componentsCert = "components"
+
+// componentsConfig is admin with the components' client certificate,
+// issued once from the cluster's CA.
+func componentsConfig(admin *rest.Config, pki controlplane.PKI) (*rest.Config, error) {
+	if err := pki.EnsureClientCert(componentsCert, ComponentsUser, "system:masters"); err != nil {
+		return nil, fmt.Errorf("cluster: the components' client certificate: %w", err)
+	}
+	cfg := rest.CopyConfig(admin)
+	cfg.TLSClientConfig.CertData, cfg.TLSClientConfig.KeyData = nil, nil
+	cfg.TLSClientConfig.CertFile, cfg.TLSClientConfig.KeyFile = pki.Cert(componentsCert), pki.Key(componentsCert)
+	return cfg, nil
+}
