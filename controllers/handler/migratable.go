@@ -6,6 +6,8 @@ import (
 
 	k8sv1 "k8s.io/api/core/v1"
 	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/virt/migrate"
 )
 
 // AllowPodBridgeMigrationAnnotation lets a VMI whose pod network uses the
@@ -62,12 +64,19 @@ func notMigratable(vmi *virtv1.VirtualMachineInstance) (reason, message string) 
 // volumesNotMigratable says why a volume cannot follow the guest: a claim
 // that is not ReadWriteMany (as its volumeStatus reports the claim; without
 // that report, it is not known to be shared), or a host disk that is not shared.
+//
+// A volume its volume migration copies to a new claim (status.migratedVolumes)
+// moves with the guest whatever its access modes.
 func volumesNotMigratable(vmi *virtv1.VirtualMachineInstance) string {
 	claims := map[string]*virtv1.PersistentVolumeClaimInfo{}
 	for _, vs := range vmi.Status.VolumeStatus {
 		claims[vs.Name] = vs.PersistentVolumeClaimInfo
 	}
+	copied := migrate.MigratedVolumes(vmi)
 	for _, v := range vmi.Spec.Volumes {
+		if copied[v.Name] {
+			continue
+		}
 		claim := ""
 		switch {
 		case v.PersistentVolumeClaim != nil:
@@ -90,31 +99,41 @@ func volumesNotMigratable(vmi *virtv1.VirtualMachineInstance) string {
 	return ""
 }
 
-// migrationMethod is BlockMigration when a disk lives on the node and must
-// be copied (containerDisk, ephemeral and emptyDisk overlays and images),
-// LiveMigration otherwise. Cloud-init and config disks are made again on the
-// target and do not count.
+// migrationMethod is BlockMigration when a disk must be copied: it lives
+// on the node (containerDisk, ephemeral and emptyDisk overlays and images)
+// or its volume migration moves it to a new claim; LiveMigration otherwise.
+// Cloud-init and config disks are made again on the target and do not count.
 func migrationMethod(vmi *virtv1.VirtualMachineInstance) virtv1.VirtualMachineInstanceMigrationMethod {
+	copied := migrate.MigratedVolumes(vmi)
 	for _, v := range vmi.Spec.Volumes {
-		if v.ContainerDisk != nil || v.Ephemeral != nil || v.EmptyDisk != nil {
+		if copiedDisk(v, copied) {
 			return virtv1.BlockMigration
 		}
 	}
 	return virtv1.LiveMigration
 }
 
+// copiedDisk reports whether a migration copies v's disk to the target:
+// an image on the node, or a volume copied (by name in copied) to its new
+// claim.
+func copiedDisk(v virtv1.Volume, copied map[string]bool) bool {
+	return v.ContainerDisk != nil || v.Ephemeral != nil || v.EmptyDisk != nil || copied[v.Name]
+}
+
 // localDisks are the guest devices (targets, "vda") of the disks a block
-// migration copies, those whose images live on the node: containerDisk,
-// ephemeral and emptyDisk overlays and images (what makes migrationMethod
-// BlockMigration), found in the running domain's targets by volume name.
+// migration copies: those whose images live on the node (containerDisk,
+// ephemeral and emptyDisk overlays and images) and those a volume migration
+// moves to new claims (what makes migrationMethod BlockMigration), found in
+// the running domain's targets by volume name.
 // Claims and shared hostDisks are on storage both nodes reach, and
 // cloud-init and config disks are made again on the target: left to itself,
 // libvirt would copy a claim's disk into the very file the target opened,
 // and refuse a read-only config disk.
 func localDisks(vmi *virtv1.VirtualMachineInstance, targets map[string]string) []string {
 	var out []string
+	copied := migrate.MigratedVolumes(vmi)
 	for _, v := range vmi.Spec.Volumes {
-		if dev, ok := targets[v.Name]; ok && (v.ContainerDisk != nil || v.Ephemeral != nil || v.EmptyDisk != nil) {
+		if dev, ok := targets[v.Name]; ok && copiedDisk(v, copied) {
 			out = append(out, dev)
 		}
 	}
@@ -130,14 +149,16 @@ func sharedVolume(v virtv1.Volume) bool {
 		(v.HostDisk != nil && v.HostDisk.Shared != nil && *v.HostDisk.Shared)
 }
 
-// onSharedStorage reports whether a disk of vmi is on shared storage.
+// onSharedStorage reports whether a disk of vmi that the migration does not
+// copy is on shared storage.
 func onSharedStorage(vmi *virtv1.VirtualMachineInstance) bool {
 	disks := map[string]bool{}
 	for _, d := range vmi.Spec.Domain.Devices.Disks {
 		disks[d.Name] = true
 	}
+	copied := migrate.MigratedVolumes(vmi)
 	for _, v := range vmi.Spec.Volumes {
-		if disks[v.Name] && sharedVolume(v) {
+		if disks[v.Name] && sharedVolume(v) && !copied[v.Name] {
 			return true
 		}
 	}

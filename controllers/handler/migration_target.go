@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/virtkit/virtkit/controllers/conditions"
 	"github.com/virtkit/virtkit/virt"
 	"github.com/virtkit/virtkit/virt/domain"
 )
@@ -212,6 +213,9 @@ func (r *Reconciler) takeOver(ctx context.Context, key types.NamespacedName, vmi
 	ms.Completed, ms.EndTimestamp = true, &t
 	ms.TargetNodeDomainDetected, ms.TargetNodeDomainReadyTimestamp = true, &t
 	st.MigrationState = ms
+	// A volume migration is done: the guest runs on the new claims.
+	st.MigratedVolumes = nil
+	conditions.VMI().Remove(&st.Conditions, virtv1.VirtualMachineInstanceVolumesChange)
 	if err := r.writeStatus(ctx, vmi, st); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/virtkit/virtkit/controllers/conditions"
+	"github.com/virtkit/virtkit/virt/migrate"
 )
 
 // Finalizer keeps a migration until its end is settled: a deleted migration
@@ -200,8 +201,19 @@ func Decide(o Observed) Step {
 		if vmi.Status.Phase != virtv1.Running {
 			return fail(fmt.Sprintf("VirtualMachineInstance %s/%s is not running (phase %s)", vmi.Namespace, vmi.Name, vmi.Status.Phase))
 		}
-		if c := conditions.VMI().Find(vmi.Status.Conditions, virtv1.VirtualMachineInstanceIsMigratable); c != nil && c.Status == corev1.ConditionFalse {
+		// A volume migration copies the disks that make a VMI not
+		// migratable (the VM controller refused one that leaves such a
+		// disk behind); the handler may not have said so yet.
+		volumes := migrate.VolumesChanging(vmi) && len(vmi.Status.MigratedVolumes) > 0
+		if c := conditions.VMI().Find(vmi.Status.Conditions, virtv1.VirtualMachineInstanceIsMigratable); c != nil && c.Status == corev1.ConditionFalse &&
+			!(volumes && c.Reason == virtv1.VirtualMachineInstanceReasonDisksNotMigratable) {
 			return fail(fmt.Sprintf("VirtualMachineInstance %s/%s is not live-migratable: %s: %s", vmi.Namespace, vmi.Name, c.Reason, c.Message))
+		}
+		if !migrate.VolumesReady(vmi) {
+			// The VM controller is between the two writes of a volume
+			// migration: the target pod must mount the new claims.
+			s.Wait = waitForSlot
+			return s
 		}
 		if other := vmi.Status.MigrationState; other != nil && other.MigrationUID != mig.UID && !other.Completed {
 			s.Wait = waitForSlot // one migration of a VMI at a time

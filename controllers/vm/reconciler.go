@@ -3,6 +3,7 @@ package vm
 import (
 	"context"
 	"fmt"
+	"time"
 
 	k8sv1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -127,6 +128,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		view, syncErr = r.deleteVMI(ctx, work, vmi)
 	case plan.SetAlways:
 		return r.setAlways(ctx, work)
+	}
+	if !plan.Create && !plan.Delete && syncErr == nil && vm.DeletionTimestamp == nil {
+		var retry time.Duration
+		retry, syncErr = r.syncVolumeUpdate(ctx, work, vmi)
+		if retry > 0 && (plan.RequeueAfter == 0 || retry < plan.RequeueAfter) {
+			plan.RequeueAfter = retry
+		}
 	}
 	if plan.AddStartRequest && syncErr == nil {
 		work.Status.StateChangeRequests = append(work.Status.StateChangeRequests,

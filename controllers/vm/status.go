@@ -71,6 +71,7 @@ func NextStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance, s
 	} else {
 		conditions.VM().Remove(&st.Conditions, virtv1.VirtualMachineFailure)
 	}
+	volumeMigrationStatus(st, vm, vmi, ts)
 	st.PrintableStatus = PrintableStatus(next, vmi)
 	return *st
 }

@@ -3,17 +3,20 @@
 //
 // A VMI is outdated when its status.launcherContainerImageVersion (the
 // image of the launcher that holds its guest, which controllers/vmi
-// records once its pod is bound) is not the launcher image new pods get. Once
-// the installation is Deployed and not updating (the KubeVirt CR's
-// status.phase and deployment IDs, which virt-operator writes), the
-// controller ([Reconciler]):
+// records once its pod is bound) is not the launcher image new pods get. A
+// VMI whose volume migration waits (VirtualMachine updateVolumesStrategy:
+// Migration; its VolumesChange condition is True) needs a migration too.
+// Once the installation is Deployed and not updating (the KubeVirt CR's
+// status.phase and deployment IDs, which virt-operator writes; a CR without
+// a phase has no operator and is always settled), the controller
+// ([Reconciler]):
 //   - writes the number of outdated VMIs to the KubeVirt CR's
 //     status.outdatedVirtualMachineInstanceWorkloads;
 //   - with LiveMigrate among spec.workloadUpdateStrategy.workloadUpdateMethods,
 //     creates a VirtualMachineInstanceMigration (kubevirt-workload-update-...,
 //     annotated kubevirt.io/workloadUpdateMigration) for each live-migratable
-//     outdated VMI, no more than the cluster's parallel migration limit
-//     leaves room for;
+//     outdated VMI and each VMI whose volumes wait for their migration, no
+//     more than the cluster's parallel migration limit leaves room for;
 //   - with Evict, evicts the launcher pods of the other outdated VMIs,
 //     batchEvictionSize (default 10) every batchEvictionInterval (default 1
 //     minute);

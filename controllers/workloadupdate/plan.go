@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/virt/migrate"
 )
 
 // KubeVirt's defaults for spec.workloadUpdateStrategy.
@@ -91,6 +93,12 @@ func Outdated(vmi *virtv1.VirtualMachineInstance, launcherImage string) bool {
 // PlanFor decides which outdated VMIs to move now. It considers running
 // VMIs only, never one being deleted; a VMI that migrates, or that a
 // migration not yet ended names, is counted but not acted on.
+//
+// A VMI whose volumes wait for their volume migration (its VolumesChange
+// condition is True) is migrated too, as in KubeVirt, when the strategy
+// lists LiveMigrate; it is never evicted for it, unlike in KubeVirt: a
+// restart would start the guest on the new claims before anything was
+// copied into them.
 func PlanFor(in Inputs) Plan {
 	busy := map[types.NamespacedName]bool{}
 	ours := map[types.NamespacedName][]types.NamespacedName{} // VMI: its workload update migrations
@@ -116,20 +124,24 @@ func PlanFor(in Inputs) Plan {
 			continue
 		}
 		key := types.NamespacedName{Namespace: v.Namespace, Name: v.Name}
-		if !Outdated(v, in.LauncherImage) {
+		volumes := migrate.VolumesChanging(v) && len(v.Status.MigratedVolumes) > 0 && migrate.VolumesReady(v)
+		outdated := Outdated(v, in.LauncherImage)
+		if !outdated && !volumes {
 			if ms := v.Status.MigrationState; ms == nil || ms.TargetNodeDomainReadyTimestamp == nil {
 				p.Abort = append(p.Abort, ours[key]...)
 			}
 			continue
 		}
-		p.Outdated++
+		if outdated {
+			p.Outdated++
+		}
 		if busy[key] || migrating(v) || in.Stopping[v.UID] {
 			continue
 		}
 		switch {
-		case in.Strategy.LiveMigrate && v.IsMigratable():
+		case in.Strategy.LiveMigrate && (v.IsMigratable() || volumes):
 			migratable = append(migratable, key)
-		case in.Strategy.Evict:
+		case in.Strategy.Evict && outdated:
 			evictable = append(evictable, key)
 		}
 	}

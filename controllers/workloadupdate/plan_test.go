@@ -52,6 +52,15 @@ func TestPlanFor(t *testing.T) {
 	late.Status.MigrationState = &virtv1.VirtualMachineInstanceMigrationState{StartTimestamp: &now, TargetNodeDomainReadyTimestamp: &now}
 	evicted := running("evicted", oldImage, false)
 	evicted.UID = "uid-evicted"
+	volumes := func(name string, migratable bool) virtv1.VirtualMachineInstance {
+		v := running(name, newImage, migratable)
+		v.Spec.Volumes = []virtv1.Volume{{Name: "data", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "new"}}}}}
+		v.Status.MigratedVolumes = []virtv1.StorageMigratedVolumeInfo{{VolumeName: "data",
+			SourcePVCInfo: &virtv1.PersistentVolumeClaimInfo{ClaimName: "old"}, DestinationPVCInfo: &virtv1.PersistentVolumeClaimInfo{ClaimName: "new"}}}
+		v.Status.Conditions = append(v.Status.Conditions, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceVolumesChange, Status: corev1.ConditionTrue})
+		return v
+	}
 	migration := func(vmi string, phase virtv1.VirtualMachineInstanceMigrationPhase) virtv1.VirtualMachineInstanceMigration {
 		return virtv1.VirtualMachineInstanceMigration{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "m-" + vmi},
 			Spec: virtv1.VirtualMachineInstanceMigrationSpec{VMIName: vmi}, Status: virtv1.VirtualMachineInstanceMigrationStatus{Phase: phase}}
@@ -118,6 +127,30 @@ func TestPlanFor(t *testing.T) {
 				migration("user", virtv1.MigrationPending), ours(migration("late", virtv1.MigrationRunning))},
 			Strategy: both, ParallelMigrations: 5, EvictNow: true},
 		want: workloadupdate.Plan{Abort: []types.NamespacedName{key("m-back")}, Waiting: true},
+	}, {
+		name: "volumes to migrate: migrated, even before the handler calls the VMI migratable, never evicted, not counted outdated",
+		in: workloadupdate.Inputs{VMIs: []virtv1.VirtualMachineInstance{volumes("vol", false), volumes("vol2", true)},
+			Strategy: both, ParallelMigrations: 5, EvictNow: true},
+		want: workloadupdate.Plan{Migrate: []types.NamespacedName{key("vol"), key("vol2")}, Waiting: true},
+	}, {
+		name: "volumes listed but the spec not yet renamed: not yet",
+		in: workloadupdate.Inputs{VMIs: []virtv1.VirtualMachineInstance{func() virtv1.VirtualMachineInstance {
+			v := volumes("early", true)
+			v.Spec.Volumes[0].PersistentVolumeClaim.ClaimName = "old"
+			return v
+		}()}, Strategy: both, ParallelMigrations: 5, EvictNow: true},
+		want: workloadupdate.Plan{},
+	}, {
+		name: "volumes to migrate under Evict alone: left alone",
+		in: workloadupdate.Inputs{VMIs: []virtv1.VirtualMachineInstance{volumes("vol", true)},
+			Strategy: workloadupdate.Strategy{Evict: true, BatchSize: 10}, ParallelMigrations: 5, EvictNow: true},
+		want: workloadupdate.Plan{},
+	}, {
+		name: "volumes to migrate: its pending workload update migration is kept",
+		in: workloadupdate.Inputs{VMIs: []virtv1.VirtualMachineInstance{volumes("vol", true)},
+			Migrations: []virtv1.VirtualMachineInstanceMigration{ours(migration("vol", virtv1.MigrationScheduling))},
+			Strategy:   both, ParallelMigrations: 5, EvictNow: true},
+		want: workloadupdate.Plan{},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.in.LauncherImage = newImage

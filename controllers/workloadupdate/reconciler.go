@@ -99,8 +99,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	if err != nil || kv == nil {
 		return ctrl.Result{}, err
 	}
-	// Not while virt-operator installs or updates the daemons.
-	if kv.Status.Phase != virtv1.KubeVirtPhaseDeployed || kv.Status.ObservedDeploymentID != kv.Status.TargetDeploymentID {
+	// Not while virt-operator installs or updates the daemons. A CR no
+	// operator manages (no phase: virt-local, or an SDK embedding) is
+	// always settled.
+	if kv.Status.Phase != "" && (kv.Status.Phase != virtv1.KubeVirtPhaseDeployed || kv.Status.ObservedDeploymentID != kv.Status.TargetDeploymentID) {
 		return ctrl.Result{}, nil
 	}
 	image := r.image(kv)

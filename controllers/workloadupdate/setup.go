@@ -14,12 +14,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/virtkit/virtkit/controllers/events"
+	"github.com/virtkit/virtkit/virt/migrate"
 )
 
 // SetupWithManager registers the controller with mgr. The KubeVirt CR, the
 // migrations, and the VMI changes that make a VMI outdated or not (its
-// phase, its launcher image, its migration, its deletion) all lead to one
-// look at the whole installation.
+// phase, its launcher image, its migration, its deletion, a volume migration
+// asked for or done) all lead to one look at the whole installation.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.client == nil {
 		r.client, r.reader = mgr.GetClient(), mgr.GetAPIReader()
@@ -50,7 +51,8 @@ func vmiChanged() predicate.Funcs {
 				(o.Status.MigrationState == nil) != (n.Status.MigrationState == nil) ||
 				(n.Status.MigrationState != nil && (o.Status.MigrationState.Completed != n.Status.MigrationState.Completed ||
 					o.Status.MigrationState.Failed != n.Status.MigrationState.Failed)) ||
-				(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
+				(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
+				migrate.VolumesChanging(o) != migrate.VolumesChanging(n)
 		},
 	}
 }

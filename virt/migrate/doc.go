@@ -9,6 +9,13 @@
 // policy ([MatchPolicy]). [Config.CompletionTimeout] and [DataSize] compute
 // the completion timeout as KubeVirt does.
 //
+// Volume migration (pure): [PlanVolumeUpdate] decides, as KubeVirt's VM
+// controller does under updateVolumesStrategy: Migration, what to do about
+// a running VMI whose VM names other claims for some volumes: start a
+// volume migration (the VMI's status.migratedVolumes and spec.volumes), call
+// one off, or refuse with the fields; [ChangedClaims], [VolumesReady] and
+// [VolumesChanging] are the checks the controllers share.
+//
 // Execution: [Run] starts a peer-to-peer live migration of a running domain
 // from a source [Host] (a domain.Manager that is also a domain.Migrator,
 // such as virt/domain/libvirt's or virt/domain/fake's Manager) to a

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	corev1 "k8s.io/api/core/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 )
 
@@ -270,12 +271,39 @@ func (p *planner) newClaimImage(d DiskPlan) (DiskPlan, error) {
 	if c <= 0 {
 		return d, p.fail(d.Path, ErrInvalid, "no disk image and the claim's capacity is unknown, so none can be created")
 	}
+	// The destination of a volume migration: the copy needs an image of
+	// the source's size, which the source's claim gave it the same way.
+	if src := p.migrationSource(); src > 0 {
+		if src > c {
+			return d, p.fail(d.Path, ErrImageTooLarge, "the volume migration's source claim holds %d bytes, more than this destination claim's capacity %d bytes", src, c)
+		}
+		c = src
+	}
 	size := int64(float64(c)*(1-p.m.o.fsOverhead)) &^ (1<<20 - 1)
 	if size <= 0 {
 		return d, p.fail(d.Path, ErrInvalid, "the claim's capacity %d bytes leaves no room for a disk image", c)
 	}
 	d.Format, d.CapacityBytes, d.Create = FormatRaw, size, true
 	return d, nil
+}
+
+// migrationSource is the capacity in bytes of the claim a volume migration
+// copies this volume from (the VMI's status.migratedVolumes), 0 when none
+// is known.
+func (p *planner) migrationSource() int64 {
+	for _, m := range p.vmi.Status.MigratedVolumes {
+		if m.VolumeName != p.vol.Name || m.SourcePVCInfo == nil {
+			continue
+		}
+		q, ok := m.SourcePVCInfo.Capacity[corev1.ResourceStorage]
+		if !ok {
+			q, ok = m.SourcePVCInfo.Requests[corev1.ResourceStorage]
+		}
+		if ok {
+			return q.Value()
+		}
+	}
+	return 0
 }
 
 // hostDisk plans a hostDisk as KubeVirt runs one: the launcher pod mounts

@@ -96,6 +96,13 @@ func TestPlan(t *testing.T) {
 		want: storage.Plan{"data": {Volume: "data", Kind: storage.KindPersistentVolumeClaim, Source: storage.SourceFile,
 			Path: "/p/vmi-disks/data/disk.img", Format: storage.FormatRaw, CapacityBytes: 967 * mib, Create: true}},
 	}, {
+		name: "a volume migration's new claim: an image of the source's size, in a larger claim",
+		vmi:  migratedFrom(vmiWith(vol("data", pvc("new-claim"))), "data", "512Mi"),
+		pod:  storage.Pod{Volumes: map[string]storage.VolumeFacts{"data": {CapacityBytes: gib}}},
+		fs:   fake.FS{Dirs: map[string][]string{"/p/vmi-disks/data": nil}},
+		want: storage.Plan{"data": {Volume: "data", Kind: storage.KindPersistentVolumeClaim, Source: storage.SourceFile,
+			Path: "/p/vmi-disks/data/disk.img", Format: storage.FormatRaw, CapacityBytes: 483 * mib, Create: true}},
+	}, {
 		name: "read-only claim",
 		vmi: vmiWith(vol("ro", virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
 			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c", ReadOnly: true}}})),
@@ -222,6 +229,12 @@ func TestPlanErrors(t *testing.T) {
 		pod:  storage.Pod{Volumes: map[string]storage.VolumeFacts{"root": {CapacityBytes: gib}}},
 		fs:   fake.FS{Images: map[string]storage.ImageInfo{"/p/vmi-disks/root/disk.img": raw(2 * gib)}},
 		want: []wantErr{{storage.ErrImageTooLarge, `volume "root" (spec.volumes[0].persistentVolumeClaim): /p/vmi-disks/root/disk.img: the image's 2147483648 bytes exceed the claim's capacity 1073741824 bytes: image larger than its volume`}},
+	}, {
+		name: "a volume migration's new claim smaller than the source",
+		vmi:  migratedFrom(vmiWith(vol("data", pvc("new-claim"))), "data", "2Gi"),
+		pod:  storage.Pod{Volumes: map[string]storage.VolumeFacts{"data": {CapacityBytes: gib}}},
+		fs:   fake.FS{Dirs: map[string][]string{"/p/vmi-disks/data": nil}},
+		want: []wantErr{{storage.ErrImageTooLarge, "the volume migration's source claim holds 2147483648 bytes, more than this destination claim's capacity 1073741824 bytes"}},
 	}, {
 		name: "unknown format",
 		vmi:  vmiWith(vol("root", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "x"}})),
@@ -368,4 +381,13 @@ func TestPlanContext(t *testing.T) {
 	if _, err := m.Plan(ctx, vmiWith(vol("root", pvc("c"))), storage.Pod{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Plan with an ended context: %v", err)
 	}
+}
+
+// migratedFrom records in vmi's status that a volume migration copies
+// volume from a claim of capacity.
+func migratedFrom(vmi *virtv1.VirtualMachineInstance, volume, capacity string) *virtv1.VirtualMachineInstance {
+	vmi.Status.MigratedVolumes = append(vmi.Status.MigratedVolumes, virtv1.StorageMigratedVolumeInfo{VolumeName: volume,
+		SourcePVCInfo:      &virtv1.PersistentVolumeClaimInfo{ClaimName: "old-claim", Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(capacity)}},
+		DestinationPVCInfo: &virtv1.PersistentVolumeClaimInfo{ClaimName: "new-claim"}})
+	return vmi
 }

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	virtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/virtkit/virtkit/virt/migrate"
 	"github.com/virtkit/virtkit/virt/spec"
 )
 
@@ -12,8 +13,11 @@ import (
 // VMI's spec: a hotplugged PersistentVolumeClaim or DataVolume added or
 // removed with its disk (the addvolume and removevolume verbs), and the
 // termination grace period (a forced stop). Anything else, and any change
-// to a volume or disk that was not hotplugged, is refused with its field.
-func liveChanges(old, upd *virtv1.VirtualMachineInstanceSpec) field.ErrorList {
+// to a volume or disk that was not hotplugged, is refused with its field,
+// except a volume migration's: a volume the VMI's status.migratedVolumes
+// (migrating) lists may move to its destination claim, or back to its
+// source claim.
+func liveChanges(old, upd *virtv1.VirtualMachineInstanceSpec, migrating []virtv1.StorageMigratedVolumeInfo) field.ErrorList {
 	sp := field.NewPath("spec")
 	rest, oldRest := upd.DeepCopy(), old.DeepCopy()
 	for _, s := range []*virtv1.VirtualMachineInstanceSpec{rest, oldRest} {
@@ -39,8 +43,8 @@ func liveChanges(old, upd *virtv1.VirtualMachineInstanceSpec) field.ErrorList {
 			errs = append(errs, field.Forbidden(vp.Index(i), "a volume added to a running VirtualMachineInstance must be a hotpluggable persistentVolumeClaim or dataVolume"))
 		case !ok:
 			added[v.Name] = true
-		case !equality.Semantic.DeepEqual(prev, v):
-			errs = append(errs, field.Forbidden(vp.Index(i), "a volume of a running VirtualMachineInstance cannot change"))
+		case !equality.Semantic.DeepEqual(prev, v) && !claimMigrated(prev, v, migrating):
+			errs = append(errs, field.Forbidden(vp.Index(i), "a volume of a running VirtualMachineInstance cannot change, except to the claim its volume migration (status.migratedVolumes) names"))
 		}
 	}
 	for _, v := range old.Volumes {
@@ -71,4 +75,33 @@ func liveChanges(old, upd *virtv1.VirtualMachineInstanceSpec) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// claimMigrated reports whether the change of a volume from prev to next is
+// a volume migration's: the claim's name is all that changes, next is not
+// hotpluggable, and migrating lists the volume with prev's and next's claims
+// at its two ends.
+func claimMigrated(prev, next virtv1.Volume, migrating []virtv1.StorageMigratedVolumeInfo) bool {
+	from, to := migrate.ClaimOf(&prev), migrate.ClaimOf(&next)
+	if from == "" || to == "" || spec.Hotpluggable(&next) {
+		return false
+	}
+	renamed := *prev.DeepCopy()
+	switch {
+	case renamed.PersistentVolumeClaim != nil:
+		renamed.PersistentVolumeClaim.ClaimName = to
+	case renamed.DataVolume != nil:
+		renamed.DataVolume.Name = to
+	}
+	if !equality.Semantic.DeepEqual(renamed, next) {
+		return false
+	}
+	for _, m := range migrating {
+		if m.VolumeName != next.Name || m.SourcePVCInfo == nil || m.DestinationPVCInfo == nil {
+			continue
+		}
+		src, dst := m.SourcePVCInfo.ClaimName, m.DestinationPVCInfo.ClaimName
+		return (from == src && to == dst) || (from == dst && to == src)
+	}
+	return false
 }

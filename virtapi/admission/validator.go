@@ -132,7 +132,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 			// hotplug a volume or shorten its grace period, and what they
 			// write is validated like a user's: virt-api's account must not
 			// carry a request past the checks.
-			if errs := liveChanges(&old.Spec, &vmi.Spec); len(errs) > 0 {
+			if errs := liveChanges(&old.Spec, &vmi.Spec, old.Status.MigratedVolumes); len(errs) > 0 {
 				return Verdict(gk, vmi.Name, errs)
 			}
 		}

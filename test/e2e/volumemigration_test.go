@@ -1,0 +1,157 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/internal/testguest"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
+)
+
+// KubeVirt's volume migration end to end on two local nodes: a running VM
+// with updateVolumesStrategy: Migration and a data disk on a claim is
+// pointed at a new claim. A claim that does not exist is reported on the
+// VMI's VolumesChange condition and nothing moves; the real one starts the
+// migration (the workload updater's, with LiveMigrate among the KubeVirt
+// CR's workload update methods), which copies the disk into the new claim
+// over the handlers' TLS path while the guest's heartbeat goes on. The VMI
+// then names the new claim on the other node, its volume migration is done,
+// the VM records it, and after a restart the guest finds on the new claim
+// the marker it wrote on the old one, which is left as it was.
+func TestVolumeMigration(t *testing.T) {
+	a, b := nodeName("a"), nodeName("b")
+	w := up(t, a, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	var kvs virtv1.KubeVirtList
+	must(t, w.c.List(ctx, &kvs))
+	if len(kvs.Items) != 1 {
+		t.Fatalf("%d KubeVirt CRs, want the one virt-local installs", len(kvs.Items))
+	}
+	updateKubeVirt(ctx, t, w, client.ObjectKeyFromObject(&kvs.Items[0]), func(kv *virtv1.KubeVirt) {
+		kv.Spec.WorkloadUpdateStrategy.WorkloadUpdateMethods = []virtv1.WorkloadUpdateMethod{virtv1.WorkloadUpdateMethodLiveMigrate}
+	})
+
+	claim := func(name string) *corev1.PersistentVolumeClaim {
+		pvc := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}},
+			},
+		}
+		must(t, w.c.Create(ctx, pvc))
+		return pvc
+	}
+	oldClaim, newClaim := claim("volmig-old"), claim("volmig-new")
+
+	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	vm.Name = "volmig"
+	strategy := virtv1.UpdateVolumesStrategyMigration
+	vm.Spec.UpdateVolumesStrategy = &strategy
+	spec := &vm.Spec.Template.Spec
+	spec.Domain.Devices.Disks = append(spec.Domain.Devices.Disks, virtv1.Disk{Name: "data",
+		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}})
+	spec.Volumes = append(spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
+		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: oldClaim.Name}}}})
+	must(t, w.c.Create(ctx, vm))
+	src := w.waitRunning(ctx, t, vm)
+	srcLog := w.serialLog(ctx, t, src)
+	waitFile(ctx, t, srcLog, testguest.ReadyMarker)
+	// vda is the containerDisk, vdb cloud-init's, vdc the claim's.
+	waitFile(ctx, t, srcLog, "VIRTKIT-DISK vdc previous=none wrote=1 readback=ok")
+
+	pointAt := func(name string) {
+		t.Helper()
+		must(t, w.c.Get(ctx, client.ObjectKeyFromObject(vm), vm))
+		vols := vm.Spec.Template.Spec.Volumes
+		vols[len(vols)-1].PersistentVolumeClaim.ClaimName = name
+		must(t, w.c.Update(ctx, vm))
+	}
+
+	// A destination claim that does not exist: said, nothing moves.
+	pointAt("volmig-absent")
+	w.waitVMI(ctx, t, vm, "saying the destination claim does not exist", func(v *virtv1.VirtualMachineInstance) bool {
+		for _, c := range v.Status.Conditions {
+			if c.Type == virtv1.VirtualMachineInstanceVolumesChange {
+				return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, `"volmig-absent" not found`)
+			}
+		}
+		return false
+	})
+	if v := w.vmiOf(ctx, t, vm); v.Status.MigrationState != nil || len(v.Status.MigratedVolumes) > 0 {
+		t.Errorf("a volume migration to a missing claim began: %+v, %+v", v.Status.MigrationState, v.Status.MigratedVolumes)
+	}
+
+	// The real one: migrated, the disk copied.
+	before := lastHeartbeat(t, srcLog)
+	pointAt(newClaim.Name)
+	mig := w.waitMigration(ctx, t, vm, virtv1.MigrationSucceeded)
+	if _, ours := mig.Annotations[virtv1.WorkloadUpdateMigrationAnnotation]; !ours {
+		t.Errorf("migration %s is not the workload updater's: annotations %v", mig.Name, mig.Annotations)
+	}
+	dst := w.waitVMI(ctx, t, vm, "on the other node, its volume migration done", func(v *virtv1.VirtualMachineInstance) bool {
+		return v.Status.NodeName != src.Status.NodeName && v.Status.Phase == virtv1.Running && len(v.Status.MigratedVolumes) == 0
+	})
+	for _, c := range dst.Status.Conditions {
+		if c.Type == virtv1.VirtualMachineInstanceVolumesChange {
+			t.Errorf("the VMI still has the VolumesChange condition after the migration: %+v", c)
+		}
+	}
+	if got := dst.Spec.Volumes[len(dst.Spec.Volumes)-1].PersistentVolumeClaim.ClaimName; got != newClaim.Name {
+		t.Errorf("the VMI's data volume names claim %q, want %q", got, newClaim.Name)
+	}
+	for _, vs := range dst.Status.VolumeStatus {
+		if vs.Name == "data" && (vs.PersistentVolumeClaimInfo == nil || vs.PersistentVolumeClaimInfo.ClaimName != newClaim.Name) {
+			t.Errorf("volumeStatus of data: %+v, want claim %s", vs.PersistentVolumeClaimInfo, newClaim.Name)
+		}
+	}
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(vm), vm))
+	if us := vm.Status.VolumeUpdateState; us == nil || us.VolumeMigrationState == nil || len(us.VolumeMigrationState.MigratedVolumes) != 1 ||
+		us.VolumeMigrationState.MigratedVolumes[0].SourcePVCInfo.ClaimName != oldClaim.Name ||
+		us.VolumeMigrationState.MigratedVolumes[0].DestinationPVCInfo.ClaimName != newClaim.Name {
+		t.Errorf("the VM's volumeUpdateState: %+v", us)
+	}
+	dstLog := filepath.Join(w.launcherFolder(ctx, t, src, mig.UID), contract.SerialLog)
+	if first := firstHeartbeat(ctx, t, dstLog); first < before {
+		t.Errorf("heartbeat %d before the volume migration, first %d on the target: the guest restarted", before, first)
+	}
+	// What the guest wrote is in the new claim's image already.
+	for _, pvc := range []*corev1.PersistentVolumeClaim{oldClaim, newClaim} {
+		must(t, w.c.Get(ctx, client.ObjectKeyFromObject(pvc), pvc))
+		img := filepath.Join(w.data, "volumes", pvc.Spec.VolumeName, "disk.img")
+		f, err := os.Open(img)
+		must(t, err)
+		head := make([]byte, 32)
+		_, err = f.ReadAt(head, 0)
+		f.Close()
+		if err != nil || !strings.HasPrefix(string(head), "VIRTKIT-DATA n=1\n") {
+			t.Errorf("claim %s's disk.img begins %.20q (%v), want the guest's first marker", pvc.Name, head, err)
+		}
+	}
+
+	// After a restart the guest reads its marker from the new claim.
+	w.virtctl(ctx, t, "restart", vm.Name, "-n", vm.Namespace)
+	again := w.waitVMI(ctx, t, vm, "restarted", func(v *virtv1.VirtualMachineInstance) bool {
+		return v.UID != dst.UID && v.Status.Phase == virtv1.Running
+	})
+	waitFile(ctx, t, w.serialLog(ctx, t, again), "VIRTKIT-DISK vdc previous=1 wrote=2 readback=ok")
+	if got := again.Spec.Volumes[len(again.Spec.Volumes)-1].PersistentVolumeClaim.ClaimName; got != newClaim.Name {
+		t.Errorf("after the restart the data volume names claim %q, want %q", got, newClaim.Name)
+	}
+	w.deleteVM(ctx, t, vm)
+	for _, pvc := range []*corev1.PersistentVolumeClaim{oldClaim, newClaim} {
+		must(t, w.c.Delete(ctx, pvc))
+	}
+}
