@@ -53,7 +53,6 @@ type Rotation struct {
 const (
 	defaultCADuration   = 7 * 24 * time.Hour
 	defaultCertDuration = 24 * time.Hour
-	renewFraction       = 5 // renewBefore = duration / renewFraction
 )
 
 // RotationOf reads kv's spec.certificateRotateStrategy.selfSigned, with
@@ -92,10 +91,10 @@ func RotationOf(kv *virtv1.KubeVirt) Rotation {
 	}
 	r.CARenewBefore, r.CertRenewBefore = caRenew, certRenew
 	if r.CARenewBefore == 0 {
-		r.CARenewBefore = r.CADuration / renewFraction
+		r.CARenewBefore = certs.RenewBefore(r.CADuration)
 	}
 	if r.CertRenewBefore == 0 {
-		r.CertRenewBefore = r.CertDuration / renewFraction
+		r.CertRenewBefore = certs.RenewBefore(r.CertDuration)
 	}
 	return r
 }

@@ -195,7 +195,6 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 			return err
 		}
 		mig.certs = req
-		mig.dialer = handler.TCPMigrationDialer{Certificates: req}
 	}
 	o.cfg.MigrationAddress = mig.advertise
 	r, err := handler.New(o.cfg,
@@ -203,7 +202,7 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 			return domainlibvirt.New(ctx, uri, domainlibvirt.WithLogger(log.WithName("libvirt")))
 		}),
 		handler.WithLogger(log.WithName("handler")),
-		handler.WithMigrationDialer(mig.dialer),
+		handler.WithMigrationDialer(mig.dialer()),
 	)
 	if err != nil {
 		return err
@@ -355,18 +354,28 @@ func serve(srv *http.Server, addr string, c client.Client, node, advertise strin
 
 // migrations is how this handler migrates guests, from its flags.
 type migrations struct {
-	dialer handler.MigrationDialer
+	// local is the same-machine dialer of --local-migration; without it
+	// the handler dials its peers over TCP with certs.
+	local handler.MigrationDialer
 	// listen is where migrations to this node come ("": nowhere), and
 	// advertise what sources dial (Config.MigrationAddress).
 	listen, advertise string
 	certs             handler.MigrationCertificates
 }
 
+// dialer is how this handler reaches the target of a migration.
+func (m migrations) dialer() handler.MigrationDialer {
+	if m.local != nil {
+		return m.local
+	}
+	return handler.TCPMigrationDialer{Certificates: m.certs}
+}
+
 // migrationFlags checks the migration flags: --local-migration, or the
 // handler-to-handler path over TCP with this node's certificate.
 func migrationFlags(o options, log logr.Logger) (migrations, error) {
 	if o.localMigration {
-		return migrations{dialer: handler.LocalMigrationDialer{PodsDirs: o.podsDirs()}}, nil
+		return migrations{local: handler.LocalMigrationDialer{PodsDirs: o.podsDirs()}}, nil
 	}
 	if len(o.peerPods) > 0 {
 		return migrations{}, errors.New("--peer-pods-dir goes with --local-migration")
@@ -389,7 +398,6 @@ func migrationFlags(o options, log logr.Logger) (migrations, error) {
 	default:
 		log.Info("no migration certificate (--migration-cert-file): only migrations whose configuration sets migrations.disableTLS can leave or reach this node")
 	}
-	m.dialer = handler.TCPMigrationDialer{Certificates: m.certs}
 	if o.migrationAddr == "0" {
 		return m, nil
 	}

@@ -246,3 +246,10 @@ func Fits(leaf *x509.Certificate, ca *x509.Certificate, r Request) bool {
 	return slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageServerAuth) == r.Server &&
 		slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth) == r.Client
 }
+
+// RenewalFraction is KubeVirt's rule of when a certificate is renewed: when
+// this fraction of its life (1/RenewalFraction) is left.
+const RenewalFraction = 5
+
+// RenewBefore is how long before its end a certificate of life d is renewed.
+func RenewBefore(d time.Duration) time.Duration { return d / RenewalFraction }

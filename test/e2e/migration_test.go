@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/deploy/certs"
+	"github.com/virtkit/virtkit/deploy/certs/certfiles"
 	"github.com/virtkit/virtkit/internal/testguest"
 	"github.com/virtkit/virtkit/local/cluster"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
@@ -575,7 +576,8 @@ func (w *world) swapMigrationCert(t *testing.T, node, as string) (restore func()
 	must(t, err)
 	other, err := ca.Issue(certs.NodeRequest(as, 24*time.Hour), time.Now())
 	must(t, err)
-	const reread = 11 * time.Second
+	// The handlers read their certificate files again once a read is older than this.
+	const reread = certfiles.DefaultInterval + time.Second
 	write(keyFile, other.KeyPEM())
 	write(certFile, other.CertPEM())
 	time.Sleep(reread)

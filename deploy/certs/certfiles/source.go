@@ -38,7 +38,11 @@ type Source struct {
 // Option configures a Source.
 type Option func(*Source)
 
-// WithInterval sets how long a read stays fresh (default 10 s).
+// DefaultInterval is how long a read of the files stays fresh unless
+// WithInterval says otherwise: a file changed is served at most this late.
+const DefaultInterval = 10 * time.Second
+
+// WithInterval sets how long a read stays fresh (default DefaultInterval).
 func WithInterval(d time.Duration) Option { return func(s *Source) { s.interval = d } }
 
 // WithClock sets the clock that decides when to read again.
@@ -50,7 +54,7 @@ func WithLogger(l logr.Logger) Option { return func(s *Source) { s.log = l } }
 // New reads certFile and keyFile (PEM) and, when caFile is not empty, the
 // CA bundle in it. It fails when they are unreadable or invalid.
 func New(certFile, keyFile, caFile string, opts ...Option) (*Source, error) {
-	s := &Source{certFile: certFile, keyFile: keyFile, caFile: caFile, interval: 10 * time.Second, now: time.Now, log: logr.Discard()}
+	s := &Source{certFile: certFile, keyFile: keyFile, caFile: caFile, interval: DefaultInterval, now: time.Now, log: logr.Discard()}
 	for _, o := range opts {
 		o(s)
 	}

@@ -182,8 +182,7 @@ func (r *Requester) serve(cert *x509.Certificate) (time.Time, error) {
 		}
 		r.src = src
 	}
-	life := cert.NotAfter.Sub(cert.NotBefore)
-	return cert.NotAfter.Add(-life / 5), nil
+	return cert.NotAfter.Add(-certs.RenewBefore(cert.NotAfter.Sub(cert.NotBefore))), nil
 }
 
 // onFile returns the certificate on file when it fits, goes with the key
