@@ -93,8 +93,8 @@ func ControllerObjects(c Controller) ([]client.Object, error) {
 
 // controllerRules is what virt-controller does with the API: it turns VMs
 // into VMIs and VMIs into launcher pods, runs migrations (target pods,
-// evictions of sources), reads the claims, Nodes and the KubeVirt CR the
-// pods depend on, writes the count of outdated VMIs to the CR's status,
+// evictions of sources, copies of ReadWriteOnce claims), reads the claims,
+// Nodes and the KubeVirt CR the pods depend on, writes the count of outdated VMIs to the CR's status,
 // and records events.
 func controllerRules() []rbacv1.PolicyRule {
 	kv := virtv1.SchemeGroupVersion.Group
@@ -108,7 +108,9 @@ func controllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{kv}, Resources: []string{"kubevirts/status"}, Verbs: []string{"patch"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: all},
 		{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}},
-		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "nodes"}, Verbs: read},
+		// Claims: read for the pods; a migration copies ReadWriteOnce ones.
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: all},
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: read},
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"patch"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
 		{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},

@@ -206,7 +206,7 @@ func (r *Reconciler) takeOver(ctx context.Context, key types.NamespacedName, vmi
 		return err
 	}
 	now := r.clock.Now()
-	st := Status(vmi, Facts{Domain: ds, Network: g.machine.NetworkPlan, Running: running, Claims: g.claims}, now)
+	st := Status(vmi, Facts{Domain: ds, Network: g.machine.NetworkPlan, Running: running, Claims: g.claims, Sizes: claimSizes(g)}, now)
 	st.NodeName = r.cfg.NodeName
 	ms := st.MigrationState.DeepCopy()
 	t := metav1.NewTime(now)

@@ -37,6 +37,11 @@ type Facts struct {
 	// LiveMigratable condition (and KubeVirt's tools) read their access
 	// modes; a volume with none here keeps what its status reported.
 	Claims map[string]*virtv1.PersistentVolumeClaimInfo
+	// Sizes are the sizes in bytes of the claims' disk images, by volume
+	// name, as the guest was started with them: volumeStatus' size, which
+	// the target of a migration that copies a claim reads to make an image
+	// of the same size.
+	Sizes map[string]int64
 }
 
 // RunningDomain are facts of a running domain's document that KubeVirt
@@ -91,7 +96,7 @@ func Status(vmi *virtv1.VirtualMachineInstance, f Facts, now time.Time) virtv1.V
 	if !paused {
 		conditions.VMI().Remove(&st.Conditions, virtv1.VirtualMachineInstancePaused)
 	}
-	st.VolumeStatus = volumeStatus(vmi, f.Running.Targets, f.Hotplug, f.Claims)
+	st.VolumeStatus = volumeStatus(vmi, f.Running.Targets, f.Hotplug, f.Claims, f.Sizes)
 	// Migratable as the volumes are now reported.
 	reported := *vmi
 	reported.Status.VolumeStatus = st.VolumeStatus
@@ -202,8 +207,9 @@ func interfaces(vmi *virtv1.VirtualMachineInstance, plan network.Plan) []virtv1.
 
 // volumeStatus lists every volume a disk uses, in spec order, with its guest
 // device and, for a claim, what claims holds of it (else what the status
-// said); hotpluggable volumes carry their hotplug phase.
-func volumeStatus(vmi *virtv1.VirtualMachineInstance, targets map[string]string, hot []virtv1.VolumeStatus, claims map[string]*virtv1.PersistentVolumeClaimInfo) []virtv1.VolumeStatus {
+// said) and its image's size; hotpluggable volumes carry their hotplug
+// phase.
+func volumeStatus(vmi *virtv1.VirtualMachineInstance, targets map[string]string, hot []virtv1.VolumeStatus, claims map[string]*virtv1.PersistentVolumeClaimInfo, sizes map[string]int64) []virtv1.VolumeStatus {
 	reported := map[string]*virtv1.PersistentVolumeClaimInfo{}
 	for _, vs := range vmi.Status.VolumeStatus {
 		reported[vs.Name] = vs.PersistentVolumeClaimInfo
@@ -229,7 +235,7 @@ func volumeStatus(vmi *virtv1.VirtualMachineInstance, targets map[string]string,
 		if claim == nil {
 			claim = reported[v.Name]
 		}
-		out = append(out, virtv1.VolumeStatus{Name: v.Name, Target: targets[v.Name], PersistentVolumeClaimInfo: claim.DeepCopy()})
+		out = append(out, virtv1.VolumeStatus{Name: v.Name, Target: targets[v.Name], PersistentVolumeClaimInfo: claim.DeepCopy(), Size: sizes[v.Name]})
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/virtkit/virtkit/controllers/conditions"
 	"github.com/virtkit/virtkit/virt/domain"
+	"github.com/virtkit/virtkit/virt/storage"
 )
 
 // sync follows a guest the handler drives: it stops it gracefully when its
@@ -128,7 +129,7 @@ func (r *Reconciler) report(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	st := Status(vmi, Facts{Domain: ds, Network: g.machine.NetworkPlan, Running: running, Hotplug: hot, Claims: g.claims}, r.clock.Now())
+	st := Status(vmi, Facts{Domain: ds, Network: g.machine.NetworkPlan, Running: running, Hotplug: hot, Claims: g.claims, Sizes: claimSizes(g)}, r.clock.Now())
 	return res, r.writeStatus(ctx, vmi, st)
 }
 
@@ -144,4 +145,16 @@ func (r *Reconciler) syncFailed(ctx context.Context, vmi *virtv1.VirtualMachineI
 		Message: userMessage(cause),
 	}, metav1.NewTime(r.clock.Now().Truncate(time.Second)))
 	return r.writeStatus(ctx, vmi, st)
+}
+
+// claimSizes are the sizes of g's claim images, by volume, from the plan it
+// was started (or adopted) with.
+func claimSizes(g *guest) map[string]int64 {
+	out := map[string]int64{}
+	for vol, p := range g.machine.StoragePlan {
+		if (p.Kind == storage.KindPersistentVolumeClaim || p.Kind == storage.KindDataVolume) && !p.Hotpluggable {
+			out[vol] = p.CapacityBytes
+		}
+	}
+	return out
 }

@@ -67,6 +67,9 @@ type Observed struct {
 	Target *corev1.Pod
 	// Admitted: the parallel limits let one more migration leave the VMI's node.
 	Admitted bool
+	// Copies are the claims this migration made to copy the VMI's
+	// ReadWriteOnce claims into (migrate.CopyForLabel).
+	Copies []corev1.PersistentVolumeClaim
 	// Now is the time.
 	Now time.Time
 	// Timeouts bound the steps before the migration runs.
@@ -78,6 +81,10 @@ type Observed struct {
 type Step struct {
 	// AddFinalizer adds Finalizer to the migration.
 	AddFinalizer bool
+	// CopyClaims names the volumes whose ReadWriteOnce claims the
+	// migration copies: it creates a copy of each claim, then writes the
+	// VMI's status.migratedVolumes and spec.volumes naming the copies.
+	CopyClaims []string
 	// CreateTarget renders and creates the target pod.
 	CreateTarget bool
 	// StartState writes the VMI's status.migrationState anew for this
@@ -97,6 +104,12 @@ type Step struct {
 	// migration failed.
 	Phase  virtv1.VirtualMachineInstanceMigrationPhase
 	Reason string
+	// KeepCopies: the migration succeeded; the VM now names the copies,
+	// which lose their marks and their owner.
+	KeepCopies bool
+	// DropCopies: the migration failed; the VMI names its own claims
+	// again, its migratedVolumes are cleared and the copies deleted.
+	DropCopies bool
 	// RemoveFinalizer removes Finalizer: nothing of the migration is left to settle.
 	RemoveFinalizer bool
 	// Wait is when to look again without an event (zero: on events only).
@@ -164,6 +177,8 @@ func Decide(o Observed) Step {
 
 	if mig.IsFinal() {
 		s.DeleteTarget = mig.Status.Phase == virtv1.MigrationFailed && target != nil && target.DeletionTimestamp == nil
+		s.KeepCopies = mig.Status.Phase == virtv1.MigrationSucceeded && len(o.Copies) > 0
+		s.DropCopies = mig.Status.Phase == virtv1.MigrationFailed && (len(o.Copies) > 0 || copiesIn(vmi, mig))
 		// A target pod being deleted settles it: its node ends it.
 		s.RemoveFinalizer = controllerutil.ContainsFinalizer(mig, Finalizer) &&
 			(mig.Status.Phase == virtv1.MigrationSucceeded || target == nil || target.DeletionTimestamp != nil)
@@ -201,15 +216,31 @@ func Decide(o Observed) Step {
 		if vmi.Status.Phase != virtv1.Running {
 			return fail(fmt.Sprintf("VirtualMachineInstance %s/%s is not running (phase %s)", vmi.Namespace, vmi.Name, vmi.Status.Phase))
 		}
-		// A volume migration copies the disks that make a VMI not
-		// migratable (the VM controller refused one that leaves such a
-		// disk behind); the handler may not have said so yet.
-		volumes := migrate.VolumesChanging(vmi) && len(vmi.Status.MigratedVolumes) > 0
-		if c := conditions.VMI().Find(vmi.Status.Conditions, virtv1.VirtualMachineInstanceIsMigratable); c != nil && c.Status == corev1.ConditionFalse &&
-			!(volumes && c.Reason == virtv1.VirtualMachineInstanceReasonDisksNotMigratable) {
-			return fail(fmt.Sprintf("VirtualMachineInstance %s/%s is not live-migratable: %s: %s", vmi.Namespace, vmi.Name, c.Reason, c.Message))
+		// A volume migration, or this migration's copies, copy the disks
+		// that make a VMI not migratable (the VM controller refused a volume
+		// migration that leaves such a disk behind); the handler may not
+		// have said so yet. Without either, ReadWriteOnce claims are copied.
+		var copyVolumes []string
+		if c := conditions.VMI().Find(vmi.Status.Conditions, virtv1.VirtualMachineInstanceIsMigratable); c != nil && c.Status == corev1.ConditionFalse {
+			disks := c.Reason == virtv1.VirtualMachineInstanceReasonDisksNotMigratable
+			vols, copyable := migrate.ClaimsToCopy(vmi)
+			switch {
+			case disks && len(vmi.Status.MigratedVolumes) > 0:
+			case disks && copyable:
+				copyVolumes = vols
+			default:
+				return fail(fmt.Sprintf("VirtualMachineInstance %s/%s is not live-migratable: %s: %s", vmi.Namespace, vmi.Name, c.Reason, c.Message))
+			}
 		}
-		if !migrate.VolumesReady(vmi) {
+		if copiesIn(vmi, mig) && !migrate.VolumesReady(vmi) {
+			// This migration listed its copies and did not get to name
+			// them in the spec (a conflict): again.
+			copyVolumes = nil
+			for _, m := range vmi.Status.MigratedVolumes {
+				copyVolumes = append(copyVolumes, m.VolumeName)
+			}
+		}
+		if !migrate.VolumesReady(vmi) && len(copyVolumes) == 0 {
 			// The VM controller is between the two writes of a volume
 			// migration: the target pod must mount the new claims.
 			s.Wait = waitForSlot
@@ -220,6 +251,11 @@ func Decide(o Observed) Step {
 			return s
 		}
 		if !o.Admitted && target == nil {
+			s.Wait = waitForSlot
+			return s
+		}
+		if len(copyVolumes) > 0 && target == nil {
+			s.CopyClaims = copyVolumes
 			s.Wait = waitForSlot
 			return s
 		}
@@ -294,6 +330,21 @@ func Decide(o Observed) Step {
 			fmt.Sprintf("the handler of the source node %s did not start the migration within %s", ms.SourceNode, t.Handler))
 	}
 	return s
+}
+
+// copiesIn reports whether vmi's status.migratedVolumes names copies mig
+// made (their names say so; the copies may be gone already).
+func copiesIn(vmi *virtv1.VirtualMachineInstance, mig *virtv1.VirtualMachineInstanceMigration) bool {
+	if vmi == nil {
+		return false
+	}
+	for _, m := range vmi.Status.MigratedVolumes {
+		if m.SourcePVCInfo != nil && m.DestinationPVCInfo != nil &&
+			m.DestinationPVCInfo.ClaimName == migrate.CopyName(m.SourcePVCInfo.ClaimName, string(mig.UID)) {
+			return true
+		}
+	}
+	return false
 }
 
 // phaseSince is when the migration entered its phase, as its status

@@ -80,11 +80,60 @@ func TestDecide(t *testing.T) {
 		now := metav1.NewTime(t0)
 		ms.StartTimestamp = &now
 	}
+	// A VMI whose data disk is a ReadWriteOnce claim: not migratable until
+	// a migration copies the claim; then listed in migratedVolumes.
+	onClaim := func(claim string, migrated bool) *virtv1.VirtualMachineInstance {
+		v := running(nil)
+		v.Spec.Volumes = []virtv1.Volume{{Name: "data", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}}
+		v.Status.VolumeStatus = []virtv1.VolumeStatus{{Name: "data", PersistentVolumeClaimInfo: &virtv1.PersistentVolumeClaimInfo{ClaimName: "data",
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}}}}
+		v.Status.Conditions = []virtv1.VirtualMachineInstanceCondition{{Type: virtv1.VirtualMachineInstanceIsMigratable, Status: corev1.ConditionFalse,
+			Reason: virtv1.VirtualMachineInstanceReasonDisksNotMigratable, Message: "cannot migrate VMI: PVC data is not shared"}}
+		if migrated {
+			v.Status.MigratedVolumes = []virtv1.StorageMigratedVolumeInfo{{VolumeName: "data",
+				SourcePVCInfo: &virtv1.PersistentVolumeClaimInfo{ClaimName: "data"}, DestinationPVCInfo: &virtv1.PersistentVolumeClaimInfo{ClaimName: migrate.CopyName("data", "m1-uid")}}}
+		}
+		return v
+	}
+	copyClaim := corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: migrate.CopyName("data", "m1-uid"), Labels: map[string]string{migrate.CopyForLabel: "m1-uid"}}}
 	for _, c := range []struct {
 		name string
 		o    migration.Observed
 		want migration.Step
 	}{
+		{"a ReadWriteOnce claim, admitted: copied first",
+			migration.Observed{Migration: mig(virtv1.MigrationPending), VMI: onClaim("data", false), Admitted: true},
+			migration.Step{CopyClaims: []string{"data"}, Wait: time.Second}},
+		{"a ReadWriteOnce claim, not admitted: nothing copied yet",
+			migration.Observed{Migration: mig(virtv1.MigrationPending), VMI: onClaim("data", false)},
+			migration.Step{Wait: time.Second}},
+		{"the claim copied and named: the target pod",
+			migration.Observed{Migration: mig(virtv1.MigrationPending), VMI: onClaim(migrate.CopyName("data", "m1-uid"), true), Admitted: true},
+			migration.Step{CreateTarget: true, StartState: true, Phase: virtv1.MigrationScheduling}},
+		{"the copy listed, the spec not renamed (a conflict): copied again",
+			migration.Observed{Migration: mig(virtv1.MigrationPending), VMI: func() *virtv1.VirtualMachineInstance {
+				v := onClaim("data", true)
+				v.Status.Conditions[0] = virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceIsMigratable, Status: corev1.ConditionTrue}
+				return v
+			}(), Admitted: true},
+			migration.Step{CopyClaims: []string{"data"}, Wait: time.Second}},
+		{"another migration's volumes listed, the spec not yet renamed: wait",
+			migration.Observed{Migration: mig(virtv1.MigrationPending), VMI: func() *virtv1.VirtualMachineInstance {
+				v := onClaim("data", true)
+				v.Status.MigratedVolumes[0].DestinationPVCInfo.ClaimName = "elsewhere"
+				return v
+			}(), Admitted: true},
+			migration.Step{Wait: time.Second}},
+		{"succeeded with copies: kept",
+			migration.Observed{Migration: mig(virtv1.MigrationSucceeded), VMI: onClaim(migrate.CopyName("data", "m1-uid"), false), Copies: []corev1.PersistentVolumeClaim{copyClaim}},
+			migration.Step{KeepCopies: true, RemoveFinalizer: true}},
+		{"failed with copies: dropped",
+			migration.Observed{Migration: mig(virtv1.MigrationFailed), VMI: onClaim(migrate.CopyName("data", "m1-uid"), true), Copies: []corev1.PersistentVolumeClaim{copyClaim}},
+			migration.Step{DropCopies: true, RemoveFinalizer: true}},
+		{"failed, the copies gone, the VMI still naming one: dropped",
+			migration.Observed{Migration: mig(virtv1.MigrationFailed), VMI: onClaim(migrate.CopyName("data", "m1-uid"), true)},
+			migration.Step{DropCopies: true, RemoveFinalizer: true}},
 		{"new: Pending with the finalizer",
 			migration.Observed{Migration: mig("", func(m *virtv1.VirtualMachineInstanceMigration) { m.Finalizers = nil }), VMI: running(nil)},
 			migration.Step{AddFinalizer: true, Phase: virtv1.MigrationPending}},

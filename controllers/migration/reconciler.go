@@ -98,6 +98,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
+	if mig.IsFinal() && controllerutil.ContainsFinalizer(mig, Finalizer) {
+		// Until it is settled, what it copied is kept or dropped.
+		if o.Copies, err = r.copies(ctx, mig); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	step := Decide(o)
 	res, err := r.carryOut(ctx, o, step)
 	if apierrors.IsConflict(err) {
@@ -115,6 +121,11 @@ func (r *Reconciler) carryOut(ctx context.Context, o Observed, s Step) (ctrl.Res
 		controllerutil.AddFinalizer(mig, Finalizer)
 		if err := r.updateMigration(ctx, mig); err != nil {
 			return ctrl.Result{}, fmt.Errorf("migration %s/%s: adding finalizer: %w", mig.Namespace, mig.Name, err)
+		}
+	}
+	if len(s.CopyClaims) > 0 {
+		if err := r.copyClaims(ctx, mig, v, s.CopyClaims); err != nil {
+			return ctrl.Result{}, err
 		}
 	}
 	target := o.Target
@@ -186,6 +197,16 @@ func (r *Reconciler) carryOut(ctx context.Context, o Observed, s Step) (ctrl.Res
 		}
 	} else if err := r.writePhase(ctx, mig, v, mig.Status.Phase, ""); err != nil {
 		return ctrl.Result{}, err // the mirrored migrationState only
+	}
+	if s.KeepCopies {
+		if err := r.keepCopies(ctx, mig, v, o.Copies); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if s.DropCopies {
+		if err := r.dropCopies(ctx, mig, v, o.Copies); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if s.RemoveFinalizer {
 		controllerutil.RemoveFinalizer(mig, Finalizer)

@@ -141,6 +141,19 @@ func PlanVolumeUpdate(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInsta
 		// between its writes): ask for it.
 		return VolumeUpdate{Start: true, Migrated: vmi.Status.MigratedVolumes, Volumes: vmi.Spec.Volumes}, nil
 	}
+	// A migration copying claims moves the VMI to its copies, and points
+	// the VM at them once it succeeds: not a change of the VM's.
+	for i := range vmi.Spec.Volumes {
+		v := &vmi.Spec.Volumes[i]
+		if to, ok := changed[v.Name]; ok {
+			if c := claims[ClaimOf(v)]; c != nil && c.Annotations[CopyOfAnnotation] == to {
+				delete(changed, v.Name)
+			}
+		}
+	}
+	if len(changed) == 0 {
+		return VolumeUpdate{}, nil
+	}
 	if len(vmi.Status.MigratedVolumes) > 0 && VolumesChanging(vmi) {
 		if len(changed) == 0 {
 			return VolumeUpdate{}, nil

@@ -1,6 +1,7 @@
 package migrate_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -56,7 +57,12 @@ func TestPlanVolumeUpdate(t *testing.T) {
 		vmi.Status.Conditions = []virtv1.VirtualMachineInstanceCondition{{Type: virtv1.VirtualMachineInstanceVolumesChange, Status: corev1.ConditionTrue}}
 		return vmi
 	}
-	claims := map[string]*corev1.PersistentVolumeClaim{"old": rwoClaim("old"), "new": rwoClaim("new"), "other": rwoClaim("other"), "keep": rwoClaim("keep")}
+	claims := map[string]*corev1.PersistentVolumeClaim{"old": rwoClaim("old"), "new": rwoClaim("new"), "other": rwoClaim("other"), "keep": rwoClaim("keep"),
+		"old-copy": func() *corev1.PersistentVolumeClaim {
+			c := rwoClaim("old-copy")
+			c.Annotations = map[string]string{migrate.CopyOfAnnotation: "old"}
+			return c
+		}()}
 	empty := virtv1.Volume{Name: "scratch", VolumeSource: virtv1.VolumeSource{EmptyDisk: &virtv1.EmptyDiskSource{Capacity: resource.MustParse("1Mi")}}}
 	hot := claimVolume("data", "new")
 	hot.PersistentVolumeClaim.Hotpluggable = true
@@ -142,6 +148,10 @@ func TestPlanVolumeUpdate(t *testing.T) {
 			Migrated: []virtv1.StorageMigratedVolumeInfo{{VolumeName: "data", SourcePVCInfo: info("old"), DestinationPVCInfo: info("new")}},
 			Volumes:  []virtv1.Volume{claimVolume("data", "new")}},
 	}, {
+		name: "a migration copying the claim moved the VMI to its copy: not the VM's change",
+		vm:   vmWith(&migration, claimVolume("data", "old")),
+		vmi:  running(claimVolume("data", "old-copy")),
+	}, {
 		name: "while migrating, the VM as the VMI: nothing to do",
 		vm:   vmWith(&migration, claimVolume("data", "new")),
 		vmi:  migrating(running(claimVolume("data", "new"))),
@@ -180,5 +190,63 @@ func TestChangedClaims(t *testing.T) {
 		[]virtv1.Volume{claimVolume("a", "a1"), claimVolume("b", "b"), {Name: "dv", VolumeSource: virtv1.VolumeSource{DataVolume: &virtv1.DataVolumeSource{Name: "dv-old"}}}})
 	if diff := cmp.Diff(map[string]string{"a": "a2", "dv": "dv-new"}, got); diff != "" {
 		t.Errorf("ChangedClaims (-want +got):\n%s", diff)
+	}
+}
+
+func TestClaimsToCopy(t *testing.T) {
+	shared := true
+	rwx := func(name, claim string) virtv1.VolumeStatus {
+		return virtv1.VolumeStatus{Name: name, PersistentVolumeClaimInfo: &virtv1.PersistentVolumeClaimInfo{ClaimName: claim,
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}}}
+	}
+	rwo := func(name, claim string) virtv1.VolumeStatus {
+		return virtv1.VolumeStatus{Name: name, PersistentVolumeClaimInfo: info(claim)}
+	}
+	dv := virtv1.Volume{Name: "dv", VolumeSource: virtv1.VolumeSource{DataVolume: &virtv1.DataVolumeSource{Name: "dv"}}}
+	host := virtv1.Volume{Name: "host", VolumeSource: virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/h/disk.img"}}}
+	sharedHost := virtv1.Volume{Name: "host", VolumeSource: virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/h/disk.img", Shared: &shared}}}
+	tests := []struct {
+		name   string
+		vols   []virtv1.Volume
+		status []virtv1.VolumeStatus
+		want   []string
+		ok     bool
+	}{
+		{"the ReadWriteOnce claims", []virtv1.Volume{claimVolume("a", "a"), claimVolume("b", "b"), claimVolume("c", "c"), sharedHost},
+			[]virtv1.VolumeStatus{rwo("a", "a"), rwx("b", "b"), rwo("c", "c")}, []string{"a", "c"}, true},
+		{"only shared claims: nothing to copy", []virtv1.Volume{claimVolume("b", "b")}, []virtv1.VolumeStatus{rwx("b", "b")}, nil, false},
+		{"a hostDisk that is not shared stays", []virtv1.Volume{claimVolume("a", "a"), host}, []virtv1.VolumeStatus{rwo("a", "a")}, nil, false},
+		{"a DataVolume is not copied", []virtv1.Volume{claimVolume("a", "a"), dv}, []virtv1.VolumeStatus{rwo("a", "a"), rwo("dv", "dv")}, nil, false},
+		{"access modes not reported yet", []virtv1.Volume{claimVolume("a", "a")}, nil, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vmi := &virtv1.VirtualMachineInstance{Spec: virtv1.VirtualMachineInstanceSpec{Volumes: tt.vols}, Status: virtv1.VirtualMachineInstanceStatus{VolumeStatus: tt.status}}
+			got, ok := migrate.ClaimsToCopy(vmi)
+			if ok != tt.ok || !cmp.Equal(got, tt.want, cmpopts.EquateEmpty()) {
+				t.Errorf("ClaimsToCopy = %v, %v; want %v, %v", got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func TestCopyClaim(t *testing.T) {
+	src := rwoClaim("data")
+	src.Namespace = "ns"
+	class := "local"
+	src.Spec.StorageClassName = &class
+	mig := &virtv1.VirtualMachineInstanceMigration{ObjectMeta: metav1.ObjectMeta{Name: "m", Namespace: "ns", UID: "0123abcd-4567-89ef"}}
+	got := migrate.CopyClaim(src, mig)
+	if got.Name != "data-0123abcd" || got.Namespace != "ns" || got.Labels[migrate.CopyForLabel] != string(mig.UID) ||
+		got.Annotations[migrate.CopyOfAnnotation] != "data" || len(got.OwnerReferences) != 1 || got.OwnerReferences[0].UID != mig.UID {
+		t.Errorf("copy's metadata: %+v", got.ObjectMeta)
+	}
+	if diff := cmp.Diff(corev1.PersistentVolumeClaimSpec{AccessModes: src.Spec.AccessModes, StorageClassName: &class,
+		Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}, got.Spec); diff != "" {
+		t.Errorf("copy's spec (-want +got):\n%s", diff)
+	}
+	long := migrate.CopyName(strings.Repeat("x", 260), string(mig.UID))
+	if len(long) != 253 || !strings.HasSuffix(long, "-0123abcd") {
+		t.Errorf("CopyName of a long claim: %d characters, %q", len(long), long[240:])
 	}
 }

@@ -271,13 +271,18 @@ func (p *planner) newClaimImage(d DiskPlan) (DiskPlan, error) {
 	if c <= 0 {
 		return d, p.fail(d.Path, ErrInvalid, "no disk image and the claim's capacity is unknown, so none can be created")
 	}
-	// The destination of a volume migration: the copy needs an image of
-	// the source's size, which the source's claim gave it the same way.
-	if src := p.migrationSource(); src > 0 {
-		if src > c {
-			return d, p.fail(d.Path, ErrImageTooLarge, "the volume migration's source claim holds %d bytes, more than this destination claim's capacity %d bytes", src, c)
-		}
-		c = src
+	// The destination of a migration that copies the claim: the copy needs
+	// an image of the source image's size.
+	src, image := p.migrationSource()
+	if src > c {
+		return d, p.fail(d.Path, ErrImageTooLarge, "the migration copies %d bytes into this claim, more than its capacity %d bytes", src, c)
+	}
+	if image {
+		d.Format, d.CapacityBytes, d.Create = FormatRaw, src, true
+		return d, nil
+	}
+	if src > 0 {
+		c = src // the source's image was made from its claim's capacity, as this one is
 	}
 	size := int64(float64(c)*(1-p.m.o.fsOverhead)) &^ (1<<20 - 1)
 	if size <= 0 {
@@ -287,10 +292,24 @@ func (p *planner) newClaimImage(d DiskPlan) (DiskPlan, error) {
 	return d, nil
 }
 
-// migrationSource is the capacity in bytes of the claim a volume migration
-// copies this volume from (the VMI's status.migratedVolumes), 0 when none
-// is known.
-func (p *planner) migrationSource() int64 {
+// migrationSource says how large the image a migration copies into this
+// volume's new claim is: the source image's size as its volumeStatus
+// reports it (image true), else the capacity of the source claim, which
+// made the source's image (the VMI's status.migratedVolumes); 0 when this
+// volume is not copied.
+func (p *planner) migrationSource() (bytes int64, image bool) {
+	copied := false
+	for _, m := range p.vmi.Status.MigratedVolumes {
+		copied = copied || m.VolumeName == p.vol.Name
+	}
+	if !copied {
+		return 0, false
+	}
+	for _, vs := range p.vmi.Status.VolumeStatus {
+		if vs.Name == p.vol.Name && vs.Size > 0 {
+			return vs.Size, true
+		}
+	}
 	for _, m := range p.vmi.Status.MigratedVolumes {
 		if m.VolumeName != p.vol.Name || m.SourcePVCInfo == nil {
 			continue
@@ -300,10 +319,10 @@ func (p *planner) migrationSource() int64 {
 			q, ok = m.SourcePVCInfo.Requests[corev1.ResourceStorage]
 		}
 		if ok {
-			return q.Value()
+			return q.Value(), false
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // hostDisk plans a hostDisk as KubeVirt runs one: the launcher pod mounts

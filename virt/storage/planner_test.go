@@ -103,6 +103,17 @@ func TestPlan(t *testing.T) {
 		want: storage.Plan{"data": {Volume: "data", Kind: storage.KindPersistentVolumeClaim, Source: storage.SourceFile,
 			Path: "/p/vmi-disks/data/disk.img", Format: storage.FormatRaw, CapacityBytes: 483 * mib, Create: true}},
 	}, {
+		name: "a migration's new claim when the source reports its image's size: exactly that size",
+		vmi: func() *virtv1.VirtualMachineInstance {
+			v := migratedFrom(vmiWith(vol("data", pvc("new-claim"))), "data", "512Mi")
+			v.Status.VolumeStatus = []virtv1.VolumeStatus{{Name: "data", Size: 1000 * mib}}
+			return v
+		}(),
+		pod: storage.Pod{Volumes: map[string]storage.VolumeFacts{"data": {CapacityBytes: gib}}},
+		fs:  fake.FS{Dirs: map[string][]string{"/p/vmi-disks/data": nil}},
+		want: storage.Plan{"data": {Volume: "data", Kind: storage.KindPersistentVolumeClaim, Source: storage.SourceFile,
+			Path: "/p/vmi-disks/data/disk.img", Format: storage.FormatRaw, CapacityBytes: 1000 * mib, Create: true}},
+	}, {
 		name: "read-only claim",
 		vmi: vmiWith(vol("ro", virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
 			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c", ReadOnly: true}}})),
@@ -234,7 +245,7 @@ func TestPlanErrors(t *testing.T) {
 		vmi:  migratedFrom(vmiWith(vol("data", pvc("new-claim"))), "data", "2Gi"),
 		pod:  storage.Pod{Volumes: map[string]storage.VolumeFacts{"data": {CapacityBytes: gib}}},
 		fs:   fake.FS{Dirs: map[string][]string{"/p/vmi-disks/data": nil}},
-		want: []wantErr{{storage.ErrImageTooLarge, "the volume migration's source claim holds 2147483648 bytes, more than this destination claim's capacity 1073741824 bytes"}},
+		want: []wantErr{{storage.ErrImageTooLarge, "the migration copies 2147483648 bytes into this claim, more than its capacity 1073741824 bytes"}},
 	}, {
 		name: "unknown format",
 		vmi:  vmiWith(vol("root", virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{Image: "x"}})),
