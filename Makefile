@@ -146,7 +146,7 @@ DENSITY_N ?= 20
 bench-density: deps kube-bins cni-bins guest daemons
 	cd hack/bench && go run ./density -repo $(CURDIR) -n $(DENSITY_N) $(DENSITY_FLAGS)
 
-## bench-migration: live migration on virt-local (two nodes) next to a plain libvirt migration, for each of MIGRATION_SIZES MiB
+## bench-migration: live migration on virt-local (two nodes) next to a plain libvirt migration, for each of MIGRATION_SIZES MiB, and with a 1 GiB data disk copied
 MIGRATION_SIZES ?= 256,1024
 MIGRATION_RUNS ?= 3
 bench-migration: deps kube-bins cni-bins guest daemons

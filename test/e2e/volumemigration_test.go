@@ -47,28 +47,11 @@ func TestVolumeMigration(t *testing.T) {
 		kv.Spec.WorkloadUpdateStrategy.WorkloadUpdateMethods = []virtv1.WorkloadUpdateMethod{virtv1.WorkloadUpdateMethodLiveMigrate}
 	})
 
-	claim := func(name string) *corev1.PersistentVolumeClaim {
-		pvc := &corev1.PersistentVolumeClaim{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
-			Spec: corev1.PersistentVolumeClaimSpec{
-				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}},
-			},
-		}
-		must(t, w.c.Create(ctx, pvc))
-		return pvc
-	}
-	oldClaim, newClaim := claim("volmig-old"), claim("volmig-new")
-
-	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	oldClaim, newClaim := w.rwoClaim(ctx, t, "volmig-old"), w.rwoClaim(ctx, t, "volmig-new")
+	vm := w.tinyOnClaim(t, oldClaim.Name)
 	vm.Name = "volmig"
 	strategy := virtv1.UpdateVolumesStrategyMigration
 	vm.Spec.UpdateVolumesStrategy = &strategy
-	spec := &vm.Spec.Template.Spec
-	spec.Domain.Devices.Disks = append(spec.Domain.Devices.Disks, virtv1.Disk{Name: "data",
-		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}})
-	spec.Volumes = append(spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
-		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: oldClaim.Name}}}})
 	must(t, w.c.Create(ctx, vm))
 	src := w.waitRunning(ctx, t, vm)
 	srcLog := w.serialLog(ctx, t, src)
@@ -181,21 +164,9 @@ func TestClaimCopyMigration(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "local-data"},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}},
-		},
-	}
-	must(t, w.c.Create(ctx, pvc))
-	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	pvc := w.rwoClaim(ctx, t, "local-data")
 	// Its name stays tiny: the guest's web page, which stillOnSource asks for, says it.
-	spec := &vm.Spec.Template.Spec
-	spec.Domain.Devices.Disks = append(spec.Domain.Devices.Disks, virtv1.Disk{Name: "data",
-		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}})
-	spec.Volumes = append(spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
-		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}})
+	vm := w.tinyOnClaim(t, pvc.Name)
 	must(t, w.c.Create(ctx, vm))
 	src := w.waitRunning(ctx, t, vm)
 	srcLog := w.serialLog(ctx, t, src)
@@ -292,4 +263,31 @@ func (w *world) waitRestarted(ctx context.Context, t *testing.T, vm *virtv1.Virt
 		return v.UID != old && v.Status.Phase == virtv1.Running, fmt.Sprintf("%s %s", v.UID, v.Status.Phase)
 	})
 	return v
+}
+
+// rwoClaim creates a ReadWriteOnce claim of 64 MiB in the default namespace.
+func (w *world) rwoClaim(ctx context.Context, t *testing.T, name string) *corev1.PersistentVolumeClaim {
+	t.Helper()
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}},
+		},
+	}
+	must(t, w.c.Create(ctx, pvc))
+	return pvc
+}
+
+// tinyOnClaim is the example VM with a data disk (vdc) on claim, not yet
+// created.
+func (w *world) tinyOnClaim(t *testing.T, claim string) *virtv1.VirtualMachine {
+	t.Helper()
+	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	spec := &vm.Spec.Template.Spec
+	spec.Domain.Devices.Disks = append(spec.Domain.Devices.Disks, virtv1.Disk{Name: "data",
+		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}})
+	spec.Volumes = append(spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
+		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}})
+	return vm
 }

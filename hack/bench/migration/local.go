@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -28,8 +30,9 @@ const namespace = "default"
 
 // runLocal starts virt-local with two nodes on a fresh data directory and,
 // for each size, boots one VMI and migrates it o.runs times, back and
-// forth. virt-local is down again when it returns.
-func runLocal(ctx context.Context, o options) (_ map[uint][]sample, err error) {
+// forth; then, with o.blockMiB, the VMI with a data disk on a ReadWriteOnce
+// claim (runBlock). virt-local is down again when it returns.
+func runLocal(ctx context.Context, o options) (_ map[uint][]sample, block []sample, err error) {
 	pid := os.Getpid()
 	c, err := localcluster.Start(ctx, localcluster.Options{
 		Repo: o.repo, DataPrefix: "vkm-local-", MetricsAddr: "0",
@@ -37,7 +40,7 @@ func runLocal(ctx context.Context, o options) (_ map[uint][]sample, err error) {
 		Logger: benchkit.ProgressLogger(o.verbose),
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer func() {
 		if derr := c.Stop(context.Background()); derr != nil && err == nil {
@@ -65,15 +68,94 @@ func runLocal(ctx context.Context, o options) (_ map[uint][]sample, err error) {
 			err = werr
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%d MiB: %w", size, err)
+			return nil, nil, fmt.Errorf("%d MiB: %w", size, err)
 		}
 	}
-	return res, nil
+	if o.blockMiB > 0 {
+		block, err = runBlock(ctx, cl, c.DataDir, image, o)
+		if derr := cl.DeleteAllOf(ctx, &virtv1.VirtualMachineInstance{}, client.InNamespace(namespace)); derr != nil && err == nil {
+			err = derr
+		}
+		if werr := waitNone(ctx, cl); werr != nil && err == nil {
+			err = werr
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%d MiB data disk: %w", o.blockMiB, err)
+		}
+	}
+	return res, block, nil
+}
+
+// runBlock boots the guest with a data disk on a ReadWriteOnce claim whose
+// disk.img is o.blockMiB of data, and migrates it o.runs times: each time
+// the migration copies the claim to a new one (the claim it left is then
+// deleted, to keep the machine's disk).
+func runBlock(ctx context.Context, cl client.WithWatch, dataDir, image string, o options) ([]sample, error) {
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "block-data"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceStorage: *resource.NewQuantity(int64(o.blockMiB)<<20, resource.BinarySI)}},
+		},
+	}
+	if err := cl.Create(ctx, pvc); err != nil {
+		return nil, err
+	}
+	if err := benchkit.Wait(ctx, "claim "+pvc.Name+" bound", 100*time.Millisecond, func() (bool, error) {
+		err := cl.Get(ctx, client.ObjectKeyFromObject(pvc), pvc)
+		return err == nil && pvc.Status.Phase == corev1.ClaimBound, err
+	}); err != nil {
+		return nil, err
+	}
+	if err := fillImage(filepath.Join(dataDir, "volumes", pvc.Spec.VolumeName, "disk.img"), o.blockMiB); err != nil {
+		return nil, err
+	}
+	v := benchkit.GuestVMI(namespace, "block", image, blockMemMiB, "migration")
+	v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "data",
+		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}})
+	v.Spec.Volumes = append(v.Spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
+		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}})
+	v, err := bootVMI(ctx, cl, dataDir, v)
+	if err != nil {
+		return nil, err
+	}
+	var out []sample
+	for run := 0; run < o.runs; run++ {
+		// The claim copy needs the handler's word that the claim is
+		// ReadWriteOnce (not live-migratable as it is).
+		if err := benchkit.Wait(ctx, "VMI "+v.Name+" reporting its claim", 100*time.Millisecond, func() (bool, error) {
+			err := cl.Get(ctx, client.ObjectKeyFromObject(v), v)
+			for _, c := range v.Status.Conditions {
+				if c.Type == virtv1.VirtualMachineInstanceIsMigratable {
+					return c.Status == corev1.ConditionFalse, err
+				}
+			}
+			return false, err
+		}); err != nil {
+			return nil, err
+		}
+		old := v.Spec.Volumes[len(v.Spec.Volumes)-1].PersistentVolumeClaim.ClaimName
+		s, err := migrateOnce(ctx, cl, dataDir, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+		if err := cl.Delete(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: old}}); err != nil {
+			return nil, fmt.Errorf("deleting the claim %s the VMI left: %w", old, err)
+		}
+	}
+	return out, nil
 }
 
 // boot creates the test guest's VMI and waits until the guest is ready.
 func boot(ctx context.Context, cl client.Client, dataDir, name, image string, memMiB uint) (*virtv1.VirtualMachineInstance, error) {
-	v := benchkit.GuestVMI(namespace, name, image, memMiB, "migration")
+	return bootVMI(ctx, cl, dataDir, benchkit.GuestVMI(namespace, name, image, memMiB, "migration"))
+}
+
+// bootVMI creates v and waits until its guest is ready.
+func bootVMI(ctx context.Context, cl client.Client, dataDir string, v *virtv1.VirtualMachineInstance) (*virtv1.VirtualMachineInstance, error) {
+	name := v.Name
 	if err := cl.Create(ctx, v); err != nil {
 		return nil, err
 	}

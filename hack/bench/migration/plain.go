@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,7 @@ import (
 // o.runs times, a freshly booted guest each time, and returns each
 // migration's time and downtime. The daemons and guests are gone when it
 // returns.
-func runPlain(ctx context.Context, o options, memMiB uint) (_ []sample, err error) {
+func runPlain(ctx context.Context, o options, memMiB, dataMiB uint) (_ []sample, err error) {
 	guest, err := testguest.Build(ctx, o.repo)
 	if err != nil {
 		return nil, err
@@ -45,8 +46,8 @@ func runPlain(ctx context.Context, o options, memMiB uint) (_ []sample, err erro
 	src, dst := daemons[0], daemons[1]
 	var out []sample
 	for run := 0; run < o.runs; run++ {
-		name := fmt.Sprintf("plain-%d-%d", memMiB, run)
-		s, err := plainOnce(ctx, guest, dir, name, memMiB, src, dst)
+		name := fmt.Sprintf("plain-%d-%d-%d", memMiB, dataMiB, run)
+		s, err := plainOnce(ctx, guest, dir, name, memMiB, dataMiB, src, dst)
 		// Gone whatever happened, from both sides.
 		for _, m := range daemons {
 			_ = m.Destroy(ctx, name)
@@ -63,17 +64,37 @@ func runPlain(ctx context.Context, o options, memMiB uint) (_ []sample, err erro
 }
 
 // plainOnce boots the guest on src, waits until it is ready and migrates
-// it to dst.
-func plainOnce(ctx context.Context, guest testguest.Artifacts, dir, name string, memMiB uint, src, dst *plain.Daemon) (sample, error) {
-	disks, logs := [2]string{}, [2]string{}
+// it to dst. With dataMiB, the guest has a raw data disk of that size full
+// of data (as a claim's disk.img), copied to an empty file of its size on
+// the destination, as the copy of a claim is.
+func plainOnce(ctx context.Context, guest testguest.Artifacts, dir, name string, memMiB, dataMiB uint, src, dst *plain.Daemon) (sample, error) {
+	disks, logs, data := [2]string{}, [2]string{}, [2]string{}
 	for i, side := range []string{"src", "dst"} {
 		disks[i] = filepath.Join(dir, name+"."+side+".qcow2")
 		logs[i] = filepath.Join(dir, name+"."+side+".log")
 		if out, err := exec.CommandContext(ctx, "qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", guest.Disk, disks[i]).CombinedOutput(); err != nil {
 			return sample{}, fmt.Errorf("qemu-img create %s: %w: %s", disks[i], err, out)
 		}
+		if dataMiB > 0 {
+			data[i] = filepath.Join(dir, name+"."+side+".data.img")
+			defer os.Remove(data[i])
+		}
 	}
 	doc := benchkit.DiskBooted(name, guest, memMiB, disks[0], logs[0])
+	if dataMiB > 0 {
+		if err := fillImage(data[0], dataMiB); err != nil {
+			return sample{}, err
+		}
+		if err := emptyImage(data[1], dataMiB); err != nil {
+			return sample{}, err
+		}
+		doc.Devices.Disks = append(doc.Devices.Disks, libvirtxml.DomainDisk{
+			Device: "disk",
+			Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "raw"},
+			Source: &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: data[0]}},
+			Target: &libvirtxml.DomainDiskTarget{Dev: "vdb", Bus: "virtio"},
+		})
+	}
 	if err := src.Define(ctx, doc); err != nil {
 		return sample{}, err
 	}
@@ -98,6 +119,9 @@ func plainOnce(ctx context.Context, guest testguest.Artifacts, dir, name string,
 		EditXML: func(doc *libvirtxml.Domain) error {
 			// The destination's own overlay and console log.
 			doc.Devices.Disks[0].Source.File.File = disks[1]
+			if dataMiB > 0 {
+				doc.Devices.Disks[1].Source.File.File = data[1]
+			}
 			doc.Devices.Serials[0].Source.File.Path = logs[1]
 			return nil
 		},
@@ -138,4 +162,37 @@ func plainOnce(ctx context.Context, guest testguest.Artifacts, dir, name string,
 	fmt.Printf("  %s: %s until it ran on the destination (Run: %s, downtime %s)\n", name, at.Sub(begin).Round(time.Millisecond),
 		res.Duration.Round(time.Millisecond), res.Downtime)
 	return sample{total: at.Sub(begin), downtime: res.Downtime}, nil
+}
+
+// fillImage writes a raw image of mib MiB of pseudo-random bytes (data no
+// copy can skip or compress), readable and writable by all: the private
+// libvirtd's QEMU runs as another user.
+func fillImage(path string, mib uint) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
+	if err != nil {
+		return err
+	}
+	rng := rand.NewChaCha8([32]byte{'v', 'i', 'r', 't', 'k', 'i', 't'})
+	buf := make([]byte, 1<<20)
+	for i := uint(0); i < mib; i++ {
+		_, _ = rng.Read(buf)
+		if _, err := f.Write(buf); err != nil {
+			f.Close()
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o666)
+}
+
+// emptyImage makes a sparse raw image of mib MiB.
+func emptyImage(path string, mib uint) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(int64(mib) << 20)
+	return errors.Join(err, f.Close(), os.Chmod(path, 0o666))
 }
