@@ -24,7 +24,13 @@
 //   - the migration's status: phase, phase transition timestamps, and the
 //     VMI's migrationState mirrored; the kubevirt.io/migrationJobFinalize
 //     finalizer, which holds a deleted migration until it is aborted and its
-//     target pod deleted (virtctl migrate-cancel deletes the migration).
+//     target pod deleted (virtctl migrate-cancel deletes the migration);
+//   - beyond KubeVirt, the copies of a VMI's ReadWriteOnce claims
+//     (virt/migrate.CopyClaim), for a VMI not live-migratable only for
+//     them: it creates them, names them in the VMI's status.migratedVolumes
+//     and spec.volumes, and on success points the VM's template at them
+//     and lets them go; on failure it points the VMI back at its claims
+//     and deletes them.
 //
 // The handlers own the rest of migrationState: the target's handler sets
 // targetNodeAddress when the target pod is prepared, and completed,
@@ -34,6 +40,8 @@
 // controllers/handler and docs/migration.md).
 //
 // It must not touch the VMI's spec, metadata or any status field but
-// migrationState, nor the VMI's own launcher pod. Decide is the pure state
+// migrationState, save the volumes and migratedVolumes of claims it copies,
+// nor the VMI's own launcher pod, nor a VM but the claims of its template
+// once their copies took over. Decide is the pure state
 // machine; Reconciler wires it to the API.
 package migration

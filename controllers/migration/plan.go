@@ -150,8 +150,12 @@ func StateOf(vmi *virtv1.VirtualMachineInstance, mig *virtv1.VirtualMachineInsta
 //	TargetReady      migrationState.startTimestamp set by the source's handler -> Running
 //	Running          migrationState completed -> Succeeded, or failed -> Failed
 //
+// A migration of a VMI that is not live-migratable only because of its
+// ReadWriteOnce claims copies them first (CopyClaims, once admitted), and
+// keeps or drops the copies when it ends (KeepCopies, DropCopies).
+//
 // A migration fails when its VMI is gone, final or not running, cannot
-// migrate (LiveMigratable false), or its target pod is unschedulable for
+// migrate (LiveMigratable false for another reason), or its target pod is unschedulable for
 // Timeouts.Unschedulable, not Ready within Timeouts.Pending of its creation,
 // ends or vanishes before the source started, or when a handler does not
 // take its step (PreparingTarget, TargetReady) within Timeouts.Handler of
