@@ -113,7 +113,7 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if c.rest, err = c.cp.RESTConfig(); err != nil {
 		return c, err
 	}
-	if c.components, err = componentsConfig(c.rest, c.cp.Config().PKI()); err != nil {
+	if c.components, err = componentsConfig(c.rest, c.cp.Config(), cfg.componentsKubeconfig()); err != nil {
 		return c, err
 	}
 	if err := c.startMetrics(); err != nil {

@@ -54,10 +54,11 @@ func newDaemons() *daemons {
 }
 
 // start starts the daemon name from BinDir/bin with args and supervises
-// it; its output goes to DataDir/daemons/<name>.log.
+// it; its output goes to DataDir/daemons/<name>.log. It reaches the
+// apiserver as the in-process components do (ComponentsUser).
 func (c *Cluster) startDaemon(name, bin string, args ...string) (*supervise.Process, error) {
 	p, err := supervise.New(supervise.Config{Name: name, Path: filepath.Join(c.cfg.BinDir, bin),
-		Args:    append([]string{"--kubeconfig", c.cfg.Kubeconfig()}, args...),
+		Args:    append([]string{"--kubeconfig", c.cfg.componentsKubeconfig()}, args...),
 		LogFile: filepath.Join(c.cfg.DaemonLogDir(), name+".log"), Spawner: c.split.spawn,
 		Logger: c.cfg.Logger.WithName(name), MinPause: daemonRestartPause, MaxPause: daemonMaxRestartPause})
 	if err != nil {
@@ -132,7 +133,8 @@ func (c *Cluster) startAPIProcess(ctx context.Context) error {
 	args := []string{"--listen", addr, "--namespace", Namespace,
 		"--tls-cert-file", pki.Cert(virtAPICert), "--tls-private-key-file", pki.Key(virtAPICert),
 		"--handler-ca-file", pki.CACert(), "--handler-client-cert-file", pki.Cert(virtAPIClientCert),
-		"--handler-client-key-file", pki.Key(virtAPIClientCert), "--metrics-bind-address", "0"}
+		"--handler-client-key-file", pki.Key(virtAPIClientCert), "--metrics-bind-address", "0",
+		"--privileged-users", ComponentsUser}
 	for _, n := range c.nodes {
 		args = append(args, "--handler-address", n.name+"="+n.apiURL.String())
 	}
