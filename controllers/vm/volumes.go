@@ -49,14 +49,23 @@ func (r *Reconciler) syncVolumeUpdate(ctx context.Context, vm *virtv1.VirtualMac
 		return 0, nil
 	}
 	var claims map[string]*k8sv1.PersistentVolumeClaim
-	if len(migrate.ChangedClaims(vm.Spec.Template.Spec.Volumes, vmi.Spec.Volumes)) == 0 {
+	strategy := vm.Spec.UpdateVolumesStrategy
+	switch {
+	case len(migrate.ChangedClaims(vm.Spec.Template.Spec.Volumes, vmi.Spec.Volumes)) == 0:
 		if !vmi.IsFinal() {
 			conditions.VM().Remove(&vm.Status.Conditions, virtv1.VirtualMachineRestartRequired)
 		}
 		if len(vmi.Status.MigratedVolumes) == 0 {
 			return 0, nil
 		}
-	} else {
+	case strategy == nil || *strategy != virtv1.UpdateVolumesStrategyMigration:
+		// Only a cancellation is possible, which needs no claim: a
+		// template changed under Replacement waits for a restart without
+		// a read of its claims at each reconcile.
+		if len(vmi.Status.MigratedVolumes) == 0 {
+			return 0, nil
+		}
+	default:
 		var err error
 		if claims, err = r.claimsOf(ctx, vm, vmi); err != nil {
 			return 0, &SyncError{Reason: ReasonVolumesUpdateError, Err: err}
