@@ -14,6 +14,7 @@ import (
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/virtkit/virtkit/virt/domain"
+	"github.com/virtkit/virtkit/virt/migrate"
 	"github.com/virtkit/virtkit/virt/storage"
 )
 
@@ -38,14 +39,8 @@ func (r *Reconciler) podFacts(ctx context.Context, vmi *virtv1.VirtualMachineIns
 			}
 			pod.Volumes[v.Name] = f
 		}
-		claim, readOnly := "", false
-		switch {
-		case v.PersistentVolumeClaim != nil:
-			claim, readOnly = v.PersistentVolumeClaim.ClaimName, v.PersistentVolumeClaim.ReadOnly
-		case v.DataVolume != nil:
-			claim = v.DataVolume.Name
-		}
-		if claim != "" {
+		if claim := migrate.ClaimOf(&vmi.Spec.Volumes[i]); claim != "" {
+			readOnly := v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ReadOnly
 			f, info, err := r.claimFacts(ctx, vmi.Namespace, claim, readOnly)
 			if err != nil {
 				return pod, nil, fmt.Errorf("handler: VMI %s/%s spec.volumes[%d] (%s): %w", vmi.Namespace, vmi.Name, i, v.Name, err)
@@ -97,8 +92,7 @@ func (r *Reconciler) claimFacts(ctx context.Context, ns, name string, readOnly b
 	if err != nil {
 		return storage.VolumeFacts{}, nil, fmt.Errorf("claim %s: %w", name, err)
 	}
-	info := &virtv1.PersistentVolumeClaimInfo{ClaimName: name, AccessModes: pvc.Spec.AccessModes,
-		VolumeMode: pvc.Spec.VolumeMode, Capacity: pvc.Status.Capacity, Requests: pvc.Spec.Resources.Requests}
+	info := migrate.ClaimInfo(name, &pvc)
 	f := storage.VolumeFacts{ReadOnly: readOnly}
 	if m := pvc.Spec.VolumeMode; m != nil && *m == k8sv1.PersistentVolumeBlock {
 		f.Mode = storage.VolumeModeBlock

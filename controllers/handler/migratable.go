@@ -77,18 +77,11 @@ func volumesNotMigratable(vmi *virtv1.VirtualMachineInstance) string {
 		if copied[v.Name] {
 			continue
 		}
-		claim := ""
-		switch {
-		case v.PersistentVolumeClaim != nil:
-			claim = v.PersistentVolumeClaim.ClaimName
-		case v.DataVolume != nil:
-			claim = v.DataVolume.Name
-		case v.HostDisk != nil:
-			if v.HostDisk.Shared == nil || !*v.HostDisk.Shared {
-				return "cannot migrate VMI with non-shared HostDisk"
-			}
-			continue
-		default:
+		if v.HostDisk != nil && (v.HostDisk.Shared == nil || !*v.HostDisk.Shared) {
+			return "cannot migrate VMI with non-shared HostDisk"
+		}
+		claim := migrate.ClaimOf(&v)
+		if claim == "" {
 			continue
 		}
 		info := claims[v.Name]

@@ -119,7 +119,7 @@ func CopiedVolumes(vmi *virtv1.VirtualMachineInstance, volumes []string, claims,
 		}
 		setClaim(&out[i], cp.Name)
 		migrated = append(migrated, virtv1.StorageMigratedVolumeInfo{VolumeName: v.Name,
-			SourcePVCInfo: claimInfo(claim, claims[claim]), DestinationPVCInfo: claimInfo(cp.Name, cp)})
+			SourcePVCInfo: ClaimInfo(claim, claims[claim]), DestinationPVCInfo: ClaimInfo(cp.Name, cp)})
 	}
 	return migrated, out
 }

@@ -78,21 +78,18 @@ func VolumesReady(vmi *virtv1.VirtualMachineInstance) bool {
 // VolumesChanging reports whether a volume migration of vmi is asked for
 // and not yet done: its VolumesChange condition is True.
 func VolumesChanging(vmi *virtv1.VirtualMachineInstance) bool {
-	for _, c := range vmi.Status.Conditions {
-		if c.Type == virtv1.VirtualMachineInstanceVolumesChange {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	c := volumesChange(vmi)
+	return c != nil && c.Status == corev1.ConditionTrue
 }
 
-func hasVolumesChange(vmi *virtv1.VirtualMachineInstance) bool {
-	for _, c := range vmi.Status.Conditions {
+// volumesChange is vmi's VolumesChange condition, nil for none.
+func volumesChange(vmi *virtv1.VirtualMachineInstance) *virtv1.VirtualMachineInstanceCondition {
+	for i, c := range vmi.Status.Conditions {
 		if c.Type == virtv1.VirtualMachineInstanceVolumesChange {
-			return true
+			return &vmi.Status.Conditions[i]
 		}
 	}
-	return false
+	return nil
 }
 
 // VolumeUpdate is what a VM controller does about a running VMI whose VM
@@ -136,7 +133,7 @@ func PlanVolumeUpdate(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInsta
 	}
 	want := vm.Spec.Template.Spec.Volumes
 	changed := ChangedClaims(want, vmi.Spec.Volumes)
-	if len(changed) == 0 && len(vmi.Status.MigratedVolumes) > 0 && !hasVolumesChange(vmi) && VolumesReady(vmi) {
+	if len(changed) == 0 && len(vmi.Status.MigratedVolumes) > 0 && volumesChange(vmi) == nil && VolumesReady(vmi) {
 		// Started and not asked for yet (the VM controller stopped
 		// between its writes): ask for it.
 		return VolumeUpdate{Start: true, Migrated: vmi.Status.MigratedVolumes, Volumes: vmi.Spec.Volumes}, nil
@@ -226,8 +223,8 @@ func PlanVolumeUpdate(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInsta
 		}
 		u.Migrated = append(u.Migrated, virtv1.StorageMigratedVolumeInfo{
 			VolumeName:         v.Name,
-			SourcePVCInfo:      claimInfo(was[v.Name], src),
-			DestinationPVCInfo: claimInfo(claim, dst),
+			SourcePVCInfo:      ClaimInfo(was[v.Name], src),
+			DestinationPVCInfo: ClaimInfo(claim, dst),
 		})
 	}
 	if len(u.Refused) > 0 || u.Missing != "" {
@@ -266,9 +263,9 @@ func withClaims(have, want []virtv1.Volume, names map[string]bool) []virtv1.Volu
 	return out
 }
 
-// claimInfo is KubeVirt's PersistentVolumeClaimInfo of a claim (its name
-// alone when it is not known).
-func claimInfo(name string, pvc *corev1.PersistentVolumeClaim) *virtv1.PersistentVolumeClaimInfo {
+// ClaimInfo is claim name (pvc, or nil when it is missing) as KubeVirt
+// reports a claim in a VMI's volumeStatus and migratedVolumes.
+func ClaimInfo(name string, pvc *corev1.PersistentVolumeClaim) *virtv1.PersistentVolumeClaimInfo {
 	info := &virtv1.PersistentVolumeClaimInfo{ClaimName: name}
 	if pvc == nil {
 		return info
