@@ -80,6 +80,13 @@ type Handler struct {
 	// handlers have no migration certificate, and only migrations with
 	// migrations.disableTLS go between nodes.
 	MigrationCA *ConfigMapKey
+	// MigrationNetwork is KubeVirt's dedicated migration network
+	// (migrations.network): a Multus NetworkAttachmentDefinition, NAME in
+	// Namespace or NAMESPACE/NAME. The handler's pod joins it as interface
+	// migration0 (virtv1.MigrationInterfaceName), whose address the handler
+	// then takes migrations on. Empty: the pod network. It needs the pod
+	// network, so not with APIServer.
+	MigrationNetwork string
 	// APIServer, "host:port", is where the handler reaches the apiserver,
 	// for a cluster whose pods cannot reach the kubernetes Service (a
 	// single-machine cluster without kube-proxy, whose apiserver listens on
@@ -87,6 +94,10 @@ type Handler struct {
 	// in-cluster default, the kubernetes Service.
 	APIServer string
 }
+
+// MultusNetworksAnnotation is Multus's pod annotation of the networks a
+// pod joins besides its own, each NETWORK@INTERFACE.
+const MultusNetworksAnnotation = "k8s.v1.cni.cncf.io/networks"
 
 // HandlerName names virt-handler's DaemonSet, ServiceAccount, ClusterRole
 // and ClusterRoleBinding, and is the kubevirt.io label of its pods.
@@ -134,6 +145,10 @@ func (h Handler) withDefaults() (Handler, error) {
 	if !path.IsAbs(h.DevicePluginDir) {
 		errs = append(errs, fmt.Errorf("deploy: Handler.DevicePluginDir %q: must be absolute", h.DevicePluginDir))
 	}
+	if h.MigrationNetwork != "" && h.APIServer != "" {
+		// Multus attaches no network to a pod on its node's network.
+		errs = append(errs, fmt.Errorf("deploy: Handler.MigrationNetwork %q: needs the pod network, and Handler.APIServer puts the handler on its node's", h.MigrationNetwork))
+	}
 	return h, errors.Join(errs...)
 }
 
@@ -155,11 +170,17 @@ func HandlerObjects(h Handler) ([]client.Object, error) {
 		return nil, err
 	}
 	w := h.workload()
+	template := metav1.ObjectMeta{Labels: w.podLabels()}
+	if h.MigrationNetwork != "" {
+		// As KubeVirt's operator does: a change of network rolls the
+		// handlers, each of which reads its interface when it starts.
+		template.Annotations = map[string]string{MultusNetworksAnnotation: h.MigrationNetwork + "@" + virtv1.MigrationInterfaceName}
+	}
 	ds := &appsv1.DaemonSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"}, ObjectMeta: w.meta(true),
 		Spec: appsv1.DaemonSetSpec{
 			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{virtv1.AppLabel: HandlerName}},
 			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType},
-			Template:       corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: w.podLabels()}, Spec: w.podSpec(handlerPod(h))},
+			Template:       corev1.PodTemplateSpec{ObjectMeta: template, Spec: w.podSpec(handlerPod(h))},
 		}}
 	objs := append(w.identity(handlerRules()), ds)
 	return append(objs, handlerNodeRestriction(h)...), nil

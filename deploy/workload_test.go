@@ -20,15 +20,16 @@ func goldenHandler() deploy.Handler {
 		Emulation: true}
 }
 
-// The handler's objects as a cluster operator would apply them
-// (testdata/handler.yaml; `go test -update` rewrites it), and on a
-// single-machine cluster whose apiserver listens on loopback.
+// The handler's objects as a cluster operator would apply them, with a
+// dedicated migration network (testdata/handler.yaml; `go test -update`
+// rewrites it), and on a single-machine cluster whose apiserver listens on
+// loopback.
 func TestHandlerObjectsGolden(t *testing.T) {
 	for _, tc := range []struct {
 		file string
 		edit func(*deploy.Handler)
 	}{
-		{"handler.yaml", func(*deploy.Handler) {}},
+		{"handler.yaml", func(h *deploy.Handler) { h.MigrationNetwork = "migration-net" }},
 		{"handler-hostnetwork.yaml", func(h *deploy.Handler) {
 			h.APIServer, h.DevicePluginDir = "127.0.0.1:6443", "/data/kubelet/device-plugins"
 			h.Placement = deploy.Placement{NodeSelector: map[string]string{"kubernetes.io/hostname": "n1"},
@@ -58,6 +59,8 @@ func TestHandlerObjectsRefusals(t *testing.T) {
 		{func(h *deploy.Handler) { h.NodeAPIPort = 70000 }, "Handler.NodeAPIPort 70000: not a port"},
 		{func(h *deploy.Handler) { h.StateDir = "handler" }, `Handler.StateDir "handler": must be absolute`},
 		{func(h *deploy.Handler) { h.DevicePluginDir = "device-plugins" }, `Handler.DevicePluginDir "device-plugins": must be absolute`},
+		{func(h *deploy.Handler) { h.APIServer, h.MigrationNetwork = "127.0.0.1:6443", "migration-net" },
+			`Handler.MigrationNetwork "migration-net": needs the pod network, and Handler.APIServer puts the handler on its node's`},
 	} {
 		h := goldenHandler()
 		tc.edit(&h)

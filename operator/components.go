@@ -8,6 +8,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/deploy"
+	"github.com/virtkit/virtkit/virt/clusterconfig"
+	"github.com/virtkit/virtkit/virt/migrate"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
@@ -109,10 +111,15 @@ func Components(kv *virtv1.KubeVirt, s Settings, caBundle []byte) ([]client.Obje
 		return nil, err
 	}
 	// The CR's useEmulation is not passed on: the handler reads it at each
-	// guest's start, so a change rolls no pod.
+	// guest's start, so a change rolls no pod. Its migration network is:
+	// the handlers' pods join it when they start, as KubeVirt's do.
+	migrations, err := migrate.ClusterConfig(clusterconfig.Migrations(kv))
+	if err != nil {
+		return nil, err
+	}
 	handler, err := deploy.HandlerObjects(deploy.Handler{Namespace: ns, Image: t.Image(ImageHandler), PullPolicy: t.PullPolicy,
 		TLSSecret: SecretHandlerServer, Emulation: s.Emulation, LauncherImage: t.Image(ImageLauncher), APIServer: s.APIServer,
-		PodsDir: s.KubeletPodsDir, StateDir: s.HandlerStateDir, Placement: workloads,
+		PodsDir: s.KubeletPodsDir, StateDir: s.HandlerStateDir, Placement: workloads, MigrationNetwork: migrations.Network,
 		// Each handler asks for its node's migration certificate, which
 		// the operator's signer (operator/signer) grants.
 		MigrationCA: &deploy.ConfigMapKey{Name: ConfigMapCA, Key: CABundleKey}})

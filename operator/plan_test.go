@@ -15,6 +15,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/operator"
 )
@@ -150,19 +151,8 @@ func TestComponentsPlacement(t *testing.T) {
 func TestComponentsEmulation(t *testing.T) {
 	handler := func(s operator.Settings, useEmulation bool) *appsv1.DaemonSet {
 		t.Helper()
-		kv := &virtv1.KubeVirt{Spec: virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{
-			DeveloperConfiguration: &virtv1.DeveloperConfiguration{UseEmulation: useEmulation}}}}
-		objs, err := operator.Components(kv, s, []byte("ca"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range objs {
-			if ds, ok := o.(*appsv1.DaemonSet); ok && ds.Name == "virt-handler" {
-				return ds
-			}
-		}
-		t.Fatal("no virt-handler DaemonSet")
-		return nil
+		return handlerDaemonSet(t, &virtv1.KubeVirt{Spec: virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{
+			DeveloperConfiguration: &virtv1.DeveloperConfiguration{UseEmulation: useEmulation}}}}, s)
 	}
 	args := func(ds *appsv1.DaemonSet) (emulation bool, virtType string) {
 		emulation = slices.Contains(ds.Spec.Template.Spec.Containers[0].Args, "--emulation")
@@ -184,6 +174,48 @@ func TestComponentsEmulation(t *testing.T) {
 	s.Emulation = true
 	if e, v := args(handler(s, false)); !e || v != "qemu" {
 		t.Errorf("with Settings.Emulation: --emulation %t, --virt-type %q; want true, qemu", e, v)
+	}
+}
+
+// handlerDaemonSet is virt-handler's DaemonSet among the components for kv.
+func handlerDaemonSet(t *testing.T, kv *virtv1.KubeVirt, s operator.Settings) *appsv1.DaemonSet {
+	t.Helper()
+	objs, err := operator.Components(kv, s, []byte("ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if ds, ok := o.(*appsv1.DaemonSet); ok && ds.Name == "virt-handler" {
+			return ds
+		}
+	}
+	t.Fatal("no virt-handler DaemonSet")
+	return nil
+}
+
+// The CR's migration network reaches the handlers' pods as KubeVirt's
+// operator puts it there, the Multus annotation naming the interface
+// migration0, so a change rolls them; nothing else changes.
+func TestComponentsMigrationNetwork(t *testing.T) {
+	handler := func(network *string) *appsv1.DaemonSet {
+		t.Helper()
+		return handlerDaemonSet(t, &virtv1.KubeVirt{Spec: virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{
+			MigrationConfiguration: &virtv1.MigrationConfiguration{Network: network}}}}, settings)
+	}
+	off, on := handler(nil), handler(ptr.To("migration-net"))
+	if got := on.Spec.Template.Annotations[deploy.MultusNetworksAnnotation]; got != "migration-net@migration0" {
+		t.Errorf("the handlers' pods join %q, want migration-net@migration0", got)
+	}
+	on.Spec.Template.Annotations = nil
+	if diff := cmp.Diff(off, on); diff != "" {
+		t.Errorf("the migration network changed more than the annotation (-none +migration-net):\n%s", diff)
+	}
+	s := settings
+	s.APIServer = "127.0.0.1:6443"
+	kv := &virtv1.KubeVirt{Spec: virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{
+		MigrationConfiguration: &virtv1.MigrationConfiguration{Network: ptr.To("migration-net")}}}}
+	if _, err := operator.Components(kv, s, []byte("ca")); err == nil || !strings.Contains(err.Error(), "needs the pod network") {
+		t.Errorf("a migration network for handlers on their nodes' network: %v", err)
 	}
 }
 
@@ -372,6 +404,10 @@ func TestValidate(t *testing.T) {
 		{"unknown cipher", virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{TLSConfiguration: &virtv1.TLSConfiguration{
 			MinTLSVersion: virtv1.VersionTLS12, Ciphers: []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "ROT13"}}}},
 			[]string{`spec.configuration.tlsConfiguration.ciphers[1]: Unsupported value: "ROT13"`}},
+		{"migration network", virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{MigrationConfiguration: &virtv1.MigrationConfiguration{
+			Network: ptr.To("Migration Net"), ProgressTimeout: ptr.To(int64(-1))}}},
+			[]string{"spec.configuration.migrations.progressTimeout: Invalid value: -1: must not be negative",
+				`spec.configuration.migrations.network: Invalid value: "Migration Net": NetworkAttachmentDefinition name a lowercase RFC 1123 subdomain`}},
 		{"seccomp without a profile", virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{SeccompConfiguration: &virtv1.SeccompConfiguration{
 			VirtualMachineInstanceProfile: &virtv1.VirtualMachineInstanceProfile{}}}},
 			[]string{"spec.configuration.seccompConfiguration.virtualMachineInstanceProfile.customProfile: Required value"}},

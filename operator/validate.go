@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/virt/migrate"
 )
 
 // minDuration is the shortest certificate life the operator issues: a
@@ -47,6 +49,7 @@ func Validate(kv *virtv1.KubeVirt) field.ErrorList {
 			errs = append(errs, field.Invalid(p, *r, "cannot be smaller than 1.0"))
 		}
 	}
+	errs = append(errs, migrate.ValidateClusterConfig(kv.Spec.Configuration.MigrationConfiguration)...)
 	errs = append(errs, validateTLS(kv.Spec.Configuration.TLSConfiguration, conf.Child("tlsConfiguration"))...)
 	return append(errs, validateSeccomp(kv.Spec.Configuration.SeccompConfiguration, conf.Child("seccompConfiguration"))...)
 }

@@ -21,7 +21,9 @@
 // (--migration-cert-file, --migration-key-file, --migration-ca-file), from
 // the source nodes' handlers; --local-migration instead reaches the target
 // launchers of other nodes on this machine through their pods folders
-// (docs/migration.md, "Migration traffic").
+// (docs/migration.md, "Migration traffic"). A pod on KubeVirt's dedicated
+// migration network has interface migration0 (--migration-interface);
+// migrations then come to that interface's address only.
 //
 // It needs root on the node: it enters launcher pods' network namespaces
 // and writes into their file systems. docs/controllers/handler.md describes
@@ -45,6 +47,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -92,6 +95,9 @@ type options struct {
 	// migrationAddr is the listen address of migrations to this node;
 	// migrationHost is the host sources reach it at.
 	migrationAddr, migrationHost string
+	// migrationIface is the dedicated migration network's interface, whose
+	// address, when the pod has it, replaces both hosts.
+	migrationIface string
 	// The node's migration certificate and the CA of its peers'.
 	migrationCert, migrationKey, migrationCA string
 	// migrationSigner, instead of the certificate's files, asks this
@@ -109,6 +115,7 @@ func main() {
 	flag.BoolVar(&o.localMigration, "local-migration", false, "migrate only to nodes of this machine (--peer-pods-dir), connecting the target launcher's sockets directly instead of its handler's migration port")
 	flag.StringVar(&o.migrationAddr, "migration-address", ":"+strconv.Itoa(handler.DefaultMigrationPort), "listen address of migrations to this node, from other nodes' handlers; 0 turns it off")
 	flag.StringVar(&o.migrationHost, "migration-advertise-host", "", "host (name or IP) other nodes' handlers reach --migration-address's port at (default: --migration-address's host, when it names one)")
+	flag.StringVar(&o.migrationIface, "migration-interface", virtv1.MigrationInterfaceName, "interface of the dedicated migration network (KubeVirt's migrations.network, which virt-operator joins the handler's pod to): when the handler has it, migrations to this node come to its address instead of --migration-advertise-host's; empty: never")
 	flag.StringVar(&o.migrationCert, "migration-cert-file", "", "this node's migration certificate, named NODE"+certs.NodeName("")+" (serving and client)")
 	flag.StringVar(&o.migrationKey, "migration-key-file", "", "key of --migration-cert-file")
 	flag.StringVar(&o.migrationCA, "migration-ca-file", "", "CA bundle other nodes' migration certificates are checked with")
@@ -405,13 +412,27 @@ func migrationFlags(o options, log logr.Logger) (migrations, error) {
 	if err != nil {
 		return m, fmt.Errorf("--migration-address %q: %w", o.migrationAddr, err)
 	}
+	m.listen = o.migrationAddr
 	if o.migrationHost != "" {
 		host = o.migrationHost
+	}
+	if o.migrationIface != "" {
+		// KubeVirt's dedicated migration network: migrations come only
+		// there, to the address the pod has on it.
+		ip, ok, err := handler.MigrationNetworkAddress(o.migrationIface)
+		if err != nil {
+			return m, fmt.Errorf("--migration-interface: %w", err)
+		}
+		if ok {
+			host = ip.String()
+			m.listen = net.JoinHostPort(host, port)
+			log.Info("migrations come over the dedicated migration network", "interface", o.migrationIface, "address", host)
+		}
 	}
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		return m, fmt.Errorf("--migration-advertise-host: required when --migration-address %q names no host that other nodes can reach", o.migrationAddr)
 	}
-	m.listen, m.advertise = o.migrationAddr, net.JoinHostPort(host, port)
+	m.advertise = net.JoinHostPort(host, port)
 	return m, nil
 }
 

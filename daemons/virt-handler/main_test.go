@@ -76,6 +76,10 @@ func TestVirtHandlerBinary(t *testing.T) {
 	}{
 		{[]string{"--peer-pods-dir", "node-2=/pods"}, "--peer-pods-dir goes with --local-migration"},
 		{[]string{"--migration-address", ":8185"}, "--migration-advertise-host: required when --migration-address"},
+		// An interface of the migration network without a global address
+		// (the loopback's 127.0.0.1 is no address for other nodes).
+		{[]string{"--migration-address", ":8185", "--migration-interface", "lo"},
+			"--migration-interface: migration network: interface lo has no global unicast address"},
 		{[]string{"--migration-cert-file", pki.serverCert}, "--migration-cert-file, --migration-key-file and --migration-ca-file go together"},
 		{[]string{"--migration-cert-signer", certs.NodeSigner, "--migration-cert-file", pki.serverCert, "--migration-ca-file", pki.caFile},
 			"--migration-cert-signer goes with --migration-ca-file, without --migration-cert-file"},

@@ -105,7 +105,9 @@ func (c *Cluster) startHandlerProcess(ctx context.Context, ln *localNode) error 
 	if err != nil {
 		return fmt.Errorf("cluster: node %s: migration port: %w", ln.name, err)
 	}
-	args = append(args, "--migration-address", "127.0.0.1:"+strconv.Itoa(migPort),
+	// The local nodes share the host's interfaces: none is one node's
+	// migration network.
+	args = append(args, "--migration-address", "127.0.0.1:"+strconv.Itoa(migPort), "--migration-interface", "",
 		"--migration-cert-file", certFile, "--migration-key-file", keyFile, "--migration-ca-file", caFile)
 	if c.config.Emulation {
 		args = append(args, "--emulation")

@@ -1,9 +1,11 @@
 package migrate
 
 import (
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	virtv1 "kubevirt.io/api/core/v1"
 )
@@ -61,7 +63,12 @@ type Config struct {
 	// MatchSELinuxLevelOnMigration lets the target launcher get its own
 	// SELinux level (default false). Launcher pod rendering honours it.
 	MatchSELinuxLevelOnMigration bool
-	// Network is the Multus network migrations use; empty is the pod network.
+	// Network is the dedicated migration network: a Multus
+	// NetworkAttachmentDefinition, NAME in the KubeVirt CR's namespace or
+	// NAMESPACE/NAME, that each handler's pod joins as interface
+	// migration0 (virtv1.MigrationInterfaceName); empty is the pod network.
+	// The operator puts it on the handlers' pods; a handler that has the
+	// interface takes migrations on its address.
 	Network string
 	// NodeDrainTaintKey marks nodes to drain by migrating their VMs away
 	// (default "kubevirt.io/drain").
@@ -96,8 +103,20 @@ var clusterPath = field.NewPath("spec", "configuration", "migrations")
 
 // ClusterConfig returns KubeVirt's defaults with what mc (the KubeVirt CR's
 // spec.configuration.migrations; nil for none) sets applied. Negative
-// durations and bandwidths are rejected with the field's path.
+// durations and bandwidths, and a network that is no
+// NetworkAttachmentDefinition's name, are rejected with the field's path.
 func ClusterConfig(mc *virtv1.MigrationConfiguration) (Config, error) {
+	c, errs := clusterConfig(mc)
+	return c, errs.ToAggregate()
+}
+
+// ValidateClusterConfig reports, as a list, what ClusterConfig rejects in mc.
+func ValidateClusterConfig(mc *virtv1.MigrationConfiguration) field.ErrorList {
+	_, errs := clusterConfig(mc)
+	return errs
+}
+
+func clusterConfig(mc *virtv1.MigrationConfiguration) (Config, field.ErrorList) {
 	c := DefaultConfig()
 	if mc == nil {
 		return c, nil
@@ -129,12 +148,12 @@ func ClusterConfig(mc *virtv1.MigrationConfiguration) (Config, error) {
 	setBool(&c.DisableTLS, mc.DisableTLS)
 	setBool(&c.MatchSELinuxLevelOnMigration, mc.MatchSELinuxLevelOnMigration)
 	if mc.Network != nil {
-		c.Network = *mc.Network
+		c.Network, errs = network(errs, clusterPath.Child("network"), *mc.Network)
 	}
 	if mc.NodeDrainTaintKey != nil {
 		c.NodeDrainTaintKey = *mc.NodeDrainTaintKey
 	}
-	return c, errs.ToAggregate()
+	return c, errs
 }
 
 // APIConfiguration returns c as KubeVirt's MigrationConfiguration, every
@@ -180,6 +199,26 @@ func seconds(errs field.ErrorList, p *field.Path, s int64) (time.Duration, field
 		return 0, append(errs, field.Invalid(p, s, "too large"))
 	}
 	return time.Duration(s) * time.Second, errs
+}
+
+// network checks a migration network's name: a NetworkAttachmentDefinition
+// of the KubeVirt CR's namespace, or NAMESPACE/NAME of another, as Multus
+// reads a pod's network selection.
+func network(errs field.ErrorList, p *field.Path, s string) (string, field.ErrorList) {
+	if s == "" {
+		return "", errs
+	}
+	name, ns := s, ""
+	if n, rest, ok := strings.Cut(s, "/"); ok {
+		ns, name = n, rest
+		for _, msg := range validation.IsDNS1123Label(ns) {
+			errs = append(errs, field.Invalid(p, s, "namespace "+msg))
+		}
+	}
+	for _, msg := range validation.IsDNS1123Subdomain(name) {
+		errs = append(errs, field.Invalid(p, s, "NetworkAttachmentDefinition name "+msg))
+	}
+	return s, errs
 }
 
 func bandwidth(errs field.ErrorList, p *field.Path, q *resource.Quantity) (int64, field.ErrorList) {

@@ -102,6 +102,35 @@ func TestClusterConfigRejectsNegativeValuesByPath(t *testing.T) {
 	assert.ErrorContains(t, err, `spec.configuration.migrations.bandwidthPerMigration: Invalid value: "-1Mi"`)
 }
 
+// A migration network is a NetworkAttachmentDefinition's name, with its
+// namespace or without; ValidateClusterConfig lists what ClusterConfig
+// rejects, field by field.
+func TestClusterConfigNetwork(t *testing.T) {
+	for _, tc := range []struct{ network, wantErr string }{
+		{"migration-net", ""},
+		{"infra/migration.net", ""},
+		{"", ""},
+		{"Migration_Net", `spec.configuration.migrations.network: Invalid value: "Migration_Net": NetworkAttachmentDefinition name a lowercase RFC 1123 subdomain`},
+		{"in.fra/net", `spec.configuration.migrations.network: Invalid value: "in.fra/net": namespace must not contain dots`},
+		{"net@eth1", `spec.configuration.migrations.network: Invalid value: "net@eth1": NetworkAttachmentDefinition name`},
+		{"a/b/c", `NetworkAttachmentDefinition name a lowercase RFC 1123 subdomain`},
+	} {
+		t.Run(tc.network, func(t *testing.T) {
+			mc := &virtv1.MigrationConfiguration{Network: &tc.network}
+			c, err := migrate.ClusterConfig(mc)
+			errs := migrate.ValidateClusterConfig(mc)
+			if tc.wantErr == "" {
+				assert.NilError(t, err)
+				assert.Equal(t, len(errs), 0)
+				assert.Equal(t, c.Network, tc.network)
+				return
+			}
+			assert.ErrorContains(t, err, tc.wantErr)
+			assert.Assert(t, len(errs) == 1 && errs[0].Field == "spec.configuration.migrations.network", "%v", errs)
+		})
+	}
+}
+
 // The configuration a VMI's status records reads back to the same Config.
 func TestAPIConfigurationRoundTrip(t *testing.T) {
 	in := migrate.Config{
