@@ -72,8 +72,11 @@ const (
 	victimAPI        chaosVictim = "virt-api"
 	victimController chaosVictim = "virt-controller"
 	victimHandler    chaosVictim = "virt-handler"
-	victimLibvirtd   chaosVictim = "libvirtd"
-	victimQEMU       chaosVictim = "qemu"
+	// victimTargetHandler is the handler of a migration's target node
+	// (victimHandler, at a migration, is the source's).
+	victimTargetHandler chaosVictim = "target-virt-handler"
+	victimLibvirtd      chaosVictim = "libvirtd"
+	victimQEMU          chaosVictim = "qemu"
 )
 
 type chaosRun struct {
@@ -96,11 +99,12 @@ func chaosPlan(full bool) []chaosRun {
 				plan = append(plan, chaosRun{v, s})
 			}
 		}
-		return plan
+		return append(plan, chaosRun{victimTargetHandler, stepMigrate})
 	}
 	return []chaosRun{
 		{victimController, stepStart},
 		{victimHandler, stepMigrate},
+		{victimTargetHandler, stepMigrate},
 		{victimAPI, stepStop},
 		{victimLibvirtd, stepDelete},
 		{victimQEMU, stepStart},
@@ -290,7 +294,8 @@ func (h *chaos) run(t *testing.T, index int, run chaosRun, res *chaosResult) {
 // to kill for vm (its VMI's node for a handler, the launcher's processes
 // for libvirtd and QEMU, right away for virt-api and virt-controller) and
 // SIGKILLs it. For a migration it waits until the migration runs and
-// kills the source's.
+// kills the source's, or the target node's handler for
+// victimTargetHandler.
 func (h *chaos) killWhenReady(ctx context.Context, t *testing.T, victim chaosVictim, vm *virtv1.VirtualMachine, act func()) {
 	t.Helper()
 	w := h.w
@@ -339,6 +344,14 @@ func (h *chaos) killWhenReady(ctx context.Context, t *testing.T, victim chaosVic
 			node = v.Status.NodeName
 		}
 		h.killDaemon(t, cluster.HandlerDaemon(node))
+	case victimTargetHandler:
+		if !migrating {
+			t.Fatalf("%s: only at a migration", victim)
+		}
+		v := h.waitVMI(ctx, t, vm, "migrating to a node", func(v *virtv1.VirtualMachineInstance) bool {
+			return v.Status.MigrationState != nil && v.Status.MigrationState.TargetNode != ""
+		})
+		h.killDaemon(t, cluster.HandlerDaemon(v.Status.MigrationState.TargetNode))
 	case victimLibvirtd, victimQEMU:
 		var uid types.UID
 		if before != nil {

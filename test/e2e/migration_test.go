@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -184,6 +185,45 @@ func TestMigrationAborts(t *testing.T) {
 	}
 	w.stillOnSource(ctx, t, vm, src, srcLog, mig)
 
+	// A migration whose target stops taking data: the target's QEMU is
+	// frozen (SIGSTOP) while memory moves, so what remains stops
+	// shrinking once the buffers between them fill, and the CR's 3 s
+	// progress timeout fails it long before the policy's completion
+	// timeout (600 s per GB now). Unfrozen, it moves on at 1 MiB/s: for
+	// 5 s first, longer than the progress timeout, it does not fail.
+	long := int64(600)
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(policy), policy))
+	policy.Spec.CompletionTimeoutPerGiB = &long
+	must(t, w.c.Update(ctx, policy))
+	updateKubeVirt(ctx, t, w, kvKey, func(kv *virtv1.KubeVirt) {
+		kv.Spec.Configuration.MigrationConfiguration = &virtv1.MigrationConfiguration{ProgressTimeout: &timeout}
+	})
+	w.virtctl(ctx, t, "migrate", vm.Name, "-n", vm.Namespace)
+	stalling := w.waitMigration(ctx, t, vm, virtv1.MigrationRunning)
+	time.Sleep(5 * time.Second)
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(stalling), stalling))
+	if stalling.Status.Phase != virtv1.MigrationRunning {
+		t.Fatalf("the migration moving at 1 MiB/s: %s after 5 s, want Running", stalling.Status.Phase)
+	}
+	frozen := w.signalTargetQEMU(ctx, t, stalling, syscall.SIGSTOP)
+	// The buffers fill within about 10 s at 1 MiB/s, then 3 s pass without
+	// progress and the source aborts; the target's libvirtd ends its side
+	// only once its QEMU runs again (or the source gives up waiting, after
+	// a minute).
+	time.Sleep(15 * time.Second)
+	for _, pid := range frozen {
+		must(t, syscall.Kill(pid, syscall.SIGCONT))
+	}
+	stalled := w.waitMigration(ctx, t, vm, virtv1.MigrationFailed)
+	ms = stalled.Status.MigrationState
+	t.Logf("stalled: %+v", ms)
+	if !strings.Contains(ms.FailureReason, "(progress timeout 3s)") || ms.MigrationConfiguration == nil ||
+		ms.MigrationConfiguration.ProgressTimeout == nil || *ms.MigrationConfiguration.ProgressTimeout != 3 {
+		t.Errorf("failure reason %q, configuration %+v: want the CR's progress timeout of 3 s", ms.FailureReason, ms.MigrationConfiguration)
+	}
+	w.stillOnSource(ctx, t, vm, src, srcLog, stalled)
+	updateKubeVirt(ctx, t, w, kvKey, func(kv *virtv1.KubeVirt) { kv.Spec.Configuration.MigrationConfiguration = nil })
+
 	// migrate-cancel while it runs: 60 s per GB now, still 1 MiB/s.
 	timeout = 60
 	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(policy), policy))
@@ -284,6 +324,37 @@ func TestMigrationPostCopyAndPaused(t *testing.T) {
 	}
 	t.Logf("paused migration to %s: %+v", home.Status.NodeName, home.Status.MigrationState)
 	w.deleteVM(ctx, t, vm)
+}
+
+// signalTargetQEMU sends sig to the guest's QEMU in mig's target launcher
+// pod (found by the pod's UID, which names its folder) and returns the
+// PIDs it signalled.
+func (w *world) signalTargetQEMU(ctx context.Context, t *testing.T, mig *virtv1.VirtualMachineInstanceMigration, sig syscall.Signal) []int {
+	t.Helper()
+	var pids []int
+	eventually(ctx, t, "the target QEMU of migration "+mig.Name, func() (bool, string) {
+		var pods corev1.PodList
+		must(t, w.c.List(ctx, &pods, client.InNamespace(mig.Namespace), client.MatchingLabels{virtv1.MigrationJobLabel: string(mig.UID)}))
+		if len(pods.Items) != 1 {
+			return false, fmt.Sprintf("%d target pods", len(pods.Items))
+		}
+		procs, err := launcherProcesses(string(pods.Items[0].UID))
+		if err != nil {
+			return false, err.Error()
+		}
+		pids = pids[:0]
+		for _, p := range procs {
+			if isVictim(victimQEMU, p) {
+				pids = append(pids, p.PID)
+			}
+		}
+		return len(pids) > 0, fmt.Sprint(procs)
+	})
+	for _, pid := range pids {
+		t.Logf("%s QEMU %d", sig, pid)
+		must(t, syscall.Kill(pid, sig))
+	}
+	return pids
 }
 
 // deleteVM deletes vm and waits until its VMI and pods are gone, and its
