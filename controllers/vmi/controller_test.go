@@ -152,19 +152,26 @@ func testPodDeleted(t *testing.T, cl *cluster) {
 }
 
 // testBornWithFinalizer: a VMI created with the controller's finalizer, as
-// the mutating webhook and the VM controller create them, costs two VMI
-// writes to Scheduled (both status) plus the pod's creation; and the handler
+// the mutating webhook and the VM controller create them, whose pod is
+// bound within the scheduling grace, costs one VMI write to Scheduled (its
+// status, every phase stamped) plus the pod's creation; and the handler
 // finds it by the status.nodeName field selector, not by a label.
 func testBornWithFinalizer(t *testing.T, cl *cluster) {
 	ns := cl.namespace(t, "born")
 	key := cl.createVMI(t, ns, func(v *virtv1.VirtualMachineInstance) { v.Finalizers = []string{Finalizer} })
 	pod := cl.waitPod(t, ns)
-	cl.waitVMI(t, key, "Scheduling", func(v *virtv1.VirtualMachineInstance) bool { return v.Status.Phase == virtv1.Scheduling })
 	cl.bind(t, pod, "node7")
-	cl.waitVMI(t, key, "Scheduled on node7", func(v *virtv1.VirtualMachineInstance) bool {
+	vmi := cl.waitVMI(t, key, "Scheduled on node7", func(v *virtv1.VirtualMachineInstance) bool {
 		return v.Status.Phase == virtv1.Scheduled && v.Status.NodeName == "node7"
 	})
-	want := []string{"create Pod", "status VirtualMachineInstance Scheduling", "status VirtualMachineInstance Scheduled"}
+	var phases []virtv1.VirtualMachineInstancePhase
+	for _, p := range vmi.Status.PhaseTransitionTimestamps {
+		phases = append(phases, p.Phase)
+	}
+	if d := cmp.Diff([]virtv1.VirtualMachineInstancePhase{virtv1.Pending, virtv1.Scheduling, virtv1.Scheduled}, phases); d != "" {
+		t.Errorf("phase transitions (-want +got):\n%s", d)
+	}
+	want := []string{"create Pod", "status VirtualMachineInstance Scheduled"}
 	// The test sees Scheduled as soon as the apiserver has it; the write
 	// that set it is counted once it returns to the controller.
 	if d := cmp.Diff(want, cl.writes.WritesAtLeast(ns, len(want), 5*time.Second)); d != "" {
@@ -263,8 +270,11 @@ func testControllerRestart(t *testing.T, cl *cluster) {
 	key := cl.createVMI(t, ns)
 	opts := WithPodOptions(PodOptions{LauncherImage: "virtkit/virt-launcher:test", Emulation: true})
 	req := ctrl.Request{NamespacedName: key}
+	// No scheduling grace: the Scheduling write follows the pod's creation
+	// in the same reconcile, and fails there.
+	now := WithSchedulingGrace(0)
 
-	dying := New(WithClient(statusFails{cl.c}, cl.c), opts)
+	dying := New(WithClient(statusFails{cl.c}, cl.c), opts, now)
 	if _, err := dying.Reconcile(context.Background(), req); err == nil {
 		t.Fatal("the first reconcile succeeded, want its status write to fail")
 	}
@@ -273,7 +283,7 @@ func testControllerRestart(t *testing.T, cl *cluster) {
 	}
 
 	counted := &countingClient{Client: cl.c, Describe: describeWrite}
-	next := New(WithClient(counted, cl.c), opts)
+	next := New(WithClient(counted, cl.c), opts, now)
 	for range 3 {
 		if _, err := next.Reconcile(context.Background(), req); err != nil {
 			t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
-	clocktesting "k8s.io/utils/clock/testing"
 	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -49,7 +48,8 @@ func startCluster(t *testing.T) *cluster {
 		t.Fatal(err)
 	}
 	cl.writes.Client = mgr.GetClient()
-	r := New(WithClient(cl.writes, mgr.GetAPIReader()), WithClock(clocktesting.NewFakeClock(time.Now())),
+	// The real clock: the scheduling grace runs out as it would.
+	r := New(WithClient(cl.writes, mgr.GetAPIReader()),
 		WithPodOptions(PodOptions{LauncherImage: "virtkit/virt-launcher:test", Emulation: true}))
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)

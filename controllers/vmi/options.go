@@ -2,6 +2,7 @@ package vmi
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +32,14 @@ func WithPodOptionsFrom(src PodOptionsSource) Option {
 // WithClock sets the clock used for phase transition and condition
 // timestamps. The default is the real clock.
 func WithClock(c clock.PassiveClock) Option { return func(r *Reconciler) { r.clock = c } }
+
+// WithSchedulingGrace sets how long a new launcher pod may stay unbound
+// before the VMI's status says Scheduling (HoldScheduling); default
+// DefaultSchedulingGrace. Zero writes Scheduling as soon as the pod is
+// created, a status write of its own.
+func WithSchedulingGrace(d time.Duration) Option {
+	return func(r *Reconciler) { r.schedulingGrace = d }
+}
 
 // WithClient sets the client the reconciler reads (from a cache) and writes
 // through, and the uncached reader it confirms a missing pod with before it

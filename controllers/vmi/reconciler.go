@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -32,13 +33,15 @@ type Reconciler struct {
 	podSource PodOptionsSource
 	recorder  EventRecorder
 	versions  stale.Guard // VMI versions this controller's writes replaced
+	// schedulingGrace: see WithSchedulingGrace.
+	schedulingGrace time.Duration
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // New returns a VirtualMachineInstance reconciler with opts applied.
 func New(opts ...Option) *Reconciler {
-	r := &Reconciler{clock: clock.RealClock{}, recorder: events.Discard()}
+	r := &Reconciler{clock: clock.RealClock{}, recorder: events.Discard(), schedulingGrace: DefaultSchedulingGrace}
 	for _, o := range opts {
 		o(r)
 	}
@@ -112,7 +115,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 
-	if err := r.writeStatus(ctx, vmi, NextStatus(vmi, pod, createErr, r.clock.Now())); err != nil {
+	now := r.clock.Now()
+	next := NextStatus(vmi, pod, createErr, now)
+	if hold := HoldScheduling(&vmi.Status, &next, pod, r.schedulingGrace, now); hold > 0 {
+		// The pod's bind, likely within the grace, writes Scheduled in one go.
+		return ctrl.Result{RequeueAfter: hold}, nil
+	}
+	if err := r.writeStatus(ctx, vmi, next); err != nil {
 		return retryOn(ctx, err)
 	}
 	if createErr != nil {
