@@ -20,9 +20,9 @@ const DefaultSchedulingGrace = 2 * time.Second
 // write whose only news is that the VMI moved from Pending to Scheduling,
 // while its launcher pod, created less than grace ago (by the apiserver's
 // clock, in whole seconds; at most grace, whatever the clocks' skew), is
-// not bound yet. Zero means write now: no
-// grace, another phase, a pod bound, deleted or old enough, or a condition
-// to show (the pod cannot be scheduled, a failed create is over).
+// not bound yet. Zero means write now: no grace, another phase, a pod
+// bound, deleted or old enough, or a condition to show (the pod cannot be
+// scheduled, a failed create is over).
 func HoldScheduling(old, next *virtv1.VirtualMachineInstanceStatus, pod *corev1.Pod, grace time.Duration, now time.Time) time.Duration {
 	if grace <= 0 || pod == nil || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil ||
 		next.Phase != virtv1.Scheduling || (old.Phase != "" && old.Phase != virtv1.Pending) ||
