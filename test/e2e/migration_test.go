@@ -326,6 +326,14 @@ func TestMigrationPostCopyAndPaused(t *testing.T) {
 	w.deleteVM(ctx, t, vm)
 }
 
+// targetPods are mig's target pods (labelled with its UID).
+func (w *world) targetPods(ctx context.Context, t *testing.T, mig *virtv1.VirtualMachineInstanceMigration) []corev1.Pod {
+	t.Helper()
+	var pods corev1.PodList
+	must(t, w.c.List(ctx, &pods, client.InNamespace(mig.Namespace), client.MatchingLabels{virtv1.MigrationJobLabel: string(mig.UID)}))
+	return pods.Items
+}
+
 // signalTargetQEMU sends sig to the guest's QEMU in mig's target launcher
 // pod (found by the pod's UID, which names its folder) and returns the
 // PIDs it signalled.
@@ -333,12 +341,11 @@ func (w *world) signalTargetQEMU(ctx context.Context, t *testing.T, mig *virtv1.
 	t.Helper()
 	var pids []int
 	eventually(ctx, t, "the target QEMU of migration "+mig.Name, func() (bool, string) {
-		var pods corev1.PodList
-		must(t, w.c.List(ctx, &pods, client.InNamespace(mig.Namespace), client.MatchingLabels{virtv1.MigrationJobLabel: string(mig.UID)}))
-		if len(pods.Items) != 1 {
-			return false, fmt.Sprintf("%d target pods", len(pods.Items))
+		pods := w.targetPods(ctx, t, mig)
+		if len(pods) != 1 {
+			return false, fmt.Sprintf("%d target pods", len(pods))
 		}
-		procs, err := launcherProcesses(string(pods.Items[0].UID))
+		procs, err := launcherProcesses(string(pods[0].UID))
 		if err != nil {
 			return false, err.Error()
 		}
@@ -387,9 +394,8 @@ func (w *world) stillOnSource(ctx context.Context, t *testing.T, vm *virtv1.Virt
 	})
 	httpAnswers(ctx, t, "http://"+src.Status.Interfaces[0].IP+"/", "tiny")
 	eventually(ctx, t, "the target pod of "+mig.Name+" gone", func() (bool, string) {
-		var pods corev1.PodList
-		must(t, w.c.List(ctx, &pods, client.InNamespace(vm.Namespace), client.MatchingLabels{virtv1.MigrationJobLabel: string(mig.UID)}))
-		return len(pods.Items) == 0, fmt.Sprintf("%d pods", len(pods.Items))
+		pods := w.targetPods(ctx, t, mig)
+		return len(pods) == 0, fmt.Sprintf("%d pods", len(pods))
 	})
 	eventually(ctx, t, "the target launcher's folder of "+mig.Name+" gone", func() (bool, string) {
 		left := w.podFoldersLeft(ctx, t)
