@@ -52,7 +52,7 @@ func (c Config) Validate() error {
 // grace period, then destroy). Before returning it stops libvirtd and every
 // process of its namespace and writes the Result to Layout.ExitFile().
 func Run(ctx context.Context, cfg Config, connect Connector, opts ...Option) Result {
-	o := options{log: logr.Discard(), poll: 250 * time.Millisecond}
+	o := options{log: logr.Discard(), poll: 250 * time.Millisecond, daemon: StartLibvirtd}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -81,7 +81,7 @@ func run(ctx context.Context, cfg Config, connect Connector, o options) (res Res
 	lc := cfg.Libvirtd
 	lc.Dir = cfg.Layout.LibvirtDir()
 	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	d, err := libvirtd.Start(startCtx, lc, libvirtd.WithLogger(o.log))
+	d, err := o.daemon(startCtx, lc, o.log)
 	cancel()
 	if err != nil {
 		return Result{Code: ExitSetupFailed, Reason: err.Error()}

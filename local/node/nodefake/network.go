@@ -9,7 +9,8 @@ import (
 )
 
 // Network is a fake node.Network: pods get addresses 10.0.0.2, 10.0.0.3,
-// ... and no namespace (their processes would stay in the host's).
+// ... 10.0.1.0, ... (of 10.0.0.0/16) and no namespace (their processes
+// would stay in the host's).
 type Network struct {
 	// SetupErr, while set, fails Setup.
 	SetupErr error
@@ -32,7 +33,8 @@ func (n *Network) Setup(_ context.Context, pod node.PodNetwork) (node.Attachment
 		n.active = map[string]string{}
 	}
 	n.next++
-	ip := fmt.Sprintf("10.0.0.%d", n.next+1)
+	a := n.next + 1 // 10.0.0.2 first, through 10.0.255.255, then again
+	ip := fmt.Sprintf("10.0.%d.%d", (a>>8)&0xff, a&0xff)
 	n.active[pod.ID] = ip
 	return node.Attachment{IPs: []string{ip}}, nil
 }
