@@ -44,10 +44,12 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/virtkit/virtkit/controllers"
+	"github.com/virtkit/virtkit/controllers/clientrate"
 	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/deploy/certs/certfiles"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/metrics"
+	"github.com/virtkit/virtkit/virt/clusterconfig"
 	"github.com/virtkit/virtkit/virtapi"
 	"github.com/virtkit/virtkit/virtapi/frontproxy"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
@@ -143,6 +145,16 @@ func run(ctx context.Context, c config, log logr.Logger) error {
 		if err := install(ctx, cl, c, log); err != nil {
 			return err
 		}
+	}
+	// The client's rate is the CR's apiConfiguration, followed live (read
+	// once the CRDs are surely there).
+	restCfg, follow, err := clientrate.Setup(ctx, restCfg, c.installOpts.namespace, clusterconfig.ClientAPI, log.WithName("clientrate"))
+	if err != nil {
+		return err
+	}
+	go func() { _ = follow.Start(ctx) }()
+	if cl, err = client.New(restCfg, client.Options{Scheme: s}); err != nil {
+		return fmt.Errorf("client for %s: %w", restCfg.Host, err)
 	}
 	fp, err := frontProxy(ctx, cl, c)
 	if err != nil {

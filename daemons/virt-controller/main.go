@@ -26,9 +26,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/virtkit/virtkit/controllers"
+	"github.com/virtkit/virtkit/controllers/clientrate"
 	"github.com/virtkit/virtkit/controllers/nodehealth"
 	"github.com/virtkit/virtkit/internal/scheme"
 	virtmetrics "github.com/virtkit/virtkit/metrics"
+	"github.com/virtkit/virtkit/virt/clusterconfig"
 )
 
 func main() {
@@ -69,12 +71,17 @@ func run(namespace, image, capsCache string, emulation, leaderElect bool, metric
 		return fmt.Errorf("metrics: %w", err)
 	}
 	restCfg = requests.Wrap("virt-controller", restCfg)
+	ctx := ctrl.SetupSignalHandler()
+	// The client's rate is the CR's controllerConfiguration, followed live.
+	restCfg, follow, err := clientrate.Setup(ctx, restCfg, namespace, clusterconfig.ClientController, ctrl.Log.WithName("clientrate"))
+	if err != nil {
+		return err
+	}
 	s := scheme.New()
 	reader, err := client.New(restCfg, client.Options{Scheme: s})
 	if err != nil {
 		return err
 	}
-	ctx := ctrl.SetupSignalHandler()
 	readCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	// The flags are the base the KubeVirt CR is applied over each time the
 	// controllers need it; one reading now refuses a cluster with several.
@@ -95,6 +102,9 @@ func run(namespace, image, capsCache string, emulation, leaderElect bool, metric
 	})
 	if err != nil {
 		return fmt.Errorf("manager: %w", err)
+	}
+	if err := mgr.Add(follow); err != nil {
+		return err
 	}
 	if err := controllers.AddToManager(mgr, base); err != nil {
 		return err

@@ -55,12 +55,14 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/virtkit/virtkit/controllers/clientrate"
 	"github.com/virtkit/virtkit/controllers/handler"
 	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/deploy/certs/certfiles"
 	"github.com/virtkit/virtkit/deploy/certs/certrequest"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/metrics"
+	"github.com/virtkit/virtkit/virt/clusterconfig"
 	"github.com/virtkit/virtkit/virt/devices"
 	"github.com/virtkit/virtkit/virt/domain"
 	domainlibvirt "github.com/virtkit/virtkit/virt/domain/libvirt"
@@ -174,6 +176,11 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 		return fmt.Errorf("metrics: %w", err)
 	}
 	restCfg = requests.Wrap("virt-handler", restCfg)
+	// The client's rate is the CR's handlerConfiguration, followed live.
+	restCfg, follow, err := clientrate.Setup(ctx, restCfg, o.cfg.KubeVirtNamespace, clusterconfig.ClientHandler, log.WithName("clientrate"))
+	if err != nil {
+		return err
+	}
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                 scheme.New(),
 		Cache:                  handler.CacheOptions(o.cfg.NodeName),
@@ -253,6 +260,9 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 		if err := labeller.Start(ctx); err != nil {
 			return err
 		}
+	}
+	if err := mgr.Add(follow); err != nil {
+		return err
 	}
 	if err := mgr.Add(handler.Heartbeat{Client: mgr.GetClient(), Node: o.cfg.NodeName, Interval: o.heartbeat, Log: log.WithName("heartbeat")}); err != nil {
 		return err

@@ -79,3 +79,32 @@ func TestNamespace(t *testing.T) {
 		}
 	}
 }
+
+func TestClientRateLimit(t *testing.T) {
+	bucket := func(qps float32, burst int) *virtv1.ReloadableComponentConfiguration {
+		return &virtv1.ReloadableComponentConfiguration{RestClient: &virtv1.RESTClientConfiguration{
+			RateLimiter: &virtv1.RateLimiter{TokenBucketRateLimiter: &virtv1.TokenBucketRateLimiter{QPS: qps, Burst: burst}}}}
+	}
+	kv := &virtv1.KubeVirt{Spec: virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{
+		HandlerConfiguration:    bucket(7, 9),
+		ControllerConfiguration: bucket(300, 0), // a zero burst takes the default
+		APIConfiguration:        &virtv1.ReloadableComponentConfiguration{},
+	}}}
+	for _, tc := range []struct {
+		name string
+		kv   *virtv1.KubeVirt
+		c    clusterconfig.Client
+		want clusterconfig.RateLimit
+	}{
+		{"no CR, handler", nil, clusterconfig.ClientHandler, clusterconfig.RateLimit{QPS: 50, Burst: 100}},
+		{"no CR, controller", nil, clusterconfig.ClientController, clusterconfig.RateLimit{QPS: 200, Burst: 400}},
+		{"handler set", kv, clusterconfig.ClientHandler, clusterconfig.RateLimit{QPS: 7, Burst: 9}},
+		{"controller's QPS set", kv, clusterconfig.ClientController, clusterconfig.RateLimit{QPS: 300, Burst: 400}},
+		{"api without a limiter", kv, clusterconfig.ClientAPI, clusterconfig.RateLimit{QPS: 200, Burst: 400}},
+		{"webhook unset", kv, clusterconfig.ClientWebhook, clusterconfig.RateLimit{QPS: 200, Burst: 400}},
+	} {
+		if got := clusterconfig.ClientRateLimit(tc.kv, tc.c); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
