@@ -28,10 +28,12 @@ import (
 	"github.com/virtkit/virtkit/deploy/certs/certfiles"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/local/controlplane"
+	"github.com/virtkit/virtkit/local/hollow"
 	"github.com/virtkit/virtkit/local/kubelet"
 	"github.com/virtkit/virtkit/local/node"
 	"github.com/virtkit/virtkit/local/registry"
 	"github.com/virtkit/virtkit/metrics"
+	"github.com/virtkit/virtkit/virt/clusterconfig"
 	"github.com/virtkit/virtkit/virtapi"
 	"github.com/virtkit/virtkit/virtapi/frontproxy"
 	"github.com/virtkit/virtkit/virtapi/subresources"
@@ -60,6 +62,9 @@ type Cluster struct {
 	// read again for each VMI and pod; config is base with the CR as it was
 	// at start, for the handlers and virt-api.
 	base, config controllers.Config
+	// kv is the KubeVirt CR as it was at start, whose client rates the
+	// in-process components take (clientConfig).
+	kv *virtv1.KubeVirt
 
 	metrics     *prometheus.Registry
 	requests    *metrics.ClientRequests
@@ -70,7 +75,10 @@ type Cluster struct {
 
 // localNode is one node and its handler.
 type localNode struct {
-	name    string
+	name string
+	// hollow makes the node hollow (Config.HollowNodes); nil for a local
+	// node, which has a network.
+	hollow  *hollow.Node
 	network NodeNetwork
 	node    *node.Node
 	handler *handler.Reconciler
@@ -141,6 +149,9 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err != nil {
 		return c, err
 	}
+	if c.kv, err = clusterconfig.Get(ctx, cl, Namespace); err != nil {
+		return c, fmt.Errorf("cluster: %w", err)
+	}
 	log.Info("starting the volume provisioner", "class", StorageClassName, "folders", cfg.VolumeDir())
 	if c.prov, err = c.startProvisioner(ctx, cl); err != nil {
 		return c, err
@@ -152,6 +163,15 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	nets := newNetworks(cfg.DataDir)
 	for i, name := range cfg.Nodes {
 		ln, err := c.startNode(ctx, name, i, nets)
+		if ln != nil {
+			c.nodes = append(c.nodes, ln)
+		}
+		if err != nil {
+			return c, err
+		}
+	}
+	for _, name := range cfg.HollowNodes {
+		ln, err := c.startHollowNode(ctx, name)
 		if ln != nil {
 			c.nodes = append(c.nodes, ln)
 		}
@@ -239,14 +259,19 @@ func (c *Cluster) runNode(ctx context.Context, ln *localNode) error {
 	if err != nil {
 		return fmt.Errorf("cluster: node %s: %w", ln.name, err)
 	}
-	log.Info("starting node", "bridge", ln.network.Bridge, "pods", ln.network.PodCIDR)
-	as(ComponentNode, func() {
-		ln.node, err = node.Start(ctx, node.Config{
-			Name: ln.name, StateDir: cfg.NodeDir(ln.name), BinDirs: []string{cfg.BinDir},
-			CNIBinDir: cfg.CNIBinDir, Registry: c.Registry(), Logger: log.WithName("node"),
-			Bridge: ln.network.Bridge, PodCIDR: ln.network.PodCIDR,
-		}, cs)
-	})
+	nc := node.Config{
+		Name: ln.name, StateDir: cfg.NodeDir(ln.name), BinDirs: []string{cfg.BinDir},
+		CNIBinDir: cfg.CNIBinDir, Registry: c.Registry(), Logger: log.WithName("node"),
+		Bridge: ln.network.Bridge, PodCIDR: ln.network.PodCIDR,
+	}
+	var opts []node.Option
+	if ln.hollow != nil {
+		log.Info("starting hollow node")
+		nc.Capacity, opts = HollowCapacity(), ln.hollow.NodeOptions()
+	} else {
+		log.Info("starting node", "bridge", ln.network.Bridge, "pods", ln.network.PodCIDR)
+	}
+	as(ComponentNode, func() { ln.node, err = node.Start(ctx, nc, cs, opts...) })
 	return err
 }
 
@@ -268,11 +293,15 @@ func (c *Cluster) runHandler(ctx context.Context, ln *localNode) error {
 	if err != nil {
 		return fmt.Errorf("cluster: node %s: migrations: %w", name, err)
 	}
+	opts := []handler.Option{handler.WithConnector(cfg.Connector), handler.WithLogger(log.WithName("handler")),
+		handler.WithMigrationDialer(handler.TCPMigrationDialer{Certificates: migCerts})}
+	if ln.hollow != nil {
+		opts = append(opts, ln.hollow.HandlerOptions()...)
+	}
 	ln.handler, err = handler.New(handler.Config{
-		NodeName: name, PodsDir: cfg.PodsDir(name), StateDir: filepath.Join(cfg.DataDir, "handlers", name), Emulation: c.config.Emulation,
-		MigrationAddress: migLis.Addr().String(),
-	}, handler.WithConnector(cfg.Connector), handler.WithLogger(log.WithName("handler")),
-		handler.WithMigrationDialer(handler.TCPMigrationDialer{Certificates: migCerts}))
+		NodeName: name, PodsDir: cfg.PodsDir(name), StateDir: filepath.Join(cfg.DataDir, "handlers", name),
+		Emulation: c.config.Emulation || ln.hollow != nil, MigrationAddress: migLis.Addr().String(),
+	}, opts...)
 	if err != nil {
 		migLis.Close()
 		return err
@@ -412,7 +441,9 @@ func frontProxy(ctx context.Context, cl client.Client) (*frontproxy.Authenticato
 func (c *Cluster) NodeNetworks() map[string]NodeNetwork {
 	out := map[string]NodeNetwork{}
 	for _, n := range c.nodes {
-		out[n.name] = n.network
+		if n.hollow == nil {
+			out[n.name] = n.network
+		}
 	}
 	return out
 }

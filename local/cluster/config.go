@@ -44,6 +44,14 @@ type Config struct {
 	// (Cluster.NodeNetworks); the host routes between the bridges, so pods
 	// of different nodes reach each other.
 	Nodes []string
+	// HollowNodes names nodes that boot nothing, for scale tests (package
+	// local/hollow, as kubemark's hollow nodes): their launcher pods run
+	// in this process on fakes of libvirt, the pod network and storage,
+	// while the apiserver, the controllers, virt-api and each hollow
+	// node's handler (always in this process, also with Split) do their
+	// real work. They declare HollowCapacity, not the host's. With
+	// HollowNodes and no Nodes, there is no default local node.
+	HollowNodes []string
 	// KubeletNode, when set, names a real node started after the local
 	// ones (local/kubelet): a real kubelet with containerd and runc, whose
 	// pods are real containers from images pulled from the cluster's
@@ -142,15 +150,23 @@ func (c Config) withDefaults() (Config, error) {
 	if c.RegistryAddr == "" {
 		c.RegistryAddr = registry.DefaultAddr
 	}
-	if len(c.Nodes) == 0 && !c.Operator {
+	if c.Operator && len(c.HollowNodes) > 0 {
+		return c, fmt.Errorf("cluster: Config.HollowNodes: not with Config.Operator, which installs the handlers as pods")
+	}
+	if len(c.Nodes) == 0 && len(c.HollowNodes) == 0 && !c.Operator {
 		c.Nodes = []string{"local"}
 	}
 	seen := map[string]bool{c.KubeletNode: c.KubeletNode != ""}
-	for i, n := range c.Nodes {
-		if seen[n] {
-			return c, fmt.Errorf("cluster: Config.Nodes[%d] %q: named twice", i, n)
+	for _, f := range []struct {
+		field string
+		names []string
+	}{{"Nodes", c.Nodes}, {"HollowNodes", c.HollowNodes}} {
+		for i, n := range f.names {
+			if seen[n] {
+				return c, fmt.Errorf("cluster: Config.%s[%d] %q: named twice", f.field, i, n)
+			}
+			seen[n] = true
 		}
-		seen[n] = true
 	}
 	if c.VirtAPIPort == 0 {
 		c.VirtAPIPort = 8443

@@ -13,7 +13,9 @@ import (
 	"k8s.io/client-go/rest"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/virtkit/virtkit/controllers/clientrate"
 	"github.com/virtkit/virtkit/metrics"
+	"github.com/virtkit/virtkit/virt/clusterconfig"
 )
 
 // The components of a cluster, as they name themselves in
@@ -26,6 +28,9 @@ const (
 	ComponentNode        = "local-node"
 	ComponentProvisioner = "local-provisioner"
 	ComponentInstall     = "virt-local"
+	// ComponentHollowLauncher is the launchers of hollow nodes
+	// (Config.HollowNodes), which run in this process.
+	ComponentHollowLauncher = "hollow-launcher"
 )
 
 // ComponentLabel is the pprof label each component's goroutines carry:
@@ -108,10 +113,38 @@ func (c *Cluster) MetricsAddr() string { return c.metricsAddr }
 // clientConfig is the in-process components' client configuration,
 // counted as component's requests.
 func (c *Cluster) clientConfig(component string) *rest.Config {
-	if c.components == nil {
-		return c.requests.Wrap(component, c.rest)
+	base := c.components
+	if base == nil {
+		base = c.rest
 	}
-	return c.requests.Wrap(component, c.components)
+	cfg := c.requests.Wrap(component, base)
+	if r, ok := c.clientRate(component); ok {
+		// A bucket of its own per call: one per handler and node, as each
+		// is a process of its own elsewhere.
+		cfg = clientrate.Configure(cfg, clientrate.NewLimiter(r))
+	}
+	return cfg
+}
+
+// KubeletRate is a local node's client rate: the kubelet's default
+// (kubeAPIQPS 50, kubeAPIBurst 100).
+var KubeletRate = clusterconfig.RateLimit{QPS: 50, Burst: 100}
+
+// clientRate is component's client rate: the KubeVirt CR's (as it was at
+// start) for virtkit's components, the kubelet's for a node; false for
+// the others (client-go's default).
+func (c *Cluster) clientRate(component string) (clusterconfig.RateLimit, bool) {
+	switch component {
+	case ComponentAPI:
+		return clusterconfig.ClientRateLimit(c.kv, clusterconfig.ClientAPI), true
+	case ComponentController:
+		return clusterconfig.ClientRateLimit(c.kv, clusterconfig.ClientController), true
+	case ComponentHandler:
+		return clusterconfig.ClientRateLimit(c.kv, clusterconfig.ClientHandler), true
+	case ComponentNode:
+		return KubeletRate, true
+	}
+	return clusterconfig.RateLimit{}, false
 }
 
 // as runs f with component's pprof label, which every goroutine f starts
