@@ -59,3 +59,12 @@ type EventRecorder = events.Recorder
 // SetupWithManager uses the manager's recorder unless one is set; the default
 // otherwise drops events.
 func WithEventRecorder(rec EventRecorder) Option { return func(r *Reconciler) { r.recorder = rec } }
+
+// DefaultWorkers is how many VMIs the controller works on at once by
+// default: KubeVirt's --vmi-controller-threads. Each reconcile waits on the
+// apiserver a few times; one at a time, a burst of creations queues up.
+const DefaultWorkers = 10
+
+// WithWorkers sets how many VMIs the controller works on at once (default
+// DefaultWorkers); never two reconciles of one VMI.
+func WithWorkers(n int) Option { return func(r *Reconciler) { r.workers = n } }

@@ -14,6 +14,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -35,13 +36,14 @@ type Reconciler struct {
 	versions  stale.Guard // VMI versions this controller's writes replaced
 	// schedulingGrace: see WithSchedulingGrace.
 	schedulingGrace time.Duration
+	workers         int
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // New returns a VirtualMachineInstance reconciler with opts applied.
 func New(opts ...Option) *Reconciler {
-	r := &Reconciler{clock: clock.RealClock{}, recorder: events.Discard(), schedulingGrace: DefaultSchedulingGrace}
+	r := &Reconciler{clock: clock.RealClock{}, recorder: events.Discard(), schedulingGrace: DefaultSchedulingGrace, workers: DefaultWorkers}
 	for _, o := range opts {
 		o(r)
 	}
@@ -62,6 +64,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("virtualmachineinstance").
 		For(&virtv1.VirtualMachineInstance{}).
 		Owns(&corev1.Pod{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers}).
 		Complete(r)
 }
 

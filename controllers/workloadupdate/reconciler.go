@@ -114,8 +114,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("workload update: KubeVirt %s: %w", client.ObjectKeyFromObject(kv), err)
 	}
+	// The cache's objects themselves, not copies: a look reads every VMI
+	// and launcher pod and changes none.
 	var vmis virtv1.VirtualMachineInstanceList
-	if err := r.client.List(ctx, &vmis); err != nil {
+	if err := r.client.List(ctx, &vmis, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("workload update: listing VirtualMachineInstances: %w", err)
 	}
 	// Uncached: a migration created by the last look must be seen.
@@ -149,11 +151,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 		byKey[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = v
 	}
 	var errs []error
+	// Copies of the few acted on: the cache's objects stay untouched.
 	for _, k := range plan.Migrate {
-		errs = append(errs, r.migrate(ctx, byKey[k]))
+		errs = append(errs, r.migrate(ctx, byKey[k].DeepCopy()))
 	}
 	for _, k := range plan.Evict {
-		errs = append(errs, r.evict(ctx, byKey[k]))
+		errs = append(errs, r.evict(ctx, byKey[k].DeepCopy()))
 	}
 	migByKey := map[types.NamespacedName]*virtv1.VirtualMachineInstanceMigration{}
 	for i := range migs.Items {
@@ -162,7 +165,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	}
 	for _, k := range plan.Abort {
 		m := migByKey[k]
-		errs = append(errs, r.abort(ctx, byKey[types.NamespacedName{Namespace: m.Namespace, Name: m.Spec.VMIName}], m))
+		errs = append(errs, r.abort(ctx, byKey[types.NamespacedName{Namespace: m.Namespace, Name: m.Spec.VMIName}].DeepCopy(), m))
 	}
 	res := ctrl.Result{}
 	if plan.Waiting {
@@ -175,7 +178,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 // deleted.
 func (r *Reconciler) stopping(ctx context.Context) (map[types.UID]bool, error) {
 	var pods corev1.PodList
-	if err := r.client.List(ctx, &pods, client.MatchingLabels{virtv1.AppLabel: vmi.LauncherLabelValue}); err != nil {
+	if err := r.client.List(ctx, &pods, client.MatchingLabels{virtv1.AppLabel: vmi.LauncherLabelValue}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("workload update: listing launcher pods: %w", err)
 	}
 	out := map[types.UID]bool{}
