@@ -37,6 +37,8 @@ type Reconciler struct {
 	// schedulingGrace: see WithSchedulingGrace.
 	schedulingGrace time.Duration
 	workers         int
+	// podIndex: r.client is the manager's cache, indexed by podsByVMI.
+	podIndex bool
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -58,6 +60,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.client == nil {
 		r.client, r.reader = mgr.GetClient(), mgr.GetAPIReader()
+		// The manager's cache finds a VMI's pods by index, not by
+		// matching the label of every pod in the namespace.
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podsByVMI, createdBy); err != nil {
+			return fmt.Errorf("vmi: indexing pods by %s: %w", virtv1.CreatedByLabel, err)
+		}
+		r.podIndex = true
 	}
 	r.recorder = events.OrManager(r.recorder, mgr, "virtualmachineinstance-controller")
 	return ctrl.NewControllerManagedBy(mgr).
@@ -140,19 +148,35 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // missing from the cache is looked up on the apiserver when its absence
 // would make this reconcile create a pod, fail the VMI or release it.
 func (r *Reconciler) launcherPod(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (*corev1.Pod, error) {
-	pod, err := findPod(ctx, r.client, vmi)
+	sel := client.ListOption(client.MatchingLabels{virtv1.CreatedByLabel: string(vmi.UID)})
+	if r.podIndex {
+		sel = client.MatchingFields{podsByVMI: string(vmi.UID)}
+	}
+	pod, err := findPod(ctx, r.client, vmi, sel)
 	if err != nil || pod != nil || (vmi.IsFinal() && vmi.DeletionTimestamp == nil) {
 		return pod, err
 	}
-	return findPod(ctx, r.reader, vmi)
+	return findPod(ctx, r.reader, vmi, client.MatchingLabels{virtv1.CreatedByLabel: string(vmi.UID)})
 }
 
-// findPod lists the pods vmi controls and picks its current launcher pod
-// (IsCurrentPod), the live one first.
-func findPod(ctx context.Context, rd client.Reader, vmi *virtv1.VirtualMachineInstance) (*corev1.Pod, error) {
+// podsByVMI names the cache's index of pods by the UID of the VMI that
+// created them (createdBy).
+const podsByVMI = "vmi.virtkit.io/created-by"
+
+// createdBy is a pod's key in podsByVMI: its kubevirt.io/created-by label.
+func createdBy(o client.Object) []string {
+	if uid := o.GetLabels()[virtv1.CreatedByLabel]; uid != "" {
+		return []string{uid}
+	}
+	return nil
+}
+
+// findPod lists the pods sel picks among vmi's (the created-by label, or
+// its index in the cache), keeps those vmi controls and picks its current
+// launcher pod (IsCurrentPod), the live one first.
+func findPod(ctx context.Context, rd client.Reader, vmi *virtv1.VirtualMachineInstance, sel client.ListOption) (*corev1.Pod, error) {
 	pods := &corev1.PodList{}
-	if err := rd.List(ctx, pods, client.InNamespace(vmi.Namespace),
-		client.MatchingLabels{virtv1.CreatedByLabel: string(vmi.UID)}); err != nil {
+	if err := rd.List(ctx, pods, client.InNamespace(vmi.Namespace), sel); err != nil {
 		return nil, fmt.Errorf("listing launcher pods of VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)
 	}
 	var found *corev1.Pod
