@@ -8,7 +8,7 @@ export GOFLAGS := -buildvcs=false
 
 # Packages that link libvirt through cgo (a regular expression over import
 # paths); everything else must build without cgo.
-CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/daemons/virt-handler$$|/daemons/virt-local$$|/test/|/hack/bootguest$$|/hack/bench/(density|install|migration|overhead|realnode|internal/plain)$$|/internal/localcluster$$
+CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/daemons/virt-handler$$|/daemons/virt-local$$|/test/|/hack/bootguest$$|/hack/bench/(density|install|migration|overhead|realnode|scale|internal/plain)$$|/internal/localcluster$$
 
 # Nested Go modules with tests and code of their own: hack/bench keeps the
 # benchmarks' dependencies (plotting, profiles) out of the SDK's go.mod. The
@@ -20,7 +20,7 @@ NESTED_MODULES := hack/bench
 # API groups whose CRDs deploy/crds serves (see hack/crdgen).
 CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1
 
-.PHONY: run stop boot-guest test test-short fuzz chaos deps kube-bins cni-bins containerd-bins guest images images-push manifests tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node bench-install
+.PHONY: run stop boot-guest test test-short fuzz chaos deps kube-bins cni-bins containerd-bins guest images images-push manifests tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node bench-install bench-scale
 
 ## run: start virt-local (a real single-machine Kubernetes with virtkit), boot examples/manifests/vm-tiny.yaml, show its console
 run: deps kube-bins cni-bins guest daemons
@@ -145,6 +145,12 @@ bench-overhead: deps guest daemons
 DENSITY_N ?= 20
 bench-density: deps kube-bins cni-bins guest daemons
 	cd hack/bench && go run ./density -repo $(CURDIR) -n $(DENSITY_N) $(DENSITY_FLAGS)
+
+## bench-scale: the control plane's cost per VMI at SCALE_N VMIs (one fresh cluster each) on SCALE_NODES hollow nodes, which boot nothing, 10 created per second
+SCALE_N ?= 100,300,1000
+SCALE_NODES ?= 10
+bench-scale: deps kube-bins cni-bins guest daemons
+	cd hack/bench && go run ./scale -repo $(CURDIR) -n $(SCALE_N) -nodes $(SCALE_NODES) $(SCALE_FLAGS)
 
 ## bench-migration: live migration on virt-local (two nodes) next to a plain libvirt migration, for each of MIGRATION_SIZES MiB, and with a 1 GiB data disk copied
 MIGRATION_SIZES ?= 256,1024

@@ -112,14 +112,14 @@ func run(o options) (summary, error) {
 		return summary{}, fmt.Errorf("plain libvirt run: %w", err)
 	}
 	fmt.Printf("plain libvirt: define -> running p50 %.3f s, p95 %.3f s, max %.3f s\n",
-		percentile(plain, 50), percentile(plain, 95), percentile(plain, 100))
+		benchkit.Percentile(plain, 50), benchkit.Percentile(plain, 95), benchkit.Percentile(plain, 100))
 
 	res, err := runLocal(ctx, o)
 	if err != nil {
 		return summary{}, fmt.Errorf("virt-local run: %w", err)
 	}
 	res.print(o.n)
-	p95, plainP95 := percentile(res.latencies, 95), percentile(plain, 95)
+	p95, plainP95 := benchkit.Percentile(res.latencies, 95), benchkit.Percentile(plain, 95)
 	if o.plot != "" {
 		path := o.plot
 		if !filepath.IsAbs(path) {
@@ -131,7 +131,7 @@ func run(o options) (summary, error) {
 		fmt.Println("plot:", o.plot)
 	}
 	sum := summary{vmis: len(res.latencies), writesPerVMI: res.writesPerVMI(o.n),
-		p50: percentile(res.latencies, 50), p95: p95, ratioToPlain: p95 / plainP95}
+		p50: benchkit.Percentile(res.latencies, 50), p95: p95, ratioToPlain: p95 / plainP95}
 	fmt.Println(sum)
 	if o.maxWrites > 0 && sum.writesPerVMI > o.maxWrites {
 		return sum, fmt.Errorf("writes per VMI %.2f exceed the goal of %.2f", sum.writesPerVMI, o.maxWrites)

@@ -5,11 +5,12 @@ import (
 	"image/color"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/virtkit/virtkit/hack/bench/internal/benchkit"
 )
 
 // plotLatencies draws the cumulative distribution of creation-to-Running
@@ -31,7 +32,7 @@ func plotLatencies(path string, n int, virtkit, plain []float64) error {
 		{"virtkit (VMI create -> phase Running)", virtkit, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}},
 		{"plain libvirt (define -> running)", plain, color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}},
 	} {
-		l, err := plotter.NewLine(cdf(s.xs))
+		l, err := plotter.NewLine(benchkit.CDF(s.xs))
 		if err != nil {
 			return err
 		}
@@ -46,16 +47,4 @@ func plotLatencies(path string, n int, virtkit, plain []float64) error {
 		return err
 	}
 	return p.Save(7*vg.Inch, 4*vg.Inch, path)
-}
-
-// cdf is the step function of the empirical distribution of xs.
-func cdf(xs []float64) plotter.XYs {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	pts := make(plotter.XYs, 0, 2*len(s)+1)
-	pts = append(pts, plotter.XY{X: 0, Y: 0})
-	for i, x := range s {
-		pts = append(pts, plotter.XY{X: x, Y: float64(i) / float64(len(s))}, plotter.XY{X: x, Y: float64(i+1) / float64(len(s))})
-	}
-	return pts
 }
