@@ -69,7 +69,14 @@ func (r *Reconciler) start(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 			// fails the VMI from its pod.
 			return nil, ctrl.Result{}, nil
 		}
-		return nil, ctrl.Result{RequeueAfter: readyPoll}, nil
+		// The ready file's arrival wakes the VMI (readyWatch), the poll
+		// being the fallback; it may have come just before the watch.
+		if !r.ready.wait(key, host.Root, r.cfg.PodsDir) {
+			return nil, ctrl.Result{RequeueAfter: readyPoll}, nil
+		}
+		if again, _ := launcherReady(host); !again {
+			return nil, ctrl.Result{RequeueAfter: readyPoll}, nil
+		}
 	}
 	g, err := r.open(ctx, vmi, nil)
 	if err == nil {

@@ -68,6 +68,8 @@ type Reconciler struct {
 	// targetEvents carries the keys of migrations whose target launcher,
 	// on this node, reported something (reconcileTarget).
 	targetEvents chan event.TypedGenericEvent[types.NamespacedName]
+	// ready wakes a VMI whose launcher became ready (see readyWatch).
+	ready *readyWatch
 	dialer       MigrationDialer
 
 	mu     sync.Mutex
@@ -117,6 +119,12 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 	if r.connect == nil {
 		return nil, errors.New("handler: WithConnector: required (virt/domain/libvirt's New in the daemon)")
 	}
+	r.ready = newReadyWatch(func(key types.NamespacedName) {
+		select {
+		case r.events <- event.TypedGenericEvent[types.NamespacedName]{Object: key}:
+		default: // a full queue: the poll finds it
+		}
+	})
 	if r.dialer == nil {
 		r.dialer = noMigrationDialer{}
 	}

@@ -115,6 +115,7 @@ func (r *Reconciler) reviewRecords(ctx context.Context) error {
 // close, the DHCP servers of this process stop, the guests keep running for
 // the next handler to adopt. The manager calls it when it stops.
 func (r *Reconciler) Close() error {
+	rerr := r.ready.close()
 	r.mu.Lock()
 	r.closed = true
 	gs := make([]*guest, 0, len(r.guests)+len(r.targets))
@@ -127,7 +128,7 @@ func (r *Reconciler) Close() error {
 	r.guests = map[types.NamespacedName]*guest{}
 	r.targets = map[types.NamespacedName]*guest{}
 	r.mu.Unlock()
-	var errs []error
+	errs := []error{rerr}
 	for _, g := range gs {
 		errs = append(errs, g.release())
 	}
