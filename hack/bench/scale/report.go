@@ -31,10 +31,11 @@ func (r *result) print() {
 	n := float64(r.n)
 	fmt.Printf("\n%d VMIs: create -> Running p50 %.3f s, p95 %.3f s, max %.3f s (all Running %.1f s after the first create)\n",
 		r.n, benchkit.Percentile(r.latencies, 50), benchkit.Percentile(r.latencies, 95), benchkit.Percentile(r.latencies, 100), r.wall.Seconds())
-	fmt.Println("where the time goes, median seconds from the create call to the first sight of:")
+	fmt.Println("where the time goes, seconds from the create call to the first sight of (median, p95):")
 	for _, stage := range r.timeline.Stages() {
 		if stage != benchkit.StageCreated {
-			fmt.Printf("  %-24s %6.3f s\n", stage, benchkit.Percentile(r.timeline.Since(benchkit.StageCreated, stage), 50))
+			since := r.timeline.Since(benchkit.StageCreated, stage)
+			fmt.Printf("  %-24s %6.3f s %6.3f s\n", stage, benchkit.Percentile(since, 50), benchkit.Percentile(since, 95))
 		}
 	}
 	fmt.Printf("requests to the apiserver per VMI (component, verb, resource, HTTP code); writes per VMI %.2f:\n", r.writesPerVMI())
