@@ -77,7 +77,7 @@ func printGrowth(rs []*result) {
 		for _, r := range rs {
 			fmt.Printf(" %9.2f", f(r))
 		}
-		if a := f(first); a != 0 {
+		if a := f(first); a > 0 {
 			fmt.Printf(" %8.2f\n", f(last)/a)
 		} else {
 			fmt.Printf(" %8s\n", "-")
