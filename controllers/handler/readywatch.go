@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -81,7 +82,11 @@ func (w *readyWatch) wait(key types.NamespacedName, dir, top string) bool {
 	for {
 		wd, err := unix.InotifyAddWatch(w.fd, dir, readyMask)
 		if err == nil {
-			w.waits[int32(wd)] = append(w.waits[int32(wd)], awaited{key: key, name: name})
+			// The handler waits again at each look: one entry each.
+			a := awaited{key: key, name: name}
+			if !slices.Contains(w.waits[int32(wd)], a) {
+				w.waits[int32(wd)] = append(w.waits[int32(wd)], a)
+			}
 			return true
 		}
 		if !errors.Is(err, unix.ENOENT) || dir == top || !strings.HasPrefix(dir, top+string(filepath.Separator)) {

@@ -18,9 +18,18 @@ func TestReadyWatch(t *testing.T) {
 	key := types.NamespacedName{Namespace: "default", Name: "vm1"}
 	dir := t.TempDir()
 
-	if !w.wait(key, dir, dir) {
-		t.Fatal("no watch on a launcher folder")
+	for range 3 { // a look every 0.5 s until it comes: one entry
+		if !w.wait(key, dir, dir) {
+			t.Fatal("no watch on a launcher folder")
+		}
 	}
+	w.mu.Lock()
+	for wd, as := range w.waits {
+		if len(as) != 1 {
+			t.Errorf("watch %d: %d entries after three waits, want 1", wd, len(as))
+		}
+	}
+	w.mu.Unlock()
 	// Other files do not wake it; the ready file, published by rename, does.
 	if err := os.WriteFile(filepath.Join(dir, "other"), nil, 0o644); err != nil {
 		t.Fatal(err)
