@@ -33,7 +33,7 @@ type readyWatch struct {
 	// its descriptor (File.Fd would make it blocking, and Close would no
 	// longer end a Read).
 	file *os.File
-	fd int
+	fd   int
 	// waits are, by watch, what each watched folder is awaited for.
 	waits  map[int32][]awaited
 	closed bool

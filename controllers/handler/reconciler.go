@@ -69,8 +69,8 @@ type Reconciler struct {
 	// on this node, reported something (reconcileTarget).
 	targetEvents chan event.TypedGenericEvent[types.NamespacedName]
 	// ready wakes a VMI whose launcher became ready (see readyWatch).
-	ready *readyWatch
-	dialer       MigrationDialer
+	ready  *readyWatch
+	dialer MigrationDialer
 
 	mu     sync.Mutex
 	guests map[types.NamespacedName]*guest
