@@ -55,7 +55,11 @@ func (n *Node) launcher(p *process, args []string) (func(context.Context) int, e
 	log := n.log.WithValues("vmi", ns+"/"+name, "pid", p.ref.PID)
 	connect := func(context.Context, string) (domain.Manager, error) { return shared{hp.dom}, nil }
 	start := func(ctx context.Context, lc libvirtd.Config, _ logr.Logger) (launcher.Daemon, error) {
-		return n.listen(lc, hp)
+		d, err := n.listen(lc, hp)
+		if err != nil {
+			return nil, err // not a nil *daemon in a non-nil interface
+		}
+		return d, nil
 	}
 	return func(ctx context.Context) int {
 		res := launcher.Run(ctx, cfg, connect, launcher.WithDaemonStarter(start),
@@ -68,14 +72,15 @@ func (n *Node) launcher(p *process, args []string) (func(context.Context) int, e
 }
 
 // writeExisting writes s into the file at path if it exists and is a
-// regular file, as the launcher binary writes its termination message.
+// regular file, as the launcher binary writes its termination message (a
+// link is not followed, a fifo does not block the open).
 func writeExisting(path, s string) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && f.Truncate(0) == nil {
 		_, _ = f.WriteString(s)
 	}
 }
