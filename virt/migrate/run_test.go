@@ -486,3 +486,27 @@ func TestRunRejectsBadArguments(t *testing.T) {
 	_, err = migrate.Run(ctx, nil, vmName, migrate.Destination{URI: peerURI}, config(nil))
 	assert.ErrorContains(t, err, "no source Host")
 }
+
+// A hypervisor that refuses every abort: Run gives up once the abort wait
+// has passed, saying so, rather than waiting for a migration that does not
+// end; the source's guest is left as it runs.
+func TestRunGivesUpWaitingForARefusedAbort(t *testing.T) {
+	p := newPair(t, fake.MigrationModel{LinkBytesPerSecond: 100 * mib, DirtyBytesPerSecond: 150 * mib})
+	refused := errors.New("operation not supported: hypervisor refuses")
+	for range 20 {
+		p.src.FailNext(domain.OpAbortJob, refused)
+	}
+	cfg := config(func(c *migrate.Config) { c.ProgressTimeout = 5 * time.Second })
+	out := p.run(t, context.Background(), migrate.Destination{Host: p.dst}, cfg, nil, migrate.WithAbortWait(3*time.Second))
+	assert.Assert(t, errors.Is(out.err, migrate.ErrStalled), out.err)
+	assert.ErrorContains(t, out.err, "the migration did not end within 3s of aborting it")
+	assert.Equal(t, state(t, p.src), "running/booted")
+	// The migration still runs in the fake: end it, as the hypervisor
+	// would eventually, so that Run's Migrate call returns.
+	deadline := time.Now().Add(5 * time.Second)
+	for p.src.AbortJob(context.Background(), vmName) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the fake kept refusing the abort")
+		}
+	}
+}
