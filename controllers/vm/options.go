@@ -59,5 +59,14 @@ func defaults() Reconciler {
 		clock:    clock.RealClock{},
 		recorder: events.Discard(),
 		backoff:  Backoff{Max: 300 * time.Second, Jitter: rand.IntN},
+		workers:  DefaultWorkers,
 	}
 }
+
+// DefaultWorkers is how many VMs the controller works on at once by
+// default: KubeVirt's --vm-controller-threads.
+const DefaultWorkers = 3
+
+// WithWorkers sets how many VMs the controller works on at once (default
+// DefaultWorkers); never two reconciles of one VM.
+func WithWorkers(n int) Option { return func(r *Reconciler) { r.workers = n } }

@@ -13,6 +13,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -42,6 +43,7 @@ type Reconciler struct {
 	// still show without a deletion timestamp.
 	versions stale.Guard
 	deleted  stale.Guard
+	workers  int
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -74,6 +76,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("virtualmachine").
 		For(&virtv1.VirtualMachine{}).
 		Owns(&virtv1.VirtualMachineInstance{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers}).
 		Complete(r)
 }
 
