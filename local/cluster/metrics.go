@@ -128,7 +128,7 @@ func (c *Cluster) clientConfig(component string) *rest.Config {
 
 // KubeletRate is a local node's client rate: the kubelet's default
 // (kubeAPIQPS 50, kubeAPIBurst 100).
-var KubeletRate = clusterconfig.RateLimit{QPS: 50, Burst: 100}
+func KubeletRate() clusterconfig.RateLimit { return clusterconfig.RateLimit{QPS: 50, Burst: 100} }
 
 // clientRate is component's client rate: the KubeVirt CR's (as it was at
 // start) for virtkit's components, the kubelet's for a node; false for
@@ -142,7 +142,7 @@ func (c *Cluster) clientRate(component string) (clusterconfig.RateLimit, bool) {
 	case ComponentHandler:
 		return clusterconfig.ClientRateLimit(c.kv, clusterconfig.ClientHandler), true
 	case ComponentNode:
-		return KubeletRate, true
+		return KubeletRate(), true
 	}
 	return clusterconfig.RateLimit{}, false
 }
