@@ -22,6 +22,9 @@
 //     kubevirt_vmi_phase_count, kubevirt_vmi_info, migration phase counts
 //     and outcomes, kubevirt_number_of_vms, from the manager's cache
 //     (controllers.AddMetrics registers them);
+//   - [StartStages]: virt-handler's histogram of each stage of a guest's
+//     start (a controllers/handler.StartObserver), the density benchmark's
+//     breakdown of the handler's part;
 //   - [Subresources]: virt-api's subresource calls and open console and
 //     VNC streams (a subresources.Observer);
 //   - [Handler] and [Merge]: serving registries, several at once (virt-local

@@ -60,6 +60,7 @@ func (r *Reconciler) start(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 		return nil, ctrl.Result{}, err
 	}
 	key := client.ObjectKeyFromObject(vmi)
+	r.waits.look(key, vmi.UID, r.clock.Now())
 	if d := r.retries.wait(key, vmi.UID, r.clock.Now()); d > 0 {
 		return nil, ctrl.Result{RequeueAfter: d}, nil
 	}
@@ -78,7 +79,9 @@ func (r *Reconciler) start(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 			return nil, ctrl.Result{RequeueAfter: readyPoll}, nil
 		}
 	}
+	readyAt := r.clock.Now()
 	g, err := r.open(ctx, vmi, nil)
+	opened := r.clock.Now()
 	if err == nil {
 		if err = g.machine.Start(ctx); err != nil {
 			_ = g.close()
@@ -96,6 +99,9 @@ func (r *Reconciler) start(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 		return nil, ctrl.Result{}, errors.Join(err, r.syncFailed(ctx, vmi, err))
 	}
 	r.retries.forget(key)
+	r.starts.ObserveStart(StageLauncherReady, r.waits.done(key, vmi.UID, readyAt))
+	r.starts.ObserveStart(StageConnect, opened.Sub(readyAt))
+	g.startedAt = r.clock.Now()
 	logf.FromContext(ctx).Info("guest started", "domain", g.domain)
 	r.register(g)
 	return g, ctrl.Result{}, nil
@@ -304,7 +310,7 @@ func (r *Reconciler) steps(vmi *virtv1.VirtualMachineInstance, folder types.UID,
 		},
 		Undo: func(context.Context, *virt.Machine) error { return r.states.Remove(vmi.UID) },
 	}
-	out, err := virt.DefaultSteps().InsertAfter(virt.StepPlanNetwork, save)
+	out, err := startChain(save)
 	if err != nil {
 		return nil, err
 	}
@@ -314,9 +320,14 @@ func (r *Reconciler) steps(vmi *virtv1.VirtualMachineInstance, folder types.UID,
 		}
 	}
 	if r.editSteps != nil {
-		return r.editSteps(out)
+		if out, err = r.editSteps(out); err != nil {
+			return nil, err
+		}
 	}
-	return out, nil
+	if incoming {
+		return out, nil // a migration's target: not a start
+	}
+	return r.timedSteps(out), nil
 }
 
 // active reports whether a domain in state st has a guest that runs (or is

@@ -51,6 +51,9 @@ type guest struct {
 	// ran for the guest (the source's side); nil when none.
 	outgoing *outgoing
 
+	// startedAt is when the handler started the guest, until its Running
+	// status is written (StageReport); zero otherwise.
+	startedAt time.Time
 	// shutdownAt is when a graceful shutdown was asked for (deletion).
 	shutdownAt time.Time
 	// ending, once known, is how the VMI ends; it is kept until written.

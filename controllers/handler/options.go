@@ -183,3 +183,7 @@ func WithMaxConcurrentReconciles(n int) Option { return func(r *Reconciler) { r.
 func WithSteps(edit func(virt.Steps) (virt.Steps, error)) Option {
 	return func(r *Reconciler) { r.editSteps = edit }
 }
+
+// WithStartObserver has the handler tell o how long each stage of every
+// guest's start took (StartObserver); metrics.NewStartStages is one.
+func WithStartObserver(o StartObserver) Option { return func(r *Reconciler) { r.starts = o } }

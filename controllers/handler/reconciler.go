@@ -61,6 +61,8 @@ type Reconciler struct {
 	states      state.Store
 	pods        launcherPods
 	nodeFS      fs.FS
+	starts      StartObserver
+	waits       startWaits
 
 	// events carries the keys of VMIs whose domain or launcher connection
 	// reported something; the controller watches it.
@@ -103,6 +105,7 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 		clock:       clock.RealClock{},
 		log:         logr.Discard(),
 		recorder:    events.Discard(),
+		starts:      nopStarts{},
 		lostTimeout: DefaultLauncherLostTimeout,
 		workers:     4,
 		states:      state.Store{Dir: cfg.StateDir},
@@ -174,6 +177,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.versions.Forget(key)
 			r.retries.forget(key)
+			r.waits.forget(key)
 			return ctrl.Result{}, r.gone(ctx, key)
 		}
 		return ctrl.Result{}, fmt.Errorf("handler: read VirtualMachineInstance %s: %w", key, err)

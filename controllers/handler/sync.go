@@ -130,7 +130,14 @@ func (r *Reconciler) report(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 		return ctrl.Result{}, err
 	}
 	st := Status(vmi, Facts{Domain: ds, Network: g.machine.NetworkPlan, Running: running, Hotplug: hot, Claims: g.claims, Sizes: claimSizes(g)}, r.clock.Now())
-	return res, r.writeStatus(ctx, vmi, st)
+	if err := r.writeStatus(ctx, vmi, st); err != nil {
+		return res, err
+	}
+	if !g.startedAt.IsZero() && vmi.Status.Phase == virtv1.Running {
+		r.starts.ObserveStart(StageReport, r.clock.Since(g.startedAt))
+		g.startedAt = time.Time{}
+	}
+	return res, nil
 }
 
 // syncFailed reports a failed start as KubeVirt does: Synchronized=False

@@ -211,12 +211,17 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 		mig.certs = req
 	}
 	o.cfg.MigrationAddress = mig.advertise
+	starts, err := metrics.NewStartStages(ctrlmetrics.Registry)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
 	r, err := handler.New(o.cfg,
 		handler.WithConnector(func(ctx context.Context, uri string) (domain.Manager, error) {
 			return domainlibvirt.New(ctx, uri, domainlibvirt.WithLogger(log.WithName("libvirt")))
 		}),
 		handler.WithLogger(log.WithName("handler")),
 		handler.WithMigrationDialer(mig.dialer()),
+		handler.WithStartObserver(starts),
 	)
 	if err != nil {
 		return err

@@ -69,6 +69,7 @@ type Cluster struct {
 	metrics     *prometheus.Registry
 	requests    *metrics.ClientRequests
 	apiMetrics  *metrics.Subresources
+	startStages *metrics.StartStages // every in-process handler's
 	metricsSrv  *http.Server
 	metricsAddr string
 }
@@ -294,7 +295,7 @@ func (c *Cluster) runHandler(ctx context.Context, ln *localNode) error {
 		return fmt.Errorf("cluster: node %s: migrations: %w", name, err)
 	}
 	opts := []handler.Option{handler.WithConnector(cfg.Connector), handler.WithLogger(log.WithName("handler")),
-		handler.WithMigrationDialer(handler.TCPMigrationDialer{Certificates: migCerts})}
+		handler.WithMigrationDialer(handler.TCPMigrationDialer{Certificates: migCerts}), handler.WithStartObserver(c.startStages)}
 	if ln.hollow != nil {
 		opts = append(opts, ln.hollow.HandlerOptions()...)
 	}

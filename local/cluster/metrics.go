@@ -44,7 +44,8 @@ const DefaultMetricsAddr = "127.0.0.1:0"
 
 // startMetrics makes the cluster's registry (Config.Metrics, or one of its
 // own with the Go and process collectors), the request counter every
-// component's client goes through and virt-api's series.
+// component's client goes through, the handlers' start stages and virt-api's
+// series.
 func (c *Cluster) startMetrics() error {
 	c.metrics = c.cfg.Metrics
 	if c.metrics == nil {
@@ -53,6 +54,9 @@ func (c *Cluster) startMetrics() error {
 	}
 	var err error
 	if c.requests, err = metrics.NewClientRequests(c.metrics); err != nil {
+		return err
+	}
+	if c.startStages, err = metrics.NewStartStages(c.metrics); err != nil {
 		return err
 	}
 	c.apiMetrics, err = metrics.NewSubresources(c.metrics)

@@ -43,6 +43,7 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/virtkit/virtkit/controllers/handler"
 	"github.com/virtkit/virtkit/hack/bench/internal/benchkit"
 )
 
@@ -86,6 +87,9 @@ type summary struct {
 	vmis                   int
 	writesPerVMI           float64
 	p50, p95, ratioToPlain float64
+	// starts is how many starts the handlers reported Running for
+	// (handler.StageReport observed): one per VMI.
+	starts uint64
 }
 
 func (s summary) String() string {
@@ -131,7 +135,8 @@ func run(o options) (summary, error) {
 		fmt.Println("plot:", o.plot)
 	}
 	sum := summary{vmis: len(res.latencies), writesPerVMI: res.writesPerVMI(o.n),
-		p50: benchkit.Percentile(res.latencies, 50), p95: p95, ratioToPlain: p95 / plainP95}
+		p50: benchkit.Percentile(res.latencies, 50), p95: p95, ratioToPlain: p95 / plainP95,
+		starts: res.stages[handler.StageReport].Count}
 	fmt.Println(sum)
 	if o.maxWrites > 0 && sum.writesPerVMI > o.maxWrites {
 		return sum, fmt.Errorf("writes per VMI %.2f exceed the goal of %.2f", sum.writesPerVMI, o.maxWrites)
