@@ -48,7 +48,7 @@ const (
 	// cacheVolume is the node's shared libvirt capability cache
 	// (PodOptions.CapabilitiesCache), at cachePath in the pod.
 	cacheVolume = "virtkit-libvirt-cache"
-	cachePath   = "/var/cache/virtkit/libvirt"
+	cachePath   = contract.CapabilitiesCachePath
 	// configVolume is the launcher's libvirtd's configuration and guest
 	// state, an emptyDir at configPath, short enough for the sockets
 	// libvirt makes below it (as KubeVirt's libvirt-runtime volume).

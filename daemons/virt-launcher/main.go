@@ -50,7 +50,10 @@ func main() {
 	flag.Parse()
 	if *probe != "" {
 		log := logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, nil))
-		lv := libvirtd.Config{Binary: *binary, CacheDir: *cacheDir, Drivers: strings.Split(*drivers, ",")}
+		lv := libvirtd.Config{Binary: *binary, CacheDir: *cacheDir, Drivers: strings.Split(*drivers, ","),
+			// Not root: a session daemon, as a launcher that is not root
+			// runs, so that what it caches is what such launchers use.
+			Session: os.Geteuid() != 0}
 		if err := probeHostCPU(context.Background(), *probe, *virtType, lv, log); err != nil {
 			fmt.Fprintln(os.Stderr, "virt-launcher: host CPU probe:", err)
 			os.Exit(launcher.ExitSetupFailed)

@@ -110,6 +110,18 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err := c.startRegistry(ctx); err != nil {
 		return c, err
 	}
+	// The process nodes' launchers share one capability cache, filled
+	// while the control plane starts.
+	warmed := func(bool) {}
+	if !cfg.Operator {
+		if err := prepareCapabilitiesCache(cfg.CapabilitiesCacheDir()); err != nil {
+			return c, err
+		}
+		if len(cfg.Nodes) > 0 {
+			warmed = c.warmCapabilities(ctx)
+			defer warmed(true) // on an early return: stopped, and waited for
+		}
+	}
 	log.Info("starting the control plane", "data", cfg.DataDir)
 	c.cp, err = controlplane.Start(ctx, controlplane.Config{
 		DataDir: cfg.controlPlaneDir(), BinDir: cfg.BinDir,
@@ -140,9 +152,6 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err := install(ctx, cl, cfg, c.cp.Config().PKI()); err != nil {
 		return c, err
 	}
-	if err := prepareCapabilitiesCache(cfg.CapabilitiesCacheDir()); err != nil {
-		return c, err
-	}
 	c.base = controllers.Config{LauncherImage: cfg.LauncherImage, KubeVirtNamespace: Namespace, NodeHealth: cfg.NodeHealth,
 		// One probe of QEMU's capabilities for all launchers, not one each.
 		LauncherCapabilitiesCache: cfg.CapabilitiesCacheDir()}
@@ -162,6 +171,7 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		c.split = newDaemons()
 	}
 	nets := newNetworks(cfg.DataDir)
+	warmed(false)
 	for i, name := range cfg.Nodes {
 		ln, err := c.startNode(ctx, name, i, nets)
 		if ln != nil {

@@ -17,6 +17,9 @@ const (
 	// FlagLibvirtCacheDir is a folder for QEMU capability probes shared
 	// between launchers.
 	FlagLibvirtCacheDir = "libvirt-cache-dir"
+	// CapabilitiesCachePath is where a launcher pod sees the node's shared
+	// capability cache, the FlagLibvirtCacheDir it is given.
+	CapabilitiesCachePath = "/var/cache/virtkit/libvirt"
 	// FlagLibvirtConfigDir is a short, private, writable folder for the
 	// configuration and per-guest state of a launcher's session libvirtd
 	// (one that is not root), whose sockets would not fit below a deep
