@@ -171,7 +171,10 @@ func WithLauncherLostTimeout(d time.Duration) Option {
 func WithMigrationDialer(d MigrationDialer) Option { return func(r *Reconciler) { r.dialer = d } }
 
 // WithMaxConcurrentReconciles sets how many VMIs the handler works on at
-// once (default 4): starting a guest waits on libvirt.
+// once (default 10, as KubeVirt's handler): a start holds its worker while
+// the launcher's libvirt defines and starts the guest, about 4 s under
+// emulation while other guests boot, so with fewer workers the starts of
+// VMIs created together wait in the queue.
 func WithMaxConcurrentReconciles(n int) Option { return func(r *Reconciler) { r.workers = n } }
 
 // WithSteps edits the start-up chain of every Machine the handler makes:

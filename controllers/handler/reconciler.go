@@ -107,7 +107,7 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 		recorder:    events.Discard(),
 		starts:      nopStarts{},
 		lostTimeout: DefaultLauncherLostTimeout,
-		workers:     4,
+		workers:     10,
 		states:      state.Store{Dir: cfg.StateDir},
 		events:      make(chan event.TypedGenericEvent[types.NamespacedName], 256),
 		guests:      map[types.NamespacedName]*guest{},
