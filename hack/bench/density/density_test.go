@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -29,5 +30,24 @@ func TestDensityMeetsTheWriteGoal(t *testing.T) {
 	}
 	if sum.starts != n {
 		t.Errorf("the handlers reported %d starts to their stage histogram, want %d", sum.starts, n)
+	}
+}
+
+// TestSingleStartsAgainstTheFloor runs -single with one counted start on
+// each side: the path that measures one VM at a time must keep working.
+func TestSingleStartsAgainstTheFloor(t *testing.T) {
+	testenv.Integration(t)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	sum, err := runSingle(ctx, options{single: 1, memMiB: 128, repo: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.runs != 1 || sum.local.Median <= 0 || sum.floor.Median <= 0 || sum.ratioToPlainOfMedian <= 0 {
+		t.Errorf("summary %s: want one run on each side and a ratio", sum)
 	}
 }

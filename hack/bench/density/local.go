@@ -138,17 +138,8 @@ func isOurs(pid int) bool {
 func (r *localResult) print(n int) {
 	fmt.Printf("virtkit on virt-local: create -> Running p50 %.3f s, p95 %.3f s, max %.3f s (all %d Running after %.1f s)\n",
 		benchkit.Percentile(r.latencies, 50), benchkit.Percentile(r.latencies, 95), benchkit.Percentile(r.latencies, 100), n, r.wall.Seconds())
-	fmt.Println("where the time goes, median seconds from the create call to the first sight of:")
-	for _, stage := range r.timeline.Stages() {
-		if stage != benchkit.StageCreated {
-			fmt.Printf("  %-24s %6.3f s\n", stage, benchkit.Percentile(r.timeline.Since(benchkit.StageCreated, stage), 50))
-		}
-	}
-	fmt.Println("the handler's part, each stage's median (from its histogram: good to the bucket, about 1.6x) and mean:")
-	for _, stage := range r.stages.Names() {
-		h := r.stages[stage]
-		fmt.Printf("  %-24s %6.3f s  %6.3f s  (%d)\n", stage, h.Quantile(0.5), h.Mean(), h.Count)
-	}
+	printTimeline([]*benchkit.Timeline{r.timeline})
+	printStages(r.stages)
 	fmt.Println("requests to the apiserver during the run, per VMI (component, verb, resource, HTTP code):")
 	for _, comp := range benchkit.SortedKeys(r.requests) {
 		for _, k := range benchkit.SortedKeys(r.requests[comp]) {
@@ -165,3 +156,31 @@ func (r *localResult) print(n int) {
 
 // writesPerVMI is benchkit's Requests.Writes per VMI.
 func (r *localResult) writesPerVMI(n int) float64 { return r.requests.Writes() / float64(n) }
+
+// printTimeline prints each stage's median time from the create call over
+// the VMIs of every timeline.
+func printTimeline(tls []*benchkit.Timeline) {
+	if len(tls) == 0 {
+		return
+	}
+	fmt.Println("where the time goes, median seconds from the create call to the first sight of:")
+	for _, stage := range tls[0].Stages() {
+		if stage == benchkit.StageCreated {
+			continue
+		}
+		var all []float64
+		for _, tl := range tls {
+			all = append(all, tl.Since(benchkit.StageCreated, stage)...)
+		}
+		fmt.Printf("  %-24s %6.3f s\n", stage, benchkit.Percentile(all, 50))
+	}
+}
+
+// printStages prints the handler's start stages.
+func printStages(st benchkit.Stages) {
+	fmt.Println("the handler's part, each stage's median (from its histogram: good to the bucket, about 1.6x) and mean:")
+	for _, stage := range st.Names() {
+		h := st[stage]
+		fmt.Printf("  %-24s %6.3f s  %6.3f s  (%d)\n", stage, h.Quantile(0.5), h.Mean(), h.Count)
+	}
+}

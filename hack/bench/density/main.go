@@ -30,6 +30,13 @@
 // It ends with one machine-readable line:
 //
 //	vmis=<n> writes_per_vmi=<number> p50_s=<number> p95_s=<number> p95_ratio_to_plain=<number>
+//
+// With -single R it starts one guest at a time instead, R times on each
+// side after a warm-up start each, and ends with
+//
+//	single_runs=<R> p50_s=<number> min_s=<number> max_s=<number> plain_p50_s=<number> ratio_to_plain=<number>
+//
+// the ratio being of the medians.
 package main
 
 import (
@@ -57,6 +64,9 @@ type options struct {
 	timeout     time.Duration
 	keepDataDir bool
 	verbose     bool
+	// single, when set, replaces n: that many one-guest starts on each
+	// side, one after the other, after a warm-up (runSingle).
+	single int
 }
 
 func main() {
@@ -70,11 +80,21 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "limit for the whole benchmark")
 	flag.BoolVar(&o.keepDataDir, "keep", false, "keep virt-local's data directory (its logs) after the run")
 	flag.BoolVar(&o.verbose, "v", false, "the components' logs (controllers, handler) on stderr")
+	flag.IntVar(&o.single, "single", 0, "instead of -n: start one guest at a time this many times on each side, after a warm-up start each, and compare the medians")
 	flag.Parse()
 	if o.verbose {
 		ctrllog.SetLogger(benchkit.ProgressLogger(true))
 	} else {
 		ctrllog.SetLogger(logr.Discard())
+	}
+	if o.single > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+		defer cancel()
+		if _, err := runSingle(ctx, o); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-density:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if _, err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-density:", err)
@@ -103,11 +123,10 @@ func run(o options) (summary, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
-	root, err := filepath.Abs(o.repo)
-	if err != nil {
+	if err := o.absRepo(); err != nil {
 		return summary{}, err
 	}
-	o.repo = root
+	root := o.repo
 	host, _ := os.Hostname()
 	fmt.Printf("machine: %s, %d guests per run, one every %s, %d MiB each, software emulation\n", host, o.n, o.interval, o.memMiB)
 
@@ -142,4 +161,11 @@ func run(o options) (summary, error) {
 		return sum, fmt.Errorf("writes per VMI %.2f exceed the goal of %.2f", sum.writesPerVMI, o.maxWrites)
 	}
 	return sum, nil
+}
+
+// absRepo makes o.repo absolute.
+func (o *options) absRepo() error {
+	root, err := filepath.Abs(o.repo)
+	o.repo = root
+	return err
 }
