@@ -38,17 +38,9 @@ const namespace = "default"
 // and measures them; virt-local is down again when it returns.
 func runLocal(ctx context.Context, o options) (_ *localResult, err error) {
 	reg := prometheus.NewRegistry()
-	c, err := localcluster.Start(ctx, localcluster.Options{
-		Repo: o.repo, DataPrefix: "vkd-local-", Keep: o.keepDataDir,
-		Nodes:   []string{fmt.Sprintf("density-%d", os.Getpid())},
-		Metrics: reg,
-		Logger:  benchkit.ProgressLogger(o.verbose),
-	})
+	c, err := startLocal(ctx, o, reg)
 	if err != nil {
 		return nil, err
-	}
-	if o.keepDataDir {
-		fmt.Println("virt-local data directory:", c.DataDir)
 	}
 	defer func() {
 		if derr := c.Stop(context.Background()); derr != nil && err == nil {
@@ -108,6 +100,24 @@ func runLocal(ctx context.Context, o options) (_ *localResult, err error) {
 		return nil, err
 	}
 	return res, benchkit.WaitNone(ctx, cl, namespace)
+}
+
+// startLocal starts virt-local with one local node on a fresh data
+// directory, its components counting into reg.
+func startLocal(ctx context.Context, o options, reg *prometheus.Registry) (*localcluster.Cluster, error) {
+	c, err := localcluster.Start(ctx, localcluster.Options{
+		Repo: o.repo, DataPrefix: "vkd-local-", Keep: o.keepDataDir,
+		Nodes:   []string{fmt.Sprintf("density-%d", os.Getpid())},
+		Metrics: reg,
+		Logger:  benchkit.ProgressLogger(o.verbose),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if o.keepDataDir {
+		fmt.Println("virt-local data directory:", c.DataDir)
+	}
+	return c, nil
 }
 
 // perVMOverhead is the mean resident memory of the launchers and their

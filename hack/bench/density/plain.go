@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
@@ -40,8 +39,8 @@ func runPlain(ctx context.Context, o options) (_ []float64, err error) {
 	docs := make([]*libvirtxml.Domain, o.n)
 	for i := range docs {
 		overlay := filepath.Join(dir, fmt.Sprintf("g%d.qcow2", i))
-		if out, err := exec.CommandContext(ctx, "qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", guest.Disk, overlay).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("qemu-img create %s: %w: %s", overlay, err, out)
+		if err := plain.Overlay(ctx, guest, overlay); err != nil {
+			return nil, err
 		}
 		docs[i] = benchkit.DiskBooted(fmt.Sprintf("plain-%d", i), guest, o.memMiB, overlay, filepath.Join(dir, fmt.Sprintf("g%d.log", i)))
 	}

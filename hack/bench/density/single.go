@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,9 +12,6 @@ import (
 
 	"github.com/virtkit/virtkit/hack/bench/internal/benchkit"
 	"github.com/virtkit/virtkit/hack/bench/internal/plain"
-	"github.com/virtkit/virtkit/internal/localcluster"
-	"github.com/virtkit/virtkit/internal/testguest"
-	"github.com/virtkit/virtkit/virt/domain"
 )
 
 // singleSummary is -single's machine-readable line.
@@ -44,9 +38,13 @@ func runSingle(ctx context.Context, o options) (singleSummary, error) {
 	}
 	host, _ := os.Hostname()
 	fmt.Printf("machine: %s, one guest at a time, %d counted starts after a warm-up on each side, %d MiB, software emulation\n", host, o.single, o.memMiB)
-	floor, err := plainSingle(ctx, o)
+	secs, err := plain.Sequential(ctx, o.repo, o.memMiB, o.single)
 	if err != nil {
 		return singleSummary{}, fmt.Errorf("plain libvirt run: %w", err)
+	}
+	floor := make([]time.Duration, len(secs))
+	for i, s := range secs {
+		floor[i] = time.Duration(s * float64(time.Second))
 	}
 	fmt.Printf("plain libvirt, one guest at a time: define -> running %s over %d runs\n", benchkit.SpreadOf(floor), len(floor))
 	local, err := localSingle(ctx, o)
@@ -59,57 +57,13 @@ func runSingle(ctx context.Context, o options) (singleSummary, error) {
 	return s, nil
 }
 
-// plainSingle starts the test guest o.single+1 times in one private
-// libvirtd, each after the one before is gone, and returns the define ->
-// running times of all but the first.
-func plainSingle(ctx context.Context, o options) ([]time.Duration, error) {
-	guest, err := testguest.Build(ctx, o.repo)
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("/tmp", "vkd-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	m, err := plain.Start(ctx, o.repo, dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []time.Duration
-	for i := range o.single + 1 {
-		overlay := filepath.Join(dir, fmt.Sprintf("g%d.qcow2", i))
-		if b, err := exec.CommandContext(ctx, "qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", guest.Disk, overlay).CombinedOutput(); err != nil {
-			return nil, errors.Join(fmt.Errorf("qemu-img create %s: %w: %s", overlay, err, b), m.Close())
-		}
-		doc := benchkit.DiskBooted(fmt.Sprintf("single-%d", i), guest, o.memMiB, overlay, filepath.Join(dir, fmt.Sprintf("g%d.log", i)))
-		secs, err := benchkit.StartRunning(ctx, m, doc)
-		_ = m.Destroy(ctx, doc.Name)
-		if uerr := m.Undefine(ctx, doc.Name); uerr != nil && err == nil && !errors.Is(uerr, domain.ErrNotFound) {
-			err = uerr
-		}
-		if err != nil {
-			return nil, errors.Join(err, m.Close())
-		}
-		if i > 0 {
-			out = append(out, time.Duration(secs*float64(time.Second)))
-		}
-	}
-	return out, m.Close()
-}
-
 // localSingle starts o.single+1 VMIs on a fresh virt-local, each after the
 // one before is gone, and returns the create -> Running times of all but
 // the first, printing where the time went (the watches' timeline and the
 // handler's stages) over the counted ones.
 func localSingle(ctx context.Context, o options) (_ []time.Duration, err error) {
 	reg := prometheus.NewRegistry()
-	c, err := localcluster.Start(ctx, localcluster.Options{
-		Repo: o.repo, DataPrefix: "vkd-local-", Keep: o.keepDataDir,
-		Nodes:   []string{fmt.Sprintf("density-%d", os.Getpid())},
-		Metrics: reg,
-		Logger:  benchkit.ProgressLogger(o.verbose),
-	})
+	c, err := startLocal(ctx, o, reg)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -72,8 +71,8 @@ func plainOnce(ctx context.Context, guest testguest.Artifacts, dir, name string,
 	for i, side := range []string{"src", "dst"} {
 		disks[i] = filepath.Join(dir, name+"."+side+".qcow2")
 		logs[i] = filepath.Join(dir, name+"."+side+".log")
-		if out, err := exec.CommandContext(ctx, "qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", guest.Disk, disks[i]).CombinedOutput(); err != nil {
-			return sample{}, fmt.Errorf("qemu-img create %s: %w: %s", disks[i], err, out)
+		if err := plain.Overlay(ctx, guest, disks[i]); err != nil {
+			return sample{}, err
 		}
 		if dataMiB > 0 {
 			data[i] = filepath.Join(dir, name+"."+side+".data.img")

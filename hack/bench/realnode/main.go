@@ -39,6 +39,7 @@ import (
 
 	"github.com/virtkit/virtkit/deploy/images"
 	"github.com/virtkit/virtkit/hack/bench/internal/benchkit"
+	"github.com/virtkit/virtkit/hack/bench/internal/plain"
 	"github.com/virtkit/virtkit/internal/localcluster"
 	"github.com/virtkit/virtkit/local/cluster"
 )
@@ -133,7 +134,7 @@ func run(ctx context.Context, o options) (_ summary, err error) {
 		}
 	}
 
-	plain, err := plainFloor(ctx, root, o)
+	floor, err := plain.Sequential(ctx, root, o.memMiB, o.runs)
 	if err != nil {
 		return summary{}, err
 	}
@@ -144,9 +145,9 @@ func run(ctx context.Context, o options) (_ summary, err error) {
 	}
 	row("real node (kubelet, containerd)", times[real])
 	row("process node (virt-local's own)", times[local])
-	row("plain libvirt (define -> running)", plain)
+	row("plain libvirt (define -> running)", floor)
 	ratio := median(times[real]) / median(times[local])
-	fmt.Printf("  real node / process node: %.2fx; real node / plain libvirt: %.2fx\n", ratio, median(times[real])/median(plain))
+	fmt.Printf("  real node / process node: %.2fx; real node / plain libvirt: %.2fx\n", ratio, median(times[real])/median(floor))
 	return summary{overheadMiB: overhead[real], createToRunningS: median(times[real]), ratio: ratio}, nil
 }
 
