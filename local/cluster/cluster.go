@@ -239,6 +239,11 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err := c.serveMetrics(); err != nil {
 		return c, err
 	}
+	// As with the daemons as processes or pods: the first console or
+	// start call must not meet a 503 while the aggregator looks.
+	if err := waitAPIService(ctx, cl); err != nil {
+		return c, err
+	}
 	log.Info("up", "kubeconfig", c.Kubeconfig(), "registry", c.Registry(), "metrics", c.MetricsAddr(), "nodes", cfg.Nodes, "kubeletNode", cfg.KubeletNode)
 	return c, nil
 }
