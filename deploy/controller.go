@@ -8,6 +8,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
+	apiinstancetype "kubevirt.io/api/instancetype"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -114,6 +115,11 @@ func controllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"patch"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
 		{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
+		// A VM's instancetype and preference, read at its first start and
+		// kept in a ControllerRevision the VM owns.
+		{APIGroups: []string{apiinstancetype.GroupName}, Resources: []string{apiinstancetype.PluralResourceName, apiinstancetype.ClusterPluralResourceName,
+			apiinstancetype.PluralPreferenceResourceName, apiinstancetype.ClusterPluralPreferenceResourceName}, Verbs: []string{"get"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"controllerrevisions"}, Verbs: []string{"get", "create"}},
 	}
 }
 

@@ -36,6 +36,7 @@ func TestController(t *testing.T) {
 	t.Run("Writes", func(t *testing.T) { testWrites(t, cl) })
 	t.Run("InvalidTemplate", func(t *testing.T) { testInvalidTemplate(t, cl) })
 	t.Run("ControllerRestart", func(t *testing.T) { testControllerRestart(t, cl) })
+	t.Run("Instancetype", func(t *testing.T) { testInstancetype(t, cl) })
 }
 
 func testRunStrategies(t *testing.T, cl *cluster) {

@@ -10,6 +10,7 @@ import (
 	k8sv1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -43,8 +44,15 @@ func (r *Reconciler) createVMI(ctx context.Context, vm *virtv1.VirtualMachine) (
 	if err != nil {
 		return nil, &SyncError{Reason: ReasonFailedCreate, Err: fmt.Errorf("VirtualMachine %s/%s: the cluster's settings: %w", vm.Namespace, vm.Name, err)}
 	}
-	vmi := r.vmiFor(vm, opts)
-	if errs := spec.ValidateVMI(vmi, opts...); len(errs) > 0 {
+	size, serr := r.sizing(ctx, vm)
+	if serr != nil {
+		return nil, serr
+	}
+	vmi, errs := r.vmiFor(vm, size, opts)
+	if len(errs) == 0 {
+		errs = spec.ValidateVMI(vmi, opts...)
+	}
+	if len(errs) > 0 {
 		err := fmt.Errorf("VirtualMachine %s/%s: spec.template: %w", vm.Namespace, vm.Name, errs.ToAggregate())
 		r.recorder.Eventf(vm, k8sv1.EventTypeWarning, ReasonFailedCreate, "Error creating virtual machine instance: %v", err)
 		// The spec must change first: retrying cannot help.
@@ -59,9 +67,20 @@ func (r *Reconciler) createVMI(ctx context.Context, vm *virtv1.VirtualMachine) (
 	return vmi, nil
 }
 
-// vmiFor builds and defaults the VMI for vm, as KubeVirt's startVMI does.
-func (r *Reconciler) vmiFor(vm *virtv1.VirtualMachine, opts []spec.Option) *virtv1.VirtualMachineInstance {
+// vmiFor builds and defaults the VMI for vm, as KubeVirt's startVMI does:
+// its template, with the instancetype and preference (size) expanded into
+// it and named in its annotations. Conflicts between the template and the
+// instancetype are returned at the VM's fields.
+func (r *Reconciler) vmiFor(vm *virtv1.VirtualMachine, size sized, opts []spec.Option) (*virtv1.VirtualMachineInstance, field.ErrorList) {
 	vmi := spec.NewVMIFromVM(vm)
+	tp := field.NewPath("spec", "template")
+	if errs := spec.ApplyInstancetype(&vmi.Spec, tp.Child("spec"), size.instancetype, size.preference); len(errs) > 0 {
+		return nil, errs
+	}
+	if errs := spec.ApplyAnnotations(&vmi.ObjectMeta, size.instancetype, size.preference); len(errs) > 0 {
+		return nil, errs
+	}
+	nameSizing(vm, vmi)
 	if hasStartPausedRequest(vm) {
 		paused := virtv1.StartStrategyPaused
 		vmi.Spec.StartStrategy = &paused
@@ -74,7 +93,33 @@ func (r *Reconciler) vmiFor(vm *virtv1.VirtualMachine, opts []spec.Option) *virt
 	// controller would otherwise add with a write of its own.
 	vmi.Finalizers = append(vmi.Finalizers, virtv1.VirtualMachineInstanceFinalizer)
 	spec.DefaultVMI(vmi, opts...)
-	return vmi
+	return vmi, nil
+}
+
+// nameSizing records on vmi the instancetype and preference vm names, in
+// KubeVirt's annotations (kubevirt.io/instancetype-name or
+// kubevirt.io/cluster-instancetype-name, and the preference's).
+func nameSizing(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance) {
+	set := func(k, v string) {
+		if vmi.Annotations == nil {
+			vmi.Annotations = map[string]string{}
+		}
+		vmi.Annotations[k] = v
+	}
+	if m := vm.Spec.Instancetype; m != nil && m.Name != "" {
+		if kind, _ := spec.InstancetypeKind(m); kind == spec.KindInstancetype {
+			set(virtv1.InstancetypeAnnotation, m.Name)
+		} else {
+			set(virtv1.ClusterInstancetypeAnnotation, m.Name)
+		}
+	}
+	if m := vm.Spec.Preference; m != nil && m.Name != "" {
+		if kind, _ := spec.PreferenceKind(m); kind == spec.KindPreference {
+			set(virtv1.PreferenceAnnotation, m.Name)
+		} else {
+			set(virtv1.ClusterPreferenceAnnotation, m.Name)
+		}
+	}
 }
 
 // specOptions are the spec options of a VMI created now.

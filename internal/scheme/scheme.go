@@ -7,11 +7,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	virtv1 "kubevirt.io/api/core/v1"
+	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 	migrationsv1 "kubevirt.io/api/migrations/v1alpha1"
 )
 
 // New returns a scheme with the Kubernetes built-in types, the CRD types,
-// kubevirt.io/v1 and migrations.kubevirt.io/v1alpha1 (MigrationPolicy). Registration of these well-known groups cannot fail, so an
+// kubevirt.io/v1, instancetype.kubevirt.io/v1beta1 (instancetypes and
+// preferences) and migrations.kubevirt.io/v1alpha1 (MigrationPolicy). Registration of these well-known groups cannot fail, so an
 // error here is a programming error and panics.
 func New() *runtime.Scheme {
 	s := runtime.NewScheme()
@@ -19,6 +21,7 @@ func New() *runtime.Scheme {
 		clientgoscheme.AddToScheme,
 		apiextensionsv1.AddToScheme,
 		virtv1.AddToScheme,
+		instancetypev1beta1.AddToScheme,
 		migrationsv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
