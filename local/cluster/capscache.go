@@ -48,15 +48,56 @@ func prepareCapabilitiesCache(dir string) error {
 	return os.Chmod(dir, 0o770)
 }
 
+// warmCapabilitiesCache fills cacheDir, the QEMU capability cache the
+// launchers of process nodes share, before the first launcher needs it:
+// virt-launcher's host CPU probe (in binDir) run through runner as a local
+// node runs a launcher pod's container (capabilityProbe), its own result
+// thrown away. Without it every launcher that starts before the first
+// probe is written probes QEMU itself: a few seconds of both cores each
+// when many start at once.
+func warmCapabilitiesCache(ctx context.Context, runner node.ProcessRunner, binDir, cacheDir string) error {
+	out, err := os.MkdirTemp("", "vkl-caps-")
+	if err != nil {
+		return fmt.Errorf("cluster: warming the capability cache: %w", err)
+	}
+	defer os.RemoveAll(out)
+	if err := os.Lchown(out, contract.QEMUUser, contract.QEMUGroup); err != nil {
+		return fmt.Errorf("cluster: warming the capability cache: %w", err)
+	}
+	if err := node.RunOneOff(ctx, runner, capabilityProbe(binDir, cacheDir, out)); err != nil {
+		return fmt.Errorf("cluster: warming the capability cache %s: %w", cacheDir, err)
+	}
+	return nil
+}
+
+// capabilityProbe is the probe warmCapabilitiesCache runs: virt-launcher's
+// host CPU probe (--probe-host-cpu into out, for software emulation) as the
+// launcher pods' compute container runs, the qemu user and group with no
+// way to gain privileges, with cacheDir as its cache where those pods see
+// it (contract.CapabilitiesCachePath). The launcher, not root, then runs a
+// session libvirtd as theirs does, so that what it caches is what their
+// libvirtd looks for.
+func capabilityProbe(binDir, cacheDir, out string) node.OneOff {
+	return node.OneOff{
+		Path: filepath.Join(binDir, contract.Binary),
+		Args: []string{"--" + contract.FlagProbeHostCPU, out, "--" + contract.FlagVirtType, contract.VirtTypeQEMU,
+			"--" + contract.FlagLibvirtCacheDir, contract.CapabilitiesCachePath},
+		User:    &node.Identity{UID: contract.QEMUUser, GID: contract.QEMUGroup, Groups: []uint32{contract.QEMUGroup}, NoNewPrivs: true},
+		Mounts:  []node.Mount{{Source: cacheDir, Target: contract.CapabilitiesCachePath}},
+		BinDirs: []string{binDir},
+	}
+}
+
 // warmTimeout bounds the warming of the capability cache: a libvirtd's
 // start and QEMU's capability probe, about 2 s under emulation here.
 const warmTimeout = 2 * time.Minute
 
 // warmCapabilities fills the cache the process nodes' launchers share
-// (node.WarmCapabilities, on a runner of its own) in the background and returns a function that waits for it, stopping it first
-// when abandon is set (the first call waits, later ones return at once). A
-// cache that could not be warmed is logged and left to the first launchers
-// to fill, as before.
+// (warmCapabilitiesCache, on a runner of its own) in the background. It
+// returns a function that waits for that, stopping it first when abandon
+// is set; the first call waits, later ones return at once. A cache that
+// could not be warmed is logged and left to the first launchers to fill,
+// as before.
 func (c *Cluster) warmCapabilities(ctx context.Context) (wait func(abandon bool)) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -66,7 +107,7 @@ func (c *Cluster) warmCapabilities(ctx context.Context) (wait func(abandon bool)
 		defer cancel()
 		runner := node.NewHostRunner()
 		defer runner.Close()
-		done <- node.WarmCapabilities(ctx, runner, filepath.Join(c.cfg.BinDir, "virt-launcher"), c.cfg.CapabilitiesCacheDir(), []string{c.cfg.BinDir})
+		done <- warmCapabilitiesCache(ctx, runner, c.cfg.BinDir, c.cfg.CapabilitiesCacheDir())
 	}()
 	var once sync.Once
 	return func(abandon bool) {
@@ -74,6 +115,7 @@ func (c *Cluster) warmCapabilities(ctx context.Context) (wait func(abandon bool)
 	}
 }
 
+// waitWarm waits for the warming's result (done) and logs it.
 func (c *Cluster) waitWarm(done <-chan error, cancel context.CancelFunc, abandon bool, began time.Time) {
 	if abandon {
 		cancel()
