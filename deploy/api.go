@@ -136,6 +136,8 @@ func apiRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "delete"}},
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get"}},
 		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+		// The validating webhook checks a VM's template against them.
+		readInstancetypes(),
 	}
 }
 

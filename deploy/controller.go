@@ -117,8 +117,7 @@ func controllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
 		// A VM's instancetype and preference, read at its first start and
 		// kept in a ControllerRevision the VM owns.
-		{APIGroups: []string{apiinstancetype.GroupName}, Resources: []string{apiinstancetype.PluralResourceName, apiinstancetype.ClusterPluralResourceName,
-			apiinstancetype.PluralPreferenceResourceName, apiinstancetype.ClusterPluralPreferenceResourceName}, Verbs: []string{"get"}},
+		readInstancetypes(),
 		{APIGroups: []string{"apps"}, Resources: []string{"controllerrevisions"}, Verbs: []string{"get", "create"}},
 	}
 }
@@ -140,4 +139,12 @@ func controllerPod(c Controller) corev1.PodSpec {
 	}
 	return c.workload().managerPod(c.PullPolicy, args, c.ProbePort, nil,
 		metricsPort(c.MetricsPort))
+}
+
+// readInstancetypes lets virt-controller and virt-api read the instancetypes
+// and preferences VMs name, namespaced and cluster-wide.
+func readInstancetypes() rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: []string{apiinstancetype.GroupName}, Verbs: []string{"get"},
+		Resources: []string{apiinstancetype.PluralResourceName, apiinstancetype.ClusterPluralResourceName,
+			apiinstancetype.PluralPreferenceResourceName, apiinstancetype.ClusterPluralPreferenceResourceName}}
 }

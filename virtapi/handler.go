@@ -48,7 +48,7 @@ func Handler(cl client.Client, scheme *runtime.Scheme, cfg Config) http.Handler 
 	if specOpts == nil {
 		specOpts = admission.Static(cfg.SpecOptions...)
 	}
-	for path, h := range admission.HandlersFrom(scheme, specOpts, admission.WithPrivilegedUsers(cfg.PrivilegedUsers...)) {
+	for path, h := range admission.HandlersFrom(scheme, specOpts, admission.WithPrivilegedUsers(cfg.PrivilegedUsers...), admission.WithInstancetypes(cl)) {
 		mux.Handle(path, h)
 	}
 	var evictionOpts []eviction.Option

@@ -12,6 +12,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 
+	"github.com/virtkit/virtkit/virt/instancetypes"
 	"github.com/virtkit/virtkit/virt/spec"
 )
 
@@ -106,25 +107,11 @@ func (r *Reconciler) revision(ctx context.Context, vm *virtv1.VirtualMachine, na
 // instancetypeRevision reads the instancetype vm names and keeps it in a
 // new ControllerRevision.
 func (r *Reconciler) instancetypeRevision(ctx context.Context, vm *virtv1.VirtualMachine) (*appsv1.ControllerRevision, error) {
-	m := vm.Spec.Instancetype
-	kind, err := spec.InstancetypeKind(m)
+	it, cit, err := instancetypes.Instancetype(ctx, r.reader, vm)
 	if err != nil {
 		return nil, err
 	}
-	var rev *appsv1.ControllerRevision
-	if kind == spec.KindInstancetype {
-		it := &instancetypev1beta1.VirtualMachineInstancetype{}
-		if err := r.reader.Get(ctx, types.NamespacedName{Namespace: vm.Namespace, Name: m.Name}, it); err != nil {
-			return nil, err
-		}
-		rev, err = spec.NewInstancetypeRevision(vm, it, nil)
-	} else {
-		cit := &instancetypev1beta1.VirtualMachineClusterInstancetype{}
-		if err := r.reader.Get(ctx, types.NamespacedName{Name: m.Name}, cit); err != nil {
-			return nil, err
-		}
-		rev, err = spec.NewInstancetypeRevision(vm, nil, cit)
-	}
+	rev, err := spec.NewInstancetypeRevision(vm, it, cit)
 	if err != nil {
 		return nil, err
 	}
@@ -133,25 +120,11 @@ func (r *Reconciler) instancetypeRevision(ctx context.Context, vm *virtv1.Virtua
 
 // preferenceRevision is instancetypeRevision for the VM's preference.
 func (r *Reconciler) preferenceRevision(ctx context.Context, vm *virtv1.VirtualMachine) (*appsv1.ControllerRevision, error) {
-	m := vm.Spec.Preference
-	kind, err := spec.PreferenceKind(m)
+	p, cp, err := instancetypes.Preference(ctx, r.reader, vm)
 	if err != nil {
 		return nil, err
 	}
-	var rev *appsv1.ControllerRevision
-	if kind == spec.KindPreference {
-		p := &instancetypev1beta1.VirtualMachinePreference{}
-		if err := r.reader.Get(ctx, types.NamespacedName{Namespace: vm.Namespace, Name: m.Name}, p); err != nil {
-			return nil, err
-		}
-		rev, err = spec.NewPreferenceRevision(vm, p, nil)
-	} else {
-		cp := &instancetypev1beta1.VirtualMachineClusterPreference{}
-		if err := r.reader.Get(ctx, types.NamespacedName{Name: m.Name}, cp); err != nil {
-			return nil, err
-		}
-		rev, err = spec.NewPreferenceRevision(vm, nil, cp)
-	}
+	rev, err := spec.NewPreferenceRevision(vm, p, cp)
 	if err != nil {
 		return nil, err
 	}

@@ -66,6 +66,7 @@ var Rules = []Rule{
 var Pure = []string{
 	"virt/spec",
 	"virt/clusterconfig",
+	"virt/instancetypes",
 	"virt/network",
 	"virt/storage",
 	"virt/domain",

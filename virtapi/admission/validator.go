@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/virtkit/virtkit/virt/spec"
@@ -20,6 +21,9 @@ type Validator struct {
 	decoder    admission.Decoder
 	opts       []SpecOptions
 	privileged map[string]bool
+	// instancetypes reads the instancetypes and preferences VMs name
+	// (WithInstancetypes); nil: not checked.
+	instancetypes client.Reader
 }
 
 var _ admission.Handler = (*Validator)(nil)
@@ -100,7 +104,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
-		errs := spec.ValidateVM(vm, opts...)
+		errs := spec.ValidateVM(vm, append(opts, v.sizingOptions(ctx, vm)...)...)
 		if t := vm.Spec.Template; t != nil && !own {
 			errs = append(errs, spec.ValidateReservedLabels(field.NewPath("spec", "template", "metadata", "labels"), t.ObjectMeta.Labels, oldLabels)...)
 		}

@@ -1,0 +1,43 @@
+package admission
+
+import (
+	"context"
+
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/virt/instancetypes"
+	"github.com/virtkit/virtkit/virt/spec"
+)
+
+// WithInstancetypes has the validator read, through r, the instancetype and
+// preference a VirtualMachine names and check its template against them,
+// as KubeVirt's VM admission does: a value the template sets that the
+// instancetype sets too is refused at the template's field, and so is a
+// preference requirement the instancetype or template does not meet. An
+// object that cannot be read (not created yet, or inferred from a volume)
+// is not checked here, as in KubeVirt: the VM controller reports it when
+// the VM starts.
+func WithInstancetypes(r client.Reader) ValidatorOption {
+	return func(v *Validator) { v.instancetypes = r }
+}
+
+// sizingOptions are the virt/spec options of the instancetype and
+// preference vm names, as far as they can be read now.
+func (v *Validator) sizingOptions(ctx context.Context, vm *virtv1.VirtualMachine) []spec.Option {
+	if v.instancetypes == nil {
+		return nil
+	}
+	var out []spec.Option
+	if ns, cl, err := instancetypes.Instancetype(ctx, v.instancetypes, vm); err == nil && (ns != nil || cl != nil) {
+		if it, err := spec.InstancetypeSpecFor(vm.Spec.Instancetype, ns, cl); err == nil {
+			out = append(out, spec.WithInstancetype(it))
+		}
+	}
+	if ns, cl, err := instancetypes.Preference(ctx, v.instancetypes, vm); err == nil && (ns != nil || cl != nil) {
+		if p, err := spec.PreferenceSpecFor(vm.Spec.Preference, ns, cl); err == nil {
+			out = append(out, spec.WithPreference(p))
+		}
+	}
+	return out
+}
