@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
 )
 
-// oneOffLogLimit bounds what of a one-off process's output an error quotes.
-const oneOffLogLimit = 4 << 10
+// What of a one-off process's output an error quotes: its last lines, at
+// most so many bytes.
+const (
+	oneOffLogLines = 20
+	oneOffLogLimit = 4 << 10
+)
 
 // OneOff is a process a node's owner runs to its end outside any pod, as a
 // local node runs a container: as User, with the node's accounts plus a
@@ -60,7 +63,7 @@ func RunOneOff(ctx context.Context, runner ProcessRunner, o OneOff) error {
 	select {
 	case st := <-ended:
 		if st.Code != 0 {
-			return fmt.Errorf("node: %s ended with code %d: %s", o.Path, st.Code, tail(logPath, oneOffLogLimit))
+			return fmt.Errorf("node: %s ended with code %d: %s", o.Path, st.Code, bytes.TrimSpace(logTail(logPath, oneOffLogLines, oneOffLogLimit)))
 		}
 		return nil
 	case <-ctx.Done():
@@ -68,19 +71,4 @@ func RunOneOff(ctx context.Context, runner ProcessRunner, o OneOff) error {
 		<-ended
 		return fmt.Errorf("node: %s: %w", o.Path, ctx.Err())
 	}
-}
-
-// tail is the last limit bytes of the file at path, trimmed; what cannot be
-// read is left out.
-func tail(path string, limit int64) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > limit {
-		_, _ = f.Seek(-limit, io.SeekEnd)
-	}
-	b, _ := io.ReadAll(io.LimitReader(f, limit))
-	return string(bytes.TrimSpace(b))
 }
