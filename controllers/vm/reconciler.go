@@ -102,7 +102,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if vm.DeletionTimestamp == nil && !controllerutil.ContainsFinalizer(vm, Finalizer) {
 		controllerutil.AddFinalizer(vm, Finalizer)
 		if err := r.updateVM(ctx, vm); err != nil {
-			return retryOn(ctx, fmt.Errorf("adding finalizer to VirtualMachine %s: %w", req.NamespacedName, err))
+			return stale.RetryOn(ctx, fmt.Errorf("adding finalizer to VirtualMachine %s: %w", req.NamespacedName, err))
 		}
 	}
 
@@ -148,7 +148,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.release(ctx, vm)
 	}
 	if err := r.writeStatus(ctx, vm, NextStatus(work, view, syncErr, now, r.backoff)); err != nil {
-		return retryOn(ctx, err)
+		return stale.RetryOn(ctx, err)
 	}
 	if syncErr != nil && syncErr.Terminal {
 		return ctrl.Result{}, reconcile.TerminalError(syncErr)
@@ -220,7 +220,7 @@ func (r *Reconciler) release(ctx context.Context, vm *virtv1.VirtualMachine) (ct
 		return ctrl.Result{}, nil
 	}
 	if err := r.updateVM(ctx, vm); err != nil && !apierrors.IsNotFound(err) {
-		return retryOn(ctx, fmt.Errorf("removing finalizer from VirtualMachine %s/%s: %w", vm.Namespace, vm.Name, err))
+		return stale.RetryOn(ctx, fmt.Errorf("removing finalizer from VirtualMachine %s/%s: %w", vm.Namespace, vm.Name, err))
 	}
 	return ctrl.Result{}, nil
 }
@@ -236,17 +236,7 @@ func (r *Reconciler) setAlways(ctx context.Context, vm *virtv1.VirtualMachine) (
 		vm.Spec.Running = &running
 	}
 	if err := r.updateVM(ctx, vm); err != nil {
-		return retryOn(ctx, fmt.Errorf("starting Halted VirtualMachine %s/%s: %w", vm.Namespace, vm.Name, err))
+		return stale.RetryOn(ctx, fmt.Errorf("starting Halted VirtualMachine %s/%s: %w", vm.Namespace, vm.Name, err))
 	}
 	return ctrl.Result{}, nil
-}
-
-// retryOn turns a write conflict (the cache was stale) into a quiet requeue;
-// other errors go to the controller's rate-limited retry.
-func retryOn(ctx context.Context, err error) (ctrl.Result, error) {
-	if apierrors.IsConflict(err) {
-		logf.FromContext(ctx).V(1).Info("conflict, requeueing", "error", err.Error())
-		return ctrl.Result{RequeueAfter: stale.RetryAfter}, nil
-	}
-	return ctrl.Result{}, err
 }

@@ -98,7 +98,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if plan.AddFinalizer {
 		controllerutil.AddFinalizer(vmi, Finalizer)
 		if err := r.update(ctx, vmi); err != nil {
-			return retryOn(ctx, fmt.Errorf("adding finalizer to VirtualMachineInstance %s: %w", req.NamespacedName, err))
+			return stale.RetryOn(ctx, fmt.Errorf("adding finalizer to VirtualMachineInstance %s: %w", req.NamespacedName, err))
 		}
 	}
 	var createErr error
@@ -121,7 +121,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if plan.RemoveFinalizer {
 		controllerutil.RemoveFinalizer(vmi, Finalizer)
 		if err := r.update(ctx, vmi); client.IgnoreNotFound(err) != nil {
-			return retryOn(ctx, fmt.Errorf("removing finalizer from VirtualMachineInstance %s: %w", req.NamespacedName, err))
+			return stale.RetryOn(ctx, fmt.Errorf("removing finalizer from VirtualMachineInstance %s: %w", req.NamespacedName, err))
 		}
 		return ctrl.Result{}, nil
 	}
@@ -133,7 +133,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: hold}, nil
 	}
 	if err := r.writeStatus(ctx, vmi, next); err != nil {
-		return retryOn(ctx, err)
+		return stale.RetryOn(ctx, err)
 	}
 	if createErr != nil {
 		if errors.Is(createErr, ErrInvalidVMI) {
@@ -273,14 +273,4 @@ func (r *Reconciler) writeStatus(ctx context.Context, vmi *virtv1.VirtualMachine
 	r.warn(vmi, st)
 	logf.FromContext(ctx).V(1).Info("status updated", "phase", st.Phase, "reason", st.Reason)
 	return nil
-}
-
-// retryOn turns a write conflict (the cache was stale) into a quiet requeue;
-// other errors go to the controller's rate-limited retry.
-func retryOn(ctx context.Context, err error) (ctrl.Result, error) {
-	if apierrors.IsConflict(err) {
-		logf.FromContext(ctx).V(1).Info("conflict, requeueing", "error", err.Error())
-		return ctrl.Result{RequeueAfter: stale.RetryAfter}, nil
-	}
-	return ctrl.Result{}, err
 }
