@@ -31,6 +31,10 @@ type kind struct {
 	// selector (CRD selectableFields): virt-handler watches only the VMIs of
 	// its node (.status.nodeName) without the node label KubeVirt patches on.
 	selectable []string
+	// scale serves the scale subresource (kubectl scale, a
+	// HorizontalPodAutoscaler) from .spec.replicas, .status.replicas and
+	// .status.labelSelector, as KubeVirt's replica sets and pools.
+	scale bool
 }
 
 func col(name, typ, path string) apiextensionsv1.CustomResourceColumnDefinition {
@@ -71,6 +75,7 @@ func kinds() map[string]kind {
 			columns: []apiextensionsv1.CustomResourceColumnDefinition{col("Desired", "integer", ".spec.replicas"),
 				col("Current", "integer", ".status.replicas"), col("Ready", "integer", ".status.readyReplicas"), age},
 			status: true,
+			scale:  true,
 		},
 		"virtualmachineinstancepresets.kubevirt.io": {shortNames: []string{"vmipreset", "vmipresets"}},
 		"kubevirts.kubevirt.io": {
@@ -168,6 +173,14 @@ func render(crd apiextensionsv1.CustomResourceDefinition, k kind) ([]byte, error
 		}
 		if k.status {
 			v.Subresources = &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}}
+		}
+		if k.scale {
+			if v.Subresources == nil {
+				v.Subresources = &apiextensionsv1.CustomResourceSubresources{}
+			}
+			selector := ".status.labelSelector"
+			v.Subresources.Scale = &apiextensionsv1.CustomResourceSubresourceScale{
+				SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas", LabelSelectorPath: &selector}
 		}
 	}
 	b, err := yaml.Marshal(crd)
