@@ -92,10 +92,15 @@ func NewVMIFromVM(vm *virtv1.VirtualMachine) *virtv1.VirtualMachineInstance {
 	vmi.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(vm, virtv1.VirtualMachineGroupVersionKind)}
 	defaultFirmwareUUID(&vmi.Spec, vm.Namespace, vm.Name)
 	defaultVolumeDisks(&vmi.Spec)
-	// Like KubeVirt's controller, add only the named input here; preferences
-	// may still choose its bus and type before DefaultVMI fills the rest.
-	if a := vmi.Spec.Domain.Devices.AutoattachInputDevice; a != nil && *a && len(vmi.Spec.Domain.Devices.Inputs) == 0 {
-		vmi.Spec.Domain.Devices.Inputs = []virtv1.Input{{Name: "default-0"}}
-	}
+	defaultAutoattachInput(&vmi.Spec)
 	return vmi
+}
+
+// defaultAutoattachInput adds the input autoattachInputDevice asks for. Like
+// KubeVirt's controller, it adds only the named input; preferences may still
+// choose its bus and type before DefaultVMI fills the rest.
+func defaultAutoattachInput(s *virtv1.VirtualMachineInstanceSpec) {
+	if a := s.Domain.Devices.AutoattachInputDevice; a != nil && *a && len(s.Domain.Devices.Inputs) == 0 {
+		s.Domain.Devices.Inputs = []virtv1.Input{{Name: "default-0"}}
+	}
 }

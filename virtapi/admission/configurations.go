@@ -24,8 +24,8 @@ type Service struct {
 }
 
 // Configurations returns the webhook configurations for virt-api behind svc.
-// They match VirtualMachines and VirtualMachineInstances on CREATE and UPDATE
-// only: deleting never calls virt-api, so an unavailable virt-api cannot
+// They match VirtualMachines and VirtualMachineInstances (and the validating
+// one VirtualMachineInstanceReplicaSets) on CREATE and UPDATE only: deleting never calls virt-api, so an unavailable virt-api cannot
 // block a delete. The failure policy is Fail: without virt-api nothing is
 // stored unvalidated. Each webhook gets 10 s, below the apiserver's 30 s, so
 // a slow virt-api fails a request with a clear message instead of a timeout.
@@ -35,14 +35,16 @@ func Configurations(svc Service) (*admissionregistrationv1.MutatingWebhookConfig
 	timeout := int32(10)
 	equivalent := admissionregistrationv1.Equivalent
 	reinvoke := admissionregistrationv1.IfNeededReinvocationPolicy
-	rules := []admissionregistrationv1.RuleWithOperations{{
-		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-		Rule: admissionregistrationv1.Rule{
-			APIGroups:   []string{virtv1.SchemeGroupVersion.Group},
-			APIVersions: []string{virtv1.SchemeGroupVersion.Version},
-			Resources:   []string{"virtualmachines", "virtualmachineinstances"},
-		},
-	}}
+	rules := func(resources ...string) []admissionregistrationv1.RuleWithOperations {
+		return []admissionregistrationv1.RuleWithOperations{{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+			Rule: admissionregistrationv1.Rule{
+				APIGroups:   []string{virtv1.SchemeGroupVersion.Group},
+				APIVersions: []string{virtv1.SchemeGroupVersion.Version},
+				Resources:   resources,
+			},
+		}}
+	}
 	client := func(path string) admissionregistrationv1.WebhookClientConfig {
 		p := path
 		port := svc.Port
@@ -58,7 +60,7 @@ func Configurations(svc Service) (*admissionregistrationv1.MutatingWebhookConfig
 		Webhooks: []admissionregistrationv1.MutatingWebhook{{
 			Name:                    mutateWebhookName,
 			ClientConfig:            client(MutatePath),
-			Rules:                   rules,
+			Rules:                   rules("virtualmachines", "virtualmachineinstances"),
 			FailurePolicy:           &fail,
 			MatchPolicy:             &equivalent,
 			SideEffects:             &none,
@@ -73,7 +75,7 @@ func Configurations(svc Service) (*admissionregistrationv1.MutatingWebhookConfig
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name:                    validateWebhookName,
 			ClientConfig:            client(ValidatePath),
-			Rules:                   rules,
+			Rules:                   rules("virtualmachines", "virtualmachineinstances", "virtualmachineinstancereplicasets"),
 			FailurePolicy:           &fail,
 			MatchPolicy:             &equivalent,
 			SideEffects:             &none,

@@ -13,7 +13,9 @@ func ExampleConfigurations() {
 	w := validating.Webhooks[0]
 	fmt.Println(mutating.Name, validating.Name)
 	fmt.Println(w.Rules[0].Operations, w.Rules[0].Resources, *w.FailurePolicy, *w.TimeoutSeconds)
+	fmt.Println(mutating.Webhooks[0].Rules[0].Resources)
 	// Output:
 	// virtkit-mutating virtkit-validating
-	// [CREATE UPDATE] [virtualmachines virtualmachineinstances] Fail 10
+	// [CREATE UPDATE] [virtualmachines virtualmachineinstances virtualmachineinstancereplicasets] Fail 10
+	// [virtualmachines virtualmachineinstances]
 }

@@ -15,8 +15,9 @@ import (
 	"github.com/virtkit/virtkit/virt/spec"
 )
 
-// Validator is the validating webhook: it applies spec.ValidateVM or
-// spec.ValidateVMI, and keeps a VMI's spec fixed after creation.
+// Validator is the validating webhook: it applies spec.ValidateVM,
+// spec.ValidateVMI or spec.ValidateReplicaSet, and keeps a VMI's spec fixed
+// after creation.
 type Validator struct {
 	decoder    admission.Decoder
 	opts       []SpecOptions
@@ -149,6 +150,35 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 			errs = append(errs, spec.ValidateReservedLabels(labels, vmi.Labels, nil)...)
 		}
 		return Verdict(gk, vmi.Name, errs)
+	case "VirtualMachineInstanceReplicaSet":
+		rs := &virtv1.VirtualMachineInstanceReplicaSet{}
+		if err := v.decoder.Decode(req, rs); err != nil {
+			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode VirtualMachineInstanceReplicaSet %s/%s: %w", req.Namespace, req.Name, err))
+		}
+		if rs.DeletionTimestamp != nil {
+			return admission.Allowed("the VirtualMachineInstanceReplicaSet is being deleted")
+		}
+		var oldLabels map[string]string
+		if req.Operation == "UPDATE" {
+			old := &virtv1.VirtualMachineInstanceReplicaSet{}
+			if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
+				return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode the stored VirtualMachineInstanceReplicaSet %s/%s: %w", req.Namespace, req.Name, err))
+			}
+			if old.Spec.Template != nil {
+				oldLabels = old.Spec.Template.ObjectMeta.Labels
+			}
+		}
+		opts, err := v.specOptions(ctx)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		errs := spec.ValidateReplicaSet(rs, opts...)
+		if t := rs.Spec.Template; t != nil && !own {
+			// The VMIs it makes carry these labels: the same reserved keys
+			// apply as to a VMI's own.
+			errs = append(errs, spec.ValidateReservedLabels(field.NewPath("spec", "template", "metadata", "labels"), t.ObjectMeta.Labels, oldLabels)...)
+		}
+		return Verdict(virtv1.VirtualMachineInstanceReplicaSetGroupVersionKind.GroupKind(), rs.Name, errs)
 	}
 	return admission.Allowed("not a kind this webhook validates")
 }

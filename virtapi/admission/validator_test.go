@@ -35,8 +35,11 @@ func review(t *testing.T, user string, obj, old runtime.Object) ctrladmission.Re
 		return runtime.RawExtension{Raw: b}
 	}
 	kind := "VirtualMachineInstance"
-	if _, ok := obj.(*virtv1.VirtualMachine); ok {
+	switch obj.(type) {
+	case *virtv1.VirtualMachine:
 		kind = "VirtualMachine"
+	case *virtv1.VirtualMachineInstanceReplicaSet:
+		kind = "VirtualMachineInstanceReplicaSet"
 	}
 	op := admissionv1.Create
 	if old != nil {
@@ -189,5 +192,51 @@ func TestOwnAccountsChangeOnlyHotpluggedVolumes(t *testing.T) {
 				t.Errorf("refused fields (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A replica set is refused with the field at fault: a selector that does
+// not match its template, an invalid template, a reserved label the VMIs
+// it makes would carry.
+func TestReplicaSetsAreValidated(t *testing.T) {
+	v := admission.NewValidator(scheme.New(), admission.WithPrivilegedUsers(ownAccount))
+	ctx := context.Background()
+	rs := func(mutate func(*virtv1.VirtualMachineInstanceReplicaSet)) *virtv1.VirtualMachineInstanceReplicaSet {
+		r := &virtv1.VirtualMachineInstanceReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+			Spec: virtv1.VirtualMachineInstanceReplicaSetSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+				Template: &virtv1.VirtualMachineInstanceTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}}, Spec: minimalVMI("x").Spec}}}
+		mutate(r)
+		return r
+	}
+	for _, c := range []struct {
+		name   string
+		mutate func(*virtv1.VirtualMachineInstanceReplicaSet)
+		want   []string
+	}{
+		{"valid", func(*virtv1.VirtualMachineInstanceReplicaSet) {}, nil},
+		{"selector not matching", func(r *virtv1.VirtualMachineInstanceReplicaSet) { r.Spec.Selector.MatchLabels["app"] = "db" },
+			[]string{"FieldValueInvalid spec.selector"}},
+		{"no template", func(r *virtv1.VirtualMachineInstanceReplicaSet) { r.Spec.Template = nil },
+			[]string{"FieldValueRequired spec.template"}},
+		{"invalid template", func(r *virtv1.VirtualMachineInstanceReplicaSet) {
+			r.Spec.Template.Spec.Domain.Devices.Disks[0].Cache = "unsafe"
+		},
+			[]string{"FieldValueNotSupported spec.template.spec.domain.devices.disks[0].cache"}},
+		{"reserved label", func(r *virtv1.VirtualMachineInstanceReplicaSet) {
+			r.Spec.Template.ObjectMeta.Labels[virtv1.NodeNameLabel] = "node-a"
+		}, []string{"FieldValueForbidden spec.template.metadata.labels[kubevirt.io/nodeName]"}},
+	} {
+		if diff := cmp.Diff(c.want, refusals(t, v.Handle(ctx, review(t, "alice", rs(c.mutate), nil)))); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", c.name, diff)
+		}
+	}
+	// Scaling (an update of spec.replicas) is validated the same way.
+	stored := rs(func(*virtv1.VirtualMachineInstanceReplicaSet) {})
+	scaled := stored.DeepCopy()
+	scaled.Spec.Replicas = new(int32(-2))
+	if diff := cmp.Diff([]string{"FieldValueInvalid spec.replicas"}, refusals(t, v.Handle(ctx, review(t, "alice", scaled, stored)))); diff != "" {
+		t.Errorf("negative replicas (-want +got):\n%s", diff)
 	}
 }
