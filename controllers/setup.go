@@ -10,15 +10,16 @@ import (
 	"github.com/virtkit/virtkit/controllers/evacuation"
 	"github.com/virtkit/virtkit/controllers/migration"
 	"github.com/virtkit/virtkit/controllers/nodehealth"
+	"github.com/virtkit/virtkit/controllers/replicaset"
 	"github.com/virtkit/virtkit/controllers/vm"
 	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/controllers/workloadupdate"
 )
 
 // AddToManager registers the VirtualMachine, VirtualMachineInstance,
-// VirtualMachineInstanceMigration, evacuation, node and workload update
-// controllers with mgr, configured by cfg. daemons/virt-controller calls
-// it; so can an integrator's own manager.
+// VirtualMachineInstanceReplicaSet, VirtualMachineInstanceMigration,
+// evacuation, node and workload update controllers with mgr, configured by
+// cfg. daemons/virt-controller calls it; so can an integrator's own manager.
 //
 // New VMIs (their spec defaults and validation) and new launcher and
 // migration target pods follow the KubeVirt CR of cfg.KubeVirtNamespace as
@@ -40,6 +41,9 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 	}
 	if err := vmi.New(vmi.WithPodOptions(cfg.PodOptions()), vmi.WithPodOptionsFrom(pods)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: VirtualMachineInstance controller: %w", err)
+	}
+	if err := replicaset.New(replicaset.WithSpecOptionsFrom(specs)).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("controllers: VirtualMachineInstanceReplicaSet controller: %w", err)
 	}
 	migOpts := []migration.Option{migration.WithPodOptions(cfg.PodOptions()), migration.WithPodOptionsFrom(pods)}
 	if cfg.KubeVirtNamespace != "" {

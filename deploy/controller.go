@@ -93,7 +93,7 @@ func ControllerObjects(c Controller) ([]client.Object, error) {
 }
 
 // controllerRules is what virt-controller does with the API: it turns VMs
-// into VMIs and VMIs into launcher pods, runs migrations (target pods,
+// and replica sets into VMIs and VMIs into launcher pods, runs migrations (target pods,
 // evictions of sources, copies of ReadWriteOnce claims), reads the claims,
 // Nodes and the KubeVirt CR the pods depend on, writes the count of outdated VMIs to the CR's status,
 // and records events.
@@ -105,6 +105,11 @@ func controllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{kv}, Resources: []string{"virtualmachines", "virtualmachineinstances", "virtualmachineinstancemigrations"}, Verbs: all},
 		{APIGroups: []string{kv}, Resources: []string{"virtualmachines/status", "virtualmachineinstances/status", "virtualmachineinstancemigrations/status",
 			"virtualmachines/finalizers", "virtualmachineinstances/finalizers", "virtualmachineinstancemigrations/finalizers"}, Verbs: []string{"update", "patch"}},
+		// Replica sets: read, their status written; their finalizers
+		// subresource lets it set blockOwnerDeletion on the VMIs they own.
+		{APIGroups: []string{kv}, Resources: []string{"virtualmachineinstancereplicasets"}, Verbs: read},
+		{APIGroups: []string{kv}, Resources: []string{"virtualmachineinstancereplicasets/status", "virtualmachineinstancereplicasets/finalizers"},
+			Verbs: []string{"update", "patch"}},
 		{APIGroups: []string{kv}, Resources: []string{"kubevirts"}, Verbs: read},
 		{APIGroups: []string{kv}, Resources: []string{"kubevirts/status"}, Verbs: []string{"patch"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: all},

@@ -1,6 +1,7 @@
 // Package conditions is the one way the reconcilers under controllers/ find,
 // set and remove the conditions of KubeVirt's kinds (VirtualMachineInstance,
-// VirtualMachine, VirtualMachineInstanceMigration) and read those of pods,
+// VirtualMachine, VirtualMachineInstanceMigration,
+// VirtualMachineInstanceReplicaSet) and read those of pods,
 // with one rule for the two timestamps:
 //
 //   - lastTransitionTime changes only when the status changes (or the
@@ -10,6 +11,6 @@
 //     the new condition's.
 //
 // Each kind's condition struct differs, so a Kind names how to reach the
-// fields of one of them; VMI, VM, Migration and Pod are the kinds the
+// fields of one of them; VMI, VM, Migration, ReplicaSet and Pod are the kinds the
 // controllers use. The package holds no state and touches no API server.
 package conditions

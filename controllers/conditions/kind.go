@@ -7,7 +7,7 @@ import (
 )
 
 // Kind says how to reach the fields of one kind's condition struct C, whose
-// type field is of type T. Build one with VMI, VM, Migration or Pod, or with
+// type field is of type T. Build one with VMI, VM, Migration, ReplicaSet or Pod, or with
 // NewKind for a kind of your own.
 type Kind[C any, T ~string] struct {
 	fields func(*C) Fields[T]
@@ -59,6 +59,15 @@ func Migration() Kind[virtv1.VirtualMachineInstanceMigrationCondition, virtv1.Vi
 func Pod() Kind[corev1.PodCondition, corev1.PodConditionType] {
 	return NewKind(func(c *corev1.PodCondition) Fields[corev1.PodConditionType] {
 		return Fields[corev1.PodConditionType]{Type: &c.Type, Status: &c.Status, Reason: &c.Reason,
+			Message: &c.Message, LastProbeTime: &c.LastProbeTime, LastTransitionTime: &c.LastTransitionTime}
+	})
+}
+
+// ReplicaSet is the kind of status.conditions of a
+// VirtualMachineInstanceReplicaSet.
+func ReplicaSet() Kind[virtv1.VirtualMachineInstanceReplicaSetCondition, virtv1.VirtualMachineInstanceReplicaSetConditionType] {
+	return NewKind(func(c *virtv1.VirtualMachineInstanceReplicaSetCondition) Fields[virtv1.VirtualMachineInstanceReplicaSetConditionType] {
+		return Fields[virtv1.VirtualMachineInstanceReplicaSetConditionType]{Type: &c.Type, Status: &c.Status, Reason: &c.Reason,
 			Message: &c.Message, LastProbeTime: &c.LastProbeTime, LastTransitionTime: &c.LastTransitionTime}
 	})
 }
