@@ -1,14 +1,14 @@
 package replicaset
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/controllers/conditions"
+	"github.com/virtkit/virtkit/virt/spec"
 )
 
 // DefaultBurst is how many VMIs one reconcile creates or deletes at most:
@@ -39,22 +39,16 @@ type Plan struct {
 // Scales reports whether the plan creates or deletes any VMI.
 func (p Plan) Scales() bool { return p.Create > 0 || len(p.Delete) > 0 || len(p.Clean) > 0 }
 
-// Selector returns rs's selector, checked as the controller needs it: a
-// template with labels the selector matches. The webhook refuses such
-// replica sets; one stored past it is reported, never acted on.
+// Selector returns rs's selector, checked as the controller needs it
+// (spec.TemplateSelector). The webhook refuses such replica sets; one
+// stored past it is reported, never acted on.
 func Selector(rs *virtv1.VirtualMachineInstanceReplicaSet) (labels.Selector, error) {
 	if rs.Spec.Template == nil {
-		return nil, fmt.Errorf("spec.template: Required value")
+		return nil, field.Required(field.NewPath("spec", "template"), "a VirtualMachineInstanceReplicaSet needs a template")
 	}
-	if rs.Spec.Selector == nil || (len(rs.Spec.Selector.MatchLabels) == 0 && len(rs.Spec.Selector.MatchExpressions) == 0) {
-		return nil, fmt.Errorf("spec.selector: Required value")
-	}
-	s, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
-	if err != nil {
-		return nil, fmt.Errorf("spec.selector: Invalid value: %w", err)
-	}
-	if !s.Matches(labels.Set(rs.Spec.Template.ObjectMeta.Labels)) {
-		return nil, fmt.Errorf("spec.selector: Invalid value: %q does not match the labels of spec.template.metadata", s.String())
+	s, errs := spec.TemplateSelector(field.NewPath("spec", "selector"), rs.Spec.Selector, rs.Spec.Template.ObjectMeta.Labels)
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
 	}
 	return s, nil
 }

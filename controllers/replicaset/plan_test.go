@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/virt/spec"
 )
 
 var base = time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
@@ -138,19 +140,23 @@ func TestSelectorRefusals(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		mutate func(*virtv1.VirtualMachineInstanceReplicaSet)
-		want   string
+		want   string // the field error's type and path
 	}{
-		{"no template", func(rs *virtv1.VirtualMachineInstanceReplicaSet) { rs.Spec.Template = nil }, "spec.template: Required value"},
-		{"no selector", func(rs *virtv1.VirtualMachineInstanceReplicaSet) { rs.Spec.Selector = nil }, "spec.selector: Required value"},
-		{"empty selector", func(rs *virtv1.VirtualMachineInstanceReplicaSet) { rs.Spec.Selector = &metav1.LabelSelector{} }, "spec.selector: Required value"},
+		{"no template", func(rs *virtv1.VirtualMachineInstanceReplicaSet) { rs.Spec.Template = nil }, "FieldValueRequired spec.template"},
+		{"no selector", func(rs *virtv1.VirtualMachineInstanceReplicaSet) { rs.Spec.Selector = nil }, "FieldValueRequired spec.selector"},
+		{"empty selector", func(rs *virtv1.VirtualMachineInstanceReplicaSet) { rs.Spec.Selector = &metav1.LabelSelector{} }, "FieldValueRequired spec.selector"},
 		{"not matching", func(rs *virtv1.VirtualMachineInstanceReplicaSet) { rs.Spec.Template.ObjectMeta.Labels = nil },
-			`spec.selector: Invalid value: "app=web" does not match the labels of spec.template.metadata`},
+			"FieldValueInvalid spec.selector"},
 	} {
 		rs := testRS(1)
 		c.mutate(rs)
 		_, err := PlanFor(rs, nil, 0)
-		if err == nil || err.Error() != c.want {
-			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		var got []string
+		for _, fe := range spec.FieldErrors(err) {
+			got = append(got, string(fe.Type)+" "+fe.Field)
+		}
+		if d := cmp.Diff([]string{c.want}, got); d != "" {
+			t.Errorf("%s: field errors of %v (-want +got):\n%s", c.name, err, d)
 		}
 	}
 }

@@ -31,26 +31,29 @@ func ValidateReplicaSet(rs *virtv1.VirtualMachineInstanceReplicaSet, opts ...Opt
 	if t == nil {
 		return append(errs, field.Required(sp.Child("template"), "a VirtualMachineInstanceReplicaSet needs a template"))
 	}
-	errs = append(errs, validateSelector(sp.Child("selector"), rs.Spec.Selector, t.ObjectMeta.Labels)...)
+	_, serrs := TemplateSelector(sp.Child("selector"), rs.Spec.Selector, t.ObjectMeta.Labels)
+	errs = append(errs, serrs...)
 	tp := sp.Child("template")
 	errs = append(errs, validateTemplateMeta(tp.Child("metadata"), t)...)
 	return append(errs, validateSpec(&c, tp.Child("spec"), &t.Spec, specMode{template: true})...)
 }
 
-// validateSelector checks a replica set's selector against the labels of
-// the objects it makes.
-func validateSelector(p *field.Path, sel *metav1.LabelSelector, templateLabels map[string]string) field.ErrorList {
+// TemplateSelector parses the selector of a controller of replicas (a
+// replica set, a pool) at p and checks it can work: present, not empty
+// (it would match every object of the namespace), and matching the labels
+// of the objects the controller makes.
+func TemplateSelector(p *field.Path, sel *metav1.LabelSelector, templateLabels map[string]string) (labels.Selector, field.ErrorList) {
 	if sel == nil || (len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0) {
-		return field.ErrorList{field.Required(p, "a selector is required; an empty one would match every VirtualMachineInstance of the namespace")}
+		return nil, field.ErrorList{field.Required(p, "a selector is required; an empty one would match every object of the namespace")}
 	}
 	s, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil {
-		return field.ErrorList{field.Invalid(p, sel, err.Error())}
+		return nil, field.ErrorList{field.Invalid(p, sel, err.Error())}
 	}
 	if !s.Matches(labels.Set(templateLabels)) {
-		return field.ErrorList{field.Invalid(p, s.String(), "selector does not match the labels of spec.template.metadata")}
+		return nil, field.ErrorList{field.Invalid(p, s.String(), "selector does not match the labels of the template's metadata")}
 	}
-	return nil
+	return s, nil
 }
 
 // ReplicaSetBaseName is the prefix of the names of the VMIs rs makes, as

@@ -29,33 +29,38 @@ func ValidateVM(vm *virtv1.VirtualMachine, opts ...Option) field.ErrorList {
 		return field.ErrorList{field.Required(field.NewPath("spec"), "a VirtualMachine is required")}
 	}
 	c := newConfig(opts)
-	sp := field.NewPath("spec")
 	errs := validateObjectMeta(field.NewPath("metadata"), &vm.ObjectMeta)
+	return append(errs, validateVMSpec(&c, field.NewPath("spec"), vm.Namespace, &vm.Spec)...)
+}
 
-	if vm.Spec.Running != nil && vm.Spec.RunStrategy != nil {
-		errs = append(errs, field.Invalid(sp.Child("running"), *vm.Spec.Running,
+// validateVMSpec checks a VirtualMachine's spec at sp: a VM's own ("spec")
+// or a pool's template of VMs ("spec.virtualMachineTemplate.spec").
+func validateVMSpec(c *config, sp *field.Path, namespace string, s *virtv1.VirtualMachineSpec) field.ErrorList {
+	var errs field.ErrorList
+	if s.Running != nil && s.RunStrategy != nil {
+		errs = append(errs, field.Invalid(sp.Child("running"), *s.Running,
 			"running and runStrategy are mutually exclusive; running is deprecated, use runStrategy"))
 	}
-	if rs := vm.Spec.RunStrategy; rs != nil && !contains(runStrategies(), string(*rs)) {
+	if rs := s.RunStrategy; rs != nil && !contains(runStrategies(), string(*rs)) {
 		errs = append(errs, field.NotSupported(sp.Child("runStrategy"), *rs, runStrategies()))
 	}
-	if u := vm.Spec.UpdateVolumesStrategy; u != nil && *u != virtv1.UpdateVolumesStrategyReplacement && *u != virtv1.UpdateVolumesStrategyMigration {
+	if u := s.UpdateVolumesStrategy; u != nil && *u != virtv1.UpdateVolumesStrategyReplacement && *u != virtv1.UpdateVolumesStrategyMigration {
 		errs = append(errs, field.NotSupported(sp.Child("updateVolumesStrategy"), *u, []string{"Replacement", "Migration"}))
 	}
 
-	t := vm.Spec.Template
+	t := s.Template
 	if t == nil {
 		return append(errs, field.Required(sp.Child("template"), "a VirtualMachine needs a template"))
 	}
-	if m := vm.Spec.Instancetype; m != nil {
+	if m := s.Instancetype; m != nil {
 		errs = append(errs, validateMatcher(sp.Child("instancetype"), m.Name, m.Kind, m.InferFromVolume,
 			m.InferFromVolumeFailurePolicy, instancetypeKinds(), &t.Spec)...)
 	}
-	if m := vm.Spec.Preference; m != nil {
+	if m := s.Preference; m != nil {
 		errs = append(errs, validateMatcher(sp.Child("preference"), m.Name, m.Kind, m.InferFromVolume,
 			m.InferFromVolumeFailurePolicy, preferenceKinds(), &t.Spec)...)
 	}
-	errs = append(errs, validateDataVolumeTemplates(sp, vm)...)
+	errs = append(errs, validateDataVolumeTemplates(sp, namespace, s)...)
 
 	tp := sp.Child("template")
 	errs = append(errs, validateTemplateMeta(tp.Child("metadata"), t)...)
@@ -67,8 +72,8 @@ func ValidateVM(vm *virtv1.VirtualMachine, opts ...Option) field.ErrorList {
 		}
 		spec = expanded
 	}
-	mode := specMode{template: true, computeFromInstancetype: vm.Spec.Instancetype != nil && c.instancetype == nil}
-	return append(errs, validateSpec(&c, tp.Child("spec"), spec, mode)...)
+	mode := specMode{template: true, computeFromInstancetype: s.Instancetype != nil && c.instancetype == nil}
+	return append(errs, validateSpec(c, tp.Child("spec"), spec, mode)...)
 }
 
 func validateTemplateMeta(mp *field.Path, t *virtv1.VirtualMachineInstanceTemplateSpec) field.ErrorList {
@@ -139,11 +144,11 @@ func validateMatcher(mp *field.Path, name, kind, infer string, policy *virtv1.In
 // template is used by a dataVolume volume (KubeVirt refuses orphans: they
 // would be created and never attached), and that it stays in the VM's
 // namespace.
-func validateDataVolumeTemplates(sp *field.Path, vm *virtv1.VirtualMachine) field.ErrorList {
+func validateDataVolumeTemplates(sp *field.Path, namespace string, s *virtv1.VirtualMachineSpec) field.ErrorList {
 	var errs field.ErrorList
 	seen := map[string]bool{}
-	for i := range vm.Spec.DataVolumeTemplates {
-		dv := &vm.Spec.DataVolumeTemplates[i]
+	for i := range s.DataVolumeTemplates {
+		dv := &s.DataVolumeTemplates[i]
 		dp := sp.Child("dataVolumeTemplates").Index(i)
 		if dv.Name == "" {
 			errs = append(errs, field.Required(dp.Child("metadata", "name"), "data volume template name is required"))
@@ -156,13 +161,13 @@ func validateDataVolumeTemplates(sp *field.Path, vm *virtv1.VirtualMachine) fiel
 			errs = append(errs, field.Duplicate(dp.Child("metadata", "name"), dv.Name))
 		}
 		seen[dv.Name] = true
-		if dv.Namespace != "" && vm.Namespace != "" && dv.Namespace != vm.Namespace {
+		if dv.Namespace != "" && namespace != "" && dv.Namespace != namespace {
 			errs = append(errs, field.Invalid(dp.Child("metadata", "namespace"), dv.Namespace,
-				fmt.Sprintf("must be the VM's namespace %q", vm.Namespace)))
+				fmt.Sprintf("must be the VM's namespace %q", namespace)))
 		}
 		used := false
-		if vm.Spec.Template != nil {
-			for _, v := range vm.Spec.Template.Spec.Volumes {
+		if s.Template != nil {
+			for _, v := range s.Template.Spec.Volumes {
 				if v.DataVolume != nil && v.DataVolume.Name == dv.Name {
 					used = true
 					break
