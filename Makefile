@@ -17,8 +17,16 @@ CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/daemons/vir
 # benchmark starts a virt-local of its own on the same machine.
 NESTED_MODULES := hack/bench
 
-# API groups whose CRDs deploy/crds serves (see hack/crdgen).
-CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1
+# API groups whose CRDs deploy/crds serves (see hack/crdgen). An older version
+# still served is generated on its own (controller-gen wants a storage-version
+# marker kubevirt.io/api does not carry) and merged into its CRD by crdgen.
+CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1 paths=kubevirt.io/api/pool/v1beta1
+CRD_OLDER_VERSIONS := kubevirt.io/api/pool/v1alpha1
+define crd-raw
+	rm -rf $(OUT)/crd-raw
+	cd hack/tools && $(TOOLS)/controller-gen crd:allowDangerousTypes=true $(CRD_PATHS) output:crd:dir=$(OUT)/crd-raw
+	cd hack/tools && for p in $(CRD_OLDER_VERSIONS); do $(TOOLS)/controller-gen crd:allowDangerousTypes=true paths=$$p output:crd:dir=$(OUT)/crd-raw/older-$$(echo $$p | tr / _); done
+endef
 
 .PHONY: run stop boot-guest test test-short fuzz chaos deps kube-bins cni-bins containerd-bins guest images images-push manifests tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node bench-install bench-scale
 
@@ -83,13 +91,12 @@ tools:
 
 ## generate: deploy/crds from kubevirt.io/api
 generate: tools
-	@rm -rf $(OUT)/crd-raw
-	cd hack/tools && $(TOOLS)/controller-gen crd:allowDangerousTypes=true $(CRD_PATHS) output:crd:dir=$(OUT)/crd-raw
+	$(crd-raw)
 	go run ./hack/crdgen -in $(OUT)/crd-raw -out deploy/crds
 
 verify-generated: tools
-	@rm -rf $(OUT)/crd-raw $(OUT)/crd-check
-	@cd hack/tools && $(TOOLS)/controller-gen crd:allowDangerousTypes=true $(CRD_PATHS) output:crd:dir=$(OUT)/crd-raw
+	@rm -rf $(OUT)/crd-check
+	@$(crd-raw)
 	@go run ./hack/crdgen -in $(OUT)/crd-raw -out $(OUT)/crd-check
 	@diff -r deploy/crds $(OUT)/crd-check >/dev/null || { echo "deploy/crds is out of date: run 'make generate'" >&2; exit 1; }
 

@@ -35,6 +35,9 @@ type kind struct {
 	// HorizontalPodAutoscaler) from .spec.replicas, .status.replicas and
 	// .status.labelSelector, as KubeVirt's replica sets and pools.
 	scale bool
+	// storage names the stored version of a kind served in several
+	// (kubevirt.io/api marks none); the others are served beside it.
+	storage string
 }
 
 func col(name, typ, path string) apiextensionsv1.CustomResourceColumnDefinition {
@@ -88,6 +91,14 @@ func kinds() map[string]kind {
 		"virtualmachinepreferences.instancetype.kubevirt.io":          {shortNames: []string{"vmpref", "vmprefs", "vmp", "vmps"}},
 		"virtualmachineclusterpreferences.instancetype.kubevirt.io":   {shortNames: []string{"vmcpref", "vmcprefs", "vmcp", "vmcps"}, cluster: true},
 		"migrationpolicies.migrations.kubevirt.io":                    {status: true, cluster: true},
+		"virtualmachinepools.pool.kubevirt.io": {
+			shortNames: []string{"vmpool", "vmpools"},
+			columns: []apiextensionsv1.CustomResourceColumnDefinition{col("Desired", "integer", ".spec.replicas"),
+				col("Current", "integer", ".status.replicas"), col("Ready", "integer", ".status.readyReplicas"), age},
+			status:  true,
+			scale:   true,
+			storage: "v1beta1",
+		},
 	}
 }
 
@@ -106,16 +117,21 @@ func main() {
 }
 
 func run(in, out string) error {
-	files, err := filepath.Glob(filepath.Join(in, "*.yaml"))
+	// controller-gen's output, and in folders below it an older version of
+	// a kind generated on its own.
+	var files []string
+	err := filepath.WalkDir(in, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".yaml") {
+			files = append(files, path)
+		}
+		return err
+	})
 	if err != nil {
 		return err
 	}
 	sort.Strings(files)
 	want := kinds()
-	seen := map[string]bool{}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
+	crds := map[string]*apiextensionsv1.CustomResourceDefinition{}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
@@ -125,23 +141,31 @@ func run(in, out string) error {
 		if err := yaml.UnmarshalStrict(raw, &crd); err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
-		k, ok := want[crd.Name]
-		if !ok {
+		if _, ok := want[crd.Name]; !ok {
 			continue
 		}
-		seen[crd.Name] = true
-		b, err := render(crd, k)
-		if err != nil {
-			return fmt.Errorf("%s: %w", crd.Name, err)
+		if have, ok := crds[crd.Name]; ok {
+			have.Spec.Versions = append(have.Spec.Versions, crd.Spec.Versions...)
+			continue
 		}
-		if err := os.WriteFile(filepath.Join(out, crd.Name+".yaml"), b, 0o644); err != nil {
-			return err
-		}
+		crds[crd.Name] = &crd
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
 	}
 	var missing []string
-	for name := range want {
-		if !seen[name] {
+	for name, k := range want {
+		crd, ok := crds[name]
+		if !ok {
 			missing = append(missing, name)
+			continue
+		}
+		b, err := render(*crd, k)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(out, name+".yaml"), b, 0o644); err != nil {
+			return err
 		}
 	}
 	if len(missing) > 0 {
@@ -164,8 +188,15 @@ func render(crd apiextensionsv1.CustomResourceDefinition, k kind) ([]byte, error
 		crd.Labels = map[string]string{}
 	}
 	crd.Labels["app.kubernetes.io/part-of"] = "virtkit"
+	sort.Slice(crd.Spec.Versions, func(i, j int) bool { return crd.Spec.Versions[i].Name < crd.Spec.Versions[j].Name })
+	if len(crd.Spec.Versions) > 1 && k.storage == "" {
+		return nil, fmt.Errorf("%d versions and no storage version named", len(crd.Spec.Versions))
+	}
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
+		if k.storage != "" {
+			v.Storage = v.Name == k.storage
+		}
 		v.AdditionalPrinterColumns = k.columns
 		v.SelectableFields = nil
 		for _, f := range k.selectable {

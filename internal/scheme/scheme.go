@@ -9,12 +9,15 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 	migrationsv1 "kubevirt.io/api/migrations/v1alpha1"
+	poolv1 "kubevirt.io/api/pool/v1beta1"
 )
 
 // New returns a scheme with the Kubernetes built-in types, the CRD types,
 // kubevirt.io/v1, instancetype.kubevirt.io/v1beta1 (instancetypes and
-// preferences) and migrations.kubevirt.io/v1alpha1 (MigrationPolicy). Registration of these well-known groups cannot fail, so an
-// error here is a programming error and panics.
+// preferences), migrations.kubevirt.io/v1alpha1 (MigrationPolicy) and
+// pool.kubevirt.io/v1beta1 (VirtualMachinePool). Registration of these
+// well-known groups cannot fail, so an error here is a programming error
+// and panics.
 func New() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
@@ -23,6 +26,7 @@ func New() *runtime.Scheme {
 		virtv1.AddToScheme,
 		instancetypev1beta1.AddToScheme,
 		migrationsv1.AddToScheme,
+		poolv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)

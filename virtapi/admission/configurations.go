@@ -3,7 +3,9 @@ package admission
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	virtv1 "kubevirt.io/api/core/v1"
+	poolv1 "kubevirt.io/api/pool/v1beta1"
 )
 
 // Names of the webhook configurations and of each webhook in them.
@@ -25,7 +27,8 @@ type Service struct {
 
 // Configurations returns the webhook configurations for virt-api behind svc.
 // They match VirtualMachines and VirtualMachineInstances (and the validating
-// one VirtualMachineInstanceReplicaSets) on CREATE and UPDATE only: deleting never calls virt-api, so an unavailable virt-api cannot
+// one VirtualMachineInstanceReplicaSets and VirtualMachinePools) on CREATE
+// and UPDATE only: deleting never calls virt-api, so an unavailable virt-api cannot
 // block a delete. The failure policy is Fail: without virt-api nothing is
 // stored unvalidated. Each webhook gets 10 s, below the apiserver's 30 s, so
 // a slow virt-api fails a request with a clear message instead of a timeout.
@@ -35,16 +38,19 @@ func Configurations(svc Service) (*admissionregistrationv1.MutatingWebhookConfig
 	timeout := int32(10)
 	equivalent := admissionregistrationv1.Equivalent
 	reinvoke := admissionregistrationv1.IfNeededReinvocationPolicy
-	rules := func(resources ...string) []admissionregistrationv1.RuleWithOperations {
-		return []admissionregistrationv1.RuleWithOperations{{
+	rule := func(gv schema.GroupVersion, resources ...string) admissionregistrationv1.RuleWithOperations {
+		return admissionregistrationv1.RuleWithOperations{
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 			Rule: admissionregistrationv1.Rule{
-				APIGroups:   []string{virtv1.SchemeGroupVersion.Group},
-				APIVersions: []string{virtv1.SchemeGroupVersion.Version},
+				APIGroups:   []string{gv.Group},
+				APIVersions: []string{gv.Version},
 				Resources:   resources,
 			},
-		}}
+		}
 	}
+	// A pool written as v1alpha1 reaches the webhook as v1beta1, the
+	// equivalent version the rule names (matchPolicy Equivalent).
+	core := virtv1.SchemeGroupVersion
 	client := func(path string) admissionregistrationv1.WebhookClientConfig {
 		p := path
 		port := svc.Port
@@ -60,7 +66,7 @@ func Configurations(svc Service) (*admissionregistrationv1.MutatingWebhookConfig
 		Webhooks: []admissionregistrationv1.MutatingWebhook{{
 			Name:                    mutateWebhookName,
 			ClientConfig:            client(MutatePath),
-			Rules:                   rules("virtualmachines", "virtualmachineinstances"),
+			Rules:                   []admissionregistrationv1.RuleWithOperations{rule(core, "virtualmachines", "virtualmachineinstances")},
 			FailurePolicy:           &fail,
 			MatchPolicy:             &equivalent,
 			SideEffects:             &none,
@@ -73,9 +79,11 @@ func Configurations(svc Service) (*admissionregistrationv1.MutatingWebhookConfig
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
 		ObjectMeta: metav1.ObjectMeta{Name: ValidatingConfigurationName, Labels: labels},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name:                    validateWebhookName,
-			ClientConfig:            client(ValidatePath),
-			Rules:                   rules("virtualmachines", "virtualmachineinstances", "virtualmachineinstancereplicasets"),
+			Name:         validateWebhookName,
+			ClientConfig: client(ValidatePath),
+			Rules: []admissionregistrationv1.RuleWithOperations{
+				rule(core, "virtualmachines", "virtualmachineinstances", "virtualmachineinstancereplicasets"),
+				rule(poolv1.SchemeGroupVersion, "virtualmachinepools")},
 			FailurePolicy:           &fail,
 			MatchPolicy:             &equivalent,
 			SideEffects:             &none,

@@ -13,9 +13,11 @@ func ExampleConfigurations() {
 	w := validating.Webhooks[0]
 	fmt.Println(mutating.Name, validating.Name)
 	fmt.Println(w.Rules[0].Operations, w.Rules[0].Resources, *w.FailurePolicy, *w.TimeoutSeconds)
+	fmt.Println(w.Rules[1].APIGroups, w.Rules[1].APIVersions, w.Rules[1].Resources)
 	fmt.Println(mutating.Webhooks[0].Rules[0].Resources)
 	// Output:
 	// virtkit-mutating virtkit-validating
 	// [CREATE UPDATE] [virtualmachines virtualmachineinstances virtualmachineinstancereplicasets] Fail 10
+	// [pool.kubevirt.io] [v1beta1] [virtualmachinepools]
 	// [virtualmachines virtualmachineinstances]
 }

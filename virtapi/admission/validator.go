@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	virtv1 "kubevirt.io/api/core/v1"
+	poolv1 "kubevirt.io/api/pool/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -16,8 +17,8 @@ import (
 )
 
 // Validator is the validating webhook: it applies spec.ValidateVM,
-// spec.ValidateVMI or spec.ValidateReplicaSet, and keeps a VMI's spec fixed
-// after creation.
+// spec.ValidateVMI, spec.ValidateReplicaSet or spec.ValidatePool, and keeps
+// a VMI's spec fixed after creation.
 type Validator struct {
 	decoder    admission.Decoder
 	opts       []SpecOptions
@@ -179,6 +180,35 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 			errs = append(errs, spec.ValidateReservedLabels(field.NewPath("spec", "template", "metadata", "labels"), t.ObjectMeta.Labels, oldLabels)...)
 		}
 		return Verdict(virtv1.VirtualMachineInstanceReplicaSetGroupVersionKind.GroupKind(), rs.Name, errs)
+	case poolv1.VirtualMachinePoolKind:
+		pool := &poolv1.VirtualMachinePool{}
+		if err := v.decoder.Decode(req, pool); err != nil {
+			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode VirtualMachinePool %s/%s: %w", req.Namespace, req.Name, err))
+		}
+		if pool.DeletionTimestamp != nil {
+			return admission.Allowed("the VirtualMachinePool is being deleted")
+		}
+		var oldLabels map[string]string
+		if req.Operation == "UPDATE" {
+			old := &poolv1.VirtualMachinePool{}
+			if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
+				return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode the stored VirtualMachinePool %s/%s: %w", req.Namespace, req.Name, err))
+			}
+			if t := old.Spec.VirtualMachineTemplate; t != nil && t.Spec.Template != nil {
+				oldLabels = t.Spec.Template.ObjectMeta.Labels
+			}
+		}
+		opts, err := v.specOptions(ctx)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		errs := spec.ValidatePool(pool, opts...)
+		if t := pool.Spec.VirtualMachineTemplate; t != nil && t.Spec.Template != nil && !own {
+			// Its VMs' VMIs carry these labels.
+			errs = append(errs, spec.ValidateReservedLabels(field.NewPath("spec", "virtualMachineTemplate", "spec", "template", "metadata", "labels"),
+				t.Spec.Template.ObjectMeta.Labels, oldLabels)...)
+		}
+		return Verdict(poolv1.SchemeGroupVersion.WithKind(poolv1.VirtualMachinePoolKind).GroupKind(), pool.Name, errs)
 	}
 	return admission.Allowed("not a kind this webhook validates")
 }

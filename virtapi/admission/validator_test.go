@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	virtv1 "kubevirt.io/api/core/v1"
+	poolv1 "kubevirt.io/api/pool/v1beta1"
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/virtkit/virtkit/internal/scheme"
@@ -40,6 +41,8 @@ func review(t *testing.T, user string, obj, old runtime.Object) ctrladmission.Re
 		kind = "VirtualMachine"
 	case *virtv1.VirtualMachineInstanceReplicaSet:
 		kind = "VirtualMachineInstanceReplicaSet"
+	case *poolv1.VirtualMachinePool:
+		kind = poolv1.VirtualMachinePoolKind
 	}
 	op := admissionv1.Create
 	if old != nil {
@@ -238,5 +241,46 @@ func TestReplicaSetsAreValidated(t *testing.T) {
 	scaled.Spec.Replicas = new(int32(-2))
 	if diff := cmp.Diff([]string{"FieldValueInvalid spec.replicas"}, refusals(t, v.Handle(ctx, review(t, "alice", scaled, stored)))); diff != "" {
 		t.Errorf("negative replicas (-want +got):\n%s", diff)
+	}
+}
+
+// A pool is refused with the field at fault, its VMs' spec where it sits
+// in the pool.
+func TestPoolsAreValidated(t *testing.T) {
+	v := admission.NewValidator(scheme.New(), admission.WithPrivilegedUsers(ownAccount))
+	ctx := context.Background()
+	pool := func(mutate func(*poolv1.VirtualMachinePool)) *poolv1.VirtualMachinePool {
+		p := &poolv1.VirtualMachinePool{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+			Spec: poolv1.VirtualMachinePoolSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+				VirtualMachineTemplate: &poolv1.VirtualMachineTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+					Spec: virtv1.VirtualMachineSpec{RunStrategy: new(virtv1.RunStrategyAlways),
+						Template: &virtv1.VirtualMachineInstanceTemplateSpec{Spec: minimalVMI("x").Spec}}}}}
+		mutate(p)
+		return p
+	}
+	for _, c := range []struct {
+		name   string
+		mutate func(*poolv1.VirtualMachinePool)
+		want   []string
+	}{
+		{"valid", func(*poolv1.VirtualMachinePool) {}, nil},
+		{"selector not matching", func(p *poolv1.VirtualMachinePool) { p.Spec.Selector.MatchLabels["app"] = "db" },
+			[]string{"FieldValueInvalid spec.selector"}},
+		{"invalid VM template", func(p *poolv1.VirtualMachinePool) {
+			p.Spec.VirtualMachineTemplate.Spec.Template.Spec.Domain.Devices.Disks[0].Cache = "unsafe"
+		}, []string{"FieldValueNotSupported spec.virtualMachineTemplate.spec.template.spec.domain.devices.disks[0].cache"}},
+		{"reserved label", func(p *poolv1.VirtualMachinePool) {
+			p.Spec.VirtualMachineTemplate.Spec.Template.ObjectMeta.Labels = map[string]string{virtv1.NodeNameLabel: "node-a"}
+		}, []string{"FieldValueForbidden spec.virtualMachineTemplate.spec.template.metadata.labels[kubevirt.io/nodeName]"}},
+		{"autohealing", func(p *poolv1.VirtualMachinePool) {
+			p.Spec.Autohealing = &poolv1.VirtualMachinePoolAutohealingStrategy{}
+		},
+			[]string{"FieldValueForbidden spec.autohealing"}},
+	} {
+		if diff := cmp.Diff(c.want, refusals(t, v.Handle(ctx, review(t, "alice", pool(c.mutate), nil)))); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", c.name, diff)
+		}
 	}
 }
