@@ -19,6 +19,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/virtkit/virtkit/controllers/batch"
 	"github.com/virtkit/virtkit/controllers/conditions"
 	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/controllers/stale"
@@ -271,7 +272,7 @@ func (r *Reconciler) create(ctx context.Context, rs *virtv1.VirtualMachineInstan
 		// Only a change of the template helps.
 		return &ScaleError{Reason: ReasonFailedCreate, Err: err, Terminal: true}
 	}
-	_, err = slowStart(n, func(int) error {
+	_, err = batch.SlowStart(n, func(int) error {
 		vmi := proto.DeepCopy()
 		if err := r.client.Create(ctx, vmi); err != nil {
 			r.recorder.Eventf(rs, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating virtual machine instance: %v", err)
@@ -290,7 +291,7 @@ func (r *Reconciler) create(ctx context.Context, rs *virtv1.VirtualMachineInstan
 // delete deletes the named VMIs of vmis, each only if it is still the one
 // that was counted (its UID).
 func (r *Reconciler) delete(ctx context.Context, rs *virtv1.VirtualMachineInstanceReplicaSet, vmis map[string]*virtv1.VirtualMachineInstance, names []string) error {
-	_, err := slowStart(len(names), func(i int) error {
+	_, err := batch.SlowStart(len(names), func(i int) error {
 		vmi := vmis[names[i]]
 		err := r.client.Delete(ctx, vmi, client.Preconditions{UID: &vmi.UID})
 		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {

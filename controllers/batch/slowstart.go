@@ -1,16 +1,16 @@
-package replicaset
+package batch
 
 import (
 	"errors"
 	"sync"
 )
 
-// slowStart calls fn(0) .. fn(n-1) in batches of 1, 2, 4... calls at once,
+// SlowStart calls fn(0) .. fn(n-1) in batches of 1, 2, 4... calls at once,
 // as Kubernetes' replica sets create pods, and stops after the first batch
-// in which a call failed: a replica set that cannot create VMIs fails with
-// one request rather than n. It returns how many calls succeeded and the
-// errors of the failed batch.
-func slowStart(n int, fn func(i int) error) (int, error) {
+// in which a call failed: a controller that cannot create its objects (a
+// quota, a refusing webhook) fails with one request rather than n. It
+// returns how many calls succeeded and the errors of the failed batch.
+func SlowStart(n int, fn func(i int) error) (int, error) {
 	done := 0
 	for size := 1; done < n; size *= 2 {
 		batch := min(size, n-done)
