@@ -10,6 +10,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/evacuation"
 	"github.com/virtkit/virtkit/controllers/migration"
 	"github.com/virtkit/virtkit/controllers/nodehealth"
+	"github.com/virtkit/virtkit/controllers/pool"
 	"github.com/virtkit/virtkit/controllers/replicaset"
 	"github.com/virtkit/virtkit/controllers/vm"
 	"github.com/virtkit/virtkit/controllers/vmi"
@@ -17,9 +18,9 @@ import (
 )
 
 // AddToManager registers the VirtualMachine, VirtualMachineInstance,
-// VirtualMachineInstanceReplicaSet, VirtualMachineInstanceMigration,
-// evacuation, node and workload update controllers with mgr, configured by
-// cfg. daemons/virt-controller calls it; so can an integrator's own manager.
+// VirtualMachineInstanceReplicaSet, VirtualMachinePool,
+// VirtualMachineInstanceMigration, evacuation, node and workload update
+// controllers with mgr, configured by cfg. daemons/virt-controller calls it; so can an integrator's own manager.
 //
 // New VMIs (their spec defaults and validation) and new launcher and
 // migration target pods follow the KubeVirt CR of cfg.KubeVirtNamespace as
@@ -44,6 +45,9 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 	}
 	if err := replicaset.New(replicaset.WithSpecOptionsFrom(specs)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: VirtualMachineInstanceReplicaSet controller: %w", err)
+	}
+	if err := pool.New().SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("controllers: VirtualMachinePool controller: %w", err)
 	}
 	migOpts := []migration.Option{migration.WithPodOptions(cfg.PodOptions()), migration.WithPodOptionsFrom(pods)}
 	if cfg.KubeVirtNamespace != "" {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 	apiinstancetype "kubevirt.io/api/instancetype"
+	poolv1 "kubevirt.io/api/pool/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -92,8 +93,8 @@ func ControllerObjects(c Controller) ([]client.Object, error) {
 	return objs, nil
 }
 
-// controllerRules is what virt-controller does with the API: it turns VMs
-// and replica sets into VMIs and VMIs into launcher pods, runs migrations (target pods,
+// controllerRules is what virt-controller does with the API: it turns pools
+// into VMs, VMs and replica sets into VMIs and VMIs into launcher pods, runs migrations (target pods,
 // evictions of sources, copies of ReadWriteOnce claims), reads the claims,
 // Nodes and the KubeVirt CR the pods depend on, writes the count of outdated VMIs to the CR's status,
 // and records events.
@@ -110,6 +111,11 @@ func controllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{kv}, Resources: []string{"virtualmachineinstancereplicasets"}, Verbs: read},
 		{APIGroups: []string{kv}, Resources: []string{"virtualmachineinstancereplicasets/status", "virtualmachineinstancereplicasets/finalizers"},
 			Verbs: []string{"update", "patch"}},
+		// Pools: their finalizer, their status, and blockOwnerDeletion on
+		// the VMs and revisions they own.
+		{APIGroups: []string{poolv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachinepools"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+		{APIGroups: []string{poolv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachinepools/status", "virtualmachinepools/finalizers"},
+			Verbs: []string{"update", "patch"}},
 		{APIGroups: []string{kv}, Resources: []string{"kubevirts"}, Verbs: read},
 		{APIGroups: []string{kv}, Resources: []string{"kubevirts/status"}, Verbs: []string{"patch"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: all},
@@ -123,7 +129,8 @@ func controllerRules() []rbacv1.PolicyRule {
 		// A VM's instancetype and preference, read at its first start and
 		// kept in a ControllerRevision the VM owns.
 		readInstancetypes(),
-		{APIGroups: []string{"apps"}, Resources: []string{"controllerrevisions"}, Verbs: []string{"get", "create"}},
+		// A pool's revisions: kept, read back and pruned.
+		{APIGroups: []string{"apps"}, Resources: []string{"controllerrevisions"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
 	}
 }
 

@@ -4,10 +4,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
+	poolv1 "kubevirt.io/api/pool/v1beta1"
 )
 
 // Kind says how to reach the fields of one kind's condition struct C, whose
-// type field is of type T. Build one with VMI, VM, Migration, ReplicaSet or Pod, or with
+// type field is of type T. Build one with VMI, VM, Migration, ReplicaSet, Pool or Pod, or with
 // NewKind for a kind of your own.
 type Kind[C any, T ~string] struct {
 	fields func(*C) Fields[T]
@@ -68,6 +69,14 @@ func Pod() Kind[corev1.PodCondition, corev1.PodConditionType] {
 func ReplicaSet() Kind[virtv1.VirtualMachineInstanceReplicaSetCondition, virtv1.VirtualMachineInstanceReplicaSetConditionType] {
 	return NewKind(func(c *virtv1.VirtualMachineInstanceReplicaSetCondition) Fields[virtv1.VirtualMachineInstanceReplicaSetConditionType] {
 		return Fields[virtv1.VirtualMachineInstanceReplicaSetConditionType]{Type: &c.Type, Status: &c.Status, Reason: &c.Reason,
+			Message: &c.Message, LastProbeTime: &c.LastProbeTime, LastTransitionTime: &c.LastTransitionTime}
+	})
+}
+
+// Pool is the kind of status.conditions of a VirtualMachinePool.
+func Pool() Kind[poolv1.VirtualMachinePoolCondition, poolv1.VirtualMachinePoolConditionType] {
+	return NewKind(func(c *poolv1.VirtualMachinePoolCondition) Fields[poolv1.VirtualMachinePoolConditionType] {
+		return Fields[poolv1.VirtualMachinePoolConditionType]{Type: &c.Type, Status: &c.Status, Reason: &c.Reason,
 			Message: &c.Message, LastProbeTime: &c.LastProbeTime, LastTransitionTime: &c.LastTransitionTime}
 	})
 }
