@@ -19,10 +19,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	virtv1 "kubevirt.io/api/core/v1"
 	poolv1 "kubevirt.io/api/pool/v1beta1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
@@ -35,29 +32,12 @@ type cluster struct {
 
 func startCluster(t *testing.T) *cluster {
 	env := kubeenv.ControlPlane(t)
-	skip := true
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 env.Client.Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: &skip},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr := kubeenv.NewManager(t, env)
 	cl := &cluster{c: env.Client, events: record.NewFakeRecorder(1000)}
 	if err := New(WithEventRecorder(cl.events), WithShuffle(keepOrder)).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	kubeenv.RunManager(t, mgr)
 	return cl
 }
 
