@@ -20,6 +20,20 @@ type command struct {
 	// setup defines the command's flags on fs and returns what runs it once
 	// they are parsed.
 	setup func(fs *pflag.FlagSet) action
+	// subs are the commands named by the first argument (create vm, create
+	// instancetype...), each with flags of its own; a command with subs has
+	// no setup.
+	subs []command
+}
+
+// sub returns the command of c that the argument word names.
+func (c command) sub(word string) (command, bool) {
+	for _, s := range c.subs {
+		if s.name == c.name+" "+word {
+			return s, true
+		}
+	}
+	return command{}, false
 }
 
 // action runs a parsed command with its positional arguments.
@@ -111,13 +125,27 @@ func dispatch(ctx context.Context, s *session, args []string) error {
 	if !ok {
 		return &usageError{err: fmt.Errorf("unknown command %q", rest[0])}
 	}
+	// The global flags before the command were parsed already; parsing them
+	// again with the command's is harmless and keeps one code path.
+	before := args[:len(args)-len(rest)]
+	if c.subs != nil {
+		if len(rest) < 2 || strings.HasPrefix(rest[1], "-") {
+			if len(rest) > 1 && (rest[1] == "--help" || rest[1] == "-h") {
+				printCommandUsage(s.stdout, c)
+				return nil
+			}
+			return &usageError{cmd: c.name, err: fmt.Errorf("'virtctl %s' needs what to create: %s", c.name, subNames(c))}
+		}
+		sub, ok := c.sub(rest[1])
+		if !ok {
+			return &usageError{cmd: c.name, err: fmt.Errorf("unknown resource %q: virtctl %s makes %s manifests", rest[1], c.name, subNames(c))}
+		}
+		c, rest = sub, rest[1:]
+	}
 	fs := pflag.NewFlagSet("virtctl "+c.name, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	act := c.setup(fs)
 	fs.AddFlagSet(global)
-	// The global flags before the command were parsed already; parsing them
-	// again with the command's is harmless and keeps one code path.
-	before := args[:len(args)-len(rest)]
 	cmdArgs := append(append([]string{}, before...), rest[1:]...)
 	if err := fs.Parse(cmdArgs); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -149,7 +177,28 @@ func printUsage(w io.Writer) {
 	fmt.Fprint(w, b.String())
 }
 
+// subNames lists the words that name c's subcommands: "vm, instancetype or
+// preference".
+func subNames(c command) string {
+	var words []string
+	for _, s := range c.subs {
+		words = append(words, strings.TrimPrefix(s.name, c.name+" "))
+	}
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
 func printCommandUsage(w io.Writer, c command) {
+	if c.subs != nil {
+		fmt.Fprintf(w, "%s\n\nUsage:\n  virtctl %s [flags]\n\nCommands:\n", c.short, c.use)
+		for _, s := range c.subs {
+			fmt.Fprintf(w, "  %-22s %s\n", s.name, s.short)
+		}
+		fmt.Fprintf(w, "\nUse 'virtctl %s RESOURCE --help' for its flags and examples.\n", c.name)
+		return
+	}
 	fs := pflag.NewFlagSet(c.name, pflag.ContinueOnError)
 	c.setup(fs)
 	fmt.Fprintf(w, "%s\n\nUsage:\n  virtctl %s [flags]\n", c.short, c.use)

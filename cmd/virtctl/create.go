@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 	virtv1 "kubevirt.io/api/core/v1"
 	apiinstancetype "kubevirt.io/api/instancetype"
 	"sigs.k8s.io/yaml"
@@ -23,9 +22,6 @@ const (
 	defaultMemory      = "512Mi"
 	cloudInitDisk      = "cloudinitdisk"
 )
-
-// randomVMName is KubeVirt's name for a VM created without --name.
-func randomVMName() string { return "vm-" + rand.String(5) }
 
 // vmFlags are the flags of `create vm`: a subset of KubeVirt's, with its
 // names and defaults.
@@ -42,8 +38,16 @@ type vmFlags struct {
 	changedMemory         bool
 }
 
+// createCommand is KubeVirt's `virtctl create`: it prints manifests, and
+// talks to no cluster.
 func createCommand() command {
-	return command{name: "create", use: "create vm", short: "Print a VirtualMachine manifest (YAML) built from flags.", args: 1,
+	return command{name: "create", use: "create (vm|instancetype|preference)",
+		short: "Print a manifest (YAML) of a VM, an instancetype or a preference built from flags.",
+		subs:  []command{createVMCommand(), createInstancetypeCommand(), createPreferenceCommand()}}
+}
+
+func createVMCommand() command {
+	return command{name: "create vm", use: "create vm", short: "Print a VirtualMachine manifest (YAML) built from flags.",
 		example: "  # A VM booting a containerDisk, with cloud-init user data:\n" +
 			"  virtctl create vm --name=tiny --memory=128Mi \\\n" +
 			"    --volume-containerdisk=src:localhost:5000/virtkit/test-guest:latest \\\n" +
@@ -62,24 +66,16 @@ func createCommand() command {
 			fs.StringArrayVar(&f.pvcs, "volume-pvc", nil, "A PersistentVolumeClaim volume, src:CLAIM[,name:NAME][,bootorder:N]; repeatable.")
 			fs.StringVar(&f.userData, "cloud-init-user-data", "", "Base64-encoded cloud-init user data (a NoCloud volume named "+cloudInitDisk+").")
 			fs.StringVar(&f.networkData, "cloud-init-network-data", "", "Base64-encoded cloud-init network data.")
-			return func(_ context.Context, s *session, args []string) error {
-				if args[0] != "vm" {
-					return &usageError{cmd: "create", err: fmt.Errorf("unknown resource %q: virtctl creates only vm manifests", args[0])}
-				}
+			return func(_ context.Context, s *session, _ []string) error {
 				f.changedMemory = fs.Changed("memory")
 				if f.name == "" {
-					f.name = s.randomName()
+					f.name = "vm-" + s.randomSuffix()
 				}
 				vm, err := f.build()
 				if err != nil {
-					return &usageError{cmd: "create", err: err}
+					return &usageError{cmd: "create vm", err: err}
 				}
-				b, err := yaml.Marshal(vm)
-				if err != nil {
-					return err
-				}
-				_, err = s.stdout.Write(b)
-				return err
+				return s.printYAML(vm)
 			}
 		}}
 }
@@ -242,4 +238,15 @@ func kindName(flag, value string, kinds ...string) (string, string, error) {
 		}
 	}
 	return "", "", fmt.Errorf("%s: invalid kind %q, supported values are: %s", flag, kind, strings.Join(kinds, ", "))
+}
+
+// printYAML writes obj to stdout as YAML, as `virtctl create` prints its
+// manifests.
+func (s *session) printYAML(obj any) error {
+	b, err := yaml.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	_, err = s.stdout.Write(b)
+	return err
 }

@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	virtv1 "kubevirt.io/api/core/v1"
+	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/virtkit/virtkit/virt/spec"
@@ -72,7 +74,13 @@ func TestCreateVMGolden(t *testing.T) {
 
 func TestCreateVMErrors(t *testing.T) {
 	cases := []struct{ args, stderr string }{
-		{"create vmi", `unknown resource "vmi": virtctl creates only vm manifests`},
+		{"create vmi", `unknown resource "vmi": virtctl create makes vm, instancetype or preference manifests`},
+		{"create", "'virtctl create' needs what to create: vm, instancetype or preference"},
+		{"create instancetype --cpu=2", "--cpu and --memory are required"},
+		{"create instancetype --cpu=0 --memory=1Gi", "--cpu: must be greater than zero"},
+		{"create instancetype --cpu=1 --memory=1Gi --iothreadspolicy=dedicated", `--iothreadspolicy "dedicated": must be auto or shared`},
+		{"create instancetype --cpu=1 --memory=1Gi --gpu=name:g", "--gpu=name:g: devicename must be specified"},
+		{"create preference --cpu-topology=cubes", `--cpu-topology "cubes": must be sockets, cores, threads, spread or any`},
 		{"create vm --run-strategy=Sometimes", `--run-strategy: invalid RunStrategy "Sometimes", supported values are: Always, Manual, Halted, Once, RerunOnFailure`},
 		{"create vm --instancetype=u1.small --memory=1Gi", "--memory and --instancetype exclude each other: the instancetype sets the memory"},
 		{"create vm --instancetype=pod/x", `--instancetype: invalid kind "pod", supported values are: virtualmachineinstancetype, virtualmachineclusterinstancetype`},
@@ -96,6 +104,67 @@ func TestCreateVMErrors(t *testing.T) {
 			}
 			if h.stdout.String() != "" {
 				t.Errorf("stdout %q", h.stdout)
+			}
+		})
+	}
+}
+
+// `create instancetype` and `create preference` print KubeVirt's manifests
+// for their flags; each golden decodes strictly, and a VM naming it expands
+// without conflicts.
+func TestCreateInstancetypeAndPreferenceGolden(t *testing.T) {
+	cases := []struct{ golden, args string }{
+		{"instancetype-cluster", "create instancetype --cpu=2 --memory=256Mi"},
+		{"instancetype-namespaced", "-n team create instancetype --name=small --cpu=1 --memory=128Mi --iothreadspolicy=shared --hostdevice=name:nic,devicename:example.com/nic"},
+		{"preference-cluster", "create preference --cpu-topology=spread --machine-type=q35 --volume-storage-class=local"},
+		{"preference-namespaced", "create preference --namespaced --name=linux"},
+	}
+	for _, c := range cases {
+		t.Run(c.golden, func(t *testing.T) {
+			h := newHarness(t, "")
+			if code := h.run(strings.Fields(c.args)...); code != 0 {
+				t.Fatalf("exit %d: %s", code, h.stderr)
+			}
+			got := h.stdout.String()
+			path := filepath.Join("testdata", "create", c.golden+".yaml")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to write it)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", path, diff)
+			}
+			var it *instancetypev1beta1.VirtualMachineInstancetypeSpec
+			var pref *instancetypev1beta1.VirtualMachinePreferenceSpec
+			switch {
+			case strings.Contains(c.golden, "instancetype-cluster"):
+				o := &instancetypev1beta1.VirtualMachineClusterInstancetype{}
+				must(t, yaml.UnmarshalStrict([]byte(got), o))
+				it = &o.Spec
+			case strings.Contains(c.golden, "instancetype"):
+				o := &instancetypev1beta1.VirtualMachineInstancetype{}
+				must(t, yaml.UnmarshalStrict([]byte(got), o))
+				it = &o.Spec
+			case strings.Contains(c.golden, "preference-cluster"):
+				o := &instancetypev1beta1.VirtualMachineClusterPreference{}
+				must(t, yaml.UnmarshalStrict([]byte(got), o))
+				pref = &o.Spec
+			default:
+				o := &instancetypev1beta1.VirtualMachinePreference{}
+				must(t, yaml.UnmarshalStrict([]byte(got), o))
+				pref = &o.Spec
+			}
+			vmi := virtv1.VirtualMachineInstanceSpec{}
+			if errs := spec.ApplyInstancetype(&vmi, field.NewPath("spec", "template", "spec"), it, pref); len(errs) > 0 {
+				t.Errorf("a VM naming it does not expand: %v", errs.ToAggregate())
 			}
 		})
 	}

@@ -173,12 +173,12 @@ func (h *harness) deps() deps {
 			}
 			return ""
 		},
-		home:       "/nonexistent",
-		connect:    connect,
-		randomName: func() string { return "vm-abcde" },
-		lookPath:   func(string) (string, error) { return "", io.EOF },
-		poll:       time.Millisecond,
-		version:    subresources.VersionInfo{GitVersion: "v1.2.3-client", GoVersion: "go1.x", Compiler: "gc", Platform: "linux/amd64"},
+		home:         "/nonexistent",
+		connect:      connect,
+		randomSuffix: func() string { return "abcde" },
+		lookPath:     func(string) (string, error) { return "", io.EOF },
+		poll:         time.Millisecond,
+		version:      subresources.VersionInfo{GitVersion: "v1.2.3-client", GoVersion: "go1.x", Compiler: "gc", Platform: "linux/amd64"},
 	}
 }
 

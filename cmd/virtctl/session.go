@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -52,8 +53,9 @@ type deps struct {
 	home string
 	// connect makes the clients for a loaded configuration.
 	connect func(cfg *rest.Config) (api, client.Client, error)
-	// randomName names a VM that `create vm` was not given a name for.
-	randomName func() string
+	// randomSuffix ends the name of what `create` was not given a name
+	// for (vm-XXXXX, clusterinstancetype-XXXXX...): 5 random characters.
+	randomSuffix func() string
 	// lookPath finds a VNC viewer.
 	lookPath func(file string) (string, error)
 	// poll is how often console and vnc retry while a VMI is not ready.
@@ -189,10 +191,10 @@ func defaultDeps() deps {
 	return deps{
 		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
 		getenv: os.Getenv, home: home,
-		connect:    realConnect,
-		randomName: randomVMName,
-		lookPath:   lookPath,
-		poll:       time.Second,
-		version:    subresources.BuildVersion(),
+		connect:      realConnect,
+		randomSuffix: func() string { return rand.String(5) },
+		lookPath:     lookPath,
+		poll:         time.Second,
+		version:      subresources.BuildVersion(),
 	}
 }
