@@ -152,3 +152,33 @@ func TestOutdated(t *testing.T) {
 		}
 	}
 }
+
+// A VMI set to live migrate on eviction (its own strategy, or the KubeVirt
+// CR's) is non-evictable until it is known to be migratable.
+func TestVMIStatsNonEvictable(t *testing.T) {
+	live := virtv1.EvictionStrategyLiveMigrate
+	none := virtv1.EvictionStrategyNone
+	own := vmi("ns", "own", "node-1", virtv1.Running, nil)
+	own.Spec.EvictionStrategy = &live
+	migratable := vmi("ns", "migratable", "node-1", virtv1.Running, nil)
+	migratable.Status.Conditions = []virtv1.VirtualMachineInstanceCondition{{Type: virtv1.VirtualMachineInstanceIsMigratable, Status: "True"}}
+	blocked := vmi("ns", "blocked", "node-1", virtv1.Running, nil)
+	blocked.Status.Conditions = []virtv1.VirtualMachineInstanceCondition{{Type: virtv1.VirtualMachineInstanceIsMigratable, Status: "False"}}
+	optedOut := vmi("ns", "opted-out", "node-1", virtv1.Running, nil)
+	optedOut.Spec.EvictionStrategy = &none
+	kv := &virtv1.KubeVirt{ObjectMeta: metav1.ObjectMeta{Namespace: "kubevirt", Name: "kubevirt"},
+		Spec: virtv1.KubeVirtSpec{Configuration: virtv1.KubeVirtConfiguration{EvictionStrategy: &live}}}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics.NewVMIStats(reader(own, migratable, blocked, optedOut, kv)))
+	want := `
+# HELP kubevirt_vmi_non_evictable Indication for a VirtualMachine that its eviction strategy is set to Live Migration but is not migratable.
+# TYPE kubevirt_vmi_non_evictable gauge
+kubevirt_vmi_non_evictable{name="blocked",namespace="ns",node="node-1"} 1
+kubevirt_vmi_non_evictable{name="migratable",namespace="ns",node="node-1"} 0
+kubevirt_vmi_non_evictable{name="opted-out",namespace="ns",node="node-1"} 0
+kubevirt_vmi_non_evictable{name="own",namespace="ns",node="node-1"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), metrics.NonEvictableName); err != nil {
+		t.Error(err)
+	}
+}

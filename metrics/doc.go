@@ -19,7 +19,7 @@
 //     counters of the guests a [GuestLister] (controllers/handler) runs,
 //     read from libvirt at scrape time;
 //   - [VMIStats], [MigrationStats], [VMStats]: virt-controller's
-//     kubevirt_vmi_phase_count, kubevirt_vmi_info, migration phase counts
+//     kubevirt_vmi_phase_count, kubevirt_vmi_info, kubevirt_vmi_non_evictable, migration phase counts
 //     and outcomes, kubevirt_number_of_vms, from the manager's cache
 //     (controllers.AddMetrics registers them);
 //   - [StartStages]: virt-handler's histogram of each stage of a guest's

@@ -5,8 +5,11 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/virt/migrate"
 )
 
 // Label values KubeVirt uses in kubevirt_vmi_phase_count: none for a label
@@ -29,17 +32,26 @@ const annotationPrefix = "vm.kubevirt.io/"
 //     count; KubeVirt now records it as node:kubevirt_vmi_phase:sum).
 //     phase is lower case ("running"), as in KubeVirt;
 //   - kubevirt_vmi_info{node,namespace,name,phase,os,workload,flavor,instance_type,preference,guest_os_*}:
-//     1 per VMI; labels it does not know are empty, as in KubeVirt.
+//     1 per VMI; labels it does not know are empty, as in KubeVirt;
+//   - kubevirt_vmi_non_evictable{node,namespace,name}: 1 for a VMI whose
+//     eviction strategy (its own, else the KubeVirt CR's) is LiveMigrate
+//     and which is not known to be migratable (its LiveMigratable condition
+//     False or not set yet), 0 for every other VMI, as in KubeVirt.
 //
 // instance_type and preference say LabelOther whenever the VMI names one:
 // virtkit does not read instance types, so it cannot tell a known vendor's
 // from a user's own, and KubeVirt names only the former.
 type VMIStats struct {
-	r          client.Reader
-	o          options
-	phaseCount *prometheus.Desc
-	info       *prometheus.Desc
+	r            client.Reader
+	o            options
+	phaseCount   *prometheus.Desc
+	info         *prometheus.Desc
+	nonEvictable *prometheus.Desc
 }
+
+// NonEvictableName is KubeVirt's gauge of the VMIs a node drain cannot
+// move: VMIs set to live migrate on eviction that cannot migrate.
+const NonEvictableName = "kubevirt_vmi_non_evictable"
 
 var _ prometheus.Collector = (*VMIStats)(nil)
 
@@ -53,13 +65,17 @@ func NewVMIStats(r client.Reader, opts ...Option) *VMIStats {
 		info: prometheus.NewDesc("kubevirt_vmi_info", "Information about VirtualMachineInstances.",
 			[]string{"node", "namespace", "name", "phase", "os", "workload", "flavor", "instance_type", "preference",
 				"guest_os_kernel_release", "guest_os_machine", "guest_os_arch", "guest_os_name", "guest_os_version_id"}, nil),
+		nonEvictable: prometheus.NewDesc(NonEvictableName,
+			"Indication for a VirtualMachine that its eviction strategy is set to Live Migration but is not migratable.",
+			[]string{"node", "namespace", "name"}, nil),
 	}
 }
 
-// Describe sends the two descriptors.
+// Describe sends the three descriptors.
 func (c *VMIStats) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.phaseCount
 	ch <- c.info
+	ch <- c.nonEvictable
 }
 
 // Collect lists the VMIs and sends the counts and one info series each.
@@ -71,6 +87,15 @@ func (c *VMIStats) Collect(ch chan<- prometheus.Metric) {
 	if err := c.r.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		c.o.log.Error(err, "listing VirtualMachineInstances for kubevirt_vmi_phase_count and kubevirt_vmi_info")
 		return
+	}
+	var kvs virtv1.KubeVirtList
+	if err := c.r.List(ctx, &kvs, client.UnsafeDisableDeepCopy); err != nil {
+		c.o.log.Error(err, "listing KubeVirt CRs for "+NonEvictableName)
+		return
+	}
+	var cluster *virtv1.EvictionStrategy
+	if len(kvs.Items) > 0 {
+		cluster = migrate.ClusterEvictionStrategy(&kvs.Items[0])
 	}
 	type count struct{ node, phase, os, workload, flavor, instanceType, preference string }
 	counts := map[count]int{}
@@ -88,6 +113,8 @@ func (c *VMIStats) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.info, prometheus.GaugeValue, 1,
 			vmi.Status.NodeName, vmi.Namespace, vmi.Name, phase, os, workload, flavor, itype, pref,
 			g.KernelRelease, machine, g.Machine, g.Name, g.VersionID)
+		ch <- prometheus.MustNewConstMetric(c.nonEvictable, prometheus.GaugeValue, nonEvictable(vmi, cluster),
+			vmi.Status.NodeName, vmi.Namespace, vmi.Name)
 	}
 	for k, n := range counts {
 		ch <- prometheus.MustNewConstMetric(c.phaseCount, prometheus.GaugeValue, float64(n),
@@ -117,4 +144,19 @@ func orNone(s string) string {
 		return LabelNone
 	}
 	return s
+}
+
+// nonEvictable is 1 when vmi must live migrate on eviction and is not known
+// to be migratable, as KubeVirt judges it (conservatively: no condition yet
+// counts as not migratable).
+func nonEvictable(vmi *virtv1.VirtualMachineInstance, cluster *virtv1.EvictionStrategy) float64 {
+	if migrate.EvictionStrategy(vmi, cluster) != virtv1.EvictionStrategyLiveMigrate {
+		return 0
+	}
+	for _, c := range vmi.Status.Conditions {
+		if c.Type == virtv1.VirtualMachineInstanceIsMigratable && c.Status == corev1.ConditionTrue {
+			return 0
+		}
+	}
+	return 1
 }
