@@ -1,6 +1,7 @@
 // Command manifests writes virtkit's release manifests, as KubeVirt
 // publishes kubevirt-operator.yaml and kubevirt-cr.yaml (deploy.WriteRelease): the operator's
-// (namespace, KubeVirt CRD, RBAC, Deployment) and a KubeVirt CR. `make
+// (namespace, KubeVirt CRD, RBAC, Deployment) and a KubeVirt CR; and the
+// alerts as a PrometheusRule (kubevirt-prometheusrule.yaml). `make
 // manifests` runs it into _output/deploy.
 //
 //	go run ./hack/manifests -registry 127.0.0.1:5000/virtkit -tag devel -out _output/deploy
@@ -10,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -43,6 +45,20 @@ func run(registry, tag, namespace, apiServer, out string) error {
 	if err != nil {
 		return err
 	}
+	// The alerts, for a cluster that runs the Prometheus operator.
+	rules, err := deploy.PrometheusRuleObjects(deploy.Alerts{Namespace: namespace})
+	if err != nil {
+		return err
+	}
+	b, err := deploy.YAML(rules...)
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(out, deploy.PrometheusRuleFile)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		return err
+	}
+	paths = append(paths, p)
 	for _, p := range paths {
 		fmt.Println(p)
 	}
