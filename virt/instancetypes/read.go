@@ -2,8 +2,10 @@ package instancetypes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
@@ -70,4 +72,76 @@ func Preference(ctx context.Context, r Getter, vm *virtv1.VirtualMachine) (
 		return nil, nil, fmt.Errorf("%s %s: %w", kind, m.Name, err)
 	}
 	return nil, cp, nil
+}
+
+// Specs returns the instancetype and preference specs vm is sized by, as
+// KubeVirt's finders read them: from the ControllerRevision the matcher's
+// revisionName names, else the one the VM's status records for the same
+// object (a VM that has started keeps the copy it started with), else the
+// object itself. A matcher vm does not have yields nil. Each is read on
+// its own: one that cannot be read is nil, and its error is returned with
+// the other.
+func Specs(ctx context.Context, r Getter, vm *virtv1.VirtualMachine) (
+	*instancetypev1beta1.VirtualMachineInstancetypeSpec, *instancetypev1beta1.VirtualMachinePreferenceSpec, error) {
+	var it *instancetypev1beta1.VirtualMachineInstancetypeSpec
+	var pref *instancetypev1beta1.VirtualMachinePreferenceSpec
+	var itErr, prefErr error
+	if m := vm.Spec.Instancetype; m != nil {
+		it, itErr = instancetypeSpec(ctx, r, vm, m)
+	}
+	if m := vm.Spec.Preference; m != nil {
+		pref, prefErr = preferenceSpec(ctx, r, vm, m)
+	}
+	return it, pref, errors.Join(itErr, prefErr)
+}
+
+func instancetypeSpec(ctx context.Context, r Getter, vm *virtv1.VirtualMachine, m *virtv1.InstancetypeMatcher) (
+	*instancetypev1beta1.VirtualMachineInstancetypeSpec, error) {
+	rev, err := storedRevision(ctx, r, vm, m.Name, m.Kind, m.RevisionName, vm.Status.InstancetypeRef, "spec.instancetype")
+	switch {
+	case err != nil:
+		return nil, err
+	case rev != nil:
+		return spec.InstancetypeFromRevision(rev)
+	}
+	ns, cl, err := Instancetype(ctx, r, vm)
+	if err != nil {
+		return nil, err
+	}
+	return spec.InstancetypeSpecFor(m, ns, cl)
+}
+
+func preferenceSpec(ctx context.Context, r Getter, vm *virtv1.VirtualMachine, m *virtv1.PreferenceMatcher) (
+	*instancetypev1beta1.VirtualMachinePreferenceSpec, error) {
+	rev, err := storedRevision(ctx, r, vm, m.Name, m.Kind, m.RevisionName, vm.Status.PreferenceRef, "spec.preference")
+	switch {
+	case err != nil:
+		return nil, err
+	case rev != nil:
+		return spec.PreferenceFromRevision(rev)
+	}
+	ns, cl, err := Preference(ctx, r, vm)
+	if err != nil {
+		return nil, err
+	}
+	return spec.PreferenceSpecFor(m, ns, cl)
+}
+
+// storedRevision reads the revision a matcher (name, kind, revisionName, at
+// field) resolves to given the VM's status reference ref; nil when none
+// applies and the object itself is to be read.
+func storedRevision(ctx context.Context, r Getter, vm *virtv1.VirtualMachine, name, kind, revisionName string,
+	ref *virtv1.InstancetypeStatusRef, field string) (*appsv1.ControllerRevision, error) {
+	want := revisionName
+	if want == "" && ref != nil && ref.Name == name && ref.Kind == kind && ref.ControllerRevisionRef != nil {
+		want = ref.ControllerRevisionRef.Name
+	}
+	if want == "" {
+		return nil, nil
+	}
+	rev := &appsv1.ControllerRevision{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: vm.Namespace, Name: want}, rev); err != nil {
+		return nil, fmt.Errorf("VirtualMachine %s/%s: %s: ControllerRevision %q: %w", vm.Namespace, vm.Name, field, want, err)
+	}
+	return rev, nil
 }

@@ -23,21 +23,22 @@ func WithInstancetypes(r client.Reader) ValidatorOption {
 }
 
 // sizingOptions are the virt/spec options of the instancetype and
-// preference vm names, as far as they can be read now.
+// preference vm is sized by, as far as they can be read now: for a VM that
+// has started, the copies its status names (instancetypes.Specs), so that
+// editing an instancetype does not make its running fleet's VMs refused.
 func (v *Validator) sizingOptions(ctx context.Context, vm *virtv1.VirtualMachine) []spec.Option {
 	if v.instancetypes == nil {
 		return nil
 	}
+	// One that cannot be read yet (not created, or inferred from a volume)
+	// is not checked: the VM controller reports it when the VM starts.
+	it, pref, _ := instancetypes.Specs(ctx, v.instancetypes, vm)
 	var out []spec.Option
-	if ns, cl, err := instancetypes.Instancetype(ctx, v.instancetypes, vm); err == nil && (ns != nil || cl != nil) {
-		if it, err := spec.InstancetypeSpecFor(vm.Spec.Instancetype, ns, cl); err == nil {
-			out = append(out, spec.WithInstancetype(it))
-		}
+	if it != nil {
+		out = append(out, spec.WithInstancetype(it))
 	}
-	if ns, cl, err := instancetypes.Preference(ctx, v.instancetypes, vm); err == nil && (ns != nil || cl != nil) {
-		if p, err := spec.PreferenceSpecFor(vm.Spec.Preference, ns, cl); err == nil {
-			out = append(out, spec.WithPreference(p))
-		}
+	if pref != nil {
+		out = append(out, spec.WithPreference(pref))
 	}
 	return out
 }
