@@ -125,7 +125,8 @@ func APIObjects(a API) ([]client.Object, error) {
 // pods, each call authorized by a SubjectAccessReview; the eviction
 // webhook marks VMIs for evacuation, and evacuatecancel clears the mark
 // unless the node has the drain taint; the node handlers are found by
-// their pods.
+// their pods; VMs' instancetypes and preferences are read for admission
+// and expand-spec.
 func apiRules() []rbacv1.PolicyRule {
 	kv := virtv1.SchemeGroupVersion.Group
 	return []rbacv1.PolicyRule{
@@ -136,8 +137,11 @@ func apiRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "delete"}},
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get"}},
 		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
-		// The validating webhook checks a VM's template against them.
+		// The validating webhook checks a VM's template against them, and
+		// expand-spec writes them into it: a started VM's copies are kept
+		// in ControllerRevisions.
 		readInstancetypes(),
+		{APIGroups: []string{"apps"}, Resources: []string{"controllerrevisions"}, Verbs: []string{"get"}},
 	}
 }
 

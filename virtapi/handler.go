@@ -59,7 +59,8 @@ func Handler(cl client.Client, scheme *runtime.Scheme, cfg Config) http.Handler 
 	drainTaint := func(ctx context.Context, node string) (string, error) {
 		return eviction.DrainTaint(ctx, cl, cfg.KubeVirtNamespace, node)
 	}
-	mux.Handle("/", subresources.New(cl, append([]subresources.Option{subresources.WithDrainTaint(drainTaint)}, cfg.Subresources...)...))
+	mux.Handle("/", subresources.New(cl, append([]subresources.Option{subresources.WithDrainTaint(drainTaint),
+		subresources.WithExpander(expander{r: cl, opts: specOpts})}, cfg.Subresources...)...))
 	return mux
 }
 

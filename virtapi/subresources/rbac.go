@@ -48,7 +48,8 @@ func RBAC() (roles []*rbacv1.ClusterRole, binding *rbacv1.ClusterRoleBinding) {
 				"virtualmachineinstances/pause", "virtualmachineinstances/unpause", "virtualmachineinstances/softreboot",
 				"virtualmachineinstances/addvolume", "virtualmachineinstances/removevolume"}},
 			{APIGroups: []string{Group}, Verbs: []string{"get"}, Resources: []string{
-				"virtualmachineinstances/console", "virtualmachineinstances/vnc"}},
+				"virtualmachineinstances/console", "virtualmachineinstances/vnc", "virtualmachines/expand-spec"}},
+			{APIGroups: []string{Group}, Verbs: []string{"update"}, Resources: []string{ExpandVMSpecResource}},
 		},
 	}
 	migrate := &rbacv1.ClusterRole{

@@ -36,6 +36,8 @@ type Server struct {
 	routes   map[string]route
 	// drainTaint finds a node's drain taint (WithDrainTaint).
 	drainTaint DrainTaintFunc
+	// expander serves the expand calls (WithExpander); nil: not served.
+	expander Expander
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -111,7 +113,7 @@ type route struct {
 func (s *Server) routeTable() map[string]route {
 	put := func(h func(context.Context, *request) error) route { return route{http.MethodPut, h} }
 	get := func(h func(context.Context, *request) error) route { return route{http.MethodGet, h} }
-	return map[string]route{
+	routes := map[string]route{
 		"virtualmachines/start":                  put(s.start),
 		"virtualmachines/stop":                   put(s.stop),
 		"virtualmachines/restart":                put(s.restart),
@@ -128,6 +130,11 @@ func (s *Server) routeTable() map[string]route {
 		"virtualmachineinstances/console":        get(s.console),
 		"virtualmachineinstances/vnc":            get(s.vnc),
 	}
+	if s.expander != nil {
+		routes["virtualmachines/expand-spec"] = get(s.expandSpec)
+		routes[ExpandVMSpecResource] = put(s.expandVMSpec)
+	}
+	return routes
 }
 
 // rbacVerb is the Kubernetes verb of an HTTP method on a named object.
@@ -155,12 +162,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, Prefix+"/namespaces/")
 	parts := strings.Split(rest, "/")
-	if !ok || len(parts) != 4 || parts[0] == "" || parts[2] == "" {
+	if ok && len(parts) == 2 && parts[0] != "" && parts[1] == ExpandVMSpecResource && s.expander != nil {
+		// The one call on a namespaced resource rather than an object's
+		// subresource: expand the VM of the body.
+		parts = []string{parts[0], ExpandVMSpecResource, "", ""}
+	} else if !ok || len(parts) != 4 || parts[0] == "" || parts[2] == "" {
 		writeStatus(w, notFoundPath(r.URL.Path))
 		return
 	}
 	req := &request{w: w, r: r, namespace: parts[0], name: parts[2]}
 	key := parts[1] + "/" + parts[3]
+	if parts[1] == ExpandVMSpecResource {
+		key = ExpandVMSpecResource
+	}
 	rt, ok := s.routes[key]
 	if !ok {
 		writeStatus(w, notFoundPath(r.URL.Path))

@@ -57,7 +57,8 @@ func internalError(err error) *metav1.Status {
 func notFoundPath(path string) *metav1.Status {
 	return &metav1.Status{Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
 		Message: fmt.Sprintf("the server could not find the requested resource %s; the calls are PUT %s/namespaces/NAMESPACE/virtualmachines/NAME/{start,stop,restart,migrate,addvolume,removevolume,evacuatecancel}, "+
-			"PUT .../virtualmachineinstances/NAME/{pause,unpause,softreboot,addvolume,removevolume,evacuatecancel} and GET (websocket) .../virtualmachineinstances/NAME/{console,vnc}", path, Prefix)}
+			"PUT .../virtualmachineinstances/NAME/{pause,unpause,softreboot,addvolume,removevolume,evacuatecancel}, GET (websocket) .../virtualmachineinstances/NAME/{console,vnc}, "+
+			"GET .../virtualmachines/NAME/expand-spec and PUT .../namespaces/NAMESPACE/expand-vm-spec", path, Prefix)}
 }
 
 func methodNotAllowed(method, key, want string) *metav1.Status {
@@ -74,7 +75,10 @@ func unauthorized(err error) *metav1.Status {
 // forbidden is the 403 a user without RBAC for the subresource gets, worded
 // as the apiserver words its own, plus what to grant.
 func forbidden(u frontproxy.User, a Attributes, reason string) *metav1.Status {
-	gr := schema.GroupResource{Group: Group, Resource: a.Resource + "/" + a.Subresource}
+	gr := schema.GroupResource{Group: Group, Resource: a.Resource}
+	if a.Subresource != "" {
+		gr.Resource += "/" + a.Subresource
+	}
 	msg := fmt.Sprintf("User %q cannot %s resource %q in API group %q in the namespace %q", u.Name, a.Verb, gr.Resource, Group, a.Namespace)
 	if reason != "" {
 		msg += ": " + reason
