@@ -47,7 +47,7 @@ func commands() []command {
 		migrateCommand(), migrateCancelCommand(), evacuateCancelCommand(),
 		consoleCommand(), vncCommand(),
 		addVolumeCommand(), removeVolumeCommand(),
-		createCommand(), versionCommand(),
+		createCommand(), expandCommand(), versionCommand(),
 	}
 }
 

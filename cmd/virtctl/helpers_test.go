@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -84,6 +85,24 @@ func (f *fakeAPI) AddVMIVolume(_ context.Context, ns, name string, o virtv1.AddV
 }
 func (f *fakeAPI) RemoveVMIVolume(_ context.Context, ns, name string, o virtv1.RemoveVolumeOptions) error {
 	return f.record("RemoveVMIVolume", ns, name, o)
+}
+
+// ExpandSpec and ExpandVMSpec answer a VM labelled expanded.
+func (f *fakeAPI) ExpandSpec(_ context.Context, ns, name string) (*virtv1.VirtualMachine, error) {
+	if err := f.record("ExpandSpec", ns, name, nil); err != nil {
+		return nil, err
+	}
+	return &virtv1.VirtualMachine{TypeMeta: metav1.TypeMeta{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"expanded": "yes"}}}, nil
+}
+
+func (f *fakeAPI) ExpandVMSpec(_ context.Context, ns string, vm *virtv1.VirtualMachine) (*virtv1.VirtualMachine, error) {
+	if err := f.record("ExpandVMSpec", ns, vm.Name, vm.Spec); err != nil {
+		return nil, err
+	}
+	out := vm.DeepCopy()
+	out.Namespace, out.Labels = ns, map[string]string{"expanded": "yes"}
+	return out, nil
 }
 
 func (f *fakeAPI) Console(_ context.Context, ns, name string) (io.ReadWriteCloser, error) {

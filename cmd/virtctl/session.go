@@ -35,6 +35,8 @@ type api interface {
 	RemoveVolume(ctx context.Context, namespace, name string, opts virtv1.RemoveVolumeOptions) error
 	AddVMIVolume(ctx context.Context, namespace, name string, opts virtv1.AddVolumeOptions) error
 	RemoveVMIVolume(ctx context.Context, namespace, name string, opts virtv1.RemoveVolumeOptions) error
+	ExpandSpec(ctx context.Context, namespace, name string) (*virtv1.VirtualMachine, error)
+	ExpandVMSpec(ctx context.Context, namespace string, vm *virtv1.VirtualMachine) (*virtv1.VirtualMachine, error)
 	Console(ctx context.Context, namespace, name string) (io.ReadWriteCloser, error)
 	VNC(ctx context.Context, namespace, name string) (io.ReadWriteCloser, error)
 	Version(ctx context.Context) (subresources.VersionInfo, error)

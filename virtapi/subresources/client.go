@@ -136,6 +136,44 @@ func (c *Client) Version(ctx context.Context) (VersionInfo, error) {
 	return v, nil
 }
 
+// ExpandSpec returns the stored VM with its instancetype and preference
+// written into its template (GET virtualmachines/NAME/expand-spec).
+func (c *Client) ExpandSpec(ctx context.Context, namespace, name string) (*virtv1.VirtualMachine, error) {
+	return c.expand(ctx, http.MethodGet, c.url("virtualmachines", namespace, name, "expand-spec"), nil)
+}
+
+// ExpandVMSpec returns vm with its instancetype and preference written into
+// its template (PUT namespaces/NAMESPACE/expand-vm-spec); vm is not stored.
+func (c *Client) ExpandVMSpec(ctx context.Context, namespace string, vm *virtv1.VirtualMachine) (*virtv1.VirtualMachine, error) {
+	b, err := json.Marshal(vm)
+	if err != nil {
+		return nil, err
+	}
+	u := strings.TrimSuffix(c.cfg.Host, "/") + Prefix + "/namespaces/" + url.PathEscape(namespace) + "/" + ExpandVMSpecResource
+	return c.expand(ctx, http.MethodPut, u, b)
+}
+
+func (c *Client) expand(ctx context.Context, method, u string, body []byte) (*virtv1.VirtualMachine, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("expand: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return nil, statusFrom(resp)
+	}
+	vm := &virtv1.VirtualMachine{}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxVMBody)).Decode(vm); err != nil {
+		return nil, fmt.Errorf("expand: decoding the answer: %w", err)
+	}
+	return vm, nil
+}
+
 // Console opens a VMI's serial console: reads are what the guest prints
 // from now on, writes are typed into it. Close ends the session.
 func (c *Client) Console(ctx context.Context, namespace, name string) (io.ReadWriteCloser, error) {
