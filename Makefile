@@ -89,16 +89,19 @@ guest:
 tools:
 	@bash hack/tools/build.sh $(TOOLS)
 
-## generate: deploy/crds from kubevirt.io/api
+## generate: deploy/crds from kubevirt.io/api, deploy/instancetypes from hack/instancetypes
 generate: tools
 	$(crd-raw)
 	go run ./hack/crdgen -in $(OUT)/crd-raw -out deploy/crds
+	go run ./hack/instancetypes -out deploy/instancetypes/common-clusterinstancetypes.yaml
 
 verify-generated: tools
 	@rm -rf $(OUT)/crd-check
 	@$(crd-raw)
 	@go run ./hack/crdgen -in $(OUT)/crd-raw -out $(OUT)/crd-check
 	@diff -r deploy/crds $(OUT)/crd-check >/dev/null || { echo "deploy/crds is out of date: run 'make generate'" >&2; exit 1; }
+	@go run ./hack/instancetypes -out $(OUT)/instancetypes-check.yaml
+	@cmp -s deploy/instancetypes/common-clusterinstancetypes.yaml $(OUT)/instancetypes-check.yaml || { echo "deploy/instancetypes is out of date: run 'make generate'" >&2; exit 1; }
 
 ## lint: gofmt, go vet, staticcheck
 lint: tools

@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -134,3 +136,41 @@ func TestVMFromInstancetype(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestCommonInstancetypes installs KubeVirt's common instancetypes from
+// the repository's one manifest, as a user would with kubectl apply, and
+// boots a VM sized u1.nano.
+func TestCommonInstancetypes(t *testing.T) {
+	w := up(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	b, err := os.ReadFile("../../deploy/instancetypes/common-clusterinstancetypes.yaml")
+	must(t, err)
+	var installed []*instancetypev1beta1.VirtualMachineClusterInstancetype
+	for _, doc := range bytes.Split(b, []byte("\n---\n"))[1:] {
+		it := &instancetypev1beta1.VirtualMachineClusterInstancetype{}
+		must(t, yaml.UnmarshalStrict(doc, it))
+		must(t, w.c.Create(ctx, it))
+		installed = append(installed, it)
+	}
+	defer func() {
+		for _, it := range installed {
+			must(t, w.c.Delete(context.Background(), it))
+		}
+	}()
+
+	out, err := exec.CommandContext(ctx, testenv.Output(t, "bin", "virtctl"), "create", "vm", "--name=nano",
+		"--instancetype=u1.nano", "--volume-containerdisk=src:"+w.localImage(localcluster.GuestRepoTag)).Output()
+	must(t, err)
+	vm := &virtv1.VirtualMachine{}
+	must(t, yaml.UnmarshalStrict(out, vm))
+	vm.Namespace = "default"
+	must(t, w.c.Create(ctx, vm))
+	vmi := w.waitRunning(ctx, t, vm)
+	if m := vmi.Spec.Domain.Memory; m == nil || m.Guest == nil || m.Guest.String() != "512Mi" {
+		t.Errorf("VMI memory %+v, want u1.nano's 512Mi", m)
+	}
+	w.consoleShows(ctx, t, vmi, "VIRTKIT-HEARTBEAT")
+	must(t, w.c.Delete(ctx, vm))
+	w.waitNoVMI(ctx, t, vm)
+}
