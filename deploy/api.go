@@ -142,6 +142,9 @@ func apiRules() []rbacv1.PolicyRule {
 		// in ControllerRevisions.
 		readInstancetypes(),
 		{APIGroups: []string{"apps"}, Resources: []string{"controllerrevisions"}, Verbs: []string{"get"}},
+		// The mutating webhook reads the labels of the claim a VM infers
+		// its instancetype and preference from.
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get"}},
 	}
 }
 

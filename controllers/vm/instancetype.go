@@ -72,8 +72,8 @@ func (r *Reconciler) revision(ctx context.Context, vm *virtv1.VirtualMachine, na
 	ref **virtv1.InstancetypeStatusRef, field string, store func(context.Context) (*appsv1.ControllerRevision, error)) (*appsv1.ControllerRevision, error) {
 	if name == "" {
 		if infer != "" {
-			return nil, fmt.Errorf("VirtualMachine %s/%s: %s.inferFromVolume %q: inferring from a volume is not supported by virtkit yet; name the object instead",
-				vm.Namespace, vm.Name, field, infer)
+			return nil, fmt.Errorf("VirtualMachine %s/%s: %s.inferFromVolume %q: virt-api's admission resolves it into a name, "+
+				"and this VM did not pass through it; name the object instead", vm.Namespace, vm.Name, field, infer)
 		}
 		return nil, fmt.Errorf("VirtualMachine %s/%s: %s.name: Required value", vm.Namespace, vm.Name, field)
 	}

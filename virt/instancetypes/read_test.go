@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -93,3 +95,62 @@ func TestSpecsFollowTheStoredRevision(t *testing.T) {
 		t.Errorf("renamed matcher: %v, want the new object's NotFound", err)
 	}
 }
+
+// Infer resolves inferFromVolume matchers from the labels of the volume's
+// claim, as KubeVirt's VM admission does.
+func TestInfer(t *testing.T) {
+	ctx := context.Background()
+	labelled := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "fedora-root", Namespace: "ns", Labels: map[string]string{
+		"instancetype.kubevirt.io/default-instancetype": "u1.medium", "instancetype.kubevirt.io/default-preference": "fedora",
+		"instancetype.kubevirt.io/default-preference-kind": "VirtualMachinePreference"}}}
+	bare := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: "ns"}}
+	r := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(labelled, bare).Build()
+	ignore := virtv1.IgnoreInferFromVolumeFailure
+	vm := func(volume virtv1.VolumeSource, policy *virtv1.InferFromVolumeFailurePolicy) *virtv1.VirtualMachine {
+		return &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "vm", Namespace: "ns"}, Spec: virtv1.VirtualMachineSpec{
+			Instancetype: &virtv1.InstancetypeMatcher{InferFromVolume: "root", InferFromVolumeFailurePolicy: policy},
+			Preference:   &virtv1.PreferenceMatcher{InferFromVolume: "root", InferFromVolumeFailurePolicy: policy},
+			Template: &virtv1.VirtualMachineInstanceTemplateSpec{Spec: virtv1.VirtualMachineInstanceSpec{
+				Domain:  virtv1.DomainSpec{Memory: &virtv1.Memory{Guest: ptrQty("1Gi")}},
+				Volumes: []virtv1.Volume{{Name: "root", VolumeSource: volume}}}}}}
+	}
+	claim := func(name string) virtv1.VolumeSource {
+		return virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: name}}}
+	}
+
+	got := vm(claim("fedora-root"), nil)
+	if err := instancetypes.Infer(ctx, r, got); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(&virtv1.InstancetypeMatcher{Name: "u1.medium"}, got.Spec.Instancetype); d != "" {
+		t.Errorf("instancetype (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(&virtv1.PreferenceMatcher{Name: "fedora", Kind: "VirtualMachinePreference"}, got.Spec.Preference); d != "" {
+		t.Errorf("preference (-want +got):\n%s", d)
+	}
+	// A dataVolume volume without a template reads the claim of its name.
+	got = vm(virtv1.VolumeSource{DataVolume: &virtv1.DataVolumeSource{Name: "fedora-root"}}, &ignore)
+	if err := instancetypes.Infer(ctx, r, got); err != nil || got.Spec.Instancetype.Name != "u1.medium" || got.Spec.Template.Spec.Domain.Memory != nil {
+		t.Errorf("dataVolume: %v, %+v, memory %+v; want u1.medium and the template's memory dropped (Ignore)", err, got.Spec.Instancetype, got.Spec.Template.Spec.Domain.Memory)
+	}
+	// No label: an error, or with Ignore no matcher.
+	if err := instancetypes.Infer(ctx, r, vm(claim("bare"), nil)); err == nil || !strings.Contains(err.Error(), "spec.instancetype.inferFromVolume") {
+		t.Errorf("unlabelled claim: %v, want an error naming spec.instancetype.inferFromVolume", err)
+	}
+	got = vm(claim("bare"), &ignore)
+	if err := instancetypes.Infer(ctx, r, got); err != nil || got.Spec.Instancetype != nil || got.Spec.Preference != nil {
+		t.Errorf("unlabelled claim, Ignore: %v, %+v, %+v; want no matchers", err, got.Spec.Instancetype, got.Spec.Preference)
+	}
+	// A missing claim is not ignorable; nor is a volume that is not there.
+	if err := instancetypes.Infer(ctx, r, vm(claim("missing"), &ignore)); !apierrors.IsNotFound(err) {
+		t.Errorf("missing claim: %v, want NotFound", err)
+	}
+	noVolume := vm(claim("fedora-root"), &ignore)
+	noVolume.Spec.Instancetype.InferFromVolume = "data"
+	if err := instancetypes.Infer(ctx, r, noVolume); err == nil || !strings.Contains(err.Error(), `no volume "data"`) {
+		t.Errorf("no such volume: %v", err)
+	}
+}
+
+func ptrQty(s string) *resource.Quantity { q := resource.MustParse(s); return &q }

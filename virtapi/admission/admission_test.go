@@ -39,7 +39,7 @@ func apiWithWebhooks(t *testing.T) (cp *kubeenv.ControlPlaneEnv, stop func()) {
 		[]*admissionregistrationv1.ValidatingWebhookConfiguration{validating}))
 	o := cp.Env.WebhookInstallOptions
 	srv := webhook.NewServer(webhook.Options{Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir})
-	admission.Register(srv, cp.Client.Scheme(), nil)
+	admission.Register(srv, cp.Client.Scheme(), nil, admission.WithInstancetypes(cp.Client))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Start(ctx) }()
@@ -138,6 +138,33 @@ func TestWebhooksOnARealAPIServer(t *testing.T) {
 		var got virtv1.VirtualMachine
 		assert.NilError(t, c.Get(ctx, client.ObjectKeyFromObject(vm), &got))
 		assert.Check(t, got.Spec.Template.Spec.Domain.Machine != nil && got.Spec.Template.Spec.Domain.Machine.Type == "q35")
+	})
+
+	t.Run("a VM's inferFromVolume is resolved from its claim", func(t *testing.T) {
+		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "fedora-root", Namespace: "default",
+			Labels: map[string]string{"instancetype.kubevirt.io/default-instancetype": "u1.small"}},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+		assert.NilError(t, c.Create(ctx, pvc))
+		tmpl := minimalVMI("x").Spec
+		tmpl.Domain.Resources = virtv1.ResourceRequirements{}
+		tmpl.Volumes = []virtv1.Volume{{Name: "root", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "fedora-root"}}}}}
+		vm := &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "inferred", Namespace: "default"},
+			Spec: virtv1.VirtualMachineSpec{RunStrategy: new(virtv1.RunStrategyHalted),
+				Instancetype: &virtv1.InstancetypeMatcher{InferFromVolume: "root"},
+				Template:     &virtv1.VirtualMachineInstanceTemplateSpec{Spec: tmpl}}}
+		assert.NilError(t, c.Create(ctx, vm))
+		var got virtv1.VirtualMachine
+		assert.NilError(t, c.Get(ctx, client.ObjectKeyFromObject(vm), &got))
+		assert.DeepEqual(t, got.Spec.Instancetype, &virtv1.InstancetypeMatcher{Name: "u1.small", Kind: "virtualmachineclusterinstancetype"})
+
+		// A volume that names no claim is refused, naming the field.
+		bad := vm.DeepCopy()
+		bad.Name, bad.Spec.Instancetype = "uninferable", &virtv1.InstancetypeMatcher{InferFromVolume: "root"}
+		bad.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName = "missing"
+		err := c.Create(ctx, bad)
+		assert.ErrorContains(t, err, "spec.instancetype.inferFromVolume")
 	})
 
 	t.Run("without virt-api, creating fails but deleting works", func(t *testing.T) {

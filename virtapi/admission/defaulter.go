@@ -9,16 +9,22 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/virtkit/virtkit/virt/instancetypes"
 	"github.com/virtkit/virtkit/virt/spec"
 )
 
 // Defaulter is the mutating webhook: it applies spec.DefaultVM or
-// spec.DefaultVMI and answers with the JSON patch.
+// spec.DefaultVMI and answers with the JSON patch. Given the reader of
+// WithInstancetypes (Handlers passes it), it first resolves a VM's
+// inferFromVolume matchers from its volume's claim
+// (instancetypes.Infer), as KubeVirt's VM admission does.
 type Defaulter struct {
-	decoder admission.Decoder
-	opts    SpecOptions
+	decoder       admission.Decoder
+	opts          SpecOptions
+	instancetypes client.Reader
 }
 
 var _ admission.Handler = (*Defaulter)(nil)
@@ -46,6 +52,11 @@ func (d *Defaulter) Handle(ctx context.Context, req admission.Request) admission
 		vm := &virtv1.VirtualMachine{}
 		if err := d.decoder.Decode(req, vm); err != nil {
 			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode VirtualMachine %s/%s: %w", req.Namespace, req.Name, err))
+		}
+		if d.instancetypes != nil {
+			if err := instancetypes.Infer(ctx, d.instancetypes, vm); err != nil {
+				return admission.Errored(http.StatusBadRequest, fmt.Errorf("VirtualMachine %s/%s: %w", req.Namespace, req.Name, err))
+			}
 		}
 		spec.DefaultVM(vm, opts...)
 		obj = vm

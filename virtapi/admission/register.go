@@ -36,8 +36,12 @@ func Handlers(scheme *runtime.Scheme, specOpts []spec.Option, opts ...ValidatorO
 
 // HandlersFrom is Handlers with the spec options read at each request.
 func HandlersFrom(scheme *runtime.Scheme, specOpts SpecOptions, opts ...ValidatorOption) map[string]http.Handler {
+	v := NewValidator(scheme, append([]ValidatorOption{WithSpecOptionsFrom(specOpts)}, opts...)...)
+	d := NewDefaulterFrom(scheme, specOpts)
+	// The reader WithInstancetypes gives also resolves inferFromVolume.
+	d.instancetypes = v.instancetypes
 	return map[string]http.Handler{
-		MutatePath:   &webhook.Admission{Handler: NewDefaulterFrom(scheme, specOpts)},
-		ValidatePath: &webhook.Admission{Handler: NewValidator(scheme, append([]ValidatorOption{WithSpecOptionsFrom(specOpts)}, opts...)...)},
+		MutatePath:   &webhook.Admission{Handler: d},
+		ValidatePath: &webhook.Admission{Handler: v},
 	}
 }

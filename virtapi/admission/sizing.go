@@ -12,7 +12,8 @@ import (
 
 // WithInstancetypes has the validator read, through r, the instancetype and
 // preference a VirtualMachine names and check its template against them,
-// as KubeVirt's VM admission does: a value the template sets that the
+// and the mutating webhook of the same Handlers resolve inferFromVolume
+// matchers from the volume's claim, as KubeVirt's VM admission does: a value the template sets that the
 // instancetype sets too is refused at the template's field, and so is a
 // preference requirement the instancetype or template does not meet. An
 // object that cannot be read (not created yet, or inferred from a volume)
