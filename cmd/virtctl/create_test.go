@@ -36,22 +36,7 @@ func TestCreateVMGolden(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, h.stderr)
 			}
 			got := h.stdout.String()
-			path := filepath.Join("testdata", "create-vm", c.golden+".yaml")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to write it)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("%s (-want +got):\n%s", path, diff)
-			}
+			assertGolden(t, filepath.Join("testdata", "create-vm", c.golden+".yaml"), got)
 			vm := &virtv1.VirtualMachine{}
 			if err := yaml.UnmarshalStrict([]byte(got), vm); err != nil {
 				t.Fatal(err)
@@ -126,22 +111,7 @@ func TestCreateInstancetypeAndPreferenceGolden(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, h.stderr)
 			}
 			got := h.stdout.String()
-			path := filepath.Join("testdata", "create", c.golden+".yaml")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to write it)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("%s (-want +got):\n%s", path, diff)
-			}
+			assertGolden(t, filepath.Join("testdata", "create", c.golden+".yaml"), got)
 			var it *instancetypev1beta1.VirtualMachineInstancetypeSpec
 			var pref *instancetypev1beta1.VirtualMachinePreferenceSpec
 			switch {
@@ -167,5 +137,26 @@ func TestCreateInstancetypeAndPreferenceGolden(t *testing.T) {
 				t.Errorf("a VM naming it does not expand: %v", errs.ToAggregate())
 			}
 		})
+	}
+}
+
+// assertGolden compares got with the golden file at path, which -update
+// rewrites.
+func assertGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
 	}
 }

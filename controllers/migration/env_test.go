@@ -18,8 +18,6 @@ import (
 	migrationsv1 "kubevirt.io/api/migrations/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/virtkit/virtkit/controllers/migration"
 	"github.com/virtkit/virtkit/controllers/vmi"
@@ -41,25 +39,10 @@ type cluster struct {
 
 func startCluster(t *testing.T, opts ...migration.Option) *cluster {
 	env := kubeenv.ControlPlane(t)
-	skip := true
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 env.Client.Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: &skip},
-	})
-	assert.NilError(t, err)
+	mgr := kubeenv.NewManager(t, env)
 	r := migration.New(append([]migration.Option{migration.WithPodOptions(vmi.PodOptions{LauncherImage: "virtkit/virt-launcher:test", Emulation: true})}, opts...)...)
 	assert.NilError(t, r.SetupWithManager(mgr))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	kubeenv.RunManager(t, mgr)
 	c := env.Client
 	assert.NilError(t, c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: clusterconfig.DefaultNamespace}}))
 	return &cluster{c: c}

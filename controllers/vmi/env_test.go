@@ -16,8 +16,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
@@ -34,19 +32,11 @@ type cluster struct {
 func startCluster(t *testing.T) *cluster {
 	env := kubeenv.ControlPlane(t)
 	cl := &cluster{c: env.Client, env: env, writes: &countingClient{Describe: describeWrite}}
-	skip := true
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 env.Client.Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: &skip},
+	mgr := kubeenv.NewManager(t, env, func(o *ctrl.Options) {
 		// Namespace "manual" is left to tests that call Reconcile themselves.
-		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{
-			"lifecycle": {}, "born": {}, "unschedulable": {}, "poddeleted": {}, "deletevmi": {}, "createfails": {}, "migrated": {}}},
+		o.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{
+			"lifecycle": {}, "born": {}, "unschedulable": {}, "poddeleted": {}, "deletevmi": {}, "createfails": {}, "migrated": {}}}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	cl.writes.Client = mgr.GetClient()
 	// The real clock: the scheduling grace runs out as it would.
 	r := New(WithClient(cl.writes, mgr.GetAPIReader()),
@@ -54,15 +44,7 @@ func startCluster(t *testing.T) *cluster {
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	kubeenv.RunManager(t, mgr)
 	return cl
 }
 
