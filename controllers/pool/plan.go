@@ -342,9 +342,10 @@ func outdatedVMI(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance, 
 	}
 	want, have := revs[vmRev], revs[vmiRev]
 	switch {
-	case want == nil:
+	case want == nil || want.VirtualMachineTemplate == nil:
 		return updateNone
-	case have == nil:
+	case have == nil || have.VirtualMachineTemplate == nil:
+		// Gone or unreadable: what the VMI runs is unknown.
 		return updateRestart
 	case !equality.Semantic.DeepEqual(want.VirtualMachineTemplate.Spec.DataVolumeTemplates, have.VirtualMachineTemplate.Spec.DataVolumeTemplates):
 		return updateDelete

@@ -224,6 +224,17 @@ func TestPlanForUpdates(t *testing.T) {
 			t.Errorf("relabel (-want +got):\n%s", d)
 		}
 	})
+	t.Run("a VMI of an unreadable revision restarts", func(t *testing.T) {
+		vms := []virtv1.VirtualMachine{poolVM(0, rev("web-2"), readyVM)}
+		r := revs()
+		r["web-1"] = &poolv1.VirtualMachinePoolSpec{} // what facts keeps of a revision it cannot decode
+		p := changed.DeepCopy()
+		p.Spec.Replicas = new(int32(1))
+		got, _ := PlanFor(facts(p, vms, map[string]*virtv1.VirtualMachineInstance{"web-0": vmiOf(vms[0], "web-1", true)}, r))
+		if d := cmp.Diff([]string{"web-0"}, got.Restart); d != "" {
+			t.Errorf("restart (-want +got):\n%s", d)
+		}
+	})
 	t.Run("changed dataVolumeTemplates replace the VM", func(t *testing.T) {
 		withDV := changed.DeepCopy()
 		withDV.Generation = 4
