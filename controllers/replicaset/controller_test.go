@@ -333,10 +333,20 @@ func TestReplicaSetOnARealAPIServer(t *testing.T) {
 			}
 			return metav1.GetControllerOf(v) == nil && v.DeletionTimestamp == nil, fmt.Sprintf("owners %+v", v.OwnerReferences)
 		})
+		// The status said 2 before the release too: wait for the
+		// replacement itself.
+		eventually(t, "a replacement beside the released VMI", func() (bool, string) {
+			var mine []string
+			all := cl.vmis(t, ns)
+			for _, v := range all {
+				if ref := metav1.GetControllerOf(&v); ref != nil && ref.UID == rs.UID {
+					mine = append(mine, v.Name)
+				}
+			}
+			return len(all) == 4 && len(mine) == 2 && !slices.Contains(mine, "stray"),
+				fmt.Sprintf("VMIs %v, of the replica set %v (want 4: two of the replica set, the released one, the bystander)", names(all), mine)
+		})
 		cl.waitStatus(t, ns, "two again", func(st virtv1.VirtualMachineInstanceReplicaSetStatus) bool { return st.Replicas == 2 })
-		if got := len(cl.vmis(t, ns)); got != 4 {
-			t.Errorf("%d VMIs in the namespace, want 4 (two of the replica set, the released one, the bystander)", got)
-		}
 		v := &virtv1.VirtualMachineInstance{}
 		if err := cl.c.Get(ctx, client.ObjectKeyFromObject(other), v); err != nil || len(v.OwnerReferences) != 0 {
 			t.Errorf("the bystander: %v, owners %+v", err, v.OwnerReferences)
