@@ -16,7 +16,8 @@ import (
 //go:embed crds/*.yaml
 var crdFiles embed.FS
 
-// CRDs returns the kubevirt.io CRDs, sorted by name.
+// CRDs returns the CRDs virtkit serves (the kubevirt.io groups and CDI's
+// DataVolume and DataSource), sorted by name.
 func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	names, err := fs.Glob(crdFiles, "crds/*.yaml")
 	if err != nil {

@@ -1,5 +1,6 @@
 // Package scheme builds the runtime.Scheme that virtkit's clients and
-// controllers share: Kubernetes' built-in types plus the kubevirt.io groups.
+// controllers share: Kubernetes' built-in types plus the kubevirt.io groups
+// and CDI's.
 package scheme
 
 import (
@@ -10,12 +11,14 @@ import (
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 	migrationsv1 "kubevirt.io/api/migrations/v1alpha1"
 	poolv1 "kubevirt.io/api/pool/v1beta1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 )
 
 // New returns a scheme with the Kubernetes built-in types, the CRD types,
 // kubevirt.io/v1, instancetype.kubevirt.io/v1beta1 (instancetypes and
 // preferences), migrations.kubevirt.io/v1alpha1 (MigrationPolicy) and
-// pool.kubevirt.io/v1beta1 (VirtualMachinePool). Registration of these
+// pool.kubevirt.io/v1beta1 (VirtualMachinePool) and cdi.kubevirt.io/v1beta1
+// (DataVolume, DataSource). Registration of these
 // well-known groups cannot fail, so an error here is a programming error
 // and panics.
 func New() *runtime.Scheme {
@@ -27,6 +30,7 @@ func New() *runtime.Scheme {
 		instancetypev1beta1.AddToScheme,
 		migrationsv1.AddToScheme,
 		poolv1.AddToScheme,
+		cdiv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)
