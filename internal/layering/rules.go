@@ -69,6 +69,8 @@ var Pure = []string{
 	"virt/instancetypes",
 	"virt/network",
 	"virt/storage",
+	"virt/storage/importer",
+	"virt/storage/importer/contract",
 	"virt/domain",
 	"virt/migrate",
 	"virt/hostfacts",

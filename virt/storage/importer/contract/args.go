@@ -1,0 +1,125 @@
+package contract
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Source kinds the importer reads.
+const (
+	SourceHTTP  = "http"
+	SourceBlank = "blank"
+)
+
+// Args are the importer's flags, rendered by the controller into the
+// container's command and parsed by the daemon.
+type Args struct {
+	// Source is SourceHTTP or SourceBlank.
+	Source string
+	// URL is an http source's address.
+	URL string
+	// Headers are extra request headers, "Name: value" each.
+	Headers []string
+	// CertDir, when set, holds the only CAs an https source is checked
+	// against.
+	CertDir string
+	// Target is the disk file or block device to write.
+	Target string
+	// Block is set when Target is a block device.
+	Block bool
+	// Size is the virtual size the disk gets, in bytes.
+	Size int64
+	// Scratch is the folder for images that cannot be streamed.
+	Scratch string
+	// OwnerUID labels the progress metric (the DataVolume's UID).
+	OwnerUID string
+	// Checksum is "algorithm:hex" the downloaded bytes must match; empty:
+	// not checked.
+	Checksum string
+}
+
+// Command is the importer container's command for a.
+func (a Args) Command() []string {
+	cmd := []string{Binary, "--source", a.Source, "--target", a.Target, "--size", strconv.FormatInt(a.Size, 10)}
+	if a.URL != "" {
+		cmd = append(cmd, "--url", a.URL)
+	}
+	for _, h := range a.Headers {
+		cmd = append(cmd, "--header", h)
+	}
+	if a.CertDir != "" {
+		cmd = append(cmd, "--cert-dir", a.CertDir)
+	}
+	if a.Block {
+		cmd = append(cmd, "--block")
+	}
+	if a.Scratch != "" {
+		cmd = append(cmd, "--scratch", a.Scratch)
+	}
+	if a.OwnerUID != "" {
+		cmd = append(cmd, "--owner-uid", a.OwnerUID)
+	}
+	if a.Checksum != "" {
+		cmd = append(cmd, "--checksum", a.Checksum)
+	}
+	return cmd
+}
+
+type headers []string
+
+func (h *headers) String() string     { return strings.Join(*h, ", ") }
+func (h *headers) Set(v string) error { *h = append(*h, v); return nil }
+
+// Parse reads the flags Command renders (without the program name).
+func Parse(args []string, output io.Writer) (Args, error) {
+	var a Args
+	fs := flag.NewFlagSet(Binary, flag.ContinueOnError)
+	fs.SetOutput(output)
+	fs.StringVar(&a.Source, "source", "", "where the image comes from: http or blank")
+	fs.StringVar(&a.URL, "url", "", "the http source's URL")
+	fs.Var((*headers)(&a.Headers), "header", "an extra request header, \"Name: value\" (repeatable)")
+	fs.StringVar(&a.CertDir, "cert-dir", "", "folder of the CA certificates an https source is checked against")
+	fs.StringVar(&a.Target, "target", "", "the disk file or block device to write")
+	fs.BoolVar(&a.Block, "block", false, "the target is a block device")
+	fs.Int64Var(&a.Size, "size", 0, "the disk's virtual size in bytes")
+	fs.StringVar(&a.Scratch, "scratch", "", "folder for images that must be downloaded before conversion")
+	fs.StringVar(&a.OwnerUID, "owner-uid", "", "the DataVolume's UID, labelling the progress metric")
+	fs.StringVar(&a.Checksum, "checksum", "", "algorithm:hex the downloaded bytes must match")
+	if err := fs.Parse(args); err != nil {
+		return Args{}, err
+	}
+	if fs.NArg() > 0 {
+		return Args{}, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return a, a.Validate()
+}
+
+// Validate says what is missing or wrong in a.
+func (a Args) Validate() error {
+	var errs []error
+	switch a.Source {
+	case SourceHTTP:
+		if a.URL == "" {
+			errs = append(errs, errors.New("--url: required for an http source"))
+		}
+	case SourceBlank:
+	default:
+		errs = append(errs, fmt.Errorf("--source %q: must be %s or %s", a.Source, SourceHTTP, SourceBlank))
+	}
+	if a.Target == "" {
+		errs = append(errs, errors.New("--target: required"))
+	}
+	if a.Size <= 0 {
+		errs = append(errs, fmt.Errorf("--size %d: must be positive", a.Size))
+	}
+	for _, h := range a.Headers {
+		if name, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(name) == "" {
+			errs = append(errs, fmt.Errorf("--header %q: must be \"Name: value\"", h))
+		}
+	}
+	return errors.Join(errs...)
+}

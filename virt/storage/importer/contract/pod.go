@@ -1,0 +1,40 @@
+package contract
+
+// Where an importer pod's volumes sit, as CDI's importer pods have them.
+const (
+	// DataDir is where a file-system claim is mounted; the image becomes
+	// DataDir/DiskImage.
+	DataDir = "/data"
+	// DiskImage is the disk file of a file-system claim, as the handler
+	// reads it (virt/storage).
+	DiskImage = "disk.img"
+	// BlockDevice is where a block claim appears in the pod.
+	BlockDevice = "/dev/cdi-block-volume"
+	// CertsDir holds the files of the ConfigMap a source's certConfigMap
+	// names: every PEM file in it is a trusted CA.
+	CertsDir = "/certs"
+	// ScratchDir is the folder, on the claim itself, where an image that
+	// cannot be streamed is downloaded before conversion. The importer
+	// removes it.
+	ScratchDir = DataDir + "/.virtkit-scratch"
+)
+
+// Environment variables carrying a source's basic-auth credentials, from
+// the keys of the Secret its secretRef names (CDI's keys).
+const (
+	EnvAccessKeyID = "IMPORTER_ACCESS_KEY_ID"
+	EnvSecretKey   = "IMPORTER_SECRET_KEY"
+	// SecretKeyAccessKeyID and SecretKeySecretKey are the keys of that Secret.
+	SecretKeyAccessKeyID = "accessKeyId"
+	SecretKeySecretKey   = "secretKey"
+)
+
+// Binary is the importer's program, the command of the importer container.
+const Binary = "virt-importer"
+
+// ProgressPort is where the importer serves its progress metric over HTTP.
+const ProgressPort = 8443
+
+// ProgressMetric is the importer's progress in percent, labelled with
+// the DataVolume's UID (ownerUID), as CDI's importer names it.
+const ProgressMetric = "kubevirt_cdi_import_progress_total"

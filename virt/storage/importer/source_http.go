@@ -1,0 +1,194 @@
+package importer
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// HTTPSource reads an image over HTTP or HTTPS, as CDI's http source.
+//
+// A response other than 2xx is an *Error naming the URL and the status:
+// ReasonUnreachable (retryable) for 408, 425, 429 and 5xx, ReasonRefused
+// for the others. A failed connection, and a body that stops for
+// StallTimeout, are ReasonUnreachable; a certificate CABundle (or the
+// system) does not trust is ReasonRefused. The password never appears in
+// String() or in an error.
+type HTTPSource struct {
+	// URL is http:// or https://. User information in it is used as basic
+	// auth when Username is empty, and never shown.
+	URL string
+	// CABundle is PEM; when set, its certificates are the only roots
+	// trusted (none of the system's). It applies to the default client only.
+	CABundle []byte
+	// Username and Password are sent as basic auth when Username != "".
+	Username, Password string
+	// Header holds extra request headers (CDI's extraHeaders).
+	Header http.Header
+	// Client, when set, is used as is (its transport, timeouts, TLS
+	// settings). The default has timeouts for dialling, the TLS handshake
+	// and the response headers, none for the whole transfer (images are
+	// large), and does not ask for a transparently compressed body.
+	Client *http.Client
+}
+
+var _ Source = HTTPSource{}
+
+// StallTimeout is how long an HTTPSource's body may send nothing before
+// the transfer is abandoned as ReasonUnreachable.
+const StallTimeout = 2 * time.Minute
+
+// String is the URL without user information.
+func (s HTTPSource) String() string {
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		return "(invalid URL)"
+	}
+	u.User = nil
+	return u.String()
+}
+
+// Open sends the GET request and returns the body.
+func (s HTTPSource) Open(ctx context.Context) (io.ReadCloser, int64, error) {
+	name := s.String()
+	u, err := url.Parse(s.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, 0, fail(ReasonRefused, name, errors.New("the URL must be http:// or https:// with a host"))
+	}
+	client, closeIdle, err := s.client()
+	if err != nil {
+		return nil, 0, fail(ReasonRefused, name, err)
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancelCause(ctx)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
+	if err != nil {
+		cancel(nil)
+		return nil, 0, fail(ReasonRefused, name, err)
+	}
+	for k, vs := range s.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", "virtkit-importer")
+	}
+	if s.Username != "" {
+		req.SetBasicAuth(s.Username, s.Password)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		cancel(nil)
+		closeIdle()
+		return nil, 0, requestError(parent, name, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		resp.Body.Close()
+		cancel(nil)
+		closeIdle()
+		return nil, 0, fail(statusReason(resp.StatusCode), name, fmt.Errorf("HTTP status %s", resp.Status))
+	}
+	body := &httpBody{ctx: ctx, body: resp.Body, cancel: cancel, closeIdle: closeIdle, name: name}
+	body.timer = time.AfterFunc(StallTimeout, func() { cancel(errStalled) })
+	return body, resp.ContentLength, nil
+}
+
+var errStalled = fmt.Errorf("no data for %s", StallTimeout)
+
+// statusReason says whether an HTTP error status may change by retrying.
+func statusReason(code int) Reason {
+	switch {
+	case code == http.StatusRequestTimeout, code == http.StatusTooEarly, code == http.StatusTooManyRequests, code >= 500:
+		return ReasonUnreachable
+	}
+	return ReasonRefused
+}
+
+// requestError classifies an error of client.Do for the request made
+// with ctx.
+func requestError(ctx context.Context, name string, err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // it repeats the URL, with the password redacted but there
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("GET %s: %w", name, ctx.Err())
+	}
+	var (
+		verify    *tls.CertificateVerificationError
+		authority x509.UnknownAuthorityError
+		host      x509.HostnameError
+		invalid   x509.CertificateInvalidError
+	)
+	if errors.As(err, &verify) || errors.As(err, &authority) || errors.As(err, &host) || errors.As(err, &invalid) {
+		return fail(ReasonRefused, name, fmt.Errorf("GET: %w", err))
+	}
+	return fail(ReasonUnreachable, name, fmt.Errorf("GET: %w", err))
+}
+
+// client is s.Client or a new default client with its idle-connection
+// closer.
+func (s HTTPSource) client() (*http.Client, func(), error) {
+	if s.Client != nil {
+		return s.Client, func() {}, nil
+	}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
+	if len(s.CABundle) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(s.CABundle) {
+			return nil, nil, errors.New("the CA bundle holds no PEM certificate")
+		}
+		tlsConfig.RootCAs = pool
+	}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:       tlsConfig,
+		TLSHandshakeTimeout:   15 * time.Second,
+		ResponseHeaderTimeout: time.Minute,
+		ExpectContinueTimeout: time.Second,
+		// A .gz image must arrive as it is stored: its bytes are counted
+		// and decompressed by the importer.
+		DisableCompression: true,
+		ForceAttemptHTTP2:  true,
+	}
+	return &http.Client{Transport: tr}, tr.CloseIdleConnections, nil
+}
+
+// httpBody is a response body that gives up when it stalls.
+type httpBody struct {
+	ctx       context.Context
+	body      io.ReadCloser
+	timer     *time.Timer
+	cancel    context.CancelCauseFunc
+	closeIdle func()
+	name      string
+}
+
+func (b *httpBody) Read(p []byte) (int, error) {
+	n, err := b.body.Read(p)
+	if n > 0 {
+		b.timer.Reset(StallTimeout)
+	}
+	if err != nil && err != io.EOF && errors.Is(context.Cause(b.ctx), errStalled) {
+		err = fail(ReasonUnreachable, b.name, errStalled)
+	}
+	return n, err
+}
+
+func (b *httpBody) Close() error {
+	b.timer.Stop()
+	err := b.body.Close()
+	b.cancel(nil)
+	b.closeIdle()
+	return err
+}
