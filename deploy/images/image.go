@@ -92,6 +92,13 @@ func Daemons() []Image {
 			// The qemu user, as launcher pods run it: a session libvirtd.
 			User: UserQEMU, Entrypoint: []string{"/usr/bin/virt-launcher"},
 		},
+		{
+			// qemu-img converts the formats that cannot be streamed
+			// (qcow2, vmdk, vdi, vhd, vhdx) to raw. As QEMU's user, as CDI's
+			// importer runs, so that the disk it writes is the guest's.
+			Name: "virt-importer", Binaries: []string{"virt-importer"}, Packages: []string{"qemu-utils"},
+			User: UserQEMU, Entrypoint: []string{"/usr/bin/virt-importer"},
+		},
 	}
 }
 

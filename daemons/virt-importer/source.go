@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/virtkit/virtkit/virt/storage/importer"
+	"github.com/virtkit/virtkit/virt/storage/importer/contract"
+)
+
+// maxCertFile bounds what is read of one CA file.
+const maxCertFile = 1 << 20
+
+// httpSource is the http source args describe, with the credentials from
+// the environment and the CAs of args' CertDir.
+func httpSource(a contract.Args, getenv func(string) string) (*importer.HTTPSource, error) {
+	src := &importer.HTTPSource{URL: a.URL, Username: getenv(contract.EnvAccessKeyID), Password: getenv(contract.EnvSecretKey)}
+	if len(a.Headers) > 0 {
+		src.Header = http.Header{}
+		for _, h := range a.Headers {
+			name, value, _ := strings.Cut(h, ":")
+			src.Header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+		}
+	}
+	if a.CertDir != "" {
+		pem, err := readCerts(a.CertDir)
+		if err != nil {
+			return nil, err
+		}
+		src.CABundle = pem
+	}
+	return src, nil
+}
+
+// readCerts concatenates the files of a ConfigMap folder: each key is a
+// file (the kubelet's ..data links included, which point within the
+// folder); hidden entries are skipped.
+func readCerts(dir string) ([]byte, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("the CA bundle in %s: %w", dir, err)
+	}
+	var all bytes.Buffer
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if resolved, err := filepath.EvalSymlinks(p); err != nil || !within(dir, resolved) {
+			return nil, fmt.Errorf("the CA bundle in %s: %s points outside the folder", dir, e.Name())
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("the CA bundle in %s: %w", dir, err)
+		}
+		b, err := io.ReadAll(io.LimitReader(f, maxCertFile+1))
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("the CA bundle in %s: %w", dir, err)
+		}
+		if len(b) > maxCertFile {
+			return nil, fmt.Errorf("the CA bundle in %s: %s is larger than %d bytes", dir, e.Name(), maxCertFile)
+		}
+		all.Write(b)
+		all.WriteByte('\n')
+	}
+	if all.Len() == 0 {
+		return nil, fmt.Errorf("the CA bundle in %s: no certificate", dir)
+	}
+	return all.Bytes(), nil
+}
+
+func within(dir, p string) bool {
+	d, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
