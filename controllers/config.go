@@ -25,6 +25,10 @@ type Config struct {
 	Emulation bool
 	// LauncherImage is the image launcher pods run.
 	LauncherImage string
+	// ImporterImage is the image DataVolume importer pods run
+	// (virt-importer); empty: the DataVolume controller does not run. Not in
+	// the KubeVirt CR.
+	ImporterImage string
 	// LauncherCapabilitiesCache is the node folder launchers share for
 	// libvirt's QEMU capability probe (vmi.PodOptions.CapabilitiesCache);
 	// empty: none. Not in the KubeVirt CR.

@@ -7,6 +7,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/virtkit/virtkit/controllers/datavolume"
 	"github.com/virtkit/virtkit/controllers/evacuation"
 	"github.com/virtkit/virtkit/controllers/migration"
 	"github.com/virtkit/virtkit/controllers/nodehealth"
@@ -20,7 +21,7 @@ import (
 // AddToManager registers the VirtualMachine, VirtualMachineInstance,
 // VirtualMachineInstanceReplicaSet, VirtualMachinePool,
 // VirtualMachineInstanceMigration, evacuation, node and workload update
-// controllers with mgr, configured by cfg. daemons/virt-controller calls it; so can an integrator's own manager.
+// controllers, and the DataVolume controller when cfg.ImporterImage is set, with mgr, configured by cfg. daemons/virt-controller calls it; so can an integrator's own manager.
 //
 // New VMIs (their spec defaults and validation) and new launcher and
 // migration target pods follow the KubeVirt CR of cfg.KubeVirtNamespace as
@@ -61,6 +62,12 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 	}
 	if err := nodehealth.New(nodehealth.WithOptions(cfg.NodeHealth)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: node controller: %w", err)
+	}
+	if cfg.ImporterImage != "" {
+		dv := datavolume.New(datavolume.WithPodOptions(datavolume.PodOptions{Image: cfg.ImporterImage, PullPolicy: cfg.ImagePullPolicy}))
+		if err := dv.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("controllers: DataVolume controller: %w", err)
+		}
 	}
 	image := func(kv *virtv1.KubeVirt) string { return FromKubeVirt(kv, cfg).LauncherImage }
 	if err := workloadupdate.New(cfg.KubeVirtNamespace, image).SetupWithManager(mgr); err != nil {

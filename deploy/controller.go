@@ -10,6 +10,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	apiinstancetype "kubevirt.io/api/instancetype"
 	poolv1 "kubevirt.io/api/pool/v1beta1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -25,6 +26,9 @@ type Controller struct {
 	PullPolicy corev1.PullPolicy
 	// LauncherImage is the image of the launcher pods it creates (required).
 	LauncherImage string
+	// ImporterImage is the image of the DataVolume importer pods it
+	// creates; empty: it runs no DataVolume controller.
+	ImporterImage string
 	// Emulation runs guests under software emulation even when the
 	// KubeVirt CR does not ask for it.
 	Emulation bool
@@ -94,7 +98,8 @@ func ControllerObjects(c Controller) ([]client.Object, error) {
 }
 
 // controllerRules is what virt-controller does with the API: it turns pools
-// into VMs, VMs and replica sets into VMIs and VMIs into launcher pods, runs migrations (target pods,
+// into VMs, VMs and replica sets into VMIs and VMIs into launcher pods,
+// fills DataVolumes, runs migrations (target pods,
 // evictions of sources, copies of ReadWriteOnce claims), reads the claims,
 // Nodes and the KubeVirt CR the pods depend on, writes the count of outdated VMIs to the CR's status,
 // and records events.
@@ -116,6 +121,10 @@ func controllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{poolv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachinepools"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 		{APIGroups: []string{poolv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachinepools/status", "virtualmachinepools/finalizers"},
 			Verbs: []string{"update", "patch"}},
+		// DataVolumes: filled through importer pods and claims they
+		// control; made from VMs' dataVolumeTemplates.
+		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datavolumes"}, Verbs: all},
+		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datavolumes/status", "datavolumes/finalizers"}, Verbs: []string{"update", "patch"}},
 		{APIGroups: []string{kv}, Resources: []string{"kubevirts"}, Verbs: read},
 		{APIGroups: []string{kv}, Resources: []string{"kubevirts/status"}, Verbs: []string{"patch"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: all},
@@ -142,6 +151,9 @@ func controllerPod(c Controller) corev1.PodSpec {
 		"--leader-elect=true",
 		"--metrics-bind-address=" + listen(c.MetricsPort),
 		"--health-probe-bind-address=" + listen(c.ProbePort),
+	}
+	if c.ImporterImage != "" {
+		args = append(args, "--importer-image="+c.ImporterImage)
 	}
 	if c.Emulation {
 		args = append(args, "--emulation")

@@ -38,6 +38,7 @@ const (
 	ImageController = "virt-controller"
 	ImageHandler    = "virt-handler"
 	ImageLauncher   = "virt-launcher"
+	ImageImporter   = "virt-importer"
 )
 
 // HandlerServerName is the name in every handler's serving certificate,
@@ -105,7 +106,7 @@ func Components(kv *virtv1.KubeVirt, s Settings, caBundle []byte) ([]client.Obje
 	controller, err := deploy.ControllerObjects(deploy.Controller{Namespace: ns, Image: t.Image(ImageController),
 		// No Emulation flag: virt-controller reads useEmulation from the CR
 		// at each launcher pod, so a change needs no rollout.
-		PullPolicy: t.PullPolicy, LauncherImage: t.Image(ImageLauncher), MetricsPort: controllerMetrics,
+		PullPolicy: t.PullPolicy, LauncherImage: t.Image(ImageLauncher), ImporterImage: t.Image(ImageImporter), MetricsPort: controllerMetrics,
 		LauncherCapabilitiesCache: s.LauncherCapabilitiesCache, Replicas: replicas, APIServer: s.APIServer, Placement: infra})
 	if err != nil {
 		return nil, err

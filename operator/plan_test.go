@@ -80,6 +80,9 @@ func TestComponentsImages(t *testing.T) {
 					if !strings.Contains(args, "--launcher-image="+img("virt-launcher")) {
 						t.Errorf("virt-controller's args %q: no launcher image %s", args, img("virt-launcher"))
 					}
+					if !strings.Contains(args, "--importer-image="+img("virt-importer")) {
+						t.Errorf("virt-controller's args %q: no importer image %s", args, img("virt-importer"))
+					}
 				}
 			}
 		})

@@ -37,6 +37,7 @@ func main() {
 	var (
 		namespace   = flag.String("namespace", "kubevirt", "namespace of the KubeVirt CR and of the leader election lease")
 		image       = flag.String("launcher-image", "", "image of virt-launcher for launcher pods (required)")
+		importer    = flag.String("importer-image", "", "image of virt-importer for DataVolume importer pods; empty: no DataVolume controller")
 		emulation   = flag.Bool("emulation", false, "software emulation even when the KubeVirt CR does not ask for it")
 		leaderElect = flag.Bool("leader-elect", true, "run only while holding the lease, so several replicas can stand by")
 		metrics     = flag.String("metrics-bind-address", ":8443", "address of /metrics (plain HTTP; KubeVirt's port); 0 turns it off")
@@ -49,13 +50,13 @@ func main() {
 	log := logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, nil))
 	ctrl.SetLogger(log)
 	health := nodehealth.Options{HeartbeatTimeout: *heartbeat, NotReadyGrace: *notReady}
-	if err := run(*namespace, *image, *capsCache, *emulation, *leaderElect, *metrics, *probes, health); err != nil {
+	if err := run(*namespace, *image, *importer, *capsCache, *emulation, *leaderElect, *metrics, *probes, health); err != nil {
 		log.Error(err, "virt-controller failed")
 		os.Exit(1)
 	}
 }
 
-func run(namespace, image, capsCache string, emulation, leaderElect bool, metrics, probes string, health nodehealth.Options) error {
+func run(namespace, image, importer, capsCache string, emulation, leaderElect bool, metrics, probes string, health nodehealth.Options) error {
 	if image == "" {
 		return fmt.Errorf("--launcher-image is required")
 	}
@@ -85,7 +86,7 @@ func run(namespace, image, capsCache string, emulation, leaderElect bool, metric
 	readCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	// The flags are the base the KubeVirt CR is applied over each time the
 	// controllers need it; one reading now refuses a cluster with several.
-	base := controllers.Config{LauncherImage: image, LauncherCapabilitiesCache: capsCache, Emulation: emulation, KubeVirtNamespace: namespace,
+	base := controllers.Config{LauncherImage: image, ImporterImage: importer, LauncherCapabilitiesCache: capsCache, Emulation: emulation, KubeVirtNamespace: namespace,
 		NodeHealth: health}
 	_, err = controllers.ReadConfig(readCtx, reader, namespace, base)
 	cancel()

@@ -152,7 +152,7 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err := install(ctx, cl, cfg, c.cp.Config().PKI()); err != nil {
 		return c, err
 	}
-	c.base = controllers.Config{LauncherImage: cfg.LauncherImage, KubeVirtNamespace: Namespace, NodeHealth: cfg.NodeHealth,
+	c.base = controllers.Config{LauncherImage: cfg.LauncherImage, ImporterImage: cfg.ImporterImage, KubeVirtNamespace: Namespace, NodeHealth: cfg.NodeHealth,
 		// One probe of QEMU's capabilities for all launchers, not one each.
 		LauncherCapabilitiesCache: cfg.CapabilitiesCacheDir()}
 	c.config, err = controllers.ReadConfig(ctx, cl, Namespace, c.base)

@@ -74,6 +74,10 @@ type Config struct {
 	// LauncherImage names the launcher in launcher pods; the local node
 	// runs BinDir/virt-launcher for it. Default "virtkit/virt-launcher:local".
 	LauncherImage string
+	// ImporterImage names the importer in DataVolume importer pods; the
+	// local node runs BinDir/virt-importer for it. Default
+	// "virtkit/virt-importer:local".
+	ImporterImage string
 	// Metrics receives the components' series (each component's requests
 	// to the apiserver, kubevirt_rest_client_requests_total; the VMI, VM
 	// and migration counts of the controllers; the guests' counters of the
@@ -176,6 +180,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.LauncherImage == "" {
 		c.LauncherImage = "virtkit/virt-launcher:local"
+	}
+	if c.ImporterImage == "" {
+		c.ImporterImage = "virtkit/virt-importer:local"
 	}
 	if c.Logger.GetSink() == nil {
 		c.Logger = logr.Discard()

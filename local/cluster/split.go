@@ -159,7 +159,7 @@ func (c *Cluster) startAPIProcess(ctx context.Context) error {
 // lease expires.
 func (c *Cluster) startControllerProcess() error {
 	args := []string{"--namespace", Namespace,
-		"--launcher-image", c.cfg.LauncherImage, "--launcher-capabilities-cache", c.base.LauncherCapabilitiesCache,
+		"--launcher-image", c.cfg.LauncherImage, "--importer-image", c.cfg.ImporterImage, "--launcher-capabilities-cache", c.base.LauncherCapabilitiesCache,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0"}
 	if h := c.cfg.NodeHealth; h.HeartbeatTimeout > 0 {
 		args = append(args, "--node-heartbeat-timeout", h.HeartbeatTimeout.String())

@@ -1,0 +1,110 @@
+package datavolume
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+
+	"github.com/virtkit/virtkit/virt/storage/importer/contract"
+)
+
+// CDI's labels and annotations that virtkit sets, so that tools written
+// for CDI recognise its claims and pods.
+const (
+	LabelApp          = "app"
+	AppCDI            = "containerized-data-importer"
+	LabelComponent    = "cdi.kubevirt.io"
+	ComponentImporter = "importer"
+
+	AnnContentType = "cdi.kubevirt.io/storage.contentType"
+	AnnSource      = "cdi.kubevirt.io/storage.import.source"
+	AnnEndpoint    = "cdi.kubevirt.io/storage.import.endpoint"
+	AnnImportPod   = "cdi.kubevirt.io/storage.import.importPodName"
+	// AnnPopulatedFor marks a claim a DataVolume of that name filled.
+	AnnPopulatedFor = "cdi.kubevirt.io/storage.populatedFor"
+)
+
+// Claim returns the claim dv fills: named as dv, in its namespace,
+// controlled by it. spec.pvc is taken as given; spec.storage gets
+// ReadWriteOnce and Filesystem when it names none, and, in Filesystem mode,
+// the file system's overhead on top of the size asked for, so that the disk
+// has that size (contract.RequiredSpace).
+func Claim(dv *cdiv1.DataVolume, src Source, overhead float64) (*corev1.PersistentVolumeClaim, *field.Error) {
+	spec := field.NewPath("spec")
+	var cs corev1.PersistentVolumeClaimSpec
+	switch {
+	case dv.Spec.PVC != nil && dv.Spec.Storage != nil:
+		return nil, field.Invalid(spec.Child("storage"), "", "spec.pvc and spec.storage are exclusive")
+	case dv.Spec.PVC != nil:
+		cs = *dv.Spec.PVC.DeepCopy()
+		if _, ok := cs.Resources.Requests[corev1.ResourceStorage]; !ok {
+			return nil, field.Required(spec.Child("pvc", "resources", "requests", "storage"), "")
+		}
+	case dv.Spec.Storage != nil:
+		st := dv.Spec.Storage.DeepCopy()
+		size, ok := st.Resources.Requests[corev1.ResourceStorage]
+		if !ok {
+			return nil, field.Required(spec.Child("storage", "resources", "requests", "storage"), "virtkit does not infer a size from the source")
+		}
+		cs = corev1.PersistentVolumeClaimSpec{
+			AccessModes: st.AccessModes, Selector: st.Selector, Resources: st.Resources, VolumeName: st.VolumeName,
+			StorageClassName: st.StorageClassName, VolumeMode: st.VolumeMode, DataSource: st.DataSource, DataSourceRef: st.DataSourceRef,
+		}
+		if len(cs.AccessModes) == 0 {
+			cs.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+		}
+		if cs.VolumeMode == nil {
+			cs.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
+		}
+		if *cs.VolumeMode == corev1.PersistentVolumeFilesystem {
+			cs.Resources.Requests = cs.Resources.Requests.DeepCopy()
+			cs.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(contract.RequiredSpace(size.Value(), overhead), resource.BinarySI)
+		}
+	default:
+		return nil, field.Required(spec.Child("storage"), "a DataVolume needs spec.storage or spec.pvc")
+	}
+	if q := cs.Resources.Requests[corev1.ResourceStorage]; q.Sign() <= 0 {
+		return nil, field.Invalid(spec.Child("storage", "resources", "requests", "storage"), q.String(), "must be positive")
+	}
+	ann := map[string]string{AnnContentType: string(cdiv1.DataVolumeKubeVirt), AnnSource: src.Kind}
+	if src.HTTP != nil {
+		ann[AnnEndpoint] = redact(src.HTTP.URL)
+	}
+	if dv.Spec.ContentType != "" && dv.Spec.ContentType != cdiv1.DataVolumeKubeVirt {
+		return nil, field.NotSupported(spec.Child("contentType"), dv.Spec.ContentType, []cdiv1.DataVolumeContentType{cdiv1.DataVolumeKubeVirt})
+	}
+	return &corev1.PersistentVolumeClaim{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: dv.Namespace, Name: dv.Name,
+			Labels:          map[string]string{LabelApp: AppCDI},
+			Annotations:     ann,
+			OwnerReferences: []metav1.OwnerReference{ownerRef(dv)},
+		},
+		Spec: cs,
+	}, nil
+}
+
+// ownerRef makes dv the controller of what it owns; blockOwnerDeletion
+// keeps a foreground deletion of dv waiting for them.
+func ownerRef(dv *cdiv1.DataVolume) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: cdiv1.SchemeGroupVersion.String(), Kind: "DataVolume", Name: dv.Name, UID: dv.UID,
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+}
+
+// ClaimCapacity is the claim's size: its bound capacity, else its request.
+func ClaimCapacity(pvc *corev1.PersistentVolumeClaim) int64 {
+	if q, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok {
+		return q.Value()
+	}
+	q := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	return q.Value()
+}
+
+// IsBlock says whether the claim is a block volume.
+func IsBlock(pvc *corev1.PersistentVolumeClaim) bool {
+	return pvc.Spec.VolumeMode != nil && *pvc.Spec.VolumeMode == corev1.PersistentVolumeBlock
+}

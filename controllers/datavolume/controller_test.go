@@ -1,0 +1,275 @@
+package datavolume
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
+	"github.com/virtkit/virtkit/virt/storage/importer/contract"
+)
+
+// fixedProgress reports the same progress for every pod.
+type fixedProgress float64
+
+func (p fixedProgress) Progress(context.Context, *corev1.Pod, string) (float64, bool, error) {
+	return float64(p), true, nil
+}
+
+// cluster is a real apiserver with the DataVolume controller running; the
+// test plays the provisioner (binding claims) and the kubelet (pod
+// statuses).
+type cluster struct {
+	c      client.Client
+	events *record.FakeRecorder
+}
+
+func startCluster(t *testing.T) *cluster {
+	env := kubeenv.ControlPlane(t)
+	mgr := kubeenv.NewManager(t, env)
+	cl := &cluster{c: env.Client, events: record.NewFakeRecorder(1000)}
+	r := New(WithPodOptions(PodOptions{Image: "virtkit/virt-importer:test"}), WithEventRecorder(cl.events), WithProgress(fixedProgress(37.5)))
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	kubeenv.RunManager(t, mgr)
+	return cl
+}
+
+func (cl *cluster) namespace(t *testing.T, name string) string {
+	t.Helper()
+	if err := cl.c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+func (cl *cluster) dv(ctx context.Context, t *testing.T, key client.ObjectKey) *cdiv1.DataVolume {
+	t.Helper()
+	dv := &cdiv1.DataVolume{}
+	if err := cl.c.Get(ctx, key, dv); err != nil {
+		t.Fatal(err)
+	}
+	return dv
+}
+
+func (cl *cluster) waitPhase(ctx context.Context, t *testing.T, key client.ObjectKey, phase cdiv1.DataVolumePhase) *cdiv1.DataVolume {
+	t.Helper()
+	var dv *cdiv1.DataVolume
+	testenv.Eventually(ctx, t, fmt.Sprintf("DataVolume %s %s", key, phase), func() (bool, string) {
+		dv = cl.dv(ctx, t, key)
+		return dv.Status.Phase == phase, fmt.Sprintf("%+v", dv.Status)
+	})
+	return dv
+}
+
+// bind plays the provisioner: the claim is Bound with its request as capacity.
+func (cl *cluster) bind(ctx context.Context, t *testing.T, key client.ObjectKey) *corev1.PersistentVolumeClaim {
+	t.Helper()
+	pvc := &corev1.PersistentVolumeClaim{}
+	testenv.Eventually(ctx, t, "the claim "+key.String(), func() (bool, string) {
+		err := cl.c.Get(ctx, key, pvc)
+		return err == nil, fmt.Sprint(err)
+	})
+	pvc.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, AccessModes: pvc.Spec.AccessModes,
+		Capacity: corev1.ResourceList{corev1.ResourceStorage: pvc.Spec.Resources.Requests[corev1.ResourceStorage]}}
+	if err := cl.c.Status().Update(ctx, pvc); err != nil {
+		t.Fatal(err)
+	}
+	return pvc
+}
+
+// podStatus plays the kubelet: it waits for the importer pod and gives it st.
+func (cl *cluster) podStatus(ctx context.Context, t *testing.T, key client.ObjectKey, st corev1.PodStatus) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{}
+	testenv.Eventually(ctx, t, "the importer pod "+key.String(), func() (bool, string) {
+		err := cl.c.Get(ctx, key, pod)
+		return err == nil, fmt.Sprint(err)
+	})
+	pod.Status = st
+	if err := cl.c.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+func running() corev1.PodStatus {
+	return corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.9", ContainerStatuses: []corev1.ContainerStatus{{Name: "importer", Ready: true,
+		Image: "virtkit/virt-importer:test", ImageID: "x", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}}
+}
+
+func finished(out contract.Outcome) corev1.PodStatus {
+	return corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: "importer",
+		Image: "virtkit/virt-importer:test", ImageID: "x",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", Message: string(out.Marshal()),
+			StartedAt: metav1.Now(), FinishedAt: metav1.Now()}}}}}
+}
+
+// TestImportLifecycle: a DataVolume of an http source goes Pending (its
+// claim made, owned by it, with the file system's overhead), then
+// ImportScheduled (the importer pod made once the claim is bound, with the
+// claim's usable size), ImportInProgress with the importer's progress, and
+// Succeeded once the pod ends well: the claim is marked filled and the pod
+// deleted. Deleting the DataVolume leaves the claim to the garbage
+// collector through its owner reference.
+func TestImportLifecycle(t *testing.T) {
+	cl := startCluster(t)
+	ctx := testenv.Within(t, 60*time.Second)
+	ns := cl.namespace(t, "import")
+	dv := httpDV(ns, "disk", "https://images.example.com/disk.qcow2")
+	dv.UID = ""
+	if err := cl.c.Create(ctx, dv); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(dv)
+	cl.waitPhase(ctx, t, key, cdiv1.Pending)
+	pvc := cl.bind(ctx, t, key)
+	if !metav1.IsControlledBy(pvc, dv) {
+		t.Errorf("claim owners %+v, want the DataVolume", pvc.OwnerReferences)
+	}
+	if got, want := pvc.Spec.Resources.Requests[corev1.ResourceStorage], resource.MustParse("71135396"); got.Cmp(want) != 0 {
+		t.Errorf("claim size %s, want %s (64 MiB and the overhead)", got.String(), want.String())
+	}
+	podKey := client.ObjectKey{Namespace: ns, Name: "importer-disk"}
+	cl.waitPhase(ctx, t, key, cdiv1.ImportScheduled)
+	pod := cl.podStatus(ctx, t, podKey, running())
+	args, err := contract.Parse(pod.Spec.Containers[0].Command[1:], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args.URL != dv.Spec.Source.HTTP.URL || args.Size != 64<<20 || args.Target != "/data/disk.img" {
+		t.Errorf("importer args %+v, want the URL and a 64 MiB /data/disk.img", args)
+	}
+	got := cl.waitPhase(ctx, t, key, cdiv1.ImportInProgress)
+	testenv.Eventually(ctx, t, "the progress", func() (bool, string) {
+		got = cl.dv(ctx, t, key)
+		return got.Status.Progress == "37.50%", string(got.Status.Progress)
+	})
+
+	cl.podStatus(ctx, t, podKey, finished(contract.Outcome{Message: "Import Complete", Format: "qcow2"}))
+	got = cl.waitPhase(ctx, t, key, cdiv1.Succeeded)
+	if got.Status.Progress != "100.0%" || got.Status.ClaimName != "disk" {
+		t.Errorf("status %+v, want 100.0%% of claim disk", got.Status)
+	}
+	testenv.Eventually(ctx, t, "the importer pod gone, the claim marked", func() (bool, string) {
+		perr := cl.c.Get(ctx, podKey, &corev1.Pod{})
+		_ = cl.c.Get(ctx, key, pvc)
+		return apierrors.IsNotFound(perr) && pvc.Annotations[AnnPopulatedFor] == "disk", fmt.Sprintf("pod: %v, claim: %v", perr, pvc.Annotations)
+	})
+	wantEvents(t, cl.events, ReasonImportScheduled, ReasonImportInProgress, ReasonImportSucceeded)
+}
+
+// TestImportFails: a fatal outcome fails the DataVolume with the
+// importer's words in its conditions, deletes the pod and makes no other;
+// a spec that cannot work fails it at once with the field named.
+func TestImportFails(t *testing.T) {
+	cl := startCluster(t)
+	ctx := testenv.Within(t, 60*time.Second)
+	ns := cl.namespace(t, "fail")
+	dv := httpDV(ns, "corrupt", "https://images.example.com/bad.qcow2")
+	dv.UID = ""
+	if err := cl.c.Create(ctx, dv); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(dv)
+	cl.bind(ctx, t, key)
+	podKey := client.ObjectKey{Namespace: ns, Name: "importer-corrupt"}
+	out := contract.Outcome{Message: "source https://images.example.com/bad.qcow2: the image is corrupt", Reason: "Corrupt", Fatal: true}
+	cl.podStatus(ctx, t, podKey, finished(out))
+	got := cl.waitPhase(ctx, t, key, cdiv1.Failed)
+	if c := condition(got, cdiv1.DataVolumeRunning); c == nil || c.Reason != "Corrupt" || c.Message != out.Message {
+		t.Errorf("Running condition %+v, want the importer's reason and message", c)
+	}
+	testenv.Eventually(ctx, t, "the importer pod deleted", func() (bool, string) {
+		err := cl.c.Get(ctx, podKey, &corev1.Pod{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	quiet, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	testenv.Consistently(quiet, t, 200*time.Millisecond, "no new importer pod", func() (bool, string) {
+		err := cl.c.Get(ctx, podKey, &corev1.Pod{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+
+	bad := httpDV(ns, "registry", "", func(dv *cdiv1.DataVolume) {
+		dv.UID = ""
+		dv.Spec.Source = &cdiv1.DataVolumeSource{Registry: &cdiv1.DataVolumeSourceRegistry{URL: ptrTo("docker://example.com/img")}}
+	})
+	if err := cl.c.Create(ctx, bad); err != nil {
+		t.Fatal(err)
+	}
+	got = cl.waitPhase(ctx, t, client.ObjectKeyFromObject(bad), cdiv1.Failed)
+	if c := condition(got, cdiv1.DataVolumeReady); c == nil || !strings.Contains(c.Message, "spec.source.registry") {
+		t.Errorf("Ready condition %+v, want the field named", c)
+	}
+	if err := cl.c.Get(ctx, client.ObjectKeyFromObject(bad), &corev1.PersistentVolumeClaim{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a claim for a DataVolume that cannot work: %v", err)
+	}
+}
+
+// TestForeignClaim: a claim of the DataVolume's name it does not control
+// is left alone and reported.
+func TestForeignClaim(t *testing.T) {
+	cl := startCluster(t)
+	ctx := testenv.Within(t, 60*time.Second)
+	ns := cl.namespace(t, "foreign")
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	if err := cl.c.Create(ctx, pvc); err != nil {
+		t.Fatal(err)
+	}
+	dv := httpDV(ns, "taken", "https://images.example.com/d.raw")
+	dv.UID = ""
+	if err := cl.c.Create(ctx, dv); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(ctx, t, "ErrResourceExists", func() (bool, string) {
+		got := cl.dv(ctx, t, client.ObjectKeyFromObject(dv))
+		c := condition(got, cdiv1.DataVolumeBound)
+		return c != nil && c.Reason == ReasonResourceExists && strings.Contains(c.Message, `"taken"`), fmt.Sprintf("%+v", got.Status)
+	})
+	if err := cl.c.Get(ctx, client.ObjectKeyFromObject(pvc), pvc); err != nil || len(pvc.OwnerReferences) != 0 {
+		t.Errorf("the foreign claim: %v, owners %+v", err, pvc.OwnerReferences)
+	}
+}
+
+func condition(dv *cdiv1.DataVolume, t cdiv1.DataVolumeConditionType) *cdiv1.DataVolumeCondition {
+	for i := range dv.Status.Conditions {
+		if dv.Status.Conditions[i].Type == t {
+			return &dv.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// wantEvents checks the recorder saw events with these reasons, in order.
+func wantEvents(t *testing.T, rec *record.FakeRecorder, reasons ...string) {
+	t.Helper()
+	var seen []string
+	for len(reasons) > 0 {
+		select {
+		case e := <-rec.Events:
+			seen = append(seen, e)
+			if strings.Contains(e, " "+reasons[0]+" ") {
+				reasons = reasons[1:]
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("events %q: %v missing", seen, reasons)
+		}
+	}
+}

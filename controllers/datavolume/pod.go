@@ -1,0 +1,110 @@
+package datavolume
+
+import (
+	"path"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+
+	"github.com/virtkit/virtkit/virt/storage/importer/contract"
+)
+
+// PodOptions are what an importer pod is made with.
+type PodOptions struct {
+	// Image is the importer's image (virtkit/virt-importer).
+	Image string
+	// PullPolicy is its pull policy.
+	PullPolicy corev1.PullPolicy
+	// FilesystemOverhead is the share of a file-system claim kept for its
+	// file system (contract.DefaultFilesystemOverhead when zero).
+	FilesystemOverhead float64
+}
+
+// overhead is FilesystemOverhead, defaulted.
+func (o PodOptions) overhead() float64 {
+	if o.FilesystemOverhead == 0 {
+		return contract.DefaultFilesystemOverhead
+	}
+	return o.FilesystemOverhead
+}
+
+// ImporterUser is the user (and fsGroup) importer pods run as: QEMU's, as
+// CDI's importer pods, so that the disk they write is the guest's.
+const ImporterUser = 107
+
+// ImporterPodName is the name of the pod filling the claim of dv.
+func ImporterPodName(dv *cdiv1.DataVolume) string { return "importer-" + dv.Name }
+
+// ImporterPod returns the pod that fills pvc from src for dv: the importer
+// with the claim mounted (contract.DataDir, or contract.BlockDevice for a
+// block claim), the source's CA bundle and credentials, restarted on
+// failure, as a non-root user without capabilities on a read-only root
+// file system.
+func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src Source, o PodOptions) *corev1.Pod {
+	overhead := o.overhead()
+	capacity := ClaimCapacity(pvc)
+	args := contract.Args{Source: src.Kind, OwnerUID: string(dv.UID)}
+	c := corev1.Container{
+		Name: "importer", Image: o.Image, ImagePullPolicy: o.PullPolicy,
+		TerminationMessagePath:   contract.TerminationMessagePath,
+		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+		Ports:                    []corev1.ContainerPort{{Name: "metrics", ContainerPort: contract.ProgressPort, Protocol: corev1.ProtocolTCP}},
+		// CDI's default requests; no limits, so that a conversion is not
+		// throttled.
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("60M")}},
+		SecurityContext: &corev1.SecurityContext{
+			RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(int64(ImporterUser)), RunAsGroup: ptr.To(int64(ImporterUser)),
+			AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+			Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+	}
+	volumes := []corev1.Volume{{Name: "cdi-data-vol", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}}
+	if IsBlock(pvc) {
+		args.Target, args.Block, args.Size = contract.BlockDevice, true, capacity
+		c.VolumeDevices = []corev1.VolumeDevice{{Name: "cdi-data-vol", DevicePath: contract.BlockDevice}}
+	} else {
+		args.Target, args.Size, args.Scratch = path.Join(contract.DataDir, contract.DiskImage), contract.UsableSpace(capacity, overhead), contract.ScratchDir
+		c.VolumeMounts = []corev1.VolumeMount{{Name: "cdi-data-vol", MountPath: contract.DataDir}}
+	}
+	if h := src.HTTP; h != nil {
+		args.URL, args.Headers, args.Checksum = h.URL, h.ExtraHeaders, h.Checksum
+		if h.CertConfigMap != "" {
+			args.CertDir = contract.CertsDir
+			volumes = append(volumes, corev1.Volume{Name: "cdi-cert-vol", VolumeSource: corev1.VolumeSource{
+				ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: h.CertConfigMap}}}})
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "cdi-cert-vol", MountPath: contract.CertsDir, ReadOnly: true})
+		}
+		if h.SecretRef != "" {
+			ref := func(key string) *corev1.EnvVarSource {
+				return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: h.SecretRef}, Key: key}}
+			}
+			c.Env = append(c.Env,
+				corev1.EnvVar{Name: contract.EnvAccessKeyID, ValueFrom: ref(contract.SecretKeyAccessKeyID)},
+				corev1.EnvVar{Name: contract.EnvSecretKey, ValueFrom: ref(contract.SecretKeySecretKey)})
+		}
+	}
+	c.Command = args.Command()
+	return &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: dv.Namespace, Name: ImporterPodName(dv),
+			Labels:          map[string]string{LabelApp: AppCDI, LabelComponent: ComponentImporter},
+			OwnerReferences: []metav1.OwnerReference{ownerRef(dv)},
+		},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                corev1.RestartPolicyOnFailure,
+			AutomountServiceAccountToken: ptr.To(false),
+			PriorityClassName:            dv.Spec.PriorityClassName,
+			SecurityContext:              &corev1.PodSecurityContext{FSGroup: ptr.To(int64(ImporterUser)), RunAsNonRoot: ptr.To(true)},
+			Containers:                   []corev1.Container{c},
+			Volumes:                      volumes,
+		},
+	}
+}

@@ -1,0 +1,58 @@
+package datavolume
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+	"sigs.k8s.io/yaml"
+
+	"gotest.tools/v3/assert"
+	"gotest.tools/v3/golden"
+
+	"github.com/virtkit/virtkit/virt/storage/importer/contract"
+)
+
+// TestImporterPodGolden renders the importer pod of an https source with
+// every option (a CA bundle, credentials, a header, a checksum) into a
+// 1 GiB claim, and compares it with testdata/importer-pod.yaml; regenerate
+// with go test -update.
+func TestImporterPodGolden(t *testing.T) {
+	dv := httpDV("demo", "fedora", "https://images.example.com/fedora.qcow2", func(dv *cdiv1.DataVolume) {
+		h := dv.Spec.Source.HTTP
+		h.CertConfigMap, h.SecretRef, h.ExtraHeaders, h.Checksum = "images-ca", "images-creds", []string{"X-Mirror: eu"}, "sha256:0123abcd"
+	})
+	src, ferr := SourceOf(dv)
+	if ferr != nil {
+		t.Fatal(ferr)
+	}
+	claim := boundClaim("fedora", "1Gi")
+	claim.Namespace = "demo"
+	pod := ImporterPod(dv, claim, src, PodOptions{Image: "virtkit/virt-importer:v0.1.0", PullPolicy: corev1.PullIfNotPresent})
+	b, err := yaml.Marshal(pod)
+	assert.NilError(t, err)
+	golden.Assert(t, string(b), "importer-pod.yaml")
+
+	// The command is the contract's: the importer parses it back.
+	args, err := contract.Parse(pod.Spec.Containers[0].Command[1:], nil)
+	assert.NilError(t, err)
+	assert.Equal(t, args.Size, contract.UsableSpace(1<<30, contract.DefaultFilesystemOverhead))
+}
+
+// TestImporterPodBlock: a block claim is a device of the pod, written
+// whole; a blank source needs no scratch space.
+func TestImporterPodBlock(t *testing.T) {
+	block := corev1.PersistentVolumeBlock
+	dv := httpDV("ns", "raw", "", func(dv *cdiv1.DataVolume) {
+		dv.Spec.Source = &cdiv1.DataVolumeSource{Blank: &cdiv1.DataVolumeBlankImage{}}
+	})
+	claim := boundClaim("raw", "1Gi")
+	claim.Spec.VolumeMode = &block
+	pod := ImporterPod(dv, claim, Source{Kind: contract.SourceBlank}, PodOptions{Image: "img"})
+	c := pod.Spec.Containers[0]
+	assert.DeepEqual(t, c.VolumeDevices, []corev1.VolumeDevice{{Name: "cdi-data-vol", DevicePath: contract.BlockDevice}})
+	assert.Equal(t, len(c.VolumeMounts), 0)
+	args, err := contract.Parse(c.Command[1:], nil)
+	assert.NilError(t, err)
+	assert.DeepEqual(t, args, contract.Args{Source: contract.SourceBlank, Target: contract.BlockDevice, Block: true, Size: 1 << 30, OwnerUID: "dv-uid"})
+}

@@ -1,0 +1,224 @@
+package datavolume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/virtkit/virtkit/controllers/events"
+	"github.com/virtkit/virtkit/controllers/stale"
+)
+
+// ProgressInterval is how often an import in progress has its progress
+// read.
+const ProgressInterval = 2 * time.Second
+
+// Reconciler is the DataVolume controller. Build it with New, then call
+// SetupWithManager, or call Reconcile directly with WithClient set.
+type Reconciler struct {
+	client   client.Client
+	clock    clock.PassiveClock
+	recorder EventRecorder
+	progress ProgressReader
+	pod      PodOptions
+	workers  int
+	versions stale.Guard
+}
+
+var _ reconcile.Reconciler = (*Reconciler)(nil)
+
+// New returns a DataVolume reconciler with opts applied.
+func New(opts ...Option) *Reconciler {
+	r := defaults()
+	for _, o := range opts {
+		o(&r)
+	}
+	return &r
+}
+
+// SetupWithManager registers the reconciler with mgr: it watches
+// DataVolumes and the claims and importer pods they control.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.pod.Image == "" {
+		return errors.New("datavolume: PodOptions.Image: required")
+	}
+	if r.client == nil {
+		r.client = mgr.GetClient()
+	}
+	r.recorder = events.OrManager(r.recorder, mgr, "datavolume-controller")
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("datavolume").
+		For(&cdiv1.DataVolume{}).
+		Owns(&corev1.PersistentVolumeClaim{}).
+		Owns(&corev1.Pod{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers}).
+		Complete(r)
+}
+
+// Reconcile makes a DataVolume's claim, runs its importer pod until the
+// claim is filled, and writes the status if, and only if, it changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	dv := &cdiv1.DataVolume{}
+	if err := r.client.Get(ctx, req.NamespacedName, dv); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.versions.Forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.versions.Stale(req.NamespacedName, dv.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: stale.RetryAfter}, nil
+	}
+	if dv.DeletionTimestamp != nil {
+		// The claim and the pod go with it (owner references).
+		return ctrl.Result{}, nil
+	}
+	var o Observed
+	src, ferr := SourceOf(dv)
+	var want *corev1.PersistentVolumeClaim
+	if ferr == nil {
+		want, ferr = Claim(dv, src, r.pod.overhead())
+	}
+	if ferr != nil {
+		o.Invalid = fmt.Errorf("DataVolume %s: %w", req.NamespacedName, ferr)
+		return r.finish(ctx, dv, o, reconcile.TerminalError(o.Invalid))
+	}
+
+	claim := &corev1.PersistentVolumeClaim{}
+	switch err := r.client.Get(ctx, req.NamespacedName, claim); {
+	case apierrors.IsNotFound(err):
+		if dv.Status.Phase == cdiv1.Succeeded || dv.Status.Phase == cdiv1.Failed {
+			// Its claim was deleted after the fact: nothing to redo.
+			return r.finish(ctx, dv, o, nil)
+		}
+		if err := r.client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			return ctrl.Result{}, fmt.Errorf("creating the claim of DataVolume %s: %w", req.NamespacedName, err)
+		}
+		o.Claim = want
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("reading the claim of DataVolume %s: %w", req.NamespacedName, err)
+	default:
+		o.Claim = claim
+		o.Foreign = !metav1.IsControlledBy(claim, dv)
+	}
+	if o.Foreign {
+		return r.finish(ctx, dv, o, nil)
+	}
+	o.Populated = o.Claim.Annotations[AnnPopulatedFor] == dv.Name
+
+	pod := &corev1.Pod{}
+	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: dv.Namespace, Name: ImporterPodName(dv)}, pod); {
+	case apierrors.IsNotFound(err):
+		pod = nil
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("reading the importer pod of DataVolume %s: %w", req.NamespacedName, err)
+	case !metav1.IsControlledBy(pod, dv):
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("DataVolume %s: pod %s exists and is not its importer", req.NamespacedName, pod.Name))
+	}
+	o.Pod = pod
+
+	switch {
+	case o.Populated || dv.Status.Phase == cdiv1.Failed:
+		// Done, one way or the other: the pod, if any, has served.
+		return r.finishAndDelete(ctx, dv, o)
+	case pod == nil && o.Claim.Status.Phase == corev1.ClaimBound:
+		p := ImporterPod(dv, o.Claim, src, r.pod)
+		if err := r.client.Create(ctx, p); err != nil && !apierrors.IsAlreadyExists(err) {
+			return ctrl.Result{}, fmt.Errorf("creating the importer pod of DataVolume %s: %w", req.NamespacedName, err)
+		}
+		if err := r.annotateClaim(ctx, o.Claim, AnnImportPod, p.Name); err != nil {
+			return ctrl.Result{}, err
+		}
+	case pod != nil && pod.Status.Phase == corev1.PodSucceeded:
+		if out := outcomeOf(firstStatus(pod)); !out.Fatal {
+			// Mark the claim filled before the pod, and with it the
+			// outcome, goes.
+			if err := r.annotateClaim(ctx, o.Claim, AnnPopulatedFor, dv.Name); err != nil {
+				return ctrl.Result{}, err
+			}
+			o.Populated = true
+		}
+		return r.finishAndDelete(ctx, dv, o)
+	case pod != nil && pod.Status.Phase == corev1.PodFailed:
+		return r.finishAndDelete(ctx, dv, o)
+	case pod != nil && pod.Status.Phase == corev1.PodRunning:
+		if v, ok, err := r.progress.Progress(ctx, pod, string(dv.UID)); err != nil {
+			logf.FromContext(ctx).V(1).Info("importer progress not read", "error", err.Error())
+		} else if ok {
+			o.Progress = &v
+		}
+		res, err := r.finish(ctx, dv, o, nil)
+		if err == nil && res.IsZero() {
+			res.RequeueAfter = ProgressInterval
+		}
+		return res, err
+	}
+	return r.finish(ctx, dv, o, nil)
+}
+
+func firstStatus(pod *corev1.Pod) *corev1.ContainerStatus {
+	if len(pod.Status.ContainerStatuses) == 0 {
+		return nil
+	}
+	return &pod.Status.ContainerStatuses[0]
+}
+
+// finishAndDelete writes the status that the finished pod gives, then
+// deletes the pod.
+func (r *Reconciler) finishAndDelete(ctx context.Context, dv *cdiv1.DataVolume, o Observed) (ctrl.Result, error) {
+	res, err := r.finish(ctx, dv, o, nil)
+	if err != nil || o.Pod == nil {
+		return res, err
+	}
+	if err := r.client.Delete(ctx, o.Pod, client.Preconditions{UID: &o.Pod.UID}); err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, fmt.Errorf("deleting importer pod %s/%s: %w", o.Pod.Namespace, o.Pod.Name, err)
+	}
+	return res, nil
+}
+
+// annotateClaim sets one annotation on the claim, if it is not set so.
+func (r *Reconciler) annotateClaim(ctx context.Context, claim *corev1.PersistentVolumeClaim, key, value string) error {
+	if claim.Annotations[key] == value {
+		return nil
+	}
+	patch := client.MergeFrom(claim.DeepCopy())
+	if claim.Annotations == nil {
+		claim.Annotations = map[string]string{}
+	}
+	claim.Annotations[key] = value
+	if err := r.client.Patch(ctx, claim, patch); err != nil {
+		return fmt.Errorf("annotating claim %s/%s: %w", claim.Namespace, claim.Name, err)
+	}
+	return nil
+}
+
+// finish writes the status o gives, records its event, and returns res
+// with err.
+func (r *Reconciler) finish(ctx context.Context, dv *cdiv1.DataVolume, o Observed, err error) (ctrl.Result, error) {
+	st, ev := NextStatus(dv, o, metav1.NewTime(r.clock.Now()))
+	if !equality.Semantic.DeepEqual(st, dv.Status) {
+		old := dv.ResourceVersion
+		upd := dv.DeepCopy()
+		upd.Status = st
+		if werr := r.client.Status().Update(ctx, upd); werr != nil {
+			return stale.RetryOn(ctx, fmt.Errorf("writing the status of DataVolume %s/%s: %w", dv.Namespace, dv.Name, werr))
+		}
+		r.versions.Replaced(client.ObjectKeyFromObject(dv), old, upd.ResourceVersion)
+		if ev != nil {
+			r.recorder.Eventf(dv, ev.Type, ev.Reason, "%s", ev.Message)
+		}
+	}
+	return ctrl.Result{}, err
+}

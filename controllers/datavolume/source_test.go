@@ -1,0 +1,127 @@
+package datavolume
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+
+	"github.com/virtkit/virtkit/virt/storage/importer/contract"
+)
+
+func TestSourceOf(t *testing.T) {
+	http := func(f func(*cdiv1.DataVolumeSourceHTTP)) func(*cdiv1.DataVolume) {
+		return func(dv *cdiv1.DataVolume) { f(dv.Spec.Source.HTTP) }
+	}
+	for _, tc := range []struct {
+		name     string
+		dv       *cdiv1.DataVolume
+		kind     string
+		errField string
+		errText  string
+	}{
+		{name: "http", dv: httpDV("ns", "a", "https://example.com/d.qcow2"), kind: contract.SourceHTTP},
+		{name: "http with everything", dv: httpDV("ns", "a", "http://example.com/d.raw.xz", http(func(h *cdiv1.DataVolumeSourceHTTP) {
+			h.SecretRef, h.CertConfigMap, h.ExtraHeaders, h.Checksum = "creds", "ca", []string{"X-Token: 1"}, "sha256:ab12"
+		})), kind: contract.SourceHTTP},
+		{name: "blank", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) {
+			dv.Spec.Source = &cdiv1.DataVolumeSource{Blank: &cdiv1.DataVolumeBlankImage{}}
+		}), kind: contract.SourceBlank},
+		{name: "no source", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) { dv.Spec.Source = nil }), errField: "spec.source", errText: "Required"},
+		{name: "empty source", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) { dv.Spec.Source = &cdiv1.DataVolumeSource{} }), errField: "spec.source"},
+		{name: "sourceRef", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) {
+			dv.Spec.SourceRef = &cdiv1.DataVolumeSourceRef{Kind: "DataSource", Name: "fedora"}
+		}), errField: "spec.sourceRef", errText: "not supported"},
+		{name: "registry", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) {
+			dv.Spec.Source = &cdiv1.DataVolumeSource{Registry: &cdiv1.DataVolumeSourceRegistry{}}
+		}), errField: "spec.source.registry", errText: "not supported"},
+		{name: "no url", dv: httpDV("ns", "a", ""), errField: "spec.source.http.url", errText: "Required"},
+		{name: "ftp", dv: httpDV("ns", "a", "ftp://example.com/d"), errField: "spec.source.http.url", errText: "http or https"},
+		{name: "credentials in the URL", dv: httpDV("ns", "a", "https://me:secret@example.com/d"), errField: "spec.source.http.url", errText: "secretRef"},
+		{name: "header without a colon", dv: httpDV("ns", "a", "https://example.com/d", http(func(h *cdiv1.DataVolumeSourceHTTP) { h.ExtraHeaders = []string{"nocolon"} })),
+			errField: "spec.source.http.extraHeaders[0]"},
+		{name: "secret headers", dv: httpDV("ns", "a", "https://example.com/d", http(func(h *cdiv1.DataVolumeSourceHTTP) { h.SecretExtraHeaders = []string{"s"} })),
+			errField: "spec.source.http.secretExtraHeaders"},
+		{name: "checksum not hex", dv: httpDV("ns", "a", "https://example.com/d", http(func(h *cdiv1.DataVolumeSourceHTTP) { h.Checksum = "sha256:xyz" })),
+			errField: "spec.source.http.checksum"},
+		{name: "checksum algorithm", dv: httpDV("ns", "a", "https://example.com/d", http(func(h *cdiv1.DataVolumeSourceHTTP) { h.Checksum = "crc32:ab" })),
+			errField: "spec.source.http.checksum", errText: "Unsupported value"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, err := SourceOf(tc.dv)
+			if tc.errField == "" {
+				if err != nil {
+					t.Fatalf("SourceOf: %v", err)
+				}
+				if src.Kind != tc.kind {
+					t.Errorf("kind %q, want %q", src.Kind, tc.kind)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("SourceOf = %+v, want an error at %s", src, tc.errField)
+			}
+			if err.Field != tc.errField || !strings.Contains(err.Error(), tc.errText) {
+				t.Errorf("error %q at %s, want one at %s containing %q", err.Error(), err.Field, tc.errField, tc.errText)
+			}
+			if strings.Contains(err.Error(), "secret@") {
+				t.Errorf("error %q shows the URL's password", err.Error())
+			}
+		})
+	}
+}
+
+func TestClaim(t *testing.T) {
+	src := Source{Kind: contract.SourceHTTP, HTTP: &cdiv1.DataVolumeSourceHTTP{URL: "https://example.com/d.qcow2"}}
+	block := corev1.PersistentVolumeBlock
+	for _, tc := range []struct {
+		name     string
+		dv       *cdiv1.DataVolume
+		size     string
+		modes    []corev1.PersistentVolumeAccessMode
+		errField string
+	}{
+		// 64 MiB of disk plus 6 % for the file system: 67108864 × 1.06, rounded up.
+		{name: "storage", dv: httpDV("ns", "a", ""), size: "71135396", modes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}},
+		{name: "storage, block: no overhead", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) { dv.Spec.Storage.VolumeMode = &block }), size: "64Mi",
+			modes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}},
+		{name: "pvc as given", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) {
+			dv.Spec.PVC = &corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+				Resources: dv.Spec.Storage.Resources}
+			dv.Spec.Storage = nil
+		}), size: "64Mi", modes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}},
+		{name: "neither", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) { dv.Spec.Storage = nil }), errField: "spec.storage"},
+		{name: "no size", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) { dv.Spec.Storage.Resources.Requests = nil }),
+			errField: "spec.storage.resources.requests.storage"},
+		{name: "archive content", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) { dv.Spec.ContentType = cdiv1.DataVolumeArchive }),
+			errField: "spec.contentType"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pvc, err := Claim(tc.dv, src, contract.DefaultFilesystemOverhead)
+			if tc.errField != "" {
+				if err == nil || err.Field != tc.errField {
+					t.Fatalf("Claim: %v, want an error at %s", err, tc.errField)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+			if want := resourceOf(tc.size); got.Cmp(want) != 0 {
+				t.Errorf("size %s, want %s", got.String(), want.String())
+			}
+			if len(pvc.Spec.AccessModes) != len(tc.modes) || pvc.Spec.AccessModes[0] != tc.modes[0] {
+				t.Errorf("access modes %v, want %v", pvc.Spec.AccessModes, tc.modes)
+			}
+			if pvc.Name != "a" || pvc.Namespace != "ns" || len(pvc.OwnerReferences) != 1 || pvc.OwnerReferences[0].UID != "dv-uid" ||
+				!*pvc.OwnerReferences[0].Controller {
+				t.Errorf("claim %s/%s owned by %+v, want ns/a controlled by the DataVolume", pvc.Namespace, pvc.Name, pvc.OwnerReferences)
+			}
+			if pvc.Annotations[AnnEndpoint] != "https://example.com/d.qcow2" || pvc.Annotations[AnnSource] != "http" {
+				t.Errorf("annotations %v", pvc.Annotations)
+			}
+		})
+	}
+}

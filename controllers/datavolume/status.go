@@ -1,0 +1,223 @@
+package datavolume
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+
+	"github.com/virtkit/virtkit/virt/storage/importer/contract"
+)
+
+// Event reasons and condition reasons, as CDI's.
+const (
+	ReasonImportScheduled   = "ImportScheduled"
+	ReasonImportInProgress  = "ImportInProgress"
+	ReasonImportSucceeded   = "ImportSucceeded"
+	ReasonImportFailed      = "ErrImportFailed"
+	ReasonResourceExists    = "ErrResourceExists"
+	ReasonInvalidSpec       = "ErrInvalidSpec"
+	ReasonBound             = "Bound"
+	ReasonPending           = "Pending"
+	ReasonClaimLost         = "ClaimLost"
+	ReasonNotFound          = "NotFound"
+	ReasonPodRunning        = "Pod is running"
+	ReasonTransferRunning   = "TransferRunning"
+	ReasonCompleted         = "Completed"
+	ReasonImagePullFailed   = "ImagePullFailed"
+	progressDone            = cdiv1.DataVolumeProgress("100.0%")
+	progressUnknown         = cdiv1.DataVolumeProgress("N/A")
+	messageResourceExists   = "Resource %q already exists and is not managed by DataVolume"
+	messageImportScheduled  = "Import into %s scheduled"
+	messageImportInProgress = "Import into %s in progress"
+	messageImportSucceeded  = "Successfully imported into PVC %s"
+	messageImportFailed     = "Failed to import into PVC %s"
+)
+
+// Event is one event NextStatus asks to record on the DataVolume.
+type Event struct {
+	Type, Reason, Message string
+}
+
+// Observed is what the reconciler saw of a DataVolume's world.
+type Observed struct {
+	// Invalid is why the DataVolume's spec cannot work, if it cannot.
+	Invalid error
+	// Claim is the claim named as the DataVolume, if there is one;
+	// Foreign is set when the DataVolume does not control it.
+	Claim   *corev1.PersistentVolumeClaim
+	Foreign bool
+	// Populated is set once the importer succeeded for this DataVolume.
+	Populated bool
+	// Pod is its importer pod, if there is one.
+	Pod *corev1.Pod
+	// Progress is the importer's progress in percent, if it reported any.
+	Progress *float64
+}
+
+// NextStatus returns dv's status for what was observed, and the event
+// worth recording when the phase changes.
+func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVolumeStatus, *Event) {
+	st := *dv.Status.DeepCopy()
+	if st.Progress == "" {
+		st.Progress = progressUnknown
+	}
+	set := func(t cdiv1.DataVolumeConditionType, s corev1.ConditionStatus, reason, msg string) {
+		st.Conditions = setCondition(st.Conditions, t, s, reason, msg, now)
+	}
+	var ev *Event
+	phase := func(p cdiv1.DataVolumePhase, typ, reason, msg string) {
+		if st.Phase != p && reason != "" {
+			ev = &Event{Type: typ, Reason: reason, Message: msg}
+		}
+		st.Phase = p
+	}
+	if dv.Status.Phase == cdiv1.Failed && o.Pod == nil && o.Invalid == nil {
+		// A failed import is final: the DataVolume keeps its status.
+		return st, nil
+	}
+	switch {
+	case o.Invalid != nil:
+		set(cdiv1.DataVolumeBound, corev1.ConditionFalse, ReasonNotFound, "No PVC found")
+		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, ReasonInvalidSpec, o.Invalid.Error())
+		set(cdiv1.DataVolumeReady, corev1.ConditionFalse, ReasonInvalidSpec, o.Invalid.Error())
+		phase(cdiv1.Failed, corev1.EventTypeWarning, ReasonInvalidSpec, o.Invalid.Error())
+		return st, ev
+	case o.Claim == nil:
+		set(cdiv1.DataVolumeBound, corev1.ConditionFalse, ReasonNotFound, "No PVC found")
+		set(cdiv1.DataVolumeReady, corev1.ConditionFalse, "", "")
+		if st.Phase == "" {
+			st.Phase = cdiv1.Pending
+		}
+		return st, nil
+	case o.Foreign:
+		msg := fmt.Sprintf(messageResourceExists, o.Claim.Name)
+		set(cdiv1.DataVolumeBound, corev1.ConditionFalse, ReasonResourceExists, msg)
+		set(cdiv1.DataVolumeReady, corev1.ConditionFalse, "", "")
+		if st.Phase != cdiv1.Pending {
+			ev = &Event{Type: corev1.EventTypeWarning, Reason: ReasonResourceExists, Message: msg}
+		}
+		st.Phase = cdiv1.Pending
+		return st, ev
+	}
+	st.ClaimName = o.Claim.Name
+	switch o.Claim.Status.Phase {
+	case corev1.ClaimBound:
+		set(cdiv1.DataVolumeBound, corev1.ConditionTrue, ReasonBound, fmt.Sprintf("PVC %s Bound", o.Claim.Name))
+	case corev1.ClaimLost:
+		set(cdiv1.DataVolumeBound, corev1.ConditionFalse, ReasonClaimLost, "Claim Lost")
+	default:
+		set(cdiv1.DataVolumeBound, corev1.ConditionFalse, ReasonPending, fmt.Sprintf("PVC %s Pending", o.Claim.Name))
+	}
+	if o.Populated {
+		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, ReasonCompleted, "Import Complete")
+		set(cdiv1.DataVolumeReady, corev1.ConditionTrue, "", "")
+		st.Progress = progressDone
+		phase(cdiv1.Succeeded, corev1.EventTypeNormal, ReasonImportSucceeded, fmt.Sprintf(messageImportSucceeded, o.Claim.Name))
+		return st, ev
+	}
+	set(cdiv1.DataVolumeReady, corev1.ConditionFalse, "", "")
+	pod := o.Pod
+	if pod == nil {
+		if o.Claim.Status.Phase != corev1.ClaimBound {
+			st.Phase = cdiv1.Pending
+			set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, "", "")
+			return st, nil
+		}
+		// The reconciler creates the pod next.
+		phase(cdiv1.ImportScheduled, corev1.EventTypeNormal, ReasonImportScheduled, fmt.Sprintf(messageImportScheduled, o.Claim.Name))
+		return st, ev
+	}
+	var cs *corev1.ContainerStatus
+	if len(pod.Status.ContainerStatuses) > 0 {
+		cs = &pod.Status.ContainerStatuses[0]
+		if cs.RestartCount > st.RestartCount {
+			st.RestartCount = cs.RestartCount
+		}
+	}
+	switch pod.Status.Phase {
+	case corev1.PodSucceeded, corev1.PodFailed:
+		out := outcomeOf(cs)
+		if pod.Status.Phase == corev1.PodSucceeded && !out.Fatal {
+			// The reconciler marks the claim populated before it deletes
+			// the pod; until then the DataVolume is still in progress.
+			set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, ReasonCompleted, out.Message)
+			phase(cdiv1.ImportInProgress, corev1.EventTypeNormal, ReasonImportInProgress, fmt.Sprintf(messageImportInProgress, o.Claim.Name))
+			return st, ev
+		}
+		reason := out.Reason
+		if reason == "" {
+			reason = "Error"
+		}
+		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, reason, out.Message)
+		set(cdiv1.DataVolumeReady, corev1.ConditionFalse, reason, out.Message)
+		phase(cdiv1.Failed, corev1.EventTypeWarning, ReasonImportFailed, fmt.Sprintf(messageImportFailed+": %s", o.Claim.Name, out.Message))
+		return st, ev
+	}
+	switch {
+	case cs != nil && cs.State.Running != nil:
+		set(cdiv1.DataVolumeRunning, corev1.ConditionTrue, ReasonPodRunning, "")
+		set(cdiv1.DataVolumeReady, corev1.ConditionFalse, ReasonTransferRunning, "")
+		if o.Progress != nil {
+			st.Progress = cdiv1.DataVolumeProgress(fmt.Sprintf("%.2f%%", *o.Progress))
+		}
+		phase(cdiv1.ImportInProgress, corev1.EventTypeNormal, ReasonImportInProgress, fmt.Sprintf(messageImportInProgress, o.Claim.Name))
+	case cs != nil && cs.State.Waiting != nil && cs.LastTerminationState.Terminated != nil:
+		// Restarting after a failure the importer deems retryable.
+		out := outcomeOf(&corev1.ContainerStatus{State: cs.LastTerminationState})
+		reason := cs.LastTerminationState.Terminated.Reason
+		if reason == "" {
+			reason = "Error"
+		}
+		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, reason, out.Message)
+		phase(cdiv1.ImportInProgress, corev1.EventTypeNormal, ReasonImportInProgress, fmt.Sprintf(messageImportInProgress, o.Claim.Name))
+	case cs != nil && cs.State.Waiting != nil:
+		reason, msg := cs.State.Waiting.Reason, cs.State.Waiting.Message
+		if reason == "ImagePullBackOff" || reason == "ErrImagePull" || reason == "InvalidImageName" {
+			reason, msg = ReasonImagePullFailed, "failed to pull image: "+cs.Image
+		}
+		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, reason, msg)
+		phase(cdiv1.ImportScheduled, corev1.EventTypeNormal, ReasonImportScheduled, fmt.Sprintf(messageImportScheduled, o.Claim.Name))
+	default:
+		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, "", "")
+		phase(cdiv1.ImportScheduled, corev1.EventTypeNormal, ReasonImportScheduled, fmt.Sprintf(messageImportScheduled, o.Claim.Name))
+	}
+	return st, ev
+}
+
+// outcomeOf reads the importer's termination message from a finished
+// container; a message that is not an Outcome is taken as plain text.
+func outcomeOf(cs *corev1.ContainerStatus) contract.Outcome {
+	if cs == nil || cs.State.Terminated == nil {
+		return contract.Outcome{Message: "the importer ended without a status"}
+	}
+	t := cs.State.Terminated
+	if out, err := contract.ParseOutcome(t.Message); err == nil {
+		return out
+	}
+	msg := t.Message
+	if msg == "" {
+		msg = fmt.Sprintf("the importer exited with code %d (%s)", t.ExitCode, t.Reason)
+	}
+	return contract.Outcome{Message: msg}
+}
+
+// setCondition sets one condition as CDI does: the transition time moves
+// when the status changes, the heartbeat when reason or message do.
+func setCondition(cs []cdiv1.DataVolumeCondition, t cdiv1.DataVolumeConditionType, s corev1.ConditionStatus, reason, msg string, now metav1.Time) []cdiv1.DataVolumeCondition {
+	for i := range cs {
+		c := &cs[i]
+		if c.Type != t {
+			continue
+		}
+		if c.Status != s {
+			c.LastTransitionTime, c.LastHeartbeatTime = now, now
+		} else if c.Reason != reason || c.Message != msg {
+			c.LastHeartbeatTime = now
+		}
+		c.Status, c.Reason, c.Message = s, reason, msg
+		return cs
+	}
+	return append(cs, cdiv1.DataVolumeCondition{Type: t, Status: s, Reason: reason, Message: msg, LastTransitionTime: now, LastHeartbeatTime: now})
+}
