@@ -37,6 +37,7 @@ func TestController(t *testing.T) {
 	t.Run("InvalidTemplate", func(t *testing.T) { testInvalidTemplate(t, cl) })
 	t.Run("ControllerRestart", func(t *testing.T) { testControllerRestart(t, cl) })
 	t.Run("Instancetype", func(t *testing.T) { testInstancetype(t, cl) })
+	t.Run("DataVolumeTemplates", func(t *testing.T) { testDataVolumeTemplates(t, cl) })
 }
 
 func testRunStrategies(t *testing.T, cl *cluster) {

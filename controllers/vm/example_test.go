@@ -37,6 +37,6 @@ func ExamplePlanFor() {
 		Status:     virtv1.VirtualMachineInstanceStatus{Phase: virtv1.Running},
 	}
 	plan, _ := vm.PlanFor(machine, vmi, time.Now())
-	fmt.Printf("delete=%v create=%v printableStatus=%s\n", plan.Delete, plan.Create, vm.PrintableStatus(machine, vmi))
+	fmt.Printf("delete=%v create=%v printableStatus=%s\n", plan.Delete, plan.Create, vm.PrintableStatus(machine, vmi, vm.DataVolumes{Ready: true}))
 	// Output: delete=true create=false printableStatus=Stopping
 }

@@ -16,14 +16,16 @@ const (
 
 // PrintableStatus computes status.printableStatus as KubeVirt does: the first
 // of these that holds wins, in this order: Terminating, Stopping, Migrating,
-// Paused, Running, ErrorUnschedulable, ErrImagePull, ImagePullBackOff,
+// Paused, Running, DataVolumeError, ErrorUnschedulable, Provisioning,
+// ErrImagePull, ImagePullBackOff,
 // Starting, CrashLoopBackOff, Stopped; otherwise Unknown. vm carries the
 // status computed so far (startFailure); vmi is the VMI as it is
 // after this reconcile (a just-created one has an empty phase, a just-deleted
-// one a deletion timestamp), nil when there is none. The volume statuses
-// (Provisioning, WaitingForVolumeBinding, ErrorPvcNotFound, DataVolumeError)
-// are not computed yet.
-func PrintableStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance) virtv1.VirtualMachinePrintableStatus {
+// one a deletion timestamp), nil when there is none; dvs is what the VM's
+// DataVolumes are up to, which adds DataVolumeError after Running and
+// Provisioning after ErrorUnschedulable. WaitingForVolumeBinding and
+// ErrorPvcNotFound are not computed yet.
+func PrintableStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance, dvs DataVolumes) virtv1.VirtualMachinePrintableStatus {
 	switch {
 	case vm.DeletionTimestamp != nil:
 		return virtv1.VirtualMachineStatusTerminating
@@ -35,8 +37,12 @@ func PrintableStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstan
 		return virtv1.VirtualMachineStatusPaused
 	case vmi != nil && vmi.IsRunning():
 		return virtv1.VirtualMachineStatusRunning
+	case dvs.Err != nil:
+		return virtv1.VirtualMachineStatusDataVolumeError
 	case vmi != nil && unschedulable(vmi):
 		return virtv1.VirtualMachineStatusUnschedulable
+	case dvs.Provisioning:
+		return virtv1.VirtualMachineStatusProvisioning
 	case syncFailure(vmi) == ReasonErrImagePull:
 		return virtv1.VirtualMachineStatusErrImagePull
 	case syncFailure(vmi) == ReasonImagePullBackOff:

@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -45,7 +46,39 @@ func TestPrintableStatus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if d := cmp.Diff(tc.want, PrintableStatus(tc.vm, tc.vmi)); d != "" {
+			if d := cmp.Diff(tc.want, PrintableStatus(tc.vm, tc.vmi, DataVolumes{Ready: true})); d != "" {
+				t.Errorf("PrintableStatus (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestPrintableStatusDataVolumes: the statuses a VM's DataVolumes add, in
+// KubeVirt's order.
+func TestPrintableStatusDataVolumes(t *testing.T) {
+	always := strategy(virtv1.RunStrategyAlways)
+	manual := strategy(virtv1.RunStrategyManual)
+	importing := DataVolumes{Provisioning: true}
+	failed := DataVolumes{Err: errors.New("DataVolume disk is in Failed phase")}
+	tests := []struct {
+		name string
+		vm   *virtv1.VirtualMachine
+		vmi  *virtv1.VirtualMachineInstance
+		want virtv1.VirtualMachinePrintableStatus
+		dvs  DataVolumes
+	}{
+		{"importing, no VMI", newVM(always), nil, virtv1.VirtualMachineStatusProvisioning, importing},
+		{"importing, stopped", newVM(manual), nil, virtv1.VirtualMachineStatusProvisioning, importing},
+		{"import failed", newVM(always), nil, virtv1.VirtualMachineStatusDataVolumeError, failed},
+		{"import failed beats provisioning", newVM(always), nil, virtv1.VirtualMachineStatusDataVolumeError, DataVolumes{Provisioning: true, Err: failed.Err}},
+		{"running wins over an import", newVM(always), newVMI(virtv1.Running), virtv1.VirtualMachineStatusRunning, failed},
+		{"unschedulable beats provisioning", newVM(always), newVMI(virtv1.Scheduling,
+			vmiCond(virtv1.VirtualMachineInstanceConditionType(k8sv1.PodScheduled), k8sv1.ConditionFalse, k8sv1.PodReasonUnschedulable)),
+			virtv1.VirtualMachineStatusUnschedulable, importing},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, PrintableStatus(tc.vm, tc.vmi, tc.dvs)); d != "" {
 				t.Errorf("PrintableStatus (-want +got):\n%s", d)
 			}
 		})

@@ -11,10 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	virtv1 "kubevirt.io/api/core/v1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -76,6 +78,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("virtualmachine").
 		For(&virtv1.VirtualMachine{}).
 		Owns(&virtv1.VirtualMachineInstance{}).
+		Watches(&cdiv1.DataVolume{}, handler.EnqueueRequestsFromMapFunc(r.vmsNamingDataVolume)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers}).
 		Complete(r)
 }
@@ -123,6 +126,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.recorder.Eventf(vm, k8sv1.EventTypeWarning, ReasonFailedCreate, "Error creating virtual machine instance: %v", syncErr.Err)
 		}
 	}
+	dvs, dvErr := r.syncDataVolumes(ctx, work)
+	if dvErr != nil && syncErr == nil {
+		syncErr = dvErr
+	}
+	if plan.Create && (dvErr != nil || !dvs.Ready) {
+		// As KubeVirt: the VMI starts once its DataVolumes are filled;
+		// their changes wake this VM.
+		plan.Create = false
+	}
 	view := vmi
 	switch {
 	case plan.Create:
@@ -147,7 +159,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if vm.DeletionTimestamp != nil && (view == nil || orphans(vm)) {
 		return r.release(ctx, vm)
 	}
-	if err := r.writeStatus(ctx, vm, NextStatus(work, view, syncErr, now, r.backoff)); err != nil {
+	if err := r.writeStatus(ctx, vm, NextStatus(work, view, syncErr, dvs, now, r.backoff)); err != nil {
 		return stale.RetryOn(ctx, err)
 	}
 	if syncErr != nil && syncErr.Terminal {

@@ -37,9 +37,10 @@ func (e *SyncError) Unwrap() error { return e.Err }
 
 // NextStatus returns the status vm should have, given the VMI as it is after
 // this reconcile's action (nil when there is none), the failure of this
-// reconcile (nil when none) and the time now. It does not change vm. Fields
-// it does not own (volume, snapshot, instancetype statuses...) are kept.
-func NextStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance, syncErr *SyncError,
+// reconcile (nil when none), the VM's DataVolumes and the time now. It does
+// not change vm. Fields it does not own (volume, snapshot, instancetype
+// statuses...) are kept.
+func NextStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance, syncErr *SyncError, dvs DataVolumes,
 	now time.Time, b Backoff) virtv1.VirtualMachineStatus {
 	next := vm.DeepCopy()
 	st := &next.Status
@@ -72,7 +73,7 @@ func NextStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance, s
 		conditions.VM().Remove(&st.Conditions, virtv1.VirtualMachineFailure)
 	}
 	volumeMigrationStatus(st, vm, vmi, ts)
-	st.PrintableStatus = PrintableStatus(next, vmi)
+	st.PrintableStatus = PrintableStatus(next, vmi, dvs)
 	return *st
 }
 

@@ -77,7 +77,7 @@ func TestNextStatus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := NextStatus(tc.vm, tc.vmi, tc.syncErr, t0, fixedBackoff)
+			got := NextStatus(tc.vm, tc.vmi, tc.syncErr, DataVolumes{Ready: true}, t0, fixedBackoff)
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("NextStatus (-want +got):\n%s", d)
 			}
@@ -90,8 +90,8 @@ func TestNextStatus(t *testing.T) {
 func TestNextStatusStable(t *testing.T) {
 	vm := newVM(strategy(virtv1.RunStrategyAlways))
 	vmi := newVMI(virtv1.Running, ranBefore(), vmiCond(virtv1.VirtualMachineInstanceReady, k8sv1.ConditionTrue, ""))
-	vm.Status = NextStatus(vm, vmi, nil, t0, fixedBackoff)
-	again := NextStatus(vm, vmi, nil, t0.Add(time.Hour), fixedBackoff)
+	vm.Status = NextStatus(vm, vmi, nil, DataVolumes{Ready: true}, t0, fixedBackoff)
+	again := NextStatus(vm, vmi, nil, DataVolumes{Ready: true}, t0.Add(time.Hour), fixedBackoff)
 	if !equality.Semantic.DeepEqual(vm.Status, again) {
 		t.Errorf("status changed with nothing new:\n%s", cmp.Diff(vm.Status, again))
 	}

@@ -32,6 +32,7 @@ func TestController(t *testing.T) {
 	t.Run("CreateFails", func(t *testing.T) { testCreateFails(t, cl) })
 	t.Run("ControllerRestart", func(t *testing.T) { testControllerRestart(t, cl) })
 	t.Run("Migrated", func(t *testing.T) { testMigrated(t, cl) })
+	t.Run("WaitsForDataVolume", func(t *testing.T) { testWaitsForDataVolume(t, cl) })
 }
 
 // testLifecycle: VMI -> pod -> Scheduling -> bind -> Scheduled -> the

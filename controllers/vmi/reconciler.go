@@ -12,10 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	virtv1 "kubevirt.io/api/core/v1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -72,6 +74,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("virtualmachineinstance").
 		For(&virtv1.VirtualMachineInstance{}).
 		Owns(&corev1.Pod{}).
+		Watches(&cdiv1.DataVolume{}, handler.EnqueueRequestsFromMapFunc(r.vmisNamingDataVolume)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers}).
 		Complete(r)
 }
@@ -100,6 +103,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.update(ctx, vmi); err != nil {
 			return stale.RetryOn(ctx, fmt.Errorf("adding finalizer to VirtualMachineInstance %s: %w", req.NamespacedName, err))
 		}
+	}
+	if plan.CreatePod {
+		ready, err := r.dataVolumesReady(ctx, vmi)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		// As KubeVirt: the pod waits while a DataVolume is filled or a
+		// claim is yet to appear; their changes wake the VMI.
+		plan.CreatePod = ready
 	}
 	var createErr error
 	if plan.CreatePod {

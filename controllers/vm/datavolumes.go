@@ -1,0 +1,213 @@
+package vm
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	k8sv1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Event reasons of the VM's DataVolumes, as KubeVirt's.
+const (
+	ReasonSuccessfulDataVolumeCreate = "SuccessfulDataVolumeCreate"
+	ReasonFailedDataVolumeCreate     = "FailedDataVolumeCreate"
+	ReasonFailedDataVolumeImport     = "FailedDataVolumeImport"
+)
+
+// AnnAllowClaimAdoption lets a DataVolume take over an existing claim of
+// its name: KubeVirt sets it on the DataVolumes of dataVolumeTemplates.
+const AnnAllowClaimAdoption = "cdi.kubevirt.io/allowClaimAdoption"
+
+// DataVolumeFor returns the DataVolume that t, one of vm's
+// dataVolumeTemplates, makes: t's metadata and spec in vm's namespace,
+// controlled by vm, labelled with vm's UID, allowed to adopt a claim of
+// its name, with the template's priority class unless it names its own.
+func DataVolumeFor(vm *virtv1.VirtualMachine, t *virtv1.DataVolumeTemplateSpec) *cdiv1.DataVolume {
+	dv := &cdiv1.DataVolume{
+		TypeMeta: metav1.TypeMeta{APIVersion: cdiv1.SchemeGroupVersion.String(), Kind: "DataVolume"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: vm.Namespace, Name: t.Name,
+			Labels:          maps.Clone(t.Labels),
+			Annotations:     maps.Clone(t.Annotations),
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(vm, virtv1.VirtualMachineGroupVersionKind)},
+		},
+		Spec: *t.Spec.DeepCopy(),
+	}
+	if dv.Labels == nil {
+		dv.Labels = map[string]string{}
+	}
+	dv.Labels[virtv1.CreatedByLabel] = string(vm.UID)
+	if dv.Annotations == nil {
+		dv.Annotations = map[string]string{}
+	}
+	dv.Annotations[AnnAllowClaimAdoption] = "true"
+	if dv.Spec.PriorityClassName == "" && vm.Spec.Template != nil {
+		dv.Spec.PriorityClassName = vm.Spec.Template.Spec.PriorityClassName
+	}
+	return dv
+}
+
+// DataVolumes is what a VM's DataVolumes are up to.
+type DataVolumes struct {
+	// Ready: every DataVolume of the dataVolumeTemplates exists and is
+	// filled (Succeeded, or waiting for its first consumer), so that the
+	// VMI may start.
+	Ready bool
+	// Provisioning: a DataVolume a volume names is being filled
+	// (printableStatus Provisioning).
+	Provisioning bool
+	// Err says which DataVolume a volume names failed, or stopped on an
+	// error while it retries (printableStatus DataVolumeError).
+	Err error
+}
+
+// DataVolumesOf sums up the DataVolumes of vm, by name (missing ones
+// absent), as KubeVirt's VM controller does.
+func DataVolumesOf(vm *virtv1.VirtualMachine, dvs map[string]*cdiv1.DataVolume) DataVolumes {
+	out := DataVolumes{Ready: true}
+	for i := range vm.Spec.DataVolumeTemplates {
+		dv := dvs[vm.Spec.DataVolumeTemplates[i].Name]
+		if dv == nil || !filled(dv) {
+			out.Ready = false
+		}
+	}
+	if vm.Spec.Template == nil {
+		return out
+	}
+	for _, v := range vm.Spec.Template.Spec.Volumes {
+		if v.DataVolume == nil {
+			continue
+		}
+		dv := dvs[v.DataVolume.Name]
+		if dv == nil || dv.Status.Phase == cdiv1.Succeeded || dv.Status.Phase == cdiv1.PendingPopulation {
+			continue
+		}
+		if out.Err == nil {
+			out.Err = dataVolumeError(dv)
+		}
+		if bound := dvCondition(dv, cdiv1.DataVolumeBound); (bound != nil && bound.Status == k8sv1.ConditionTrue) || dv.Status.Phase != cdiv1.WaitForFirstConsumer {
+			out.Provisioning = true
+		}
+	}
+	return out
+}
+
+func filled(dv *cdiv1.DataVolume) bool {
+	switch dv.Status.Phase {
+	case cdiv1.Succeeded, cdiv1.WaitForFirstConsumer, cdiv1.PendingPopulation:
+		return true
+	}
+	return false
+}
+
+// dataVolumeError is KubeVirt's HasDataVolumeErrors for one DataVolume.
+func dataVolumeError(dv *cdiv1.DataVolume) error {
+	if dv.Status.Phase == cdiv1.Failed {
+		return fmt.Errorf("DataVolume %s is in Failed phase", dv.Name)
+	}
+	if c := dvCondition(dv, cdiv1.DataVolumeRunning); c != nil && c.Status == k8sv1.ConditionFalse && (c.Reason == "Error" || c.Reason == "ImagePullFailed") {
+		return fmt.Errorf("DataVolume %s importer has stopped running due to an error: %v", dv.Name, c.Message)
+	}
+	return nil
+}
+
+func dvCondition(dv *cdiv1.DataVolume, t cdiv1.DataVolumeConditionType) *cdiv1.DataVolumeCondition {
+	for i := range dv.Status.Conditions {
+		if dv.Status.Conditions[i].Type == t {
+			return &dv.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// syncDataVolumes creates the DataVolumes of vm's dataVolumeTemplates that
+// do not exist, and sums up those its volumes name.
+func (r *Reconciler) syncDataVolumes(ctx context.Context, vm *virtv1.VirtualMachine) (DataVolumes, *SyncError) {
+	names := map[string]bool{}
+	for i := range vm.Spec.DataVolumeTemplates {
+		names[vm.Spec.DataVolumeTemplates[i].Name] = true
+	}
+	if vm.Spec.Template != nil {
+		for _, v := range vm.Spec.Template.Spec.Volumes {
+			if v.DataVolume != nil {
+				names[v.DataVolume.Name] = true
+			}
+		}
+	}
+	if len(names) == 0 {
+		return DataVolumes{Ready: true}, nil
+	}
+	dvs := map[string]*cdiv1.DataVolume{}
+	for name := range names {
+		dv := &cdiv1.DataVolume{}
+		switch err := r.client.Get(ctx, client.ObjectKey{Namespace: vm.Namespace, Name: name}, dv); {
+		case err == nil:
+			dvs[name] = dv
+		case !apierrors.IsNotFound(err):
+			return DataVolumes{}, &SyncError{Reason: ReasonFailedDataVolumeCreate, Err: fmt.Errorf("reading DataVolume %s/%s: %w", vm.Namespace, name, err)}
+		}
+	}
+	if vm.DeletionTimestamp == nil {
+		for i := range vm.Spec.DataVolumeTemplates {
+			t := &vm.Spec.DataVolumeTemplates[i]
+			if dvs[t.Name] != nil {
+				continue
+			}
+			dv := DataVolumeFor(vm, t)
+			if err := r.client.Create(ctx, dv); err != nil && !apierrors.IsAlreadyExists(err) {
+				r.recorder.Eventf(vm, k8sv1.EventTypeWarning, ReasonFailedDataVolumeCreate, "Error creating DataVolume %s: %v", dv.Name, err)
+				serr := &SyncError{Reason: ReasonFailedDataVolumeCreate, Err: fmt.Errorf("failed to create DataVolume: %w", err)}
+				if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
+					serr.Terminal = true
+				}
+				return DataVolumes{}, serr
+			}
+			r.recorder.Eventf(vm, k8sv1.EventTypeNormal, ReasonSuccessfulDataVolumeCreate, "Created DataVolume %s", dv.Name)
+		}
+	}
+	out := DataVolumesOf(vm, dvs)
+	if out.Err != nil && vm.Status.PrintableStatus != virtv1.VirtualMachineStatusDataVolumeError {
+		r.recorder.Eventf(vm, k8sv1.EventTypeWarning, ReasonFailedDataVolumeImport, "%v", out.Err)
+	}
+	return out, nil
+}
+
+// vmsNamingDataVolume maps a DataVolume to the VMs of its namespace whose
+// template or dataVolumeTemplates name it.
+func (r *Reconciler) vmsNamingDataVolume(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &virtv1.VirtualMachineList{}
+	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		vm := &list.Items[i]
+		if namesDataVolume(vm, obj.GetName()) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(vm)})
+		}
+	}
+	return out
+}
+
+func namesDataVolume(vm *virtv1.VirtualMachine, name string) bool {
+	for i := range vm.Spec.DataVolumeTemplates {
+		if vm.Spec.DataVolumeTemplates[i].Name == name {
+			return true
+		}
+	}
+	if vm.Spec.Template != nil {
+		for _, v := range vm.Spec.Template.Spec.Volumes {
+			if v.DataVolume != nil && v.DataVolume.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
