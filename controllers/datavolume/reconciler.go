@@ -207,7 +207,7 @@ func (r *Reconciler) annotateClaim(ctx context.Context, claim *corev1.Persistent
 // finish writes the status o gives, records its event, and returns res
 // with err.
 func (r *Reconciler) finish(ctx context.Context, dv *cdiv1.DataVolume, o Observed, err error) (ctrl.Result, error) {
-	st, ev := NextStatus(dv, o, metav1.NewTime(r.clock.Now()))
+	st, evs := NextStatus(dv, o, metav1.NewTime(r.clock.Now()))
 	if !equality.Semantic.DeepEqual(st, dv.Status) {
 		old := dv.ResourceVersion
 		upd := dv.DeepCopy()
@@ -216,7 +216,7 @@ func (r *Reconciler) finish(ctx context.Context, dv *cdiv1.DataVolume, o Observe
 			return stale.RetryOn(ctx, fmt.Errorf("writing the status of DataVolume %s/%s: %w", dv.Namespace, dv.Name, werr))
 		}
 		r.versions.Replaced(client.ObjectKeyFromObject(dv), old, upd.ResourceVersion)
-		if ev != nil {
+		for _, ev := range evs {
 			r.recorder.Eventf(dv, ev.Type, ev.Reason, "%s", ev.Message)
 		}
 	}

@@ -56,9 +56,10 @@ type Observed struct {
 	Progress *float64
 }
 
-// NextStatus returns dv's status for what was observed, and the event
-// worth recording when the phase changes.
-func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVolumeStatus, *Event) {
+// NextStatus returns dv's status for what was observed, and the events
+// worth recording: the phase's when it changes, and a warning for each
+// failed attempt of the importer.
+func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVolumeStatus, []Event) {
 	st := *dv.Status.DeepCopy()
 	if st.Progress == "" {
 		st.Progress = progressUnknown
@@ -66,10 +67,10 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 	set := func(t cdiv1.DataVolumeConditionType, s corev1.ConditionStatus, reason, msg string) {
 		st.Conditions = setCondition(st.Conditions, t, s, reason, msg, now)
 	}
-	var ev *Event
+	var evs []Event
 	phase := func(p cdiv1.DataVolumePhase, typ, reason, msg string) {
 		if st.Phase != p && reason != "" {
-			ev = &Event{Type: typ, Reason: reason, Message: msg}
+			evs = append(evs, Event{Type: typ, Reason: reason, Message: msg})
 		}
 		st.Phase = p
 	}
@@ -83,7 +84,7 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, ReasonInvalidSpec, o.Invalid.Error())
 		set(cdiv1.DataVolumeReady, corev1.ConditionFalse, ReasonInvalidSpec, o.Invalid.Error())
 		phase(cdiv1.Failed, corev1.EventTypeWarning, ReasonInvalidSpec, o.Invalid.Error())
-		return st, ev
+		return st, evs
 	case o.Claim == nil:
 		set(cdiv1.DataVolumeBound, corev1.ConditionFalse, ReasonNotFound, "No PVC found")
 		set(cdiv1.DataVolumeReady, corev1.ConditionFalse, "", "")
@@ -96,10 +97,10 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 		set(cdiv1.DataVolumeBound, corev1.ConditionFalse, ReasonResourceExists, msg)
 		set(cdiv1.DataVolumeReady, corev1.ConditionFalse, "", "")
 		if st.Phase != cdiv1.Pending {
-			ev = &Event{Type: corev1.EventTypeWarning, Reason: ReasonResourceExists, Message: msg}
+			evs = append(evs, Event{Type: corev1.EventTypeWarning, Reason: ReasonResourceExists, Message: msg})
 		}
 		st.Phase = cdiv1.Pending
-		return st, ev
+		return st, evs
 	}
 	st.ClaimName = o.Claim.Name
 	switch o.Claim.Status.Phase {
@@ -115,7 +116,7 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 		set(cdiv1.DataVolumeReady, corev1.ConditionTrue, "", "")
 		st.Progress = progressDone
 		phase(cdiv1.Succeeded, corev1.EventTypeNormal, ReasonImportSucceeded, fmt.Sprintf(messageImportSucceeded, o.Claim.Name))
-		return st, ev
+		return st, evs
 	}
 	set(cdiv1.DataVolumeReady, corev1.ConditionFalse, "", "")
 	pod := o.Pod
@@ -127,13 +128,18 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 		}
 		// The reconciler creates the pod next.
 		phase(cdiv1.ImportScheduled, corev1.EventTypeNormal, ReasonImportScheduled, fmt.Sprintf(messageImportScheduled, o.Claim.Name))
-		return st, ev
+		return st, evs
 	}
 	var cs *corev1.ContainerStatus
 	if len(pod.Status.ContainerStatuses) > 0 {
 		cs = &pod.Status.ContainerStatuses[0]
 		if cs.RestartCount > st.RestartCount {
 			st.RestartCount = cs.RestartCount
+			if cs.LastTerminationState.Terminated != nil {
+				// Each failed attempt is worth a warning saying why.
+				out := outcomeOf(&corev1.ContainerStatus{State: cs.LastTerminationState})
+				evs = append(evs, Event{Type: corev1.EventTypeWarning, Reason: ReasonImportFailed, Message: out.Message})
+			}
 		}
 	}
 	switch pod.Status.Phase {
@@ -144,7 +150,7 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 			// the pod; until then the DataVolume is still in progress.
 			set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, ReasonCompleted, out.Message)
 			phase(cdiv1.ImportInProgress, corev1.EventTypeNormal, ReasonImportInProgress, fmt.Sprintf(messageImportInProgress, o.Claim.Name))
-			return st, ev
+			return st, evs
 		}
 		reason := out.Reason
 		if reason == "" {
@@ -153,7 +159,7 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, reason, out.Message)
 		set(cdiv1.DataVolumeReady, corev1.ConditionFalse, reason, out.Message)
 		phase(cdiv1.Failed, corev1.EventTypeWarning, ReasonImportFailed, fmt.Sprintf(messageImportFailed+": %s", o.Claim.Name, out.Message))
-		return st, ev
+		return st, evs
 	}
 	switch {
 	case cs != nil && cs.State.Running != nil:
@@ -183,7 +189,7 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, "", "")
 		phase(cdiv1.ImportScheduled, corev1.EventTypeNormal, ReasonImportScheduled, fmt.Sprintf(messageImportScheduled, o.Claim.Name))
 	}
-	return st, ev
+	return st, evs
 }
 
 // outcomeOf reads the importer's termination message from a finished

@@ -2,6 +2,7 @@ package datavolume
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,7 +21,7 @@ type brief struct {
 	RunningMsg, EventReason string
 }
 
-func briefOf(st cdiv1.DataVolumeStatus, ev *Event) brief {
+func briefOf(st cdiv1.DataVolumeStatus, evs []Event) brief {
 	b := brief{Phase: st.Phase, Progress: st.Progress, Restarts: st.RestartCount}
 	for _, c := range st.Conditions {
 		s := string(c.Status) + "/" + c.Reason
@@ -33,9 +34,11 @@ func briefOf(st cdiv1.DataVolumeStatus, ev *Event) brief {
 			b.Ready = s
 		}
 	}
-	if ev != nil {
-		b.EventReason = ev.Reason
+	var reasons []string
+	for _, ev := range evs {
+		reasons = append(reasons, ev.Reason)
 	}
+	b.EventReason = strings.Join(reasons, ",")
 	return b
 }
 
@@ -84,7 +87,13 @@ func TestNextStatus(t *testing.T) {
 		{"retrying an unreachable source", cdiv1.ImportInProgress, Observed{Claim: bound, Pod: importerPod(corev1.PodRunning,
 			corev1.ContainerStatus{RestartCount: 2, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
 				LastTerminationState: terminated(1, unreachable)})},
-			brief{Phase: cdiv1.ImportInProgress, Progress: "N/A", Restarts: 2, Bound: "True/Bound", Running: "False/Error", RunningMsg: unreachable.Message, Ready: "False/"}},
+			brief{Phase: cdiv1.ImportInProgress, Progress: "N/A", Restarts: 2, Bound: "True/Bound", Running: "False/Error", RunningMsg: unreachable.Message, Ready: "False/",
+				EventReason: ReasonImportFailed}},
+		{"running again after a failed attempt", cdiv1.ImportInProgress, Observed{Claim: bound, Pod: importerPod(corev1.PodRunning,
+			corev1.ContainerStatus{RestartCount: 1, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+				LastTerminationState: terminated(1, unreachable)})},
+			brief{Phase: cdiv1.ImportInProgress, Progress: "N/A", Restarts: 1, Bound: "True/Bound", Running: "True/Pod is running", Ready: "False/TransferRunning",
+				EventReason: ReasonImportFailed}},
 		{"finished, claim not marked yet", cdiv1.ImportInProgress, Observed{Claim: bound, Pod: importerPod(corev1.PodSucceeded,
 			corev1.ContainerStatus{State: terminated(0, contract.Outcome{Message: "Import Complete"})})},
 			brief{Phase: cdiv1.ImportInProgress, Progress: "N/A", Bound: "True/Bound", Running: "False/Completed", RunningMsg: "Import Complete", Ready: "False/"}},
@@ -107,7 +116,7 @@ func TestNextStatus(t *testing.T) {
 			// A second look at the same world changes nothing.
 			dv.Status = st
 			again, ev2 := NextStatus(dv, tc.o, t0)
-			if diff := cmp.Diff(st, again); diff != "" || ev2 != nil {
+			if diff := cmp.Diff(st, again); diff != "" || len(ev2) > 0 {
 				t.Errorf("NextStatus is not stable (event %v):\n%s", ev2, diff)
 			}
 		})

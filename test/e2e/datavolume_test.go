@@ -1,0 +1,375 @@
+package e2e
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ulikunitz/xz"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/internal/testenv"
+)
+
+// imageServer is a real HTTPS server of disk images with a CA of its own,
+// basic auth and a required header, on an address of this machine that
+// pods reach through their network.
+type imageServer struct {
+	url    string // https://host:port
+	caPEM  []byte
+	mu     sync.Mutex
+	images map[string][]byte
+	gets   map[string]int
+}
+
+const (
+	imageUser   = "importer"
+	imagePass   = "Tr0ub4dor&3"
+	imageHeader = "X-Virtkit-Mirror"
+)
+
+func startImageServer(t *testing.T) *imageServer {
+	t.Helper()
+	host := hostAddress(t)
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	must(t, err)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "image server test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	must(t, err)
+	ca, err := x509.ParseCertificate(caDER)
+	must(t, err)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	must(t, err)
+	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: host.String()},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{host},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
+	must(t, err)
+	l, err := net.Listen("tcp", net.JoinHostPort(host.String(), "0"))
+	must(t, err)
+	s := &imageServer{url: "https://" + l.Addr().String(), caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		images: map[string][]byte{}, gets: map[string]int{}}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}}
+	go func() { _ = srv.ServeTLS(l, "", "") }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return s
+}
+
+func (s *imageServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if u, p, ok := r.BasicAuth(); !ok || u != imageUser || p != imagePass {
+		http.Error(w, "credentials, please", http.StatusUnauthorized)
+		return
+	}
+	if r.Header.Get(imageHeader) != "eu" {
+		http.Error(w, "which mirror?", http.StatusBadRequest)
+		return
+	}
+	name := strings.TrimPrefix(r.URL.Path, "/")
+	s.mu.Lock()
+	b, ok := s.images[name]
+	s.gets[name]++
+	s.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
+}
+
+func (s *imageServer) put(name string, b []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.images[name] = b
+}
+
+// hostAddress is an IPv4 address of this machine other than loopback and
+// the pods' ranges: pods reach it through their default route.
+func hostAddress(t *testing.T) net.IP {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	must(t, err)
+	_, pods, _ := net.ParseCIDR("10.88.0.0/16")
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !pods.Contains(n.IP) {
+			return n.IP.To4()
+		}
+	}
+	t.Fatal("no address of this machine that pods can reach")
+	return nil
+}
+
+// markedDisk is a raw disk of size bytes whose first sector carries the
+// test guest's data marker n.
+func markedDisk(n, size int) []byte {
+	b := make([]byte, size)
+	copy(b, fmt.Sprintf("VIRTKIT-DATA n=%d\n", n))
+	return b
+}
+
+func gzipOf(t *testing.T, b []byte) []byte {
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	_, err := zw.Write(b)
+	must(t, err)
+	must(t, zw.Close())
+	return out.Bytes()
+}
+
+func xzOf(t *testing.T, b []byte) []byte {
+	var out bytes.Buffer
+	zw, err := xz.NewWriter(&out)
+	must(t, err)
+	_, err = zw.Write(b)
+	must(t, err)
+	must(t, zw.Close())
+	return out.Bytes()
+}
+
+// importSecrets makes the CA ConfigMap and the credentials Secret an http
+// source names, in ns.
+func (w *world) importSecrets(ctx context.Context, t *testing.T, ns string, s *imageServer) {
+	t.Helper()
+	must(t, w.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "images-ca"},
+		Data: map[string]string{"ca.pem": string(s.caPEM)}}))
+	must(t, w.c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "images-creds"},
+		Data: map[string][]byte{"accessKeyId": []byte(imageUser), "secretKey": []byte(imagePass)}}))
+}
+
+func httpSpec(s *imageServer, name, size string) cdiv1.DataVolumeSpec {
+	return cdiv1.DataVolumeSpec{
+		Source: &cdiv1.DataVolumeSource{HTTP: &cdiv1.DataVolumeSourceHTTP{URL: s.url + "/" + name,
+			CertConfigMap: "images-ca", SecretRef: "images-creds", ExtraHeaders: []string{imageHeader + ": eu"}}},
+		Storage: &cdiv1.StorageSpec{Resources: corev1.VolumeResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}}},
+	}
+}
+
+func (w *world) waitDV(ctx context.Context, t *testing.T, key client.ObjectKey, what string, ok func(*cdiv1.DataVolume) bool) *cdiv1.DataVolume {
+	t.Helper()
+	dv := &cdiv1.DataVolume{}
+	eventually(ctx, t, "DataVolume "+key.String()+" "+what, func() (bool, string) {
+		if err := w.c.Get(ctx, key, dv); err != nil {
+			return false, err.Error()
+		}
+		return ok(dv), fmt.Sprintf("phase %s progress %s restarts %d conditions %+v", dv.Status.Phase, dv.Status.Progress, dv.Status.RestartCount, dv.Status.Conditions)
+	})
+	return dv
+}
+
+func dvCondition(dv *cdiv1.DataVolume, t cdiv1.DataVolumeConditionType) cdiv1.DataVolumeCondition {
+	for _, c := range dv.Status.Conditions {
+		if c.Type == t {
+			return c
+		}
+	}
+	return cdiv1.DataVolumeCondition{}
+}
+
+// TestDataVolumeImport is the import proof: a real HTTPS server (its own
+// CA, basic auth, a required header) serves the test guest's disk as
+// qcow2, and data disks carrying markers as raw.gz and raw.xz. A VM whose
+// root disk is a dataVolumeTemplate importing the qcow2, with the two data
+// DataVolumes and a blank one, goes Provisioning, then Running once all
+// have Succeeded: it boots from the imported disk and the guest reads both
+// markers and finds the blank disk empty. Deleting the VM deletes its
+// template's DataVolume and claim; deleting the others leaves nothing.
+func TestDataVolumeImport(t *testing.T) {
+	w := up(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	s := startImageServer(t)
+	root, err := os.ReadFile(testenv.Output(t, "guest", "disk.qcow2"))
+	must(t, err)
+	s.put("guest.qcow2", root)
+	s.put("seven.raw.gz", gzipOf(t, markedDisk(7, 8<<20)))
+	s.put("eleven.raw.xz", xzOf(t, markedDisk(11, 8<<20)))
+	const ns = "default"
+	w.importSecrets(ctx, t, ns, s)
+
+	for name, spec := range map[string]cdiv1.DataVolumeSpec{
+		"seven":  httpSpec(s, "seven.raw.gz", "16Mi"),
+		"eleven": httpSpec(s, "eleven.raw.xz", "16Mi"),
+		"blank": {Source: &cdiv1.DataVolumeSource{Blank: &cdiv1.DataVolumeBlankImage{}},
+			Storage: &cdiv1.StorageSpec{Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("16Mi")}}}},
+	} {
+		must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}))
+	}
+
+	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	vm.Name = "imported"
+	sp := &vm.Spec.Template.Spec
+	vm.Spec.DataVolumeTemplates = []virtv1.DataVolumeTemplateSpec{{ObjectMeta: metav1.ObjectMeta{Name: "imported-root"},
+		Spec: httpSpec(s, "guest.qcow2", "64Mi")}}
+	for i := range sp.Volumes {
+		if sp.Volumes[i].ContainerDisk != nil {
+			sp.Volumes[i].VolumeSource = virtv1.VolumeSource{DataVolume: &virtv1.DataVolumeSource{Name: "imported-root"}}
+		}
+	}
+	// vda is the root, vdb cloud-init's; then vdc, vdd, vde.
+	for _, n := range []string{"seven", "eleven", "blank"} {
+		sp.Domain.Devices.Disks = append(sp.Domain.Devices.Disks, virtv1.Disk{Name: n, DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}})
+		sp.Volumes = append(sp.Volumes, virtv1.Volume{Name: n, VolumeSource: virtv1.VolumeSource{DataVolume: &virtv1.DataVolumeSource{Name: n}}})
+	}
+	must(t, w.c.Create(ctx, vm))
+
+	// Provisioning while the DataVolumes fill; the VMI only after.
+	seen := map[virtv1.VirtualMachinePrintableStatus]bool{}
+	testenv.EventuallyEvery(ctx, t, 50*time.Millisecond, "VM imported Running", func() (bool, string) {
+		got := &virtv1.VirtualMachine{}
+		if err := w.c.Get(ctx, client.ObjectKeyFromObject(vm), got); err != nil {
+			return false, err.Error()
+		}
+		seen[got.Status.PrintableStatus] = true
+		return got.Status.PrintableStatus == virtv1.VirtualMachineStatusRunning, string(got.Status.PrintableStatus)
+	})
+	if !seen[virtv1.VirtualMachineStatusProvisioning] {
+		t.Errorf("printable statuses seen %v: no Provisioning", seen)
+	}
+	var dvs cdiv1.DataVolumeList
+	must(t, w.c.List(ctx, &dvs, client.InNamespace(ns)))
+	for _, dv := range dvs.Items {
+		if dv.Status.Phase != cdiv1.Succeeded || dv.Status.Progress != "100.0%" {
+			t.Errorf("DataVolume %s: phase %s progress %s when the VM runs", dv.Name, dv.Status.Phase, dv.Status.Progress)
+		}
+	}
+	vmi := w.waitRunning(ctx, t, vm)
+	log := w.serialLog(ctx, t, vmi)
+	waitFile(ctx, t, log, "hello from imported")
+	waitFile(ctx, t, log, "VIRTKIT-DISK vdc previous=7 wrote=8 readback=ok")
+	waitFile(ctx, t, log, "VIRTKIT-DISK vdd previous=11 wrote=12 readback=ok")
+	waitFile(ctx, t, log, "VIRTKIT-DISK vde previous=none wrote=1 readback=ok")
+
+	// No importer pod outlives its import.
+	var pods corev1.PodList
+	must(t, w.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"cdi.kubevirt.io": "importer"}))
+	if len(pods.Items) != 0 {
+		t.Errorf("%d importer pods left after the imports", len(pods.Items))
+	}
+
+	must(t, w.c.Delete(ctx, vm))
+	w.waitNoVMI(ctx, t, vm)
+	for _, n := range []string{"seven", "eleven", "blank"} {
+		must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}))
+	}
+	w.waitNothingLeft(ctx, t, ns)
+}
+
+// waitNothingLeft waits until ns has no DataVolume, claim, importer pod,
+// volume or claim folder.
+func (w *world) waitNothingLeft(ctx context.Context, t *testing.T, ns string) {
+	t.Helper()
+	eventually(ctx, t, "no DataVolume, claim, importer pod, volume or folder left", func() (bool, string) {
+		var dvs cdiv1.DataVolumeList
+		var pvcs corev1.PersistentVolumeClaimList
+		var pvs corev1.PersistentVolumeList
+		var pods corev1.PodList
+		must(t, w.c.List(ctx, &dvs, client.InNamespace(ns)))
+		must(t, w.c.List(ctx, &pvcs, client.InNamespace(ns)))
+		must(t, w.c.List(ctx, &pvs))
+		must(t, w.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"cdi.kubevirt.io": "importer"}))
+		folders, _ := os.ReadDir(filepath.Join(w.data, "volumes"))
+		return len(dvs.Items)+len(pvcs.Items)+len(pvs.Items)+len(pods.Items)+len(folders) == 0,
+			fmt.Sprintf("%d DataVolumes, %d claims, %d volumes, %d importer pods, %d folders", len(dvs.Items), len(pvcs.Items), len(pvs.Items), len(pods.Items), len(folders))
+	})
+}
+
+// TestDataVolumeBadInput: an unreachable URL is retried, its condition and
+// events naming the URL; a corrupt file, an image larger than its claim
+// and an unknown format each end Failed with the reason in the condition,
+// with no importer pod and no disk left in the claim; deleting them all
+// leaves nothing.
+func TestDataVolumeBadInput(t *testing.T) {
+	w := up(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	s := startImageServer(t)
+	s.put("corrupt.raw.gz", append([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}, bytes.Repeat([]byte("not deflate"), 1000)...))
+	s.put("big.raw", markedDisk(1, 40<<20))
+	qed := make([]byte, 1<<20)
+	copy(qed, "QED\x00")
+	s.put("disk.qed", qed)
+	const ns = "default"
+	w.importSecrets(ctx, t, ns, s)
+
+	// A port nothing listens on.
+	l, err := net.Listen("tcp", net.JoinHostPort(hostAddress(t).String(), "0"))
+	must(t, err)
+	closed := "https://" + l.Addr().String() + "/gone.qcow2"
+	must(t, l.Close())
+	unreachable := httpSpec(s, "x", "16Mi")
+	unreachable.Source.HTTP.URL = closed
+	must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "unreachable"}, Spec: unreachable}))
+	for name, spec := range map[string]cdiv1.DataVolumeSpec{
+		"corrupt": httpSpec(s, "corrupt.raw.gz", "16Mi"),
+		"toobig":  httpSpec(s, "big.raw", "16Mi"),
+		"qed":     httpSpec(s, "disk.qed", "16Mi"),
+	} {
+		must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}))
+	}
+
+	for name, reason := range map[string]string{"corrupt": "Corrupt", "toobig": "TooLarge", "qed": "UnsupportedFormat"} {
+		key := client.ObjectKey{Namespace: ns, Name: name}
+		dv := w.waitDV(ctx, t, key, "Failed", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Failed })
+		c := dvCondition(dv, cdiv1.DataVolumeRunning)
+		if c.Reason != reason || !strings.Contains(c.Message, s.url) {
+			t.Errorf("DataVolume %s: Running condition %+v, want reason %s and the URL named", name, c, reason)
+		}
+		t.Logf("DataVolume %s: %s: %s", name, c.Reason, c.Message)
+		pvc := &corev1.PersistentVolumeClaim{}
+		must(t, w.c.Get(ctx, key, pvc))
+		if _, err := os.Lstat(filepath.Join(w.data, "volumes", pvc.Spec.VolumeName, "disk.img")); !os.IsNotExist(err) {
+			t.Errorf("DataVolume %s: a disk.img is left in its claim (%v)", name, err)
+		}
+		if err := w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "importer-" + name}, &corev1.Pod{}); !apierrors.IsNotFound(err) {
+			t.Errorf("DataVolume %s: its importer pod is left (%v)", name, err)
+		}
+	}
+
+	dv := w.waitDV(ctx, t, client.ObjectKey{Namespace: ns, Name: "unreachable"}, "retrying", func(dv *cdiv1.DataVolume) bool {
+		c := dvCondition(dv, cdiv1.DataVolumeRunning)
+		return dv.Status.RestartCount >= 1 && c.Reason == "Error" && strings.Contains(c.Message, closed)
+	})
+	if dv.Status.Phase != cdiv1.ImportInProgress {
+		t.Errorf("a retried import is %s, want ImportInProgress", dv.Status.Phase)
+	}
+	var events corev1.EventList
+	must(t, w.c.List(ctx, &events, client.InNamespace(ns)))
+	named := false
+	for _, e := range events.Items {
+		named = named || (e.InvolvedObject.Name == "unreachable" && e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, closed))
+	}
+	if !named {
+		t.Error("no Warning event on the DataVolume names the unreachable URL")
+	}
+
+	for _, n := range []string{"unreachable", "corrupt", "toobig", "qed"} {
+		must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}))
+	}
+	w.waitNothingLeft(ctx, t, ns)
+}
