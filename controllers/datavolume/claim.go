@@ -23,6 +23,8 @@ const (
 	AnnSource      = "cdi.kubevirt.io/storage.import.source"
 	AnnEndpoint    = "cdi.kubevirt.io/storage.import.endpoint"
 	AnnImportPod   = "cdi.kubevirt.io/storage.import.importPodName"
+	// AnnCloneRequest names a cloned claim's source, NAMESPACE/NAME.
+	AnnCloneRequest = "k8s.io/CloneRequest"
 	// AnnPopulatedFor marks a claim a DataVolume of that name filled.
 	AnnPopulatedFor = "cdi.kubevirt.io/storage.populatedFor"
 )
@@ -69,9 +71,16 @@ func Claim(dv *cdiv1.DataVolume, src Source, overhead float64) (*corev1.Persiste
 	if q := cs.Resources.Requests[corev1.ResourceStorage]; q.Sign() <= 0 {
 		return nil, field.Invalid(spec.Child("storage", "resources", "requests", "storage"), q.String(), "must be positive")
 	}
-	ann := map[string]string{AnnContentType: string(cdiv1.DataVolumeKubeVirt), AnnSource: src.Kind}
-	if src.HTTP != nil {
-		ann[AnnEndpoint] = redact(src.HTTP.URL)
+	ann := map[string]string{AnnContentType: string(cdiv1.DataVolumeKubeVirt)}
+	switch {
+	case src.HTTP != nil:
+		ann[AnnSource], ann[AnnEndpoint] = "http", src.Describe()
+	case src.Image != "":
+		ann[AnnSource], ann[AnnEndpoint] = "registry", src.Describe()
+	case src.Claim != nil:
+		ann[AnnCloneRequest] = src.Claim.Namespace + "/" + src.Claim.Name
+	default:
+		ann[AnnSource] = "none"
 	}
 	if dv.Spec.ContentType != "" && dv.Spec.ContentType != cdiv1.DataVolumeKubeVirt {
 		return nil, field.NotSupported(spec.Child("contentType"), dv.Spec.ContentType, []cdiv1.DataVolumeContentType{cdiv1.DataVolumeKubeVirt})

@@ -203,15 +203,15 @@ func TestImportFails(t *testing.T) {
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
 
-	bad := httpDV(ns, "registry", "", func(dv *cdiv1.DataVolume) {
+	bad := httpDV(ns, "s3", "", func(dv *cdiv1.DataVolume) {
 		dv.UID = ""
-		dv.Spec.Source = &cdiv1.DataVolumeSource{Registry: &cdiv1.DataVolumeSourceRegistry{URL: ptrTo("docker://example.com/img")}}
+		dv.Spec.Source = &cdiv1.DataVolumeSource{S3: &cdiv1.DataVolumeSourceS3{URL: "s3://bucket/disk.img"}}
 	})
 	if err := cl.c.Create(ctx, bad); err != nil {
 		t.Fatal(err)
 	}
 	got = cl.waitPhase(ctx, t, client.ObjectKeyFromObject(bad), cdiv1.Failed)
-	if c := condition(got, cdiv1.DataVolumeReady); c == nil || !strings.Contains(c.Message, "spec.source.registry") {
+	if c := condition(got, cdiv1.DataVolumeReady); c == nil || !strings.Contains(c.Message, "spec.source.s3") {
 		t.Errorf("Ready condition %+v, want the field named", c)
 	}
 	if err := cl.c.Get(ctx, client.ObjectKeyFromObject(bad), &corev1.PersistentVolumeClaim{}); !apierrors.IsNotFound(err) {
@@ -243,6 +243,70 @@ func TestForeignClaim(t *testing.T) {
 	})
 	if err := cl.c.Get(ctx, client.ObjectKeyFromObject(pvc), pvc); err != nil || len(pvc.OwnerReferences) != 0 {
 		t.Errorf("the foreign claim: %v, owners %+v", err, pvc.OwnerReferences)
+	}
+}
+
+// TestCloneWaitsForItsSource: a clone waits while its source claim is
+// missing or used by a running pod, then its importer pod mounts the
+// source read-only and copies its disk; the phases are CDI's clone phases.
+func TestCloneWaitsForItsSource(t *testing.T) {
+	cl := startCluster(t)
+	ctx := testenv.Within(t, 60*time.Second)
+	ns := cl.namespace(t, "clone")
+	dv := httpDV(ns, "copy", "", func(dv *cdiv1.DataVolume) {
+		dv.UID = ""
+		dv.Spec.Source = &cdiv1.DataVolumeSource{PVC: &cdiv1.DataVolumeSourcePVC{Name: "golden"}}
+	})
+	if err := cl.c.Create(ctx, dv); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(dv)
+	cl.bind(ctx, t, key)
+	waitReason := func(reason string) {
+		t.Helper()
+		testenv.Eventually(ctx, t, "Running condition "+reason, func() (bool, string) {
+			got := cl.dv(ctx, t, key)
+			c := condition(got, cdiv1.DataVolumeRunning)
+			return c != nil && c.Reason == reason && got.Status.Phase == cdiv1.Pending, fmt.Sprintf("%+v", got.Status)
+		})
+	}
+	waitReason(ReasonCloneNoSource)
+
+	golden := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "golden"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}
+	if err := cl.c.Create(ctx, golden); err != nil {
+		t.Fatal(err)
+	}
+	cl.bind(ctx, t, client.ObjectKeyFromObject(golden))
+	user := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "virt-launcher-golden"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "compute", Image: "x"}},
+			Volumes: []corev1.Volume{{Name: "disk", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "golden"}}}}}}
+	if err := cl.c.Create(ctx, user); err != nil {
+		t.Fatal(err)
+	}
+	waitReason(ReasonCloneSourceInUse)
+	if err := cl.c.Delete(ctx, user, client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	cl.waitPhase(ctx, t, key, cdiv1.CloneScheduled)
+	pod := cl.podStatus(ctx, t, client.ObjectKey{Namespace: ns, Name: "importer-copy"}, running())
+	var source *corev1.Volume
+	for i := range pod.Spec.Volumes {
+		if v := pod.Spec.Volumes[i]; v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "golden" {
+			source = &pod.Spec.Volumes[i]
+		}
+	}
+	if source == nil || !source.PersistentVolumeClaim.ReadOnly {
+		t.Errorf("importer pod volumes %+v: want the source claim read-only", pod.Spec.Volumes)
+	}
+	cl.waitPhase(ctx, t, key, cdiv1.CloneInProgress)
+	cl.podStatus(ctx, t, client.ObjectKey{Namespace: ns, Name: "importer-copy"}, finished(contract.Outcome{Message: "Import Complete"}))
+	cl.waitPhase(ctx, t, key, cdiv1.Succeeded)
+	pvc := &corev1.PersistentVolumeClaim{}
+	if err := cl.c.Get(ctx, key, pvc); err != nil || pvc.Annotations[AnnCloneRequest] != ns+"/golden" {
+		t.Errorf("clone's claim annotations %v (%v)", pvc.Annotations, err)
 	}
 }
 

@@ -72,6 +72,18 @@ func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src So
 		args.Target, args.Size, args.Scratch = path.Join(contract.DataDir, contract.DiskImage), contract.UsableSpace(capacity, overhead), contract.ScratchDir
 		c.VolumeMounts = []corev1.VolumeMount{{Name: "cdi-data-vol", MountPath: contract.DataDir}}
 	}
+	switch {
+	case src.Image != "":
+		args.Path, args.Name = path.Join(contract.SourceDir, contract.ImageDiskDir), src.Describe()
+		volumes = append(volumes, corev1.Volume{Name: "cdi-source-vol", VolumeSource: corev1.VolumeSource{
+			Image: &corev1.ImageVolumeSource{Reference: src.Image, PullPolicy: corev1.PullIfNotPresent}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "cdi-source-vol", MountPath: contract.SourceDir, ReadOnly: true})
+	case src.Claim != nil:
+		args.Path, args.Name = path.Join(contract.SourceDir, contract.DiskImage), src.Describe()
+		volumes = append(volumes, corev1.Volume{Name: "cdi-source-vol", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: src.Claim.Name, ReadOnly: true}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "cdi-source-vol", MountPath: contract.SourceDir, ReadOnly: true})
+	}
 	if h := src.HTTP; h != nil {
 		args.URL, args.Headers, args.Checksum = h.URL, h.ExtraHeaders, h.Checksum
 		if h.CertConfigMap != "" {

@@ -22,6 +22,10 @@ import (
 	"github.com/virtkit/virtkit/controllers/stale"
 )
 
+// CloneRetryInterval is how often a clone waiting for its source looks
+// again.
+const CloneRetryInterval = 5 * time.Second
+
 // ProgressInterval is how often an import in progress has its progress
 // read.
 const ProgressInterval = 2 * time.Second
@@ -87,6 +91,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var o Observed
 	src, ferr := SourceOf(dv)
+	o.Source = src
 	var want *corev1.PersistentVolumeClaim
 	if ferr == nil {
 		want, ferr = Claim(dv, src, r.pod.overhead())
@@ -133,6 +138,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case o.Populated || dv.Status.Phase == cdiv1.Failed:
 		// Done, one way or the other: the pod, if any, has served.
 		return r.finishAndDelete(ctx, dv, o)
+	case pod == nil && o.Claim.Status.Phase == corev1.ClaimBound && src.IsClone():
+		var err error
+		if o.BlockedReason, o.Blocked, err = r.cloneBlocked(ctx, src); err != nil {
+			return ctrl.Result{}, err
+		}
+		if o.Blocked != "" {
+			// Neither the source claim nor its pods are watched.
+			res, err := r.finish(ctx, dv, o, nil)
+			if err == nil && res.IsZero() {
+				res.RequeueAfter = CloneRetryInterval
+			}
+			return res, err
+		}
+		fallthrough
 	case pod == nil && o.Claim.Status.Phase == corev1.ClaimBound:
 		p := ImporterPod(dv, o.Claim, src, r.pod)
 		if err := r.client.Create(ctx, p); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -221,4 +240,39 @@ func (r *Reconciler) finish(ctx context.Context, dv *cdiv1.DataVolume, o Observe
 		}
 	}
 	return ctrl.Result{}, err
+}
+
+// cloneBlocked says why a clone cannot start yet, with the reason: its
+// source claim is missing, not bound, a block volume, or in use by a pod
+// that is not an importer (a running guest would change the disk while it
+// is copied, as CDI's CloneSourceInUse).
+func (r *Reconciler) cloneBlocked(ctx context.Context, src Source) (reason, msg string, err error) {
+	key := client.ObjectKey{Namespace: src.Claim.Namespace, Name: src.Claim.Name}
+	claim := &corev1.PersistentVolumeClaim{}
+	switch err := r.client.Get(ctx, key, claim); {
+	case apierrors.IsNotFound(err):
+		return ReasonCloneNoSource, fmt.Sprintf("source claim %s not found", key), nil
+	case err != nil:
+		return "", "", fmt.Errorf("reading source claim %s: %w", key, err)
+	case claim.Status.Phase != corev1.ClaimBound:
+		return ReasonCloneNoSource, fmt.Sprintf("source claim %s is not bound", key), nil
+	case IsBlock(claim):
+		return ReasonCloneNoSource, fmt.Sprintf("source claim %s is a block volume: cloning one is not supported by virtkit yet", key), nil
+	}
+	pods := &corev1.PodList{}
+	if err := r.client.List(ctx, pods, client.InNamespace(key.Namespace)); err != nil {
+		return "", "", fmt.Errorf("listing the pods of %s: %w", key.Namespace, err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Labels[LabelComponent] == ComponentImporter || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		for _, v := range p.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == key.Name {
+				return ReasonCloneSourceInUse, fmt.Sprintf("source claim %s is in use by pod %s", key, p.Name), nil
+			}
+		}
+	}
+	return "", "", nil
 }

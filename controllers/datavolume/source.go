@@ -12,10 +12,34 @@ import (
 
 // Source is a DataVolume's source as the importer takes it.
 type Source struct {
-	// Kind is contract.SourceHTTP or contract.SourceBlank.
+	// Kind is contract.SourceHTTP, contract.SourceFile or
+	// contract.SourceBlank.
 	Kind string
 	// HTTP is an http source's spec.
 	HTTP *cdiv1.DataVolumeSourceHTTP
+	// Image is a registry source's image reference (its URL without
+	// docker://), mounted into the importer pod as an image volume.
+	Image string
+	// Claim is a pvc source's claim (its namespace defaulted), whose disk
+	// the importer pod copies.
+	Claim *cdiv1.DataVolumeSourcePVC
+}
+
+// IsClone says whether the source is another claim: the DataVolume then
+// goes through CDI's clone phases.
+func (s Source) IsClone() bool { return s.Claim != nil }
+
+// Describe names the source for messages and the claim's annotations.
+func (s Source) Describe() string {
+	switch {
+	case s.HTTP != nil:
+		return redact(s.HTTP.URL)
+	case s.Image != "":
+		return "docker://" + s.Image
+	case s.Claim != nil:
+		return "claim " + s.Claim.Namespace + "/" + s.Claim.Name
+	}
+	return s.Kind
 }
 
 // checksumAlgorithms are those CDI's importer verifies.
@@ -38,16 +62,20 @@ func SourceOf(dv *cdiv1.DataVolume) (Source, *field.Error) {
 		return httpSource(src.HTTP, path.Child("http"))
 	case src.Blank != nil:
 		return Source{Kind: contract.SourceBlank}, nil
+	case src.Registry != nil:
+		return registrySource(src.Registry, path.Child("registry"))
+	case src.PVC != nil:
+		return claimSource(dv, src.PVC, path.Child("pvc"))
 	}
 	for _, s := range []struct {
 		name string
 		set  bool
 	}{
-		{"registry", src.Registry != nil}, {"pvc", src.PVC != nil}, {"upload", src.Upload != nil}, {"s3", src.S3 != nil},
+		{"upload", src.Upload != nil}, {"s3", src.S3 != nil},
 		{"gcs", src.GCS != nil}, {"imageio", src.Imageio != nil}, {"vddk", src.VDDK != nil}, {"snapshot", src.Snapshot != nil},
 	} {
 		if s.set {
-			return Source{}, field.Invalid(path.Child(s.name), "", "this source is not supported by virtkit yet (http and blank are)")
+			return Source{}, field.Invalid(path.Child(s.name), "", "this source is not supported by virtkit yet (http, registry, pvc and blank are)")
 		}
 	}
 	return Source{}, field.Required(path, "one source must be set")
@@ -104,4 +132,45 @@ func redact(raw string) string {
 		return "(an unparsable URL)"
 	}
 	return u.Redacted()
+}
+
+// registrySource is a registry source: a containerDisk image, which the
+// node pulls for the importer pod (an image volume), as CDI's node pull
+// method.
+func registrySource(r *cdiv1.DataVolumeSourceRegistry, path *field.Path) (Source, *field.Error) {
+	switch {
+	case r.ImageStream != nil:
+		return Source{}, field.Invalid(path.Child("imageStream"), *r.ImageStream, "image streams are not supported by virtkit")
+	case r.URL == nil || *r.URL == "":
+		return Source{}, field.Required(path.Child("url"), "docker://REGISTRY/IMAGE:TAG")
+	case r.SecretRef != nil && *r.SecretRef != "":
+		return Source{}, field.Invalid(path.Child("secretRef"), *r.SecretRef, "not supported by virtkit yet: the node pulls the image, with the namespace's image pull secrets")
+	case r.CertConfigMap != nil && *r.CertConfigMap != "":
+		return Source{}, field.Invalid(path.Child("certConfigMap"), *r.CertConfigMap, "not supported by virtkit yet: the node pulls the image, trusting what its container runtime trusts")
+	case r.Platform != nil:
+		return Source{}, field.Invalid(path.Child("platform"), "", "not supported by virtkit yet")
+	}
+	ref, ok := strings.CutPrefix(*r.URL, "docker://")
+	if !ok || ref == "" || strings.ContainsAny(ref, " \t\n") {
+		return Source{}, field.Invalid(path.Child("url"), *r.URL, "must be docker://REGISTRY/IMAGE[:TAG|@DIGEST]")
+	}
+	return Source{Kind: contract.SourceFile, Image: ref}, nil
+}
+
+// claimSource is a pvc source: another claim of the DataVolume's
+// namespace, whose disk the importer copies.
+func claimSource(dv *cdiv1.DataVolume, p *cdiv1.DataVolumeSourcePVC, path *field.Path) (Source, *field.Error) {
+	c := *p
+	if c.Namespace == "" {
+		c.Namespace = dv.Namespace
+	}
+	switch {
+	case c.Name == "":
+		return Source{}, field.Required(path.Child("name"), "")
+	case c.Namespace != dv.Namespace:
+		return Source{}, field.Invalid(path.Child("namespace"), c.Namespace, "cloning from another namespace is not supported by virtkit yet")
+	case c.Name == dv.Name:
+		return Source{}, field.Invalid(path.Child("name"), c.Name, "a DataVolume cannot clone its own claim")
+	}
+	return Source{Kind: contract.SourceFile, Claim: &c}, nil
 }

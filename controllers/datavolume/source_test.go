@@ -33,9 +33,19 @@ func TestSourceOf(t *testing.T) {
 		{name: "sourceRef", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) {
 			dv.Spec.SourceRef = &cdiv1.DataVolumeSourceRef{Kind: "DataSource", Name: "fedora"}
 		}), errField: "spec.sourceRef", errText: "not supported"},
-		{name: "registry", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) {
-			dv.Spec.Source = &cdiv1.DataVolumeSource{Registry: &cdiv1.DataVolumeSourceRegistry{}}
-		}), errField: "spec.source.registry", errText: "not supported"},
+		{name: "s3", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) {
+			dv.Spec.Source = &cdiv1.DataVolumeSource{S3: &cdiv1.DataVolumeSourceS3{URL: "s3://b/k"}}
+		}), errField: "spec.source.s3", errText: "not supported"},
+		{name: "registry", dv: registryDV("docker://quay.io/containerdisks/fedora:41"), kind: contract.SourceFile},
+		{name: "registry, no scheme", dv: registryDV("quay.io/containerdisks/fedora:41"), errField: "spec.source.registry.url", errText: "docker://"},
+		{name: "registry, oci archive", dv: registryDV("oci-archive:///tmp/a.tar"), errField: "spec.source.registry.url"},
+		{name: "registry credentials", dv: registryDV("docker://quay.io/a:1", func(r *cdiv1.DataVolumeSourceRegistry) { r.SecretRef = ptrTo("creds") }),
+			errField: "spec.source.registry.secretRef", errText: "image pull secrets"},
+		{name: "pvc", dv: cloneDV("", "golden"), kind: contract.SourceFile},
+		{name: "pvc, same namespace named", dv: cloneDV("ns", "golden"), kind: contract.SourceFile},
+		{name: "pvc of another namespace", dv: cloneDV("images", "golden"), errField: "spec.source.pvc.namespace", errText: "another namespace"},
+		{name: "pvc, no name", dv: cloneDV("", ""), errField: "spec.source.pvc.name", errText: "Required"},
+		{name: "pvc, itself", dv: cloneDV("", "a"), errField: "spec.source.pvc.name", errText: "its own claim"},
 		{name: "no url", dv: httpDV("ns", "a", ""), errField: "spec.source.http.url", errText: "Required"},
 		{name: "ftp", dv: httpDV("ns", "a", "ftp://example.com/d"), errField: "spec.source.http.url", errText: "http or https"},
 		{name: "credentials in the URL", dv: httpDV("ns", "a", "https://me:secret@example.com/d"), errField: "spec.source.http.url", errText: "secretRef"},
@@ -124,4 +134,20 @@ func TestClaim(t *testing.T) {
 			}
 		})
 	}
+}
+
+func registryDV(url string, change ...func(*cdiv1.DataVolumeSourceRegistry)) *cdiv1.DataVolume {
+	return httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) {
+		r := &cdiv1.DataVolumeSourceRegistry{URL: &url}
+		for _, f := range change {
+			f(r)
+		}
+		dv.Spec.Source = &cdiv1.DataVolumeSource{Registry: r}
+	})
+}
+
+func cloneDV(ns, name string) *cdiv1.DataVolume {
+	return httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) {
+		dv.Spec.Source = &cdiv1.DataVolumeSource{PVC: &cdiv1.DataVolumeSourcePVC{Namespace: ns, Name: name}}
+	})
 }

@@ -33,7 +33,37 @@ const (
 	messageImportInProgress = "Import into %s in progress"
 	messageImportSucceeded  = "Successfully imported into PVC %s"
 	messageImportFailed     = "Failed to import into PVC %s"
+
+	ReasonCloneScheduled   = "CloneScheduled"
+	ReasonCloneInProgress  = "CloneInProgress"
+	ReasonCloneSucceeded   = "CloneSucceeded"
+	ReasonCloneSourceInUse = "CloneSourceInUse"
+	ReasonCloneNoSource    = "CloneWithoutSource"
+	messageCloneScheduled  = "Cloning from %s into %s scheduled"
+	messageCloneInProgress = "Cloning from %s into %s in progress"
+	messageCloneSucceeded  = "Successfully cloned from %s into %s"
 )
+
+// stages are the phases and events of an import or a clone.
+type stages struct {
+	scheduled, inProgress                  cdiv1.DataVolumePhase
+	evScheduled, evInProgress, evSucceeded string
+	msgScheduled, msgInProgress, msgDone   func(claim string) string
+}
+
+func stagesOf(src Source) stages {
+	if src.IsClone() {
+		from := src.Claim.Namespace + "/" + src.Claim.Name
+		return stages{cdiv1.CloneScheduled, cdiv1.CloneInProgress, ReasonCloneScheduled, ReasonCloneInProgress, ReasonCloneSucceeded,
+			func(c string) string { return fmt.Sprintf(messageCloneScheduled, from, c) },
+			func(c string) string { return fmt.Sprintf(messageCloneInProgress, from, c) },
+			func(c string) string { return fmt.Sprintf(messageCloneSucceeded, from, c) }}
+	}
+	return stages{cdiv1.ImportScheduled, cdiv1.ImportInProgress, ReasonImportScheduled, ReasonImportInProgress, ReasonImportSucceeded,
+		func(c string) string { return fmt.Sprintf(messageImportScheduled, c) },
+		func(c string) string { return fmt.Sprintf(messageImportInProgress, c) },
+		func(c string) string { return fmt.Sprintf(messageImportSucceeded, c) }}
+}
 
 // Event is one event NextStatus asks to record on the DataVolume.
 type Event struct {
@@ -54,6 +84,11 @@ type Observed struct {
 	Pod *corev1.Pod
 	// Progress is the importer's progress in percent, if it reported any.
 	Progress *float64
+	// Source is the DataVolume's source: a clone has clone phases.
+	Source Source
+	// Blocked says why the importer pod cannot start yet (a clone's source
+	// claim missing or in use), with its reason; empty when it can.
+	Blocked, BlockedReason string
 }
 
 // NextStatus returns dv's status for what was observed, and the events
@@ -103,6 +138,7 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 		return st, evs
 	}
 	st.ClaimName = o.Claim.Name
+	sg := stagesOf(o.Source)
 	switch o.Claim.Status.Phase {
 	case corev1.ClaimBound:
 		set(cdiv1.DataVolumeBound, corev1.ConditionTrue, ReasonBound, fmt.Sprintf("PVC %s Bound", o.Claim.Name))
@@ -112,10 +148,14 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 		set(cdiv1.DataVolumeBound, corev1.ConditionFalse, ReasonPending, fmt.Sprintf("PVC %s Pending", o.Claim.Name))
 	}
 	if o.Populated {
-		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, ReasonCompleted, "Import Complete")
+		done := "Import Complete"
+		if o.Source.IsClone() {
+			done = "Clone Complete"
+		}
+		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, ReasonCompleted, done)
 		set(cdiv1.DataVolumeReady, corev1.ConditionTrue, "", "")
 		st.Progress = progressDone
-		phase(cdiv1.Succeeded, corev1.EventTypeNormal, ReasonImportSucceeded, fmt.Sprintf(messageImportSucceeded, o.Claim.Name))
+		phase(cdiv1.Succeeded, corev1.EventTypeNormal, sg.evSucceeded, sg.msgDone(o.Claim.Name))
 		return st, evs
 	}
 	set(cdiv1.DataVolumeReady, corev1.ConditionFalse, "", "")
@@ -126,8 +166,13 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 			set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, "", "")
 			return st, nil
 		}
+		if o.Blocked != "" {
+			set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, o.BlockedReason, o.Blocked)
+			st.Phase = cdiv1.Pending
+			return st, evs
+		}
 		// The reconciler creates the pod next.
-		phase(cdiv1.ImportScheduled, corev1.EventTypeNormal, ReasonImportScheduled, fmt.Sprintf(messageImportScheduled, o.Claim.Name))
+		phase(sg.scheduled, corev1.EventTypeNormal, sg.evScheduled, sg.msgScheduled(o.Claim.Name))
 		return st, evs
 	}
 	var cs *corev1.ContainerStatus
@@ -149,7 +194,7 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 			// The reconciler marks the claim populated before it deletes
 			// the pod; until then the DataVolume is still in progress.
 			set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, ReasonCompleted, out.Message)
-			phase(cdiv1.ImportInProgress, corev1.EventTypeNormal, ReasonImportInProgress, fmt.Sprintf(messageImportInProgress, o.Claim.Name))
+			phase(sg.inProgress, corev1.EventTypeNormal, sg.evInProgress, sg.msgInProgress(o.Claim.Name))
 			return st, evs
 		}
 		reason := out.Reason
@@ -168,7 +213,7 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 		if o.Progress != nil {
 			st.Progress = cdiv1.DataVolumeProgress(fmt.Sprintf("%.2f%%", *o.Progress))
 		}
-		phase(cdiv1.ImportInProgress, corev1.EventTypeNormal, ReasonImportInProgress, fmt.Sprintf(messageImportInProgress, o.Claim.Name))
+		phase(sg.inProgress, corev1.EventTypeNormal, sg.evInProgress, sg.msgInProgress(o.Claim.Name))
 	case cs != nil && cs.State.Waiting != nil && cs.LastTerminationState.Terminated != nil:
 		// Restarting after a failure the importer deems retryable.
 		out := outcomeOf(&corev1.ContainerStatus{State: cs.LastTerminationState})
@@ -177,17 +222,17 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 			reason = "Error"
 		}
 		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, reason, out.Message)
-		phase(cdiv1.ImportInProgress, corev1.EventTypeNormal, ReasonImportInProgress, fmt.Sprintf(messageImportInProgress, o.Claim.Name))
+		phase(sg.inProgress, corev1.EventTypeNormal, sg.evInProgress, sg.msgInProgress(o.Claim.Name))
 	case cs != nil && cs.State.Waiting != nil:
 		reason, msg := cs.State.Waiting.Reason, cs.State.Waiting.Message
 		if reason == "ImagePullBackOff" || reason == "ErrImagePull" || reason == "InvalidImageName" {
 			reason, msg = ReasonImagePullFailed, "failed to pull image: "+cs.Image
 		}
 		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, reason, msg)
-		phase(cdiv1.ImportScheduled, corev1.EventTypeNormal, ReasonImportScheduled, fmt.Sprintf(messageImportScheduled, o.Claim.Name))
+		phase(sg.scheduled, corev1.EventTypeNormal, sg.evScheduled, sg.msgScheduled(o.Claim.Name))
 	default:
 		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, "", "")
-		phase(cdiv1.ImportScheduled, corev1.EventTypeNormal, ReasonImportScheduled, fmt.Sprintf(messageImportScheduled, o.Claim.Name))
+		phase(sg.scheduled, corev1.EventTypeNormal, sg.evScheduled, sg.msgScheduled(o.Claim.Name))
 	}
 	return st, evs
 }

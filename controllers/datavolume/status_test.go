@@ -56,6 +56,7 @@ func TestNextStatus(t *testing.T) {
 	pending := boundClaim("a", "64Mi")
 	pending.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}
 	pct := 42.5
+	cloneSrc := Source{Kind: contract.SourceFile, Claim: &cdiv1.DataVolumeSourcePVC{Namespace: "default", Name: "golden"}}
 	unreachable := contract.Outcome{Message: `source https://example.com/d: cannot be reached: dial tcp: connection refused`, Reason: "Unreachable"}
 	corrupt := contract.Outcome{Message: "source https://example.com/d: corrupt gzip data", Reason: "Corrupt", Fatal: true}
 	for _, tc := range []struct {
@@ -104,6 +105,18 @@ func TestNextStatus(t *testing.T) {
 			corev1.ContainerStatus{State: terminated(0, corrupt)})},
 			brief{Phase: cdiv1.Failed, Progress: "N/A", Bound: "True/Bound", Running: "False/Corrupt", RunningMsg: corrupt.Message, Ready: "False/Corrupt",
 				EventReason: ReasonImportFailed}},
+		{"clone waits for its source", "", Observed{Claim: bound, Source: cloneSrc, Blocked: "source claim default/golden is in use by pod virt-launcher-x", BlockedReason: ReasonCloneSourceInUse},
+			brief{Phase: cdiv1.Pending, Progress: "N/A", Bound: "True/Bound", Running: "False/CloneSourceInUse",
+				RunningMsg: "source claim default/golden is in use by pod virt-launcher-x", Ready: "False/"}},
+		{"clone scheduled", cdiv1.Pending, Observed{Claim: bound, Source: cloneSrc},
+			brief{Phase: cdiv1.CloneScheduled, Progress: "N/A", Bound: "True/Bound", Ready: "False/", EventReason: ReasonCloneScheduled}},
+		{"clone running", cdiv1.CloneScheduled, Observed{Claim: bound, Source: cloneSrc, Pod: importerPod(corev1.PodRunning,
+			corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})},
+			brief{Phase: cdiv1.CloneInProgress, Progress: "N/A", Bound: "True/Bound", Running: "True/Pod is running", Ready: "False/TransferRunning",
+				EventReason: ReasonCloneInProgress}},
+		{"clone done", cdiv1.CloneInProgress, Observed{Claim: bound, Source: cloneSrc, Populated: true},
+			brief{Phase: cdiv1.Succeeded, Progress: "100.0%", Bound: "True/Bound", Running: "False/Completed", RunningMsg: "Clone Complete", Ready: "True/",
+				EventReason: ReasonCloneSucceeded}},
 		{"failed stays failed", cdiv1.Failed, Observed{Claim: bound}, brief{Phase: cdiv1.Failed, Progress: "N/A"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

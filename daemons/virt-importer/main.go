@@ -75,14 +75,18 @@ func importOnce(ctx context.Context, im importer.Interface, a contract.Args, get
 		}
 		return contract.Outcome{Message: "Import Complete", Format: "raw", VirtualSize: a.Size}, exitDone
 	}
-	src, err := httpSource(a, getenv)
-	if err != nil {
-		return contract.Outcome{Message: err.Error(), Reason: "InvalidSource", Fatal: true}, exitDone
+	var from importer.Source = importer.FileSource{Path: a.Path, Name: a.Name}
+	if a.Source == contract.SourceHTTP {
+		src, err := httpSource(a, getenv)
+		if err != nil {
+			return contract.Outcome{Message: err.Error(), Reason: "InvalidSource", Fatal: true}, exitDone
+		}
+		from = src
 	}
-	var from importer.Source = src
 	var sum *importer.ChecksumSource
 	if a.Checksum != "" {
-		if sum, err = importer.NewChecksumSource(src, a.Checksum); err != nil {
+		var err error
+		if sum, err = importer.NewChecksumSource(from, a.Checksum); err != nil {
 			return contract.Outcome{Message: err.Error(), Reason: "InvalidSource", Fatal: true}, exitDone
 		}
 		from = sum

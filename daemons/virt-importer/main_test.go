@@ -45,15 +45,21 @@ func TestImportOnce(t *testing.T) {
 			want: contract.Outcome{Message: "import from " + url + ": corrupt image: bad header", Reason: "Corrupt", Fatal: true}},
 		{name: "a bad checksum spec: final", args: func() contract.Args { a := args; a.Checksum = "sha256:00"; return a }(),
 			want: contract.Outcome{Message: `checksum "sha256:00": not a sha256 sum in hex`, Reason: "InvalidSource", Fatal: true}, noCall: true},
+		{name: "a file", args: contract.Args{Source: contract.SourceFile, Path: "/source/disk.img", Name: "claim ns/golden", Target: "/data/disk.img", Size: 1 << 20},
+			res: importer.Result{Format: "raw", VirtualSize: 1 << 20}, want: contract.Outcome{Message: "Import Complete", Format: "raw", VirtualSize: 1 << 20}},
 		{name: "blank", args: contract.Args{Source: contract.SourceBlank, Target: "/data/disk.img", Size: 1 << 20},
 			want: contract.Outcome{Message: "Import Complete", Format: "raw", VirtualSize: 1 << 20}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			im := fake.New()
+			name := url
+			if tc.args.Name != "" {
+				name = tc.args.Name
+			}
 			if tc.err != nil {
-				im.SetError(url, tc.err)
+				im.SetError(name, tc.err)
 			} else {
-				im.SetResult(url, tc.res)
+				im.SetResult(name, tc.res)
 			}
 			got, code := importOnce(context.Background(), im, tc.args, func(k string) string { return env[k] })
 			if diff := cmp.Diff(tc.want, got); diff != "" || code != tc.code {

@@ -373,3 +373,88 @@ func TestDataVolumeBadInput(t *testing.T) {
 	}
 	w.waitNothingLeft(ctx, t, ns)
 }
+
+// vmWithDisks is the test guest's VM with root as its root disk and data
+// as its one data disk (vdc), both DataVolumes.
+func (w *world) vmWithDisks(t *testing.T, name, root, data string) *virtv1.VirtualMachine {
+	t.Helper()
+	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	vm.Name = name
+	sp := &vm.Spec.Template.Spec
+	for i := range sp.Volumes {
+		if sp.Volumes[i].ContainerDisk != nil {
+			sp.Volumes[i].VolumeSource = virtv1.VolumeSource{DataVolume: &virtv1.DataVolumeSource{Name: root}}
+		}
+	}
+	sp.Domain.Devices.Disks = append(sp.Domain.Devices.Disks, virtv1.Disk{Name: "data", DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}})
+	sp.Volumes = append(sp.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{DataVolume: &virtv1.DataVolumeSource{Name: data}}})
+	return vm
+}
+
+func cloneSpec(from, size string) cdiv1.DataVolumeSpec {
+	return cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{PVC: &cdiv1.DataVolumeSourcePVC{Name: from}},
+		Storage: &cdiv1.StorageSpec{Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}}}}
+}
+
+// TestDataVolumeRegistryAndClone: a DataVolume imports the test guest's
+// containerDisk from virt-local's registry (the node pulls it for the
+// importer pod) and a VM boots from it, writing a marker on a blank data
+// disk. A clone of that data disk waits while the VM runs (the source is
+// in use), and proceeds once it is stopped; a second VM on clones of both
+// disks boots and reads the first one's marker.
+func TestDataVolumeRegistryAndClone(t *testing.T) {
+	w := up(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	const ns = "default"
+	registry := cdiv1.DataVolumeSpec{
+		Source:  &cdiv1.DataVolumeSource{Registry: &cdiv1.DataVolumeSourceRegistry{URL: ptrTo("docker://" + w.localImage("virtkit/test-guest:latest"))}},
+		Storage: &cdiv1.StorageSpec{Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}},
+	}
+	blank := cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{Blank: &cdiv1.DataVolumeBlankImage{}},
+		Storage: &cdiv1.StorageSpec{Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("16Mi")}}}}
+	must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "golden"}, Spec: registry}))
+	must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scratch"}, Spec: blank}))
+	writer := w.vmWithDisks(t, "writer", "golden", "scratch")
+	must(t, w.c.Create(ctx, writer))
+	first := w.waitRunning(ctx, t, writer)
+	firstLog := w.serialLog(ctx, t, first)
+	waitFile(ctx, t, firstLog, "hello from writer")
+	waitFile(ctx, t, firstLog, "VIRTKIT-DISK vdc previous=none wrote=1 readback=ok")
+	golden := w.waitDV(ctx, t, client.ObjectKey{Namespace: ns, Name: "golden"}, "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
+	pvc := &corev1.PersistentVolumeClaim{}
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(golden), pvc))
+	if got := pvc.Annotations["cdi.kubevirt.io/storage.import.source"]; got != "registry" {
+		t.Errorf("the registry import's claim: source annotation %q", got)
+	}
+
+	// The clone of a disk in use waits for the guest to stop.
+	must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scratch-copy"}, Spec: cloneSpec("scratch", "16Mi")}))
+	must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "golden-copy"}, Spec: cloneSpec("golden", "64Mi")}))
+	w.waitDV(ctx, t, client.ObjectKey{Namespace: ns, Name: "scratch-copy"}, "waiting for its source", func(dv *cdiv1.DataVolume) bool {
+		c := dvCondition(dv, cdiv1.DataVolumeRunning)
+		return dv.Status.Phase == cdiv1.Pending && c.Reason == "CloneSourceInUse" && strings.Contains(c.Message, "scratch")
+	})
+	w.virtctl(ctx, t, "stop", writer.Name, "-n", ns)
+	w.waitNoVMI(ctx, t, writer)
+	for _, n := range []string{"scratch-copy", "golden-copy"} {
+		w.waitDV(ctx, t, client.ObjectKey{Namespace: ns, Name: n}, "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
+	}
+
+	reader := w.vmWithDisks(t, "reader", "golden-copy", "scratch-copy")
+	must(t, w.c.Create(ctx, reader))
+	second := w.waitRunning(ctx, t, reader)
+	secondLog := w.serialLog(ctx, t, second)
+	waitFile(ctx, t, secondLog, "hello from reader")
+	waitFile(ctx, t, secondLog, "VIRTKIT-DISK vdc previous=1 wrote=2 readback=ok")
+
+	must(t, w.c.Delete(ctx, reader))
+	must(t, w.c.Delete(ctx, writer))
+	w.waitNoVMI(ctx, t, reader)
+	for _, n := range []string{"golden", "scratch", "golden-copy", "scratch-copy"} {
+		must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}))
+	}
+	w.waitNothingLeft(ctx, t, ns)
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -13,6 +13,9 @@ import (
 const (
 	SourceHTTP  = "http"
 	SourceBlank = "blank"
+	// SourceFile reads a file of a volume mounted in the pod: a cloned
+	// claim's disk, or a containerDisk image's (an image volume).
+	SourceFile = "file"
 )
 
 // Args are the importer's flags, rendered by the controller into the
@@ -22,6 +25,10 @@ type Args struct {
 	Source string
 	// URL is an http source's address.
 	URL string
+	// Path is a file source's file, or its folder of one file.
+	Path string
+	// Name names a file source in messages (the claim or the image).
+	Name string
 	// Headers are extra request headers, "Name: value" each.
 	Headers []string
 	// CertDir, when set, holds the only CAs an https source is checked
@@ -47,6 +54,12 @@ func (a Args) Command() []string {
 	cmd := []string{Binary, "--source", a.Source, "--target", a.Target, "--size", strconv.FormatInt(a.Size, 10)}
 	if a.URL != "" {
 		cmd = append(cmd, "--url", a.URL)
+	}
+	if a.Path != "" {
+		cmd = append(cmd, "--path", a.Path)
+	}
+	if a.Name != "" {
+		cmd = append(cmd, "--name", a.Name)
 	}
 	for _, h := range a.Headers {
 		cmd = append(cmd, "--header", h)
@@ -79,8 +92,10 @@ func Parse(args []string, output io.Writer) (Args, error) {
 	var a Args
 	fs := flag.NewFlagSet(Binary, flag.ContinueOnError)
 	fs.SetOutput(output)
-	fs.StringVar(&a.Source, "source", "", "where the image comes from: http or blank")
+	fs.StringVar(&a.Source, "source", "", "where the image comes from: http, file or blank")
 	fs.StringVar(&a.URL, "url", "", "the http source's URL")
+	fs.StringVar(&a.Path, "path", "", "the file source's file, or its folder of one file")
+	fs.StringVar(&a.Name, "name", "", "what the file source is, for messages")
 	fs.Var((*headers)(&a.Headers), "header", "an extra request header, \"Name: value\" (repeatable)")
 	fs.StringVar(&a.CertDir, "cert-dir", "", "folder of the CA certificates an https source is checked against")
 	fs.StringVar(&a.Target, "target", "", "the disk file or block device to write")
@@ -106,9 +121,13 @@ func (a Args) Validate() error {
 		if a.URL == "" {
 			errs = append(errs, errors.New("--url: required for an http source"))
 		}
+	case SourceFile:
+		if a.Path == "" {
+			errs = append(errs, errors.New("--path: required for a file source"))
+		}
 	case SourceBlank:
 	default:
-		errs = append(errs, fmt.Errorf("--source %q: must be %s or %s", a.Source, SourceHTTP, SourceBlank))
+		errs = append(errs, fmt.Errorf("--source %q: must be %s, %s or %s", a.Source, SourceHTTP, SourceFile, SourceBlank))
 	}
 	if a.Target == "" {
 		errs = append(errs, errors.New("--target: required"))

@@ -13,6 +13,7 @@ func TestArgsRoundTrip(t *testing.T) {
 		{Source: SourceHTTP, URL: "https://example.com/disk.qcow2", Headers: []string{"X-A: 1", "X-B: two words"}, CertDir: CertsDir,
 			Target: DataDir + "/" + DiskImage, Size: 1 << 30, Scratch: ScratchDir, OwnerUID: "uid-1", Checksum: "sha256:00"},
 		{Source: SourceBlank, Target: BlockDevice, Block: true, Size: 64 << 20},
+		{Source: SourceFile, Path: SourceDir + "/" + DiskImage, Name: "claim ns/golden", Target: DataDir + "/" + DiskImage, Size: 1 << 30},
 	} {
 		got, err := Parse(a.Command()[1:], io.Discard)
 		if err != nil {
@@ -29,7 +30,8 @@ func TestParseRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		"no source":     {[]string{"--target", "/data/disk.img", "--size", "1"}, `--source "": must be http or blank`},
+		"no source":     {[]string{"--target", "/data/disk.img", "--size", "1"}, `--source "": must be http, file or blank`},
+		"file, no path": {[]string{"--source", "file", "--target", "t", "--size", "1"}, "--path: required"},
 		"http, no url":  {[]string{"--source", "http", "--target", "t", "--size", "1"}, "--url: required"},
 		"no target":     {[]string{"--source", "blank", "--size", "1"}, "--target: required"},
 		"zero size":     {[]string{"--source", "blank", "--target", "t"}, "--size 0: must be positive"},

@@ -10,6 +10,12 @@ const (
 	DiskImage = "disk.img"
 	// BlockDevice is where a block claim appears in the pod.
 	BlockDevice = "/dev/cdi-block-volume"
+	// SourceDir is where a file source's volume is mounted, read-only: a
+	// cloned claim (its disk at SourceDir/DiskImage) or a containerDisk
+	// image (its disk in SourceDir/ImageDiskDir).
+	SourceDir = "/source"
+	// ImageDiskDir is the folder of a containerDisk image holding its disk.
+	ImageDiskDir = "disk"
 	// CertsDir holds the files of the ConfigMap a source's certConfigMap
 	// names: every PEM file in it is a trusted CA.
 	CertsDir = "/certs"
