@@ -17,6 +17,7 @@ import (
 
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
 	"github.com/virtkit/virtkit/virt/storage/importer/contract"
 )
 
@@ -166,7 +167,7 @@ func TestImportLifecycle(t *testing.T) {
 	testenv.Eventually(ctx, t, "the importer pod gone, the claim marked", func() (bool, string) {
 		perr := cl.c.Get(ctx, podKey, &corev1.Pod{})
 		_ = cl.c.Get(ctx, key, pvc)
-		return apierrors.IsNotFound(perr) && pvc.Annotations[AnnPopulatedFor] == "disk", fmt.Sprintf("pod: %v, claim: %v", perr, pvc.Annotations)
+		return apierrors.IsNotFound(perr) && pvc.Annotations[dvspec.AnnPopulatedFor] == "disk", fmt.Sprintf("pod: %v, claim: %v", perr, pvc.Annotations)
 	})
 	wantEvents(t, cl.events, ReasonImportScheduled, ReasonImportInProgress, ReasonImportSucceeded)
 }
@@ -305,7 +306,7 @@ func TestCloneWaitsForItsSource(t *testing.T) {
 	cl.podStatus(ctx, t, client.ObjectKey{Namespace: ns, Name: "importer-copy"}, finished(contract.Outcome{Message: "Import Complete"}))
 	cl.waitPhase(ctx, t, key, cdiv1.Succeeded)
 	pvc := &corev1.PersistentVolumeClaim{}
-	if err := cl.c.Get(ctx, key, pvc); err != nil || pvc.Annotations[AnnCloneRequest] != ns+"/golden" {
+	if err := cl.c.Get(ctx, key, pvc); err != nil || pvc.Annotations[dvspec.AnnCloneRequest] != ns+"/golden" {
 		t.Errorf("clone's claim annotations %v (%v)", pvc.Annotations, err)
 	}
 }

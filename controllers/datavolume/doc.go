@@ -18,12 +18,14 @@
 //     status.progress, restartCount, claimName, the Bound, Running and
 //     Ready conditions, and CDI's event reasons.
 //
-// Sources: http (and https, with a CA bundle from certConfigMap, basic
-// auth from secretRef, extraHeaders, checksum) and blank. Any other
-// source, a sourceRef and secretExtraHeaders are refused with the field
-// named: the DataVolume is Failed.
+// Which sources it reads and how the claim is sized is
+// virt/storage/dvspec's, shared with virt-api's webhook: http (with a CA
+// bundle, basic auth, extra headers and a checksum), registry (a
+// containerDisk image the node pulls for the importer pod), pvc (a clone of
+// a claim of the same namespace, once no running pod uses it) and blank.
+// Anything else is refused with the field named: the DataVolume is Failed.
 //
-// The pure part (SourceOf, Claim, ImporterPod, NextStatus) is exported so
+// The pure part (ImporterPod, NextStatus) is exported so
 // that it can be read and reused; Reconciler wires it to the API. The
 // contract with the importer (its flags, mounts and termination message)
 // lives in virt/storage/importer/contract.

@@ -35,6 +35,4 @@ func boundClaim(name string, capacity string) *corev1.PersistentVolumeClaim {
 	}
 }
 
-func resourceOf(s string) resource.Quantity { return resource.MustParse(s) }
-
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }

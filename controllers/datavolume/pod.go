@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
 	"github.com/virtkit/virtkit/virt/storage/importer/contract"
 )
 
@@ -43,9 +44,9 @@ func ImporterPodName(dv *cdiv1.DataVolume) string { return "importer-" + dv.Name
 // block claim), the source's CA bundle and credentials, restarted on
 // failure, as a non-root user without capabilities on a read-only root
 // file system.
-func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src Source, o PodOptions) *corev1.Pod {
+func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src dvspec.Source, o PodOptions) *corev1.Pod {
 	overhead := o.overhead()
-	capacity := ClaimCapacity(pvc)
+	capacity := dvspec.ClaimCapacity(pvc)
 	args := contract.Args{Source: src.Kind, OwnerUID: string(dv.UID)}
 	c := corev1.Container{
 		Name: "importer", Image: o.Image, ImagePullPolicy: o.PullPolicy,
@@ -65,7 +66,7 @@ func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src So
 	}
 	volumes := []corev1.Volume{{Name: "cdi-data-vol", VolumeSource: corev1.VolumeSource{
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}}
-	if IsBlock(pvc) {
+	if dvspec.IsBlock(pvc) {
 		args.Target, args.Block, args.Size = contract.BlockDevice, true, capacity
 		c.VolumeDevices = []corev1.VolumeDevice{{Name: "cdi-data-vol", DevicePath: contract.BlockDevice}}
 	} else {
@@ -107,8 +108,8 @@ func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src So
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: dv.Namespace, Name: ImporterPodName(dv),
-			Labels:          map[string]string{LabelApp: AppCDI, LabelComponent: ComponentImporter},
-			OwnerReferences: []metav1.OwnerReference{ownerRef(dv)},
+			Labels:          map[string]string{dvspec.LabelApp: dvspec.AppCDI, dvspec.LabelComponent: dvspec.ComponentImporter},
+			OwnerReferences: []metav1.OwnerReference{dvspec.OwnerRef(dv)},
 		},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                corev1.RestartPolicyOnFailure,

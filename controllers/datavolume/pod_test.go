@@ -10,6 +10,7 @@ import (
 	"gotest.tools/v3/assert"
 	"gotest.tools/v3/golden"
 
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
 	"github.com/virtkit/virtkit/virt/storage/importer/contract"
 )
 
@@ -22,7 +23,7 @@ func TestImporterPodGolden(t *testing.T) {
 		h := dv.Spec.Source.HTTP
 		h.CertConfigMap, h.SecretRef, h.ExtraHeaders, h.Checksum = "images-ca", "images-creds", []string{"X-Mirror: eu"}, "sha256:0123abcd"
 	})
-	src, ferr := SourceOf(dv)
+	src, ferr := dvspec.SourceOf(dv)
 	if ferr != nil {
 		t.Fatal(ferr)
 	}
@@ -48,7 +49,7 @@ func TestImporterPodBlock(t *testing.T) {
 	})
 	claim := boundClaim("raw", "1Gi")
 	claim.Spec.VolumeMode = &block
-	pod := ImporterPod(dv, claim, Source{Kind: contract.SourceBlank}, PodOptions{Image: "img"})
+	pod := ImporterPod(dv, claim, dvspec.Source{Kind: contract.SourceBlank}, PodOptions{Image: "img"})
 	c := pod.Spec.Containers[0]
 	assert.DeepEqual(t, c.VolumeDevices, []corev1.VolumeDevice{{Name: "cdi-data-vol", DevicePath: contract.BlockDevice}})
 	assert.Equal(t, len(c.VolumeMounts), 0)

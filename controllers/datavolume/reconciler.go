@@ -20,6 +20,7 @@ import (
 
 	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/controllers/stale"
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
 )
 
 // CloneRetryInterval is how often a clone waiting for its source looks
@@ -90,11 +91,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	var o Observed
-	src, ferr := SourceOf(dv)
+	src, ferr := dvspec.SourceOf(dv)
 	o.Source = src
 	var want *corev1.PersistentVolumeClaim
 	if ferr == nil {
-		want, ferr = Claim(dv, src, r.pod.overhead())
+		want, ferr = dvspec.Claim(dv, src, r.pod.overhead())
 	}
 	if ferr != nil {
 		o.Invalid = fmt.Errorf("DataVolume %s: %w", req.NamespacedName, ferr)
@@ -121,7 +122,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if o.Foreign {
 		return r.finish(ctx, dv, o, nil)
 	}
-	o.Populated = o.Claim.Annotations[AnnPopulatedFor] == dv.Name
+	o.Populated = o.Claim.Annotations[dvspec.AnnPopulatedFor] == dv.Name
 
 	pod := &corev1.Pod{}
 	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: dv.Namespace, Name: ImporterPodName(dv)}, pod); {
@@ -157,14 +158,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.client.Create(ctx, p); err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, fmt.Errorf("creating the importer pod of DataVolume %s: %w", req.NamespacedName, err)
 		}
-		if err := r.annotateClaim(ctx, o.Claim, AnnImportPod, p.Name); err != nil {
+		if err := r.annotateClaim(ctx, o.Claim, dvspec.AnnImportPod, p.Name); err != nil {
 			return ctrl.Result{}, err
 		}
 	case pod != nil && pod.Status.Phase == corev1.PodSucceeded:
 		if out := outcomeOf(firstStatus(pod)); !out.Fatal {
 			// Mark the claim filled before the pod, and with it the
 			// outcome, goes.
-			if err := r.annotateClaim(ctx, o.Claim, AnnPopulatedFor, dv.Name); err != nil {
+			if err := r.annotateClaim(ctx, o.Claim, dvspec.AnnPopulatedFor, dv.Name); err != nil {
 				return ctrl.Result{}, err
 			}
 			o.Populated = true
@@ -246,7 +247,7 @@ func (r *Reconciler) finish(ctx context.Context, dv *cdiv1.DataVolume, o Observe
 // source claim is missing, not bound, a block volume, or in use by a pod
 // that is not an importer (a running guest would change the disk while it
 // is copied, as CDI's CloneSourceInUse).
-func (r *Reconciler) cloneBlocked(ctx context.Context, src Source) (reason, msg string, err error) {
+func (r *Reconciler) cloneBlocked(ctx context.Context, src dvspec.Source) (reason, msg string, err error) {
 	key := client.ObjectKey{Namespace: src.Claim.Namespace, Name: src.Claim.Name}
 	claim := &corev1.PersistentVolumeClaim{}
 	switch err := r.client.Get(ctx, key, claim); {
@@ -256,7 +257,7 @@ func (r *Reconciler) cloneBlocked(ctx context.Context, src Source) (reason, msg 
 		return "", "", fmt.Errorf("reading source claim %s: %w", key, err)
 	case claim.Status.Phase != corev1.ClaimBound:
 		return ReasonCloneNoSource, fmt.Sprintf("source claim %s is not bound", key), nil
-	case IsBlock(claim):
+	case dvspec.IsBlock(claim):
 		return ReasonCloneNoSource, fmt.Sprintf("source claim %s is a block volume: cloning one is not supported by virtkit yet", key), nil
 	}
 	pods := &corev1.PodList{}
@@ -265,7 +266,7 @@ func (r *Reconciler) cloneBlocked(ctx context.Context, src Source) (reason, msg 
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.Labels[LabelComponent] == ComponentImporter || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if p.Labels[dvspec.LabelComponent] == dvspec.ComponentImporter || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
 		for _, v := range p.Spec.Volumes {

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
 	"github.com/virtkit/virtkit/virt/storage/importer/contract"
 )
 
@@ -51,7 +52,7 @@ type stages struct {
 	msgScheduled, msgInProgress, msgDone   func(claim string) string
 }
 
-func stagesOf(src Source) stages {
+func stagesOf(src dvspec.Source) stages {
 	if src.IsClone() {
 		from := src.Claim.Namespace + "/" + src.Claim.Name
 		return stages{cdiv1.CloneScheduled, cdiv1.CloneInProgress, ReasonCloneScheduled, ReasonCloneInProgress, ReasonCloneSucceeded,
@@ -85,7 +86,7 @@ type Observed struct {
 	// Progress is the importer's progress in percent, if it reported any.
 	Progress *float64
 	// Source is the DataVolume's source: a clone has clone phases.
-	Source Source
+	Source dvspec.Source
 	// Blocked says why the importer pod cannot start yet (a clone's source
 	// claim missing or in use), with its reason; empty when it can.
 	Blocked, BlockedReason string

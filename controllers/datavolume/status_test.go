@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
 	"github.com/virtkit/virtkit/virt/storage/importer/contract"
 )
 
@@ -56,7 +57,7 @@ func TestNextStatus(t *testing.T) {
 	pending := boundClaim("a", "64Mi")
 	pending.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}
 	pct := 42.5
-	cloneSrc := Source{Kind: contract.SourceFile, Claim: &cdiv1.DataVolumeSourcePVC{Namespace: "default", Name: "golden"}}
+	cloneSrc := dvspec.Source{Kind: contract.SourceFile, Claim: &cdiv1.DataVolumeSourcePVC{Namespace: "default", Name: "golden"}}
 	unreachable := contract.Outcome{Message: `source https://example.com/d: cannot be reached: dial tcp: connection refused`, Reason: "Unreachable"}
 	corrupt := contract.Outcome{Message: "source https://example.com/d: corrupt gzip data", Reason: "Corrupt", Fatal: true}
 	for _, tc := range []struct {

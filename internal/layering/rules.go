@@ -70,6 +70,7 @@ var Pure = []string{
 	"virt/network",
 	"virt/storage",
 	"virt/storage/importer",
+	"virt/storage/dvspec",
 	"virt/storage/importer/contract",
 	"virt/domain",
 	"virt/migrate",

@@ -299,7 +299,8 @@ func (w *world) waitNothingLeft(ctx context.Context, t *testing.T, ns string) {
 	})
 }
 
-// TestDataVolumeBadInput: an unreachable URL is retried, its condition and
+// TestDataVolumeBadInput: a source no importer could read is refused at
+// the API with the field named; an unreachable URL is retried, its condition and
 // events naming the URL; a corrupt file, an image larger than its claim
 // and an unknown format each end Failed with the reason in the condition,
 // with no importer pod and no disk left in the claim; deleting them all
@@ -316,6 +317,14 @@ func TestDataVolumeBadInput(t *testing.T) {
 	s.put("disk.qed", qed)
 	const ns = "default"
 	w.importSecrets(ctx, t, ns, s)
+
+	// What no importer could read is refused at the API, the field named.
+	ftp := httpSpec(s, "x", "16Mi")
+	ftp.Source.HTTP.URL = "ftp://" + hostAddress(t).String() + "/disk.img"
+	err := w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ftp"}, Spec: ftp})
+	if err == nil || !strings.Contains(err.Error(), "spec.source.http.url") {
+		t.Errorf("creating a DataVolume of an ftp URL: %v, want a refusal naming spec.source.http.url", err)
+	}
 
 	// A port nothing listens on.
 	l, err := net.Listen("tcp", net.JoinHostPort(hostAddress(t).String(), "0"))

@@ -10,10 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	virtv1 "kubevirt.io/api/core/v1"
 	poolv1 "kubevirt.io/api/pool/v1beta1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/virtkit/virtkit/virt/spec"
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
 )
 
 // Validator is the validating webhook: it applies spec.ValidateVM,
@@ -107,6 +109,10 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
 		errs := spec.ValidateVM(vm, append(opts, v.sizingOptions(ctx, vm)...)...)
+		for i := range vm.Spec.DataVolumeTemplates {
+			t := &vm.Spec.DataVolumeTemplates[i]
+			errs = append(errs, dvspec.ValidateSpec(vm.Namespace, t.Name, &t.Spec, field.NewPath("spec", "dataVolumeTemplates").Index(i).Child("spec"))...)
+		}
 		if t := vm.Spec.Template; t != nil && !own {
 			errs = append(errs, spec.ValidateReservedLabels(field.NewPath("spec", "template", "metadata", "labels"), t.ObjectMeta.Labels, oldLabels)...)
 		}
@@ -209,6 +215,22 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 				t.Spec.Template.ObjectMeta.Labels, oldLabels)...)
 		}
 		return Verdict(poolv1.SchemeGroupVersion.WithKind(poolv1.VirtualMachinePoolKind).GroupKind(), pool.Name, errs)
+	case "DataVolume":
+		dv := &cdiv1.DataVolume{}
+		if err := v.decoder.Decode(req, dv); err != nil {
+			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode DataVolume %s/%s: %w", req.Namespace, req.Name, err))
+		}
+		if dv.DeletionTimestamp != nil {
+			return admission.Allowed("the DataVolume is being deleted")
+		}
+		var old *cdiv1.DataVolume
+		if req.Operation == "UPDATE" {
+			old = &cdiv1.DataVolume{}
+			if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
+				return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode the stored DataVolume %s/%s: %w", req.Namespace, req.Name, err))
+			}
+		}
+		return Verdict(cdiv1.SchemeGroupVersion.WithKind("DataVolume").GroupKind(), dv.Name, dvspec.Validate(dv, old))
 	}
 	return admission.Allowed("not a kind this webhook validates")
 }

@@ -9,10 +9,12 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	virtv1 "kubevirt.io/api/core/v1"
 	poolv1 "kubevirt.io/api/pool/v1beta1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/virtkit/virtkit/internal/scheme"
@@ -43,6 +45,8 @@ func review(t *testing.T, user string, obj, old runtime.Object) ctrladmission.Re
 		kind = "VirtualMachineInstanceReplicaSet"
 	case *poolv1.VirtualMachinePool:
 		kind = poolv1.VirtualMachinePoolKind
+	case *cdiv1.DataVolume:
+		kind = "DataVolume"
 	}
 	op := admissionv1.Create
 	if old != nil {
@@ -280,6 +284,53 @@ func TestPoolsAreValidated(t *testing.T) {
 			[]string{"FieldValueForbidden spec.autohealing"}},
 	} {
 		if diff := cmp.Diff(c.want, refusals(t, v.Handle(ctx, review(t, "alice", pool(c.mutate), nil)))); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", c.name, diff)
+		}
+	}
+}
+
+// DataVolumes, and VMs' dataVolumeTemplates, are refused at creation for
+// what the DataVolume controller could not fill, with the field named; a
+// DataVolume's spec cannot change.
+func TestDataVolumesAreValidated(t *testing.T) {
+	v := admission.NewValidator(scheme.New())
+	ctx := context.Background()
+	spec := func(url string) cdiv1.DataVolumeSpec {
+		return cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{HTTP: &cdiv1.DataVolumeSourceHTTP{URL: url}},
+			Storage: &cdiv1.StorageSpec{Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	}
+	dv := func(url string) *cdiv1.DataVolume {
+		return &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Name: "disk", Namespace: "default"}, Spec: spec(url)}
+	}
+	for _, c := range []struct {
+		name     string
+		obj, old runtime.Object
+		want     []string
+	}{
+		{"valid", dv("https://example.com/d.qcow2"), nil, nil},
+		{"not http", dv("ftp://example.com/d"), nil, []string{"FieldValueInvalid spec.source.http.url"}},
+		{"s3", &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Name: "disk"}, Spec: cdiv1.DataVolumeSpec{
+			Source: &cdiv1.DataVolumeSource{S3: &cdiv1.DataVolumeSourceS3{URL: "s3://b/k"}}, Storage: spec("").Storage}}, nil,
+			[]string{"FieldValueInvalid spec.source.s3"}},
+		{"spec changed", dv("https://example.com/other.qcow2"), dv("https://example.com/d.qcow2"), []string{"FieldValueForbidden spec"}},
+		{"labels changed", func() *cdiv1.DataVolume {
+			d := dv("https://example.com/d.qcow2")
+			d.Labels = map[string]string{"a": "b"}
+			return d
+		}(),
+			dv("https://example.com/d.qcow2"), nil},
+		{"VM template", func() *virtv1.VirtualMachine {
+			vm := &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "vm", Namespace: "default"}, Spec: virtv1.VirtualMachineSpec{
+				RunStrategy: new(virtv1.RunStrategyHalted), Template: &virtv1.VirtualMachineInstanceTemplateSpec{Spec: minimalVMI("x").Spec}}}
+			vm.Spec.DataVolumeTemplates = []virtv1.DataVolumeTemplateSpec{{ObjectMeta: metav1.ObjectMeta{Name: "data"}, Spec: spec("gopher://x/y")}}
+			vm.Spec.Template.Spec.Volumes = append(vm.Spec.Template.Spec.Volumes, virtv1.Volume{Name: "data",
+				VolumeSource: virtv1.VolumeSource{DataVolume: &virtv1.DataVolumeSource{Name: "data"}}})
+			vm.Spec.Template.Spec.Domain.Devices.Disks = append(vm.Spec.Template.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "data"})
+			return vm
+		}(), nil, []string{"FieldValueInvalid spec.dataVolumeTemplates[0].spec.source.http.url"}},
+	} {
+		if diff := cmp.Diff(c.want, refusals(t, v.Handle(ctx, review(t, "alice", c.obj, c.old)))); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", c.name, diff)
 		}
 	}

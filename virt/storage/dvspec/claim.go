@@ -1,4 +1,4 @@
-package datavolume
+package dvspec
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -91,15 +91,15 @@ func Claim(dv *cdiv1.DataVolume, src Source, overhead float64) (*corev1.Persiste
 			Namespace: dv.Namespace, Name: dv.Name,
 			Labels:          map[string]string{LabelApp: AppCDI},
 			Annotations:     ann,
-			OwnerReferences: []metav1.OwnerReference{ownerRef(dv)},
+			OwnerReferences: []metav1.OwnerReference{OwnerRef(dv)},
 		},
 		Spec: cs,
 	}, nil
 }
 
-// ownerRef makes dv the controller of what it owns; blockOwnerDeletion
+// OwnerRef makes dv the controller of what it owns; blockOwnerDeletion
 // keeps a foreground deletion of dv waiting for them.
-func ownerRef(dv *cdiv1.DataVolume) metav1.OwnerReference {
+func OwnerRef(dv *cdiv1.DataVolume) metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: cdiv1.SchemeGroupVersion.String(), Kind: "DataVolume", Name: dv.Name, UID: dv.UID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 }

@@ -1,4 +1,4 @@
-package datavolume
+package dvspec
 
 import (
 	"net/url"
