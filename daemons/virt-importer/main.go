@@ -60,7 +60,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, log log
 	stopServing := serveProgress(ctx, progress, log)
 	defer stopServing()
 
-	im := importer.New(importer.WithLogger(log), importer.WithProgress(progress.set))
+	im := importer.New(importer.WithLogger(log), importer.WithProgress(progress.set), importer.WithXZ("xz"))
 	out, code := importOnce(ctx, im, a, getenv)
 	writeOutcome(log, out)
 	return code

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -30,8 +31,22 @@ const (
 )
 
 // decompress looks at the first bytes of r and undoes gzip or xz while
-// reading.
-func decompress(r *bufio.Reader) (string, io.Reader, error) {
+// reading; xz with the program xzPath when it is set. stop ends what it
+// started; the caller calls it when done.
+func decompress(ctx context.Context, r *bufio.Reader, xzPath string) (comp string, out io.Reader, stop func(), err error) {
+	comp, out, err = decompressGo(r, xzPath == "")
+	if comp != CompressionXZ || xzPath == "" {
+		return comp, out, func() {}, err
+	}
+	p, err := startXZ(ctx, xzPath, r)
+	if err != nil {
+		return comp, nil, func() {}, err
+	}
+	return comp, p, p.stop, nil
+}
+
+// decompressGo undoes gzip, and xz when goXZ, with Go's decoders.
+func decompressGo(r *bufio.Reader, goXZ bool) (string, io.Reader, error) {
 	magic, err := r.Peek(len(xzMagic))
 	if err != nil && !errors.Is(err, io.EOF) {
 		return "", nil, err
@@ -43,6 +58,8 @@ func decompress(r *bufio.Reader) (string, io.Reader, error) {
 			return CompressionGzip, nil, fmt.Errorf("gzip: %w", err)
 		}
 		return CompressionGzip, z, nil
+	case bytes.HasPrefix(magic, []byte(xzMagic)) && !goXZ:
+		return CompressionXZ, nil, nil
 	case bytes.HasPrefix(magic, []byte(xzMagic)):
 		z, err := xz.NewReader(r)
 		if err != nil {

@@ -116,12 +116,22 @@ func qemuImg(t *testing.T) string {
 }
 
 // The real Importer passes the contract, over HTTPS with basic auth and an
-// extra header, into files.
+// extra header, into files; with Go's xz decoder and with the xz program.
 func TestContract(t *testing.T) {
+	t.Run("GoXZ", func(t *testing.T) { runContract(t, importer.New()) })
+	t.Run("XZProgram", func(t *testing.T) {
+		if _, err := exec.LookPath("xz"); err != nil {
+			t.Skip("no xz program")
+		}
+		runContract(t, importer.New(importer.WithXZ("xz")))
+	})
+}
+
+func runContract(t *testing.T, im *importer.Importer) {
 	importertest.Run(t, func(t *testing.T) importertest.Harness {
 		s := newServer(t)
 		return importertest.Harness{
-			Importer: importer.New(),
+			Importer: im,
 			Serve: func(_ *testing.T, name string, image []byte, _ importertest.Want) importer.Source {
 				s.put(name, image)
 				return s.source("/images/" + name)

@@ -28,7 +28,8 @@ type job struct {
 // run decompresses, detects the format and writes the target. size is the
 // source's length, -1 if unknown.
 func (j *job) run(size int64) (Result, error) {
-	comp, r, err := decompress(bufio.NewReaderSize(j.cnt, headSize))
+	comp, r, stop, err := decompress(j.ctx, bufio.NewReaderSize(j.cnt, headSize), j.im.xzPath())
+	defer stop()
 	j.comp = comp
 	if err != nil {
 		return Result{}, j.readError(err)

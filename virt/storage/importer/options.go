@@ -1,6 +1,10 @@
 package importer
 
-import "github.com/go-logr/logr"
+import (
+	"os/exec"
+
+	"github.com/go-logr/logr"
+)
 
 // Option changes how an Importer works.
 type Option func(*options)
@@ -10,6 +14,7 @@ type options struct {
 	progress Progress
 	log      logr.Logger
 	runner   Runner
+	xz       string
 }
 
 func newOptions(opts []Option) options {
@@ -30,5 +35,24 @@ func WithProgress(p Progress) Option { return func(o *options) { o.progress = p 
 // WithLogger sets the logger for the steps of an import.
 func WithLogger(l logr.Logger) Option { return func(o *options) { o.log = l } }
 
+// WithXZ decompresses xz with the xz program (a path, or a name looked up
+// in PATH), in its own process, instead of the pure Go decoder, which is
+// about half as fast. When the program cannot be found the Go decoder is
+// used.
+func WithXZ(path string) Option { return func(o *options) { o.xz = path } }
+
 // WithRunner replaces how qemu-img is run (default ExecRunner).
 func WithRunner(r Runner) Option { return func(o *options) { o.runner = r } }
+
+// xzPath is the xz program to run, or "" for the Go decoder.
+func (im *Importer) xzPath() string {
+	if im.o.xz == "" {
+		return ""
+	}
+	p, err := exec.LookPath(im.o.xz)
+	if err != nil {
+		im.o.log.V(1).Info("xz program not found: the Go decoder decompresses", "xz", im.o.xz)
+		return ""
+	}
+	return p
+}
