@@ -7,6 +7,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/virtkit/virtkit/controllers/datasource"
 	"github.com/virtkit/virtkit/controllers/datavolume"
 	"github.com/virtkit/virtkit/controllers/evacuation"
 	"github.com/virtkit/virtkit/controllers/migration"
@@ -21,7 +22,8 @@ import (
 // AddToManager registers the VirtualMachine, VirtualMachineInstance,
 // VirtualMachineInstanceReplicaSet, VirtualMachinePool,
 // VirtualMachineInstanceMigration, evacuation, node and workload update
-// controllers, and the DataVolume controller when cfg.ImporterImage is set, with mgr, configured by cfg. daemons/virt-controller calls it; so can an integrator's own manager.
+// controllers, and the DataVolume and DataSource controllers when
+// cfg.ImporterImage is set, with mgr, configured by cfg. daemons/virt-controller calls it; so can an integrator's own manager.
 //
 // New VMIs (their spec defaults and validation) and new launcher and
 // migration target pods follow the KubeVirt CR of cfg.KubeVirtNamespace as
@@ -67,6 +69,9 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 		dv := datavolume.New(datavolume.WithPodOptions(datavolume.PodOptions{Image: cfg.ImporterImage, PullPolicy: cfg.ImagePullPolicy}))
 		if err := dv.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("controllers: DataVolume controller: %w", err)
+		}
+		if err := datasource.New().SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("controllers: DataSource controller: %w", err)
 		}
 	}
 	image := func(kv *virtv1.KubeVirt) string { return FromKubeVirt(kv, cfg).LauncherImage }

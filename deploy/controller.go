@@ -125,6 +125,9 @@ func controllerRules() []rbacv1.PolicyRule {
 		// control; made from VMs' dataVolumeTemplates.
 		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datavolumes"}, Verbs: all},
 		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datavolumes/status", "datavolumes/finalizers"}, Verbs: []string{"update", "patch"}},
+		// DataSources: read for sourceRefs, their Ready condition written.
+		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datasources"}, Verbs: read},
+		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datasources/status"}, Verbs: []string{"update", "patch"}},
 		{APIGroups: []string{kv}, Resources: []string{"kubevirts"}, Verbs: read},
 		{APIGroups: []string{kv}, Resources: []string{"kubevirts/status"}, Verbs: []string{"patch"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: all},

@@ -93,10 +93,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var o Observed
 	src, ferr := dvspec.SourceOf(dv)
 	o.Source = src
-	var want *corev1.PersistentVolumeClaim
-	if ferr == nil {
-		want, ferr = dvspec.Claim(dv, src, r.pod.overhead())
+	if ferr != nil {
+		o.Invalid = fmt.Errorf("DataVolume %s: %w", req.NamespacedName, ferr)
+		return r.finish(ctx, dv, o, reconcile.TerminalError(o.Invalid))
 	}
+	if src.Ref != nil && !(dv.Status.Phase == cdiv1.Succeeded || dv.Status.Phase == cdiv1.Failed) {
+		// A DataSource names the claim to clone; it may come or change.
+		switch claim, blocked, err := r.resolve(ctx, src.Ref); {
+		case err != nil:
+			o.Invalid = fmt.Errorf("DataVolume %s: spec.sourceRef: %w", req.NamespacedName, err)
+			return r.finish(ctx, dv, o, reconcile.TerminalError(o.Invalid))
+		case blocked != "":
+			o.Blocked, o.BlockedReason = blocked, ReasonCloneNoSource
+			res, err := r.finish(ctx, dv, o, nil)
+			if err == nil && res.IsZero() {
+				res.RequeueAfter = CloneRetryInterval
+			}
+			return res, err
+		default:
+			src.Claim, o.Source.Claim = claim, claim
+		}
+	}
+	want, ferr := dvspec.Claim(dv, src, r.pod.overhead())
 	if ferr != nil {
 		o.Invalid = fmt.Errorf("DataVolume %s: %w", req.NamespacedName, ferr)
 		return r.finish(ctx, dv, o, reconcile.TerminalError(o.Invalid))
@@ -276,4 +294,26 @@ func (r *Reconciler) cloneBlocked(ctx context.Context, src dvspec.Source) (reaso
 		}
 	}
 	return "", "", nil
+}
+
+// resolve returns the claim the DataSource ref names, or why the clone
+// waits (the DataSource is missing), or an error no wait mends (a source
+// virtkit cannot clone).
+func (r *Reconciler) resolve(ctx context.Context, ref *cdiv1.DataVolumeSourceRef) (*cdiv1.DataVolumeSourcePVC, string, error) {
+	key := client.ObjectKey{Namespace: *ref.Namespace, Name: ref.Name}
+	ds := &cdiv1.DataSource{}
+	switch err := r.client.Get(ctx, key, ds); {
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Sprintf("DataSource %s not found", key), nil
+	case err != nil:
+		return nil, "", fmt.Errorf("reading DataSource %s: %w", key, err)
+	}
+	claim, err := dvspec.DataSourceClaim(ds)
+	if err != nil {
+		return nil, "", err
+	}
+	if claim.Namespace != key.Namespace {
+		return nil, "", fmt.Errorf("DataSource %s names claim %s/%s: cloning from another namespace is not supported by virtkit yet", key, claim.Namespace, claim.Name)
+	}
+	return claim, "", nil
 }

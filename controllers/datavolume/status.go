@@ -54,7 +54,10 @@ type stages struct {
 
 func stagesOf(src dvspec.Source) stages {
 	if src.IsClone() {
-		from := src.Claim.Namespace + "/" + src.Claim.Name
+		from := src.Describe()
+		if src.Claim != nil {
+			from = src.Claim.Namespace + "/" + src.Claim.Name
+		}
 		return stages{cdiv1.CloneScheduled, cdiv1.CloneInProgress, ReasonCloneScheduled, ReasonCloneInProgress, ReasonCloneSucceeded,
 			func(c string) string { return fmt.Sprintf(messageCloneScheduled, from, c) },
 			func(c string) string { return fmt.Sprintf(messageCloneInProgress, from, c) },

@@ -97,7 +97,9 @@ func kinds() map[string]kind {
 		"virtualmachineclusterpreferences.instancetype.kubevirt.io":   {shortNames: []string{"vmcpref", "vmcprefs", "vmcp", "vmcps"}, cluster: true},
 		"migrationpolicies.migrations.kubevirt.io":                    {status: true, cluster: true},
 		"datavolumes.cdi.kubevirt.io":                                 {markers: true},
-		"datasources.cdi.kubevirt.io":                                 {markers: true},
+		// CDI serves the DataSource's status as a subresource, which its
+		// Go type's markers do not say.
+		"datasources.cdi.kubevirt.io": {markers: true, status: true},
 		"virtualmachinepools.pool.kubevirt.io": {
 			shortNames: []string{"vmpool", "vmpools"},
 			columns: []apiextensionsv1.CustomResourceColumnDefinition{col("Desired", "integer", ".spec.replicas"),
@@ -211,6 +213,9 @@ func render(crd apiextensionsv1.CustomResourceDefinition, k kind) ([]byte, error
 			v.Storage = v.Name == k.storage
 		}
 		if k.markers {
+			if k.status && v.Subresources == nil {
+				v.Subresources = &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}}
+			}
 			continue
 		}
 		v.AdditionalPrinterColumns = k.columns

@@ -409,8 +409,11 @@ func cloneSpec(from, size string) cdiv1.DataVolumeSpec {
 // containerDisk from virt-local's registry (the node pulls it for the
 // importer pod) and a VM boots from it, writing a marker on a blank data
 // disk. A clone of that data disk waits while the VM runs (the source is
-// in use), and proceeds once it is stopped; a second VM on clones of both
-// disks boots and reads the first one's marker.
+// in use), and proceeds once it is stopped. A DataSource names the imported
+// disk as a golden image: a second VM, whose root disk is a
+// dataVolumeTemplate cloning it by sourceRef, with the data disk's clone,
+// boots and reads the first one's marker; deleting it deletes its
+// DataVolume.
 func TestDataVolumeRegistryAndClone(t *testing.T) {
 	w := up(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -439,18 +442,32 @@ func TestDataVolumeRegistryAndClone(t *testing.T) {
 
 	// The clone of a disk in use waits for the guest to stop.
 	must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scratch-copy"}, Spec: cloneSpec("scratch", "16Mi")}))
-	must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "golden-copy"}, Spec: cloneSpec("golden", "64Mi")}))
+	// The imported disk as a golden image, named by a DataSource.
+	must(t, w.c.Create(ctx, &cdiv1.DataSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "test-guest"},
+		Spec: cdiv1.DataSourceSpec{Source: cdiv1.DataSourceSource{PVC: &cdiv1.DataVolumeSourcePVC{Name: "golden"}}}}))
 	w.waitDV(ctx, t, client.ObjectKey{Namespace: ns, Name: "scratch-copy"}, "waiting for its source", func(dv *cdiv1.DataVolume) bool {
 		c := dvCondition(dv, cdiv1.DataVolumeRunning)
 		return dv.Status.Phase == cdiv1.Pending && c.Reason == "CloneSourceInUse" && strings.Contains(c.Message, "scratch")
 	})
 	w.virtctl(ctx, t, "stop", writer.Name, "-n", ns)
 	w.waitNoVMI(ctx, t, writer)
-	for _, n := range []string{"scratch-copy", "golden-copy"} {
-		w.waitDV(ctx, t, client.ObjectKey{Namespace: ns, Name: n}, "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
-	}
+	w.waitDV(ctx, t, client.ObjectKey{Namespace: ns, Name: "scratch-copy"}, "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
+	eventually(ctx, t, "DataSource test-guest Ready", func() (bool, string) {
+		ds := &cdiv1.DataSource{}
+		must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "test-guest"}, ds))
+		for _, c := range ds.Status.Conditions {
+			if c.Type == cdiv1.DataSourceReady {
+				return c.Status == corev1.ConditionTrue, c.Message
+			}
+		}
+		return false, "no Ready condition"
+	})
 
-	reader := w.vmWithDisks(t, "reader", "golden-copy", "scratch-copy")
+	// Its root disk a dataVolumeTemplate cloning the DataSource's claim.
+	reader := w.vmWithDisks(t, "reader", "reader-root", "scratch-copy")
+	reader.Spec.DataVolumeTemplates = []virtv1.DataVolumeTemplateSpec{{ObjectMeta: metav1.ObjectMeta{Name: "reader-root"},
+		Spec: cdiv1.DataVolumeSpec{SourceRef: &cdiv1.DataVolumeSourceRef{Kind: "DataSource", Name: "test-guest"},
+			Storage: &cdiv1.StorageSpec{Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}}}
 	must(t, w.c.Create(ctx, reader))
 	second := w.waitRunning(ctx, t, reader)
 	secondLog := w.serialLog(ctx, t, second)
@@ -460,7 +477,12 @@ func TestDataVolumeRegistryAndClone(t *testing.T) {
 	must(t, w.c.Delete(ctx, reader))
 	must(t, w.c.Delete(ctx, writer))
 	w.waitNoVMI(ctx, t, reader)
-	for _, n := range []string{"golden", "scratch", "golden-copy", "scratch-copy"} {
+	eventually(ctx, t, "the VM's DataVolume gone with it", func() (bool, string) {
+		err := w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "reader-root"}, &cdiv1.DataVolume{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	must(t, w.c.Delete(ctx, &cdiv1.DataSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "test-guest"}}))
+	for _, n := range []string{"golden", "scratch", "scratch-copy"} {
 		must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}))
 	}
 	w.waitNothingLeft(ctx, t, ns)

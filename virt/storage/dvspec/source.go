@@ -23,11 +23,14 @@ type Source struct {
 	// Claim is a pvc source's claim (its namespace defaulted), whose disk
 	// the importer pod copies.
 	Claim *cdiv1.DataVolumeSourcePVC
+	// Ref is a sourceRef's DataSource (its namespace defaulted), which the
+	// controller resolves into Claim (DataSourceClaim).
+	Ref *cdiv1.DataVolumeSourceRef
 }
 
-// IsClone says whether the source is another claim: the DataVolume then
-// goes through CDI's clone phases.
-func (s Source) IsClone() bool { return s.Claim != nil }
+// IsClone says whether the source is another claim, named or through a
+// DataSource: the DataVolume then goes through CDI's clone phases.
+func (s Source) IsClone() bool { return s.Claim != nil || s.Ref != nil }
 
 // Describe names the source for messages and the claim's annotations.
 func (s Source) Describe() string {
@@ -38,6 +41,8 @@ func (s Source) Describe() string {
 		return "docker://" + s.Image
 	case s.Claim != nil:
 		return "claim " + s.Claim.Namespace + "/" + s.Claim.Name
+	case s.Ref != nil:
+		return "DataSource " + *s.Ref.Namespace + "/" + s.Ref.Name
 	}
 	return s.Kind
 }
@@ -49,8 +54,8 @@ var checksumAlgorithms = []string{"md5", "sha1", "sha256", "sha512"}
 // that cannot work.
 func SourceOf(dv *cdiv1.DataVolume) (Source, *field.Error) {
 	spec := field.NewPath("spec")
-	if dv.Spec.SourceRef != nil {
-		return Source{}, field.Invalid(spec.Child("sourceRef"), dv.Spec.SourceRef.Name, "DataSource references are not supported by virtkit yet")
+	if ref := dv.Spec.SourceRef; ref != nil {
+		return sourceRef(dv, ref, spec.Child("sourceRef"))
 	}
 	src := dv.Spec.Source
 	if src == nil {
@@ -173,4 +178,26 @@ func claimSource(dv *cdiv1.DataVolume, p *cdiv1.DataVolumeSourcePVC, path *field
 		return Source{}, field.Invalid(path.Child("name"), c.Name, "a DataVolume cannot clone its own claim")
 	}
 	return Source{Kind: contract.SourceFile, Claim: &c}, nil
+}
+
+// sourceRef is a DataSource of the DataVolume's namespace, resolved by the
+// controller into the claim it names.
+func sourceRef(dv *cdiv1.DataVolume, ref *cdiv1.DataVolumeSourceRef, path *field.Path) (Source, *field.Error) {
+	r := *ref
+	ns := dv.Namespace
+	if r.Namespace != nil && *r.Namespace != "" {
+		ns = *r.Namespace
+	}
+	r.Namespace = &ns
+	switch {
+	case dv.Spec.Source != nil:
+		return Source{}, field.Invalid(path, r.Name, "spec.source and spec.sourceRef are exclusive")
+	case r.Kind != cdiv1.DataVolumeDataSource:
+		return Source{}, field.NotSupported(path.Child("kind"), r.Kind, []string{cdiv1.DataVolumeDataSource})
+	case r.Name == "":
+		return Source{}, field.Required(path.Child("name"), "")
+	case ns != dv.Namespace:
+		return Source{}, field.Invalid(path.Child("namespace"), ns, "cloning from another namespace is not supported by virtkit yet")
+	}
+	return Source{Kind: contract.SourceFile, Ref: &r}, nil
 }

@@ -30,9 +30,14 @@ func TestSourceOf(t *testing.T) {
 		}), kind: contract.SourceBlank},
 		{name: "no source", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) { dv.Spec.Source = nil }), errField: "spec.source", errText: "Required"},
 		{name: "empty source", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) { dv.Spec.Source = &cdiv1.DataVolumeSource{} }), errField: "spec.source"},
-		{name: "sourceRef", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) {
+		{name: "sourceRef", dv: refDV(nil, "DataSource", "fedora"), kind: contract.SourceFile},
+		{name: "sourceRef, own namespace named", dv: refDV(ptrTo("ns"), "DataSource", "fedora"), kind: contract.SourceFile},
+		{name: "sourceRef and source", dv: httpDV("ns", "a", "https://x/y", func(dv *cdiv1.DataVolume) {
 			dv.Spec.SourceRef = &cdiv1.DataVolumeSourceRef{Kind: "DataSource", Name: "fedora"}
-		}), errField: "spec.sourceRef", errText: "not supported"},
+		}), errField: "spec.sourceRef", errText: "exclusive"},
+		{name: "sourceRef of another kind", dv: refDV(nil, "PersistentVolumeClaim", "fedora"), errField: "spec.sourceRef.kind", errText: "Unsupported value"},
+		{name: "sourceRef of another namespace", dv: refDV(ptrTo("os-images"), "DataSource", "fedora"), errField: "spec.sourceRef.namespace",
+			errText: "another namespace"},
 		{name: "s3", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) {
 			dv.Spec.Source = &cdiv1.DataVolumeSource{S3: &cdiv1.DataVolumeSourceS3{URL: "s3://b/k"}}
 		}), errField: "spec.source.s3", errText: "not supported"},
@@ -149,5 +154,12 @@ func registryDV(url string, change ...func(*cdiv1.DataVolumeSourceRegistry)) *cd
 func cloneDV(ns, name string) *cdiv1.DataVolume {
 	return httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) {
 		dv.Spec.Source = &cdiv1.DataVolumeSource{PVC: &cdiv1.DataVolumeSourcePVC{Namespace: ns, Name: name}}
+	})
+}
+
+func refDV(ns *string, kind, name string) *cdiv1.DataVolume {
+	return httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) {
+		dv.Spec.Source = nil
+		dv.Spec.SourceRef = &cdiv1.DataVolumeSourceRef{Kind: kind, Namespace: ns, Name: name}
 	})
 }
