@@ -4,15 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -31,6 +24,7 @@ import (
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/internal/testenv"
 )
 
@@ -54,28 +48,18 @@ const (
 func startImageServer(t *testing.T) *imageServer {
 	t.Helper()
 	host := hostAddress(t)
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := certs.NewCA("image server test CA", time.Now(), time.Hour)
 	must(t, err)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "image server test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	leaf, err := ca.Issue(certs.Request{CommonName: host.String(), IPs: []net.IP{host}, Server: true, Validity: time.Hour}, time.Now())
 	must(t, err)
-	ca, err := x509.ParseCertificate(caDER)
-	must(t, err)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	must(t, err)
-	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: host.String()},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{host},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
+	pair, err := tls.X509KeyPair(leaf.CertPEM(), leaf.KeyPEM())
 	must(t, err)
 	l, err := net.Listen("tcp", net.JoinHostPort(host.String(), "0"))
 	must(t, err)
-	s := &imageServer{url: "https://" + l.Addr().String(), caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+	s := &imageServer{url: "https://" + l.Addr().String(), caPEM: ca.CertPEM(),
 		images: map[string][]byte{}, gets: map[string]int{}}
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}}
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}}
 	go func() { _ = srv.ServeTLS(l, "", "") }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return s
