@@ -34,8 +34,11 @@ type vmFlags struct {
 	memory                string
 	containerDisks        []string
 	pvcs                  []string
+	imports               []string
 	userData, networkData string
 	changedMemory         bool
+	// suffix ends generated names (the session's randomSuffix).
+	suffix func() string
 }
 
 // createCommand is KubeVirt's `virtctl create`: it prints manifests, and
@@ -53,7 +56,9 @@ func createVMCommand() command {
 			"    --volume-containerdisk=src:localhost:5000/virtkit/test-guest:latest \\\n" +
 			"    --cloud-init-user-data=$(base64 -w0 user-data) | kubectl apply -f -\n" +
 			"  # A VM sized by a cluster instancetype, booting a PVC:\n" +
-			"  virtctl create vm --name=db --instancetype=u1.medium --volume-pvc=src:db-root",
+			"  virtctl create vm --name=db --instancetype=u1.medium --volume-pvc=src:db-root\n" +
+			"  # A VM whose root disk clones the DataSource fedora of namespace vms:\n" +
+			"  virtctl create vm --name=web --volume-import=type:ds,src:vms/fedora,size:10Gi,bootorder:1",
 		setup: func(fs *pflag.FlagSet) action {
 			f := &vmFlags{}
 			fs.StringVar(&f.name, "name", "", "Name of the VM; default vm-XXXXX.")
@@ -64,10 +69,14 @@ func createVMCommand() command {
 			fs.StringVar(&f.memory, "memory", "", "Guest memory (spec.template.spec.domain.memory.guest); default "+defaultMemory+" without --instancetype.")
 			fs.StringArrayVar(&f.containerDisks, "volume-containerdisk", nil, "A containerDisk volume, src:IMAGE[,name:NAME][,bootorder:N]; repeatable.")
 			fs.StringArrayVar(&f.pvcs, "volume-pvc", nil, "A PersistentVolumeClaim volume, src:CLAIM[,name:NAME][,bootorder:N]; repeatable.")
+			fs.StringArrayVar(&f.imports, "volume-import", nil, "A volume imported into a DataVolume of the VM's dataVolumeTemplates: type:http|registry|pvc|ds|blank "+
+				"with url:URL (http, registry), src:[NAMESPACE/]NAME (pvc, which needs the namespace, and ds), size:SIZE (optional for pvc and ds), "+
+				"[,name:NAME][,bootorder:N][,secretref:SECRET][,certconfigmap:CONFIGMAP]; repeatable.")
 			fs.StringVar(&f.userData, "cloud-init-user-data", "", "Base64-encoded cloud-init user data (a NoCloud volume named "+cloudInitDisk+").")
 			fs.StringVar(&f.networkData, "cloud-init-network-data", "", "Base64-encoded cloud-init network data.")
 			return func(_ context.Context, s *session, _ []string) error {
 				f.changedMemory = fs.Changed("memory")
+				f.suffix = s.randomSuffix
 				if f.name == "" {
 					f.name = "vm-" + s.randomSuffix()
 				}
@@ -81,7 +90,7 @@ func createVMCommand() command {
 }
 
 // build makes the VirtualMachine as KubeVirt's `virtctl create vm` does:
-// volumes in the order containerDisks, PVCs, cloud-init; a disk only for a
+// volumes in the order containerDisks, PVCs, imports, cloud-init; a disk only for a
 // volume with a boot order (the rest are defaulted by the webhook).
 func (f *vmFlags) build() (*virtv1.VirtualMachine, error) {
 	rs := virtv1.VirtualMachineRunStrategy(f.runStrategy)
@@ -152,6 +161,11 @@ func (f *vmFlags) build() (*virtv1.VirtualMachine, error) {
 		src := virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
 			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: p.src}}}
 		if err := addVolume(spec, boot, "--volume-pvc", p, src); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range f.imports {
+		if err := addImport(vm, boot, v, f.suffix); err != nil {
 			return nil, err
 		}
 	}

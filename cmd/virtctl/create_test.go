@@ -28,6 +28,8 @@ func TestCreateVMGolden(t *testing.T) {
 		{"containerdisk-cloudinit", "create vm --name=tiny --memory=128Mi --volume-containerdisk=src:localhost:5000/virtkit/test-guest:latest --cloud-init-user-data=" + userData},
 		{"instancetype-preference-pvc", "create vm --name=db --instancetype=u1.medium --preference=virtualmachinepreference/fedora --volume-pvc=src:db-root --run-strategy=Manual --termination-grace-period=30"},
 		{"boot-order", "create vm --name=two --volume-containerdisk=src:registry.example/a:1,name:a,bootorder:2 --volume-pvc=src:b,bootorder:1"},
+		{"volume-import", "create vm --name=web --volume-import=type:ds,src:vms/fedora,size:10Gi,bootorder:1 --volume-import=type:http,url:https://images.example.com/data.qcow2,size:1Gi,name:data,certconfigmap:ca " +
+			"--volume-import=type:pvc,src:vms/golden,name:golden-copy --volume-import=type:registry,url:docker://quay.io/containerdisks/fedora:41,size:5Gi,name:reg --volume-import=type:blank,size:2Gi,name:scratch"},
 	}
 	for _, c := range cases {
 		t.Run(c.golden, func(t *testing.T) {
@@ -76,6 +78,12 @@ func TestCreateVMErrors(t *testing.T) {
 		{"create vm --volume-pvc=src:a,bootorder:0", "--volume-pvc=src:a,bootorder:0: bootorder must be a number greater than 0"},
 		{"create vm --volume-pvc=src:a,bootorder:1 --volume-pvc=src:b,bootorder:1", "--volume-pvc: bootorder 1 is given to a already"},
 		{"create vm --volume-pvc=src:a --volume-pvc=src:a", `--volume-pvc: there is already a Volume with name "a"`},
+		{"create vm --volume-import=type:s3,url:s3://b/k,size:1Gi", `--volume-import=type:s3,url:s3://b/k,size:1Gi: invalid volume import type "s3", supported values are: blank, ds, http, pvc, registry`},
+		{"create vm --volume-import=type:http,size:1Gi", "--volume-import=type:http,size:1Gi: url is required with http volume source"},
+		{"create vm --volume-import=type:http,url:https://x/y", "--volume-import=type:http,url:https://x/y: size must be specified for type http"},
+		{"create vm --volume-import=type:pvc,src:golden", `--volume-import=type:pvc,src:golden: namespace of pvc "golden" must be specified`},
+		{"create vm --volume-import=type:blank,size:1Gi,src:x", `--volume-import=type:blank,size:1Gi,src:x: unknown key "src" for type blank`},
+		{"create vm --volume-import=type:blank,size:1Gi,name:Big", `--volume-import=type:blank,size:1Gi,name:Big: invalid name "Big"`},
 		{"create vm --cloud-init-user-data=#cloud-config", "--cloud-init-user-data is not base64 (encode the file with `base64 -w0 FILE`)"},
 	}
 	for _, c := range cases {

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
@@ -113,6 +114,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		default:
 			src.Claim, o.Source.Claim = claim, claim
 		}
+	}
+	if src.Claim != nil && dvspec.NeedsSourceSize(dv, src) {
+		// The clone takes its source's size, as CDI infers it.
+		key := client.ObjectKey{Namespace: src.Claim.Namespace, Name: src.Claim.Name}
+		source := &corev1.PersistentVolumeClaim{}
+		switch err := r.client.Get(ctx, key, source); {
+		case apierrors.IsNotFound(err):
+			o.Blocked, o.BlockedReason = fmt.Sprintf("source claim %s not found", key), ReasonCloneNoSource
+			res, err := r.finish(ctx, dv, o, nil)
+			if err == nil && res.IsZero() {
+				res.RequeueAfter = CloneRetryInterval
+			}
+			return res, err
+		case err != nil:
+			return ctrl.Result{}, fmt.Errorf("reading source claim %s: %w", key, err)
+		}
+		size := resource.NewQuantity(dvspec.ClaimCapacity(source), resource.BinarySI)
+		src.ClaimSize = size
 	}
 	want, ferr := dvspec.Claim(dv, src, r.pod.overhead())
 	if ferr != nil {

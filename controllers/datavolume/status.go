@@ -127,6 +127,9 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 	case o.Claim == nil:
 		set(cdiv1.DataVolumeBound, corev1.ConditionFalse, ReasonNotFound, "No PVC found")
 		set(cdiv1.DataVolumeReady, corev1.ConditionFalse, "", "")
+		if o.Blocked != "" {
+			set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, o.BlockedReason, o.Blocked)
+		}
 		if st.Phase == "" {
 			st.Phase = cdiv1.Pending
 		}

@@ -33,9 +33,14 @@ const (
 // controlled by it. spec.pvc is taken as given; spec.storage gets
 // ReadWriteOnce and Filesystem when it names none, and, in Filesystem mode,
 // the file system's overhead on top of the size asked for, so that the disk
-// has that size (contract.RequiredSpace).
+// has that size (contract.RequiredSpace). A clone's spec.storage may leave
+// the size out: the claim then gets the source claim's (src.ClaimSize);
+// until that is known (in admission) the claim is returned without one.
 func Claim(dv *cdiv1.DataVolume, src Source, overhead float64) (*corev1.PersistentVolumeClaim, *field.Error) {
 	spec := field.NewPath("spec")
+	if dv.Spec.ContentType != "" && dv.Spec.ContentType != cdiv1.DataVolumeKubeVirt {
+		return nil, field.NotSupported(spec.Child("contentType"), dv.Spec.ContentType, []cdiv1.DataVolumeContentType{cdiv1.DataVolumeKubeVirt})
+	}
 	var cs corev1.PersistentVolumeClaimSpec
 	switch {
 	case dv.Spec.PVC != nil && dv.Spec.Storage != nil:
@@ -48,8 +53,9 @@ func Claim(dv *cdiv1.DataVolume, src Source, overhead float64) (*corev1.Persiste
 	case dv.Spec.Storage != nil:
 		st := dv.Spec.Storage.DeepCopy()
 		size, ok := st.Resources.Requests[corev1.ResourceStorage]
-		if !ok {
-			return nil, field.Required(spec.Child("storage", "resources", "requests", "storage"), "virtkit does not infer a size from the source")
+		inferred := !ok && src.IsClone()
+		if !ok && !inferred {
+			return nil, field.Required(spec.Child("storage", "resources", "requests", "storage"), "a size is inferred only for a clone")
 		}
 		cs = corev1.PersistentVolumeClaimSpec{
 			AccessModes: st.AccessModes, Selector: st.Selector, Resources: st.Resources, VolumeName: st.VolumeName,
@@ -61,8 +67,19 @@ func Claim(dv *cdiv1.DataVolume, src Source, overhead float64) (*corev1.Persiste
 		if cs.VolumeMode == nil {
 			cs.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
 		}
-		if *cs.VolumeMode == corev1.PersistentVolumeFilesystem {
-			cs.Resources.Requests = cs.Resources.Requests.DeepCopy()
+		cs.Resources.Requests = cs.Resources.Requests.DeepCopy()
+		switch {
+		case inferred && src.ClaimSize == nil:
+			// Admission: the source's size is not known yet.
+			return claimOf(dv, src, cs), nil
+		case inferred:
+			// The source claim's size holds the source's disk with its
+			// overhead already.
+			if cs.Resources.Requests == nil {
+				cs.Resources.Requests = corev1.ResourceList{}
+			}
+			cs.Resources.Requests[corev1.ResourceStorage] = src.ClaimSize.DeepCopy()
+		case *cs.VolumeMode == corev1.PersistentVolumeFilesystem:
 			cs.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(contract.RequiredSpace(size.Value(), overhead), resource.BinarySI)
 		}
 	default:
@@ -71,6 +88,22 @@ func Claim(dv *cdiv1.DataVolume, src Source, overhead float64) (*corev1.Persiste
 	if q := cs.Resources.Requests[corev1.ResourceStorage]; q.Sign() <= 0 {
 		return nil, field.Invalid(spec.Child("storage", "resources", "requests", "storage"), q.String(), "must be positive")
 	}
+	return claimOf(dv, src, cs), nil
+}
+
+// NeedsSourceSize says whether dv's claim takes its size from its clone
+// source (Source.ClaimSize).
+func NeedsSourceSize(dv *cdiv1.DataVolume, src Source) bool {
+	if !src.IsClone() || dv.Spec.Storage == nil {
+		return false
+	}
+	_, ok := dv.Spec.Storage.Resources.Requests[corev1.ResourceStorage]
+	return !ok
+}
+
+// claimOf is the claim of spec cs for dv, with CDI's labels and
+// annotations, controlled by dv.
+func claimOf(dv *cdiv1.DataVolume, src Source, cs corev1.PersistentVolumeClaimSpec) *corev1.PersistentVolumeClaim {
 	ann := map[string]string{AnnContentType: string(cdiv1.DataVolumeKubeVirt)}
 	switch {
 	case src.HTTP != nil:
@@ -82,9 +115,6 @@ func Claim(dv *cdiv1.DataVolume, src Source, overhead float64) (*corev1.Persiste
 	default:
 		ann[AnnSource] = "none"
 	}
-	if dv.Spec.ContentType != "" && dv.Spec.ContentType != cdiv1.DataVolumeKubeVirt {
-		return nil, field.NotSupported(spec.Child("contentType"), dv.Spec.ContentType, []cdiv1.DataVolumeContentType{cdiv1.DataVolumeKubeVirt})
-	}
 	return &corev1.PersistentVolumeClaim{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -94,7 +124,7 @@ func Claim(dv *cdiv1.DataVolume, src Source, overhead float64) (*corev1.Persiste
 			OwnerReferences: []metav1.OwnerReference{OwnerRef(dv)},
 		},
 		Spec: cs,
-	}, nil
+	}
 }
 
 // OwnerRef makes dv the controller of what it owns; blockOwnerDeletion

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
@@ -26,6 +27,9 @@ type Source struct {
 	// Ref is a sourceRef's DataSource (its namespace defaulted), which the
 	// controller resolves into Claim (DataSourceClaim).
 	Ref *cdiv1.DataVolumeSourceRef
+	// ClaimSize is a clone's source claim's size, which a spec.storage
+	// without a size takes (as CDI infers it); the controller sets it.
+	ClaimSize *resource.Quantity
 }
 
 // IsClone says whether the source is another claim, named or through a

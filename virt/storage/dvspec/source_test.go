@@ -163,3 +163,45 @@ func refDV(ns *string, kind, name string) *cdiv1.DataVolume {
 		dv.Spec.SourceRef = &cdiv1.DataVolumeSourceRef{Kind: kind, Namespace: ns, Name: name}
 	})
 }
+
+// TestClaimOfACloneTakesItsSourceSize: a clone's spec.storage without a
+// size passes admission, and its claim takes the source claim's size once
+// the controller knows it; any other source needs a size.
+func TestClaimOfACloneTakesItsSourceSize(t *testing.T) {
+	noSize := func(dv *cdiv1.DataVolume) *cdiv1.DataVolume {
+		dv.Spec.Storage.Resources.Requests = nil
+		return dv
+	}
+	clone := noSize(cloneDV("", "golden"))
+	src, ferr := SourceOf(clone)
+	if ferr != nil {
+		t.Fatal(ferr)
+	}
+	if !NeedsSourceSize(clone, src) {
+		t.Fatal("NeedsSourceSize of a clone without a size: false")
+	}
+	pvc, ferr := Claim(clone, src, contract.DefaultFilesystemOverhead)
+	if ferr != nil {
+		t.Fatalf("Claim of a clone without a size, before the source is read: %v", ferr)
+	}
+	if _, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+		t.Errorf("claim size %v before the source's is known", pvc.Spec.Resources.Requests)
+	}
+	size := resourceOf("5Gi")
+	src.ClaimSize = &size
+	pvc, ferr = Claim(clone, src, contract.DefaultFilesystemOverhead)
+	if ferr != nil {
+		t.Fatal(ferr)
+	}
+	if got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; got.Cmp(size) != 0 {
+		t.Errorf("claim size %s, want the source's 5Gi", got.String())
+	}
+	http := noSize(httpDV("ns", "a", "https://example.com/d"))
+	hsrc, _ := SourceOf(http)
+	if NeedsSourceSize(http, hsrc) {
+		t.Error("NeedsSourceSize of an import: true")
+	}
+	if _, ferr := Claim(http, hsrc, contract.DefaultFilesystemOverhead); ferr == nil || ferr.Field != "spec.storage.resources.requests.storage" {
+		t.Errorf("Claim of an import without a size: %v", ferr)
+	}
+}
