@@ -28,7 +28,7 @@ define crd-raw
 	cd hack/tools && for p in $(CRD_OLDER_VERSIONS); do $(TOOLS)/controller-gen crd:allowDangerousTypes=true paths=$$p output:crd:dir=$(OUT)/crd-raw/older-$$(echo $$p | tr / _); done
 endef
 
-.PHONY: run stop boot-guest test test-short fuzz chaos deps kube-bins cni-bins containerd-bins guest images images-push manifests tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node bench-install bench-scale
+.PHONY: run stop boot-guest test test-short fuzz chaos deps kube-bins cni-bins containerd-bins guest images images-push manifests tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node bench-install bench-scale bench-import
 
 ## run: start virt-local (a real single-machine Kubernetes with virtkit), boot examples/manifests/vm-tiny.yaml, show its console
 run: deps kube-bins cni-bins guest daemons
@@ -176,6 +176,11 @@ bench-real-node: deps kube-bins cni-bins containerd-bins guest daemons images
 ## bench-install: install and upgrade virtkit through virt-operator on virt-local's real node, one VM running through the upgrade; the idle operator's memory and CPU
 bench-install: deps kube-bins cni-bins containerd-bins guest daemons images
 	cd hack/bench && go run ./install -repo $(CURDIR)
+
+## bench-import: DataVolume imports over HTTPS on loopback (a 1 GiB qcow2 and raw.xz) next to curl plus qemu-img or xz, IMPORT_RUNS runs each
+IMPORT_RUNS ?= 5
+bench-import: deps
+	cd hack/bench && go run ./imports -runs $(IMPORT_RUNS)
 
 clean:
 	rm -rf $(OUT)/run $(OUT)/crd-raw $(OUT)/crd-check
