@@ -221,7 +221,8 @@ func TestImportFails(t *testing.T) {
 }
 
 // TestForeignClaim: a claim of the DataVolume's name it does not control
-// is left alone and reported.
+// is left alone and reported, unless the DataVolume may adopt it (KubeVirt's
+// dataVolumeTemplates may): then it is taken over as filled.
 func TestForeignClaim(t *testing.T) {
 	cl := startCluster(t)
 	ctx := testenv.Within(t, 60*time.Second)
@@ -244,6 +245,28 @@ func TestForeignClaim(t *testing.T) {
 	})
 	if err := cl.c.Get(ctx, client.ObjectKeyFromObject(pvc), pvc); err != nil || len(pvc.OwnerReferences) != 0 {
 		t.Errorf("the foreign claim: %v, owners %+v", err, pvc.OwnerReferences)
+	}
+
+	// Allowed to adopt it, a DataVolume takes the claim over as filled.
+	kept := pvc.DeepCopy()
+	kept.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: "kept"}
+	if err := cl.c.Create(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+	cl.bind(ctx, t, client.ObjectKeyFromObject(kept))
+	adopter := httpDV(ns, "kept", "https://images.example.com/d.raw")
+	adopter.UID = ""
+	adopter.Annotations = map[string]string{dvspec.AnnAllowClaimAdoption: "true"}
+	if err := cl.c.Create(ctx, adopter); err != nil {
+		t.Fatal(err)
+	}
+	got := cl.waitPhase(ctx, t, client.ObjectKeyFromObject(adopter), cdiv1.Succeeded)
+	if err := cl.c.Get(ctx, client.ObjectKeyFromObject(kept), kept); err != nil || !metav1.IsControlledBy(kept, got) ||
+		kept.Annotations[dvspec.AnnPopulatedFor] != "kept" {
+		t.Errorf("the adopted claim: %v, owners %+v, annotations %v", err, kept.OwnerReferences, kept.Annotations)
+	}
+	if err := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "importer-kept"}, &corev1.Pod{}); !apierrors.IsNotFound(err) {
+		t.Errorf("an importer pod for an adopted claim: %v", err)
 	}
 }
 

@@ -156,6 +156,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		o.Claim = claim
 		o.Foreign = !metav1.IsControlledBy(claim, dv)
 	}
+	if o.Foreign && dv.Annotations[dvspec.AnnAllowClaimAdoption] == "true" && metav1.GetControllerOf(o.Claim) == nil {
+		// As CDI: the DataVolume takes the claim over as it is, filled.
+		if err := r.adopt(ctx, dv, o.Claim); err != nil {
+			return ctrl.Result{}, err
+		}
+		o.Foreign = false
+	}
 	if o.Foreign {
 		return r.finish(ctx, dv, o, nil)
 	}
@@ -335,4 +342,19 @@ func (r *Reconciler) resolve(ctx context.Context, ref *cdiv1.DataVolumeSourceRef
 		return nil, "", fmt.Errorf("DataSource %s names claim %s/%s: cloning from another namespace is not supported by virtkit yet", key, claim.Namespace, claim.Name)
 	}
 	return claim, "", nil
+}
+
+// adopt makes dv the controller of claim and marks it filled by dv.
+func (r *Reconciler) adopt(ctx context.Context, dv *cdiv1.DataVolume, claim *corev1.PersistentVolumeClaim) error {
+	patch := client.MergeFrom(claim.DeepCopy())
+	claim.OwnerReferences = append(claim.OwnerReferences, dvspec.OwnerRef(dv))
+	if claim.Annotations == nil {
+		claim.Annotations = map[string]string{}
+	}
+	claim.Annotations[dvspec.AnnPopulatedFor] = dv.Name
+	if err := r.client.Patch(ctx, claim, patch); err != nil {
+		return fmt.Errorf("adopting claim %s/%s: %w", claim.Namespace, claim.Name, err)
+	}
+	r.recorder.Eventf(dv, corev1.EventTypeNormal, ReasonClaimAdopted, "Claim %s adopted", claim.Name)
+	return nil
 }

@@ -18,6 +18,7 @@ const (
 	ReasonImportSucceeded   = "ImportSucceeded"
 	ReasonImportFailed      = "ErrImportFailed"
 	ReasonResourceExists    = "ErrResourceExists"
+	ReasonClaimAdopted      = "ClaimAdopted"
 	ReasonInvalidSpec       = "ErrInvalidSpec"
 	ReasonBound             = "Bound"
 	ReasonPending           = "Pending"

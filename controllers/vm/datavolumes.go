@@ -12,6 +12,8 @@ import (
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
 )
 
 // Event reasons of the VM's DataVolumes, as KubeVirt's.
@@ -20,10 +22,6 @@ const (
 	ReasonFailedDataVolumeCreate     = "FailedDataVolumeCreate"
 	ReasonFailedDataVolumeImport     = "FailedDataVolumeImport"
 )
-
-// AnnAllowClaimAdoption lets a DataVolume take over an existing claim of
-// its name: KubeVirt sets it on the DataVolumes of dataVolumeTemplates.
-const AnnAllowClaimAdoption = "cdi.kubevirt.io/allowClaimAdoption"
 
 // DataVolumeFor returns the DataVolume that t, one of vm's
 // dataVolumeTemplates, makes: t's metadata and spec in vm's namespace,
@@ -47,7 +45,7 @@ func DataVolumeFor(vm *virtv1.VirtualMachine, t *virtv1.DataVolumeTemplateSpec) 
 	if dv.Annotations == nil {
 		dv.Annotations = map[string]string{}
 	}
-	dv.Annotations[AnnAllowClaimAdoption] = "true"
+	dv.Annotations[dvspec.AnnAllowClaimAdoption] = "true"
 	if dv.Spec.PriorityClassName == "" && vm.Spec.Template != nil {
 		dv.Spec.PriorityClassName = vm.Spec.Template.Spec.PriorityClassName
 	}

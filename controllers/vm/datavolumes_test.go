@@ -14,6 +14,8 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
 )
 
 func dvTemplate(name string) virtv1.DataVolumeTemplateSpec {
@@ -54,7 +56,7 @@ func TestDataVolumeFor(t *testing.T) {
 	if diff := cmp.Diff(want, dv.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}
-	if dv.Annotations[AnnAllowClaimAdoption] != "true" || dv.Spec.PriorityClassName != "high" {
+	if dv.Annotations[dvspec.AnnAllowClaimAdoption] != "true" || dv.Spec.PriorityClassName != "high" {
 		t.Errorf("annotations %v, priority class %q", dv.Annotations, dv.Spec.PriorityClassName)
 	}
 	if _, ok := vm.Spec.DataVolumeTemplates[0].Labels[virtv1.CreatedByLabel]; ok {

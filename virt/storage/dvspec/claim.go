@@ -27,6 +27,10 @@ const (
 	AnnCloneRequest = "k8s.io/CloneRequest"
 	// AnnPopulatedFor marks a claim a DataVolume of that name filled.
 	AnnPopulatedFor = "cdi.kubevirt.io/storage.populatedFor"
+	// AnnAllowClaimAdoption lets a DataVolume take over an existing claim
+	// of its name that no one controls, as filled: KubeVirt sets it on the
+	// DataVolumes of VMs' dataVolumeTemplates.
+	AnnAllowClaimAdoption = "cdi.kubevirt.io/allowClaimAdoption"
 )
 
 // Claim returns the claim dv fills: named as dv, in its namespace,
