@@ -48,9 +48,9 @@ const (
 func startImageServer(t *testing.T) *imageServer {
 	t.Helper()
 	host := hostAddress(t)
-	ca, err := certs.NewCA("image server test CA", time.Now(), time.Hour)
+	ca, err := certs.NewCA("image server test CA", time.Now(), 24*time.Hour)
 	must(t, err)
-	leaf, err := ca.Issue(certs.Request{CommonName: host.String(), IPs: []net.IP{host}, Server: true, Validity: time.Hour}, time.Now())
+	leaf, err := ca.Issue(certs.Request{CommonName: host.String(), IPs: []net.IP{host}, Server: true, Validity: 2 * time.Hour}, time.Now())
 	must(t, err)
 	pair, err := tls.X509KeyPair(leaf.CertPEM(), leaf.KeyPEM())
 	must(t, err)
@@ -81,6 +81,18 @@ func (s *imageServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	if !ok {
 		http.NotFound(w, r)
+		return
+	}
+	if strings.HasPrefix(name, "slow/") {
+		// 1 MiB a second, so that an import is seen in progress.
+		w.Header().Set("Content-Length", fmt.Sprint(len(b)))
+		for off := 0; off < len(b); off += 256 << 10 {
+			if _, err := w.Write(b[off:min(off+256<<10, len(b))]); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			time.Sleep(250 * time.Millisecond)
+		}
 		return
 	}
 	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
@@ -181,7 +193,8 @@ func dvCondition(dv *cdiv1.DataVolume, t cdiv1.DataVolumeConditionType) cdiv1.Da
 // root disk is a dataVolumeTemplate importing the qcow2, with the two data
 // DataVolumes and a blank one, goes Provisioning, then Running once all
 // have Succeeded: it boots from the imported disk and the guest reads both
-// markers and finds the blank disk empty. Deleting the VM deletes its
+// markers and finds the blank disk empty. A slowly served image shows its
+// progress on its DataVolume while it imports. Deleting the VM deletes its
 // template's DataVolume and claim; deleting the others leaves nothing.
 func TestDataVolumeImport(t *testing.T) {
 	w := up(t)
@@ -193,17 +206,37 @@ func TestDataVolumeImport(t *testing.T) {
 	s.put("guest.qcow2", root)
 	s.put("seven.raw.gz", gzipOf(t, markedDisk(7, 8<<20)))
 	s.put("eleven.raw.xz", xzOf(t, markedDisk(11, 8<<20)))
+	s.put("slow/disk.raw", markedDisk(3, 8<<20))
 	const ns = "default"
 	w.importSecrets(ctx, t, ns, s)
 
 	for name, spec := range map[string]cdiv1.DataVolumeSpec{
 		"seven":  httpSpec(s, "seven.raw.gz", "16Mi"),
 		"eleven": httpSpec(s, "eleven.raw.xz", "16Mi"),
+		"slow":   httpSpec(s, "slow/disk.raw", "16Mi"),
 		"blank": {Source: &cdiv1.DataVolumeSource{Blank: &cdiv1.DataVolumeBlankImage{}},
 			Storage: &cdiv1.StorageSpec{Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("16Mi")}}}},
 	} {
 		must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}))
 	}
+
+	// The importer's progress, read by the controller from the importer
+	// pod over the pod network, shows on the DataVolume while it runs.
+	var progress []string
+	slow := w.waitDV(ctx, t, client.ObjectKey{Namespace: ns, Name: "slow"}, "Succeeded, its progress seen", func(dv *cdiv1.DataVolume) bool {
+		if p := string(dv.Status.Progress); p != "" && p != "N/A" && (len(progress) == 0 || progress[len(progress)-1] != p) {
+			progress = append(progress, p)
+		}
+		return dv.Status.Phase == cdiv1.Succeeded
+	})
+	between := false
+	for _, p := range progress {
+		between = between || (p != "100.0%" && p != "0.00%")
+	}
+	if !between || slow.Status.Progress != "100.0%" {
+		t.Errorf("progress seen %q, final %q: want a value between 0 and 100, then 100.0%%", progress, slow.Status.Progress)
+	}
+	t.Logf("the slow import's progress: %q", progress)
 
 	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
 	vm.Name = "imported"
@@ -258,7 +291,7 @@ func TestDataVolumeImport(t *testing.T) {
 
 	must(t, w.c.Delete(ctx, vm))
 	w.waitNoVMI(ctx, t, vm)
-	for _, n := range []string{"seven", "eleven", "blank"} {
+	for _, n := range []string{"seven", "eleven", "blank", "slow"} {
 		must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}))
 	}
 	w.waitNothingLeft(ctx, t, ns)
