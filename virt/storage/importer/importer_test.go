@@ -105,12 +105,12 @@ func closedPort(t *testing.T) string {
 	return "https://" + addr + "/disk.img"
 }
 
-// qemuImg is qemu-img's path; the test is skipped without it.
+// qemuImg is qemu-img's path; `make deps` installs it (qemu-utils).
 func qemuImg(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("qemu-img")
 	if err != nil {
-		t.Skip("qemu-img not in PATH")
+		t.Fatal("qemu-img not in PATH: `make deps` installs qemu-utils")
 	}
 	return p
 }
@@ -121,7 +121,7 @@ func TestContract(t *testing.T) {
 	t.Run("GoXZ", func(t *testing.T) { runContract(t, importer.New()) })
 	t.Run("XZProgram", func(t *testing.T) {
 		if _, err := exec.LookPath("xz"); err != nil {
-			t.Skip("no xz program")
+			t.Fatal("no xz program: `make deps` installs xz-utils")
 		}
 		runContract(t, importer.New(importer.WithXZ("xz")))
 	})
