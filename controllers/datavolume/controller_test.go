@@ -343,8 +343,6 @@ func condition(dv *cdiv1.DataVolume, t cdiv1.DataVolumeConditionType) *cdiv1.Dat
 	return nil
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 // wantEvents checks the recorder saw events with these reasons, in order.
 func wantEvents(t *testing.T, rec *record.FakeRecorder, reasons ...string) {
 	t.Helper()
