@@ -106,11 +106,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return r.finish(ctx, dv, o, reconcile.TerminalError(o.Invalid))
 		case blocked != "":
 			o.Blocked, o.BlockedReason = blocked, ReasonCloneNoSource
-			res, err := r.finish(ctx, dv, o, nil)
-			if err == nil && res.IsZero() {
-				res.RequeueAfter = CloneRetryInterval
-			}
-			return res, err
+			return r.finishThenAgain(ctx, dv, o, CloneRetryInterval)
 		default:
 			src.Claim, o.Source.Claim = claim, claim
 		}
@@ -122,11 +118,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		switch err := r.client.Get(ctx, key, source); {
 		case apierrors.IsNotFound(err):
 			o.Blocked, o.BlockedReason = fmt.Sprintf("source claim %s not found", key), ReasonCloneNoSource
-			res, err := r.finish(ctx, dv, o, nil)
-			if err == nil && res.IsZero() {
-				res.RequeueAfter = CloneRetryInterval
-			}
-			return res, err
+			return r.finishThenAgain(ctx, dv, o, CloneRetryInterval)
 		case err != nil:
 			return ctrl.Result{}, fmt.Errorf("reading source claim %s: %w", key, err)
 		}
@@ -190,11 +182,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		if o.Blocked != "" {
 			// Neither the source claim nor its pods are watched.
-			res, err := r.finish(ctx, dv, o, nil)
-			if err == nil && res.IsZero() {
-				res.RequeueAfter = CloneRetryInterval
-			}
-			return res, err
+			return r.finishThenAgain(ctx, dv, o, CloneRetryInterval)
 		}
 		fallthrough
 	case pod == nil && o.Claim.Status.Phase == corev1.ClaimBound:
@@ -223,11 +211,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		} else if ok {
 			o.Progress = &v
 		}
-		res, err := r.finish(ctx, dv, o, nil)
-		if err == nil && res.IsZero() {
-			res.RequeueAfter = ProgressInterval
-		}
-		return res, err
+		return r.finishThenAgain(ctx, dv, o, ProgressInterval)
 	}
 	return r.finish(ctx, dv, o, nil)
 }
@@ -250,6 +234,17 @@ func (r *Reconciler) finishAndDelete(ctx context.Context, dv *cdiv1.DataVolume, 
 		return ctrl.Result{}, fmt.Errorf("deleting importer pod %s/%s: %w", o.Pod.Namespace, o.Pod.Name, err)
 	}
 	return res, nil
+}
+
+// finishThenAgain writes the status o gives and looks again after d:
+// what the DataVolume waits for (a clone's source, the importer's
+// progress) is not watched.
+func (r *Reconciler) finishThenAgain(ctx context.Context, dv *cdiv1.DataVolume, o Observed, d time.Duration) (ctrl.Result, error) {
+	res, err := r.finish(ctx, dv, o, nil)
+	if err == nil && res.IsZero() {
+		res.RequeueAfter = d
+	}
+	return res, err
 }
 
 // annotateClaim sets one annotation on the claim, if it is not set so.
