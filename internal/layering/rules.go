@@ -72,6 +72,7 @@ var Pure = []string{
 	"virt/storage/importer",
 	"virt/storage/dvspec",
 	"virt/storage/importer/contract",
+	"virt/storage/upload",
 	"virt/domain",
 	"virt/migrate",
 	"virt/hostfacts",
