@@ -48,7 +48,8 @@ const (
 	exitUsage = 2
 )
 
-// run imports as args say and returns the exit code; getenv gives the
+// run imports (or, for an upload source, serves the upload server and
+// imports the upload) as args say and returns the exit code; getenv gives the
 // credentials' variables.
 func run(ctx context.Context, args []string, getenv func(string) string, log logr.Logger) int {
 	a, err := contract.Parse(args, io.Discard)
@@ -61,7 +62,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, log log
 	defer stopServing()
 
 	im := importer.New(importer.WithLogger(log), importer.WithProgress(progress.set), importer.WithXZ("xz"))
-	out, code := importOnce(ctx, im, a, getenv)
+	var (
+		out  contract.Outcome
+		code int
+	)
+	if a.Source == contract.SourceUpload {
+		out, code = serveUpload(ctx, im, a, contract.UploadTLSDir, log)
+	} else {
+		out, code = importOnce(ctx, im, a, getenv)
+	}
 	writeOutcome(log, out)
 	return code
 }

@@ -54,17 +54,9 @@ func readCerts(dir string) ([]byte, error) {
 		if resolved, err := filepath.EvalSymlinks(p); err != nil || !within(dir, resolved) {
 			return nil, fmt.Errorf("the CA bundle in %s: %s points outside the folder", dir, e.Name())
 		}
-		f, err := os.Open(p)
+		b, err := readBounded(p)
 		if err != nil {
 			return nil, fmt.Errorf("the CA bundle in %s: %w", dir, err)
-		}
-		b, err := io.ReadAll(io.LimitReader(f, maxCertFile+1))
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("the CA bundle in %s: %w", dir, err)
-		}
-		if len(b) > maxCertFile {
-			return nil, fmt.Errorf("the CA bundle in %s: %s is larger than %d bytes", dir, e.Name(), maxCertFile)
 		}
 		all.Write(b)
 		all.WriteByte('\n')
@@ -82,4 +74,21 @@ func within(dir, p string) bool {
 	}
 	rel, err := filepath.Rel(d, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// readBounded reads a file of at most maxCertFile bytes.
+func readBounded(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxCertFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxCertFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes", p, maxCertFile)
+	}
+	return b, nil
 }

@@ -16,12 +16,15 @@ const (
 	// SourceFile reads a file of a volume mounted in the pod: a cloned
 	// claim's disk, or a containerDisk image's (an image volume).
 	SourceFile = "file"
+	// SourceUpload serves an upload server (virt/storage/upload) on
+	// UploadPort and imports the one upload the proxy sends.
+	SourceUpload = "upload"
 )
 
 // Args are the importer's flags, rendered by the controller into the
 // container's command and parsed by the daemon.
 type Args struct {
-	// Source is SourceHTTP or SourceBlank.
+	// Source is SourceHTTP, SourceFile, SourceUpload or SourceBlank.
 	Source string
 	// URL is an http source's address.
 	URL string
@@ -47,6 +50,9 @@ type Args struct {
 	// Checksum is "algorithm:hex" the downloaded bytes must match; empty:
 	// not checked.
 	Checksum string
+	// ClientName is the common name of the upload proxy's client
+	// certificate, which an upload source's server requires.
+	ClientName string
 }
 
 // Command is the importer container's command for a.
@@ -79,6 +85,9 @@ func (a Args) Command() []string {
 	if a.Checksum != "" {
 		cmd = append(cmd, "--checksum", a.Checksum)
 	}
+	if a.ClientName != "" {
+		cmd = append(cmd, "--client-name", a.ClientName)
+	}
 	return cmd
 }
 
@@ -92,7 +101,7 @@ func Parse(args []string, output io.Writer) (Args, error) {
 	var a Args
 	fs := flag.NewFlagSet(Binary, flag.ContinueOnError)
 	fs.SetOutput(output)
-	fs.StringVar(&a.Source, "source", "", "where the image comes from: http, file or blank")
+	fs.StringVar(&a.Source, "source", "", "where the image comes from: http, file, upload or blank")
 	fs.StringVar(&a.URL, "url", "", "the http source's URL")
 	fs.StringVar(&a.Path, "path", "", "the file source's file, or its folder of one file")
 	fs.StringVar(&a.Name, "name", "", "what the file source is, for messages")
@@ -104,6 +113,7 @@ func Parse(args []string, output io.Writer) (Args, error) {
 	fs.StringVar(&a.Scratch, "scratch", "", "folder for images that must be downloaded before conversion")
 	fs.StringVar(&a.OwnerUID, "owner-uid", "", "the DataVolume's UID, labelling the progress metric")
 	fs.StringVar(&a.Checksum, "checksum", "", "algorithm:hex the downloaded bytes must match")
+	fs.StringVar(&a.ClientName, "client-name", "", "an upload source's proxy: the common name its client certificate must have")
 	if err := fs.Parse(args); err != nil {
 		return Args{}, err
 	}
@@ -125,9 +135,13 @@ func (a Args) Validate() error {
 		if a.Path == "" {
 			errs = append(errs, errors.New("--path: required for a file source"))
 		}
+	case SourceUpload:
+		if a.ClientName == "" {
+			errs = append(errs, errors.New("--client-name: required for an upload source"))
+		}
 	case SourceBlank:
 	default:
-		errs = append(errs, fmt.Errorf("--source %q: must be %s, %s or %s", a.Source, SourceHTTP, SourceFile, SourceBlank))
+		errs = append(errs, fmt.Errorf("--source %q: must be %s, %s, %s or %s", a.Source, SourceHTTP, SourceFile, SourceUpload, SourceBlank))
 	}
 	if a.Target == "" {
 		errs = append(errs, errors.New("--target: required"))

@@ -14,6 +14,7 @@ func TestArgsRoundTrip(t *testing.T) {
 			Target: DataDir + "/" + DiskImage, Size: 1 << 30, Scratch: ScratchDir, OwnerUID: "uid-1", Checksum: "sha256:00"},
 		{Source: SourceBlank, Target: BlockDevice, Block: true, Size: 64 << 20},
 		{Source: SourceFile, Path: SourceDir + "/" + DiskImage, Name: "claim ns/golden", Target: DataDir + "/" + DiskImage, Size: 1 << 30},
+		{Source: SourceUpload, ClientName: "proxy", Target: DataDir + "/" + DiskImage, Size: 1 << 30, Scratch: ScratchDir},
 	} {
 		got, err := Parse(a.Command()[1:], io.Discard)
 		if err != nil {
@@ -30,13 +31,14 @@ func TestParseRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		"no source":     {[]string{"--target", "/data/disk.img", "--size", "1"}, `--source "": must be http, file or blank`},
-		"file, no path": {[]string{"--source", "file", "--target", "t", "--size", "1"}, "--path: required"},
-		"http, no url":  {[]string{"--source", "http", "--target", "t", "--size", "1"}, "--url: required"},
-		"no target":     {[]string{"--source", "blank", "--size", "1"}, "--target: required"},
-		"zero size":     {[]string{"--source", "blank", "--target", "t"}, "--size 0: must be positive"},
-		"bad header":    {[]string{"--source", "blank", "--target", "t", "--size", "1", "--header", "novalue"}, `--header "novalue"`},
-		"stray operand": {[]string{"--source", "blank", "--target", "t", "--size", "1", "extra"}, "unexpected arguments"},
+		"no source":         {[]string{"--target", "/data/disk.img", "--size", "1"}, `--source "": must be http, file, upload or blank`},
+		"upload, no client": {[]string{"--source", "upload", "--target", "t", "--size", "1"}, "--client-name: required"},
+		"file, no path":     {[]string{"--source", "file", "--target", "t", "--size", "1"}, "--path: required"},
+		"http, no url":      {[]string{"--source", "http", "--target", "t", "--size", "1"}, "--url: required"},
+		"no target":         {[]string{"--source", "blank", "--size", "1"}, "--target: required"},
+		"zero size":         {[]string{"--source", "blank", "--target", "t"}, "--size 0: must be positive"},
+		"bad header":        {[]string{"--source", "blank", "--target", "t", "--size", "1", "--header", "novalue"}, `--header "novalue"`},
+		"stray operand":     {[]string{"--source", "blank", "--target", "t", "--size", "1", "extra"}, "unexpected arguments"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse(tc.args, io.Discard)

@@ -38,6 +38,20 @@ const (
 // Binary is the importer's program, the command of the importer container.
 const Binary = "virt-importer"
 
+// UploadPort is where an upload source's server listens (HTTPS).
+const UploadPort = 8444
+
+// UploadTLSDir holds an upload server's TLS files, from the Secret the
+// controller makes for it: tls.crt and tls.key (its serving certificate,
+// which the controller also publishes on the pod, as AnnUploadServerCert,
+// for the proxy to pin) and ca.crt (the CAs of the proxy's client
+// certificate).
+const UploadTLSDir = "/upload-tls"
+
+// AnnUploadServerCert is the pod annotation holding the upload server's
+// certificate (PEM): the proxy accepts no other from that pod.
+const AnnUploadServerCert = "upload.virtkit.io/server-certificate"
+
 // ProgressPort is where the importer serves its progress metric over HTTP.
 const ProgressPort = 8443
 
