@@ -29,6 +29,12 @@ type Config struct {
 	// (virt-importer); empty: the DataVolume controller does not run. Not in
 	// the KubeVirt CR.
 	ImporterImage string
+	// UploadClientCA is the CA (PEM) of the upload proxy's client
+	// certificate, which upload pods require; nil: DataVolumes with an
+	// upload source wait, saying uploads are not configured.
+	UploadClientCA []byte
+	// UploadClientName is the common name of that certificate.
+	UploadClientName string
 	// LauncherCapabilitiesCache is the node folder launchers share for
 	// libvirt's QEMU capability probe (vmi.PodOptions.CapabilitiesCache);
 	// empty: none. Not in the KubeVirt CR.

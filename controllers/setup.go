@@ -66,7 +66,8 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 		return fmt.Errorf("controllers: node controller: %w", err)
 	}
 	if cfg.ImporterImage != "" {
-		dv := datavolume.New(datavolume.WithPodOptions(datavolume.PodOptions{Image: cfg.ImporterImage, PullPolicy: cfg.ImagePullPolicy}))
+		dv := datavolume.New(datavolume.WithPodOptions(datavolume.PodOptions{Image: cfg.ImporterImage, PullPolicy: cfg.ImagePullPolicy,
+			UploadClientCA: cfg.UploadClientCA, UploadClientName: cfg.UploadClientName}))
 		if err := dv.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("controllers: DataVolume controller: %w", err)
 		}

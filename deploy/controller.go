@@ -29,6 +29,11 @@ type Controller struct {
 	// ImporterImage is the image of the DataVolume importer pods it
 	// creates; empty: it runs no DataVolume controller.
 	ImporterImage string
+	// UploadClientCASecret names a Secret in Namespace whose ca.crt is the
+	// CA of the upload proxy's client certificate (virt-api's client
+	// Secret, API.HandlerClientSecret); only that key is mounted. Empty:
+	// DataVolume uploads wait, unconfigured.
+	UploadClientCASecret string
 	// Emulation runs guests under software emulation even when the
 	// KubeVirt CR does not ask for it.
 	Emulation bool
@@ -125,6 +130,10 @@ func controllerRules() []rbacv1.PolicyRule {
 		// control; made from VMs' dataVolumeTemplates.
 		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datavolumes"}, Verbs: all},
 		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datavolumes/status", "datavolumes/finalizers"}, Verbs: []string{"update", "patch"}},
+		// Upload pods' Secrets: their serving key, made and deleted with
+		// the pod, read back (uncached) only when an earlier attempt left
+		// one.
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "create", "delete"}},
 		// DataSources: read for sourceRefs, their Ready condition written.
 		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datasources"}, Verbs: read},
 		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datasources/status"}, Verbs: []string{"update", "patch"}},
@@ -164,9 +173,24 @@ func controllerPod(c Controller) corev1.PodSpec {
 	if c.LauncherCapabilitiesCache != "" {
 		args = append(args, "--launcher-capabilities-cache="+c.LauncherCapabilitiesCache)
 	}
-	return c.workload().managerPod(c.PullPolicy, args, c.ProbePort, nil,
+	if c.UploadClientCASecret != "" {
+		args = append(args, "--upload-client-ca-file="+path.Join(controllerUploadCADir, corev1.ServiceAccountRootCAKey))
+	}
+	pod := c.workload().managerPod(c.PullPolicy, args, c.ProbePort, nil,
 		metricsPort(c.MetricsPort))
+	if c.UploadClientCASecret != "" {
+		// The CA only: the Secret's key is virt-api's.
+		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "upload-client-ca", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: c.UploadClientCASecret, Items: []corev1.KeyToPath{{Key: corev1.ServiceAccountRootCAKey, Path: corev1.ServiceAccountRootCAKey}}}}})
+		pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts,
+			corev1.VolumeMount{Name: "upload-client-ca", MountPath: controllerUploadCADir, ReadOnly: true})
+	}
+	return pod
 }
+
+// controllerUploadCADir is where virt-controller finds the upload proxy's
+// client CA.
+const controllerUploadCADir = "/etc/virtkit/upload-client-ca"
 
 // readInstancetypes lets virt-controller and virt-api read the instancetypes
 // and preferences VMs name, namespaced and cluster-wide.

@@ -107,6 +107,7 @@ func Components(kv *virtv1.KubeVirt, s Settings, caBundle []byte) ([]client.Obje
 		// No Emulation flag: virt-controller reads useEmulation from the CR
 		// at each launcher pod, so a change needs no rollout.
 		PullPolicy: t.PullPolicy, LauncherImage: t.Image(ImageLauncher), ImporterImage: t.Image(ImageImporter), MetricsPort: controllerMetrics,
+		UploadClientCASecret:      SecretHandlerClient,
 		LauncherCapabilitiesCache: s.LauncherCapabilitiesCache, Replicas: replicas, APIServer: s.APIServer, Placement: infra})
 	if err != nil {
 		return nil, err

@@ -40,7 +40,7 @@ func startCluster(t *testing.T) *cluster {
 	env := kubeenv.ControlPlane(t)
 	mgr := kubeenv.NewManager(t, env)
 	cl := &cluster{c: env.Client, events: record.NewFakeRecorder(1000)}
-	r := New(WithPodOptions(PodOptions{Image: "virtkit/virt-importer:test"}), WithEventRecorder(cl.events), WithProgress(fixedProgress(37.5)))
+	r := New(WithPodOptions(PodOptions{Image: "virtkit/virt-importer:test", UploadClientCA: []byte(testClientCA), UploadClientName: "proxy"}), WithEventRecorder(cl.events), WithProgress(fixedProgress(37.5)))
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +170,76 @@ func TestImportLifecycle(t *testing.T) {
 		return apierrors.IsNotFound(perr) && pvc.Annotations[dvspec.AnnPopulatedFor] == "disk", fmt.Sprintf("pod: %v, claim: %v", perr, pvc.Annotations)
 	})
 	wantEvents(t, cl.events, ReasonImportScheduled, ReasonImportInProgress, ReasonImportSucceeded)
+}
+
+// testClientCA stands for the upload proxy's client CA, which the
+// controller copies into upload pods' Secrets without reading it.
+const testClientCA = "-----BEGIN CERTIFICATE-----\nproxy CA\n-----END CERTIFICATE-----\n"
+
+// TestUploadLifecycle: a DataVolume of an upload source gets a claim marked
+// for upload, then an upload pod named as CDI's with a Secret of its own
+// key and the proxy's CA, the pod's certificate published on the pod. It
+// is UploadScheduled until the pod is ready, UploadReady then, with the
+// pod's phase and readiness mirrored on the claim (what KubeVirt's virtctl
+// waits on), and Succeeded once the pod ends well; the pod and its Secret
+// are then deleted.
+func TestUploadLifecycle(t *testing.T) {
+	cl := startCluster(t)
+	ctx := testenv.Within(t, 60*time.Second)
+	ns := cl.namespace(t, "upload")
+	dv := httpDV(ns, "up", "", func(dv *cdiv1.DataVolume) {
+		dv.UID = ""
+		dv.Spec.Source = &cdiv1.DataVolumeSource{Upload: &cdiv1.DataVolumeSourceUpload{}}
+	})
+	if err := cl.c.Create(ctx, dv); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(dv)
+	pvc := cl.bind(ctx, t, key)
+	if _, ok := pvc.Annotations[dvspec.AnnUploadRequest]; !ok {
+		t.Errorf("claim annotations %v, want %s", pvc.Annotations, dvspec.AnnUploadRequest)
+	}
+	cl.waitPhase(ctx, t, key, cdiv1.UploadScheduled)
+	podKey := client.ObjectKey{Namespace: ns, Name: "cdi-upload-up"}
+	notReady := running()
+	notReady.ContainerStatuses[0].Ready = false
+	pod := cl.podStatus(ctx, t, podKey, notReady)
+	sec := &corev1.Secret{}
+	if err := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cdi-upload-up-tls"}, sec); err != nil {
+		t.Fatal(err)
+	}
+	if string(sec.Data[corev1.ServiceAccountRootCAKey]) != testClientCA || len(sec.Data[corev1.TLSPrivateKeyKey]) == 0 ||
+		string(sec.Data[corev1.TLSCertKey]) != pod.Annotations[contract.AnnUploadServerCert] {
+		t.Errorf("upload secret %v and pod annotations %v: want the proxy's CA, a key, and the pod's certificate on the pod", sec.Data, pod.Annotations)
+	}
+	args, err := contract.Parse(pod.Spec.Containers[0].Command[1:], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args.Source != contract.SourceUpload || args.ClientName != "proxy" || args.Target != "/data/disk.img" {
+		t.Errorf("upload server args %+v, want an upload source for client proxy into /data/disk.img", args)
+	}
+	ready := running()
+	ready.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	cl.podStatus(ctx, t, podKey, ready)
+	cl.waitPhase(ctx, t, key, cdiv1.UploadReady)
+	testenv.Eventually(ctx, t, "the claim saying the pod is ready", func() (bool, string) {
+		_ = cl.c.Get(ctx, key, pvc)
+		return pvc.Annotations[dvspec.AnnPodReady] == "true" && pvc.Annotations[dvspec.AnnPodPhase] == "Running", fmt.Sprint(pvc.Annotations)
+	})
+	cl.podStatus(ctx, t, podKey, finished(contract.Outcome{Message: "Upload Complete", Format: "qcow2"}))
+	got := cl.waitPhase(ctx, t, key, cdiv1.Succeeded)
+	if c := condition(got, cdiv1.DataVolumeRunning); c == nil || c.Message != "Upload Complete" {
+		t.Errorf("Running condition %+v, want Upload Complete", c)
+	}
+	testenv.Eventually(ctx, t, "the upload pod and secret gone, the claim marked", func() (bool, string) {
+		perr := cl.c.Get(ctx, podKey, &corev1.Pod{})
+		serr := cl.c.Get(ctx, client.ObjectKeyFromObject(sec), &corev1.Secret{})
+		_ = cl.c.Get(ctx, key, pvc)
+		return apierrors.IsNotFound(perr) && apierrors.IsNotFound(serr) && pvc.Annotations[dvspec.AnnPodPhase] == "Succeeded",
+			fmt.Sprintf("pod: %v, secret: %v, claim: %v", perr, serr, pvc.Annotations)
+	})
+	wantEvents(t, cl.events, ReasonUploadScheduled, ReasonUploadReady, ReasonUploadSucceeded)
 }
 
 // TestImportFails: a fatal outcome fails the DataVolume with the

@@ -19,8 +19,11 @@ type Option func(*Reconciler)
 func WithPodOptions(o PodOptions) Option { return func(r *Reconciler) { r.pod = o } }
 
 // WithClient sets the client the reconciler reads (from a cache) and writes
-// through. SetupWithManager uses the manager's unless set.
-func WithClient(c client.Client) Option { return func(r *Reconciler) { r.client = c } }
+// through, and reads uncached objects with. SetupWithManager uses the
+// manager's unless set.
+func WithClient(c client.Client) Option {
+	return func(r *Reconciler) { r.client, r.apiReader = c, c }
+}
 
 // WithClock sets the clock of condition timestamps; the default is the real
 // clock.

@@ -6,11 +6,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
 	"github.com/virtkit/virtkit/virt/storage/importer/contract"
+	"github.com/virtkit/virtkit/virt/storage/upload"
 )
 
 // PodOptions are what an importer pod is made with.
@@ -22,6 +24,14 @@ type PodOptions struct {
 	// FilesystemOverhead is the share of a file-system claim kept for its
 	// file system (contract.DefaultFilesystemOverhead when zero).
 	FilesystemOverhead float64
+	// UploadClientCA is the CA (PEM) of the upload proxy's client
+	// certificate, which upload pods require of whoever sends them an
+	// image. Without it, DataVolumes with an upload source wait, saying
+	// so.
+	UploadClientCA []byte
+	// UploadClientName is the common name of the proxy's client
+	// certificate.
+	UploadClientName string
 }
 
 // overhead is FilesystemOverhead, defaulted.
@@ -36,8 +46,58 @@ func (o PodOptions) overhead() float64 {
 // CDI's importer pods, so that the disk they write is the guest's.
 const ImporterUser = 107
 
-// ImporterPodName is the name of the pod filling the claim of dv.
+// ImporterPodName is the name of the pod filling the claim of dv from a
+// source other than an upload.
 func ImporterPodName(dv *cdiv1.DataVolume) string { return "importer-" + dv.Name }
+
+// PodName is the name of the pod filling the claim of dv from src: an
+// upload pod is named as CDI's (dvspec.UploadPodName).
+func PodName(dv *cdiv1.DataVolume, src dvspec.Source) string {
+	if src.IsUpload() {
+		return dvspec.UploadPodName(dv.Name)
+	}
+	return ImporterPodName(dv)
+}
+
+// UploadSecretName is the name of the Secret holding the TLS files of an
+// upload pod.
+func UploadSecretName(pod string) string { return pod + "-tls" }
+
+// UploadSecret is the Secret of dv's upload pod called pod: its serving
+// certificate and key, and the CA of the proxy's client certificate
+// (contract.UploadTLSDir).
+func UploadSecret(dv *cdiv1.DataVolume, pod string, certPEM, keyPEM, clientCA []byte) *corev1.Secret {
+	return &corev1.Secret{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: dv.Namespace, Name: UploadSecretName(pod),
+			Labels:          map[string]string{dvspec.LabelApp: dvspec.AppCDI, dvspec.LabelComponent: dvspec.ComponentUploadServer},
+			OwnerReferences: []metav1.OwnerReference{dvspec.OwnerRef(dv)}},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM, corev1.ServiceAccountRootCAKey: clientCA},
+	}
+}
+
+// UploadPod is the importer pod of an upload source: it serves the upload
+// server on contract.UploadPort with the files of its Secret
+// (UploadSecret), is ready once it takes connections, and carries its
+// certificate for the proxy to pin (contract.AnnUploadServerCert).
+func UploadPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, o PodOptions, certPEM []byte) *corev1.Pod {
+	p := ImporterPod(dv, pvc, dvspec.Source{Kind: contract.SourceUpload}, o)
+	p.Annotations = map[string]string{contract.AnnUploadServerCert: string(certPEM)}
+	p.Labels[dvspec.LabelComponent] = dvspec.ComponentUploadServer
+	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "cdi-upload-tls", VolumeSource: corev1.VolumeSource{
+		Secret: &corev1.SecretVolumeSource{SecretName: UploadSecretName(p.Name)}}})
+	c := &p.Spec.Containers[0]
+	c.Name = "cdi-upload-server"
+	c.Ports = []corev1.ContainerPort{{Name: "upload", ContainerPort: contract.UploadPort, Protocol: corev1.ProtocolTCP}}
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "cdi-upload-tls", MountPath: contract.UploadTLSDir, ReadOnly: true})
+	c.ReadinessProbe = &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+			Path: upload.HealthPath, Port: intstr.FromInt32(contract.UploadPort), Scheme: corev1.URISchemeHTTPS}},
+		PeriodSeconds: 2, FailureThreshold: 3,
+	}
+	return p
+}
 
 // ImporterPod returns the pod that fills pvc from src for dv: the importer
 // with the claim mounted (contract.DataDir, or contract.BlockDevice for a
@@ -48,6 +108,9 @@ func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src dv
 	overhead := o.overhead()
 	capacity := dvspec.ClaimCapacity(pvc)
 	args := contract.Args{Source: src.Kind, OwnerUID: string(dv.UID)}
+	if src.IsUpload() {
+		args.ClientName = o.UploadClientName
+	}
 	c := corev1.Container{
 		Name: "importer", Image: o.Image, ImagePullPolicy: o.PullPolicy,
 		TerminationMessagePath:   contract.TerminationMessagePath,
@@ -107,7 +170,7 @@ func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src dv
 	return &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: dv.Namespace, Name: ImporterPodName(dv),
+			Namespace: dv.Namespace, Name: PodName(dv, src),
 			Labels:          map[string]string{dvspec.LabelApp: dvspec.AppCDI, dvspec.LabelComponent: dvspec.ComponentImporter},
 			OwnerReferences: []metav1.OwnerReference{dvspec.OwnerRef(dv)},
 		},

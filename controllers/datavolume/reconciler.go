@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +24,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/controllers/stale"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
+	"github.com/virtkit/virtkit/virt/storage/upload"
 )
 
 // CloneRetryInterval is how often a clone waiting for its source looks
@@ -35,13 +38,15 @@ const ProgressInterval = 2 * time.Second
 // Reconciler is the DataVolume controller. Build it with New, then call
 // SetupWithManager, or call Reconcile directly with WithClient set.
 type Reconciler struct {
-	client   client.Client
-	clock    clock.PassiveClock
-	recorder EventRecorder
-	progress ProgressReader
-	pod      PodOptions
-	workers  int
-	versions stale.Guard
+	client client.Client
+	// apiReader reads what the cache does not hold (upload Secrets).
+	apiReader client.Reader
+	clock     clock.PassiveClock
+	recorder  EventRecorder
+	progress  ProgressReader
+	pod       PodOptions
+	workers   int
+	versions  stale.Guard
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -63,6 +68,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.client == nil {
 		r.client = mgr.GetClient()
+	}
+	if r.apiReader == nil {
+		r.apiReader = mgr.GetAPIReader()
 	}
 	r.recorder = events.OrManager(r.recorder, mgr, "datavolume-controller")
 	return ctrl.NewControllerManagedBy(mgr).
@@ -161,7 +169,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	o.Populated = o.Claim.Annotations[dvspec.AnnPopulatedFor] == dv.Name
 
 	pod := &corev1.Pod{}
-	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: dv.Namespace, Name: ImporterPodName(dv)}, pod); {
+	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: dv.Namespace, Name: PodName(dv, src)}, pod); {
 	case apierrors.IsNotFound(err):
 		pod = nil
 	case err != nil:
@@ -170,11 +178,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("DataVolume %s: pod %s exists and is not its importer", req.NamespacedName, pod.Name))
 	}
 	o.Pod = pod
+	if pod != nil {
+		// As CDI: the claim tells the pod's phase and readiness, which
+		// KubeVirt's virtctl image-upload waits on.
+		if err := r.annotateClaim(ctx, o.Claim, map[string]string{
+			dvspec.AnnPodPhase: string(pod.Status.Phase), dvspec.AnnPodReady: strconv.FormatBool(podReady(pod))}); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 
 	switch {
 	case o.Populated || dv.Status.Phase == cdiv1.Failed:
 		// Done, one way or the other: the pod, if any, has served.
 		return r.finishAndDelete(ctx, dv, o)
+	case pod == nil && o.Claim.Status.Phase == corev1.ClaimBound && src.IsUpload() && len(r.pod.UploadClientCA) == 0:
+		o.Blocked, o.BlockedReason = "this cluster's DataVolume controller takes no uploads: it was started without the upload proxy's client CA", ReasonUploadNotConfigured
 	case pod == nil && o.Claim.Status.Phase == corev1.ClaimBound && src.IsClone():
 		var err error
 		if o.BlockedReason, o.Blocked, err = r.cloneBlocked(ctx, src); err != nil {
@@ -187,17 +205,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		fallthrough
 	case pod == nil && o.Claim.Status.Phase == corev1.ClaimBound:
 		p := ImporterPod(dv, o.Claim, src, r.pod)
+		if src.IsUpload() {
+			var err error
+			if p, err = r.uploadPod(ctx, dv, o.Claim); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		if err := r.client.Create(ctx, p); err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, fmt.Errorf("creating the importer pod of DataVolume %s: %w", req.NamespacedName, err)
 		}
-		if err := r.annotateClaim(ctx, o.Claim, dvspec.AnnImportPod, p.Name); err != nil {
+		if err := r.annotateClaim(ctx, o.Claim, map[string]string{dvspec.AnnImportPod: p.Name}); err != nil {
 			return ctrl.Result{}, err
 		}
 	case pod != nil && pod.Status.Phase == corev1.PodSucceeded:
 		if out := outcomeOf(firstStatus(pod)); !out.Fatal {
 			// Mark the claim filled before the pod, and with it the
 			// outcome, goes.
-			if err := r.annotateClaim(ctx, o.Claim, dvspec.AnnPopulatedFor, dv.Name); err != nil {
+			if err := r.annotateClaim(ctx, o.Claim, map[string]string{dvspec.AnnPopulatedFor: dv.Name}); err != nil {
 				return ctrl.Result{}, err
 			}
 			o.Populated = true
@@ -233,7 +257,49 @@ func (r *Reconciler) finishAndDelete(ctx context.Context, dv *cdiv1.DataVolume, 
 	if err := r.client.Delete(ctx, o.Pod, client.Preconditions{UID: &o.Pod.UID}); err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("deleting importer pod %s/%s: %w", o.Pod.Namespace, o.Pod.Name, err)
 	}
+	if o.Source.IsUpload() {
+		// Its key served only that pod.
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.Pod.Namespace, Name: UploadSecretName(o.Pod.Name)}}
+		if err := r.client.Delete(ctx, sec); err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("deleting upload secret %s/%s: %w", sec.Namespace, sec.Name, err)
+		}
+	}
 	return res, nil
+}
+
+// uploadPod returns dv's upload pod, with its Secret made: a new key and
+// certificate, or those of a Secret an earlier attempt left.
+func (r *Reconciler) uploadPod(ctx context.Context, dv *cdiv1.DataVolume, claim *corev1.PersistentVolumeClaim) (*corev1.Pod, error) {
+	name := dvspec.UploadPodName(dv.Name)
+	certPEM, keyPEM, err := upload.NewServerCert(name, r.clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	sec := UploadSecret(dv, name, certPEM, keyPEM, r.pod.UploadClientCA)
+	switch err := r.client.Create(ctx, sec); {
+	case apierrors.IsAlreadyExists(err):
+		// Secrets are read uncached: the controller watches none.
+		sec = &corev1.Secret{}
+		if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: dv.Namespace, Name: UploadSecretName(name)}, sec); err != nil {
+			return nil, fmt.Errorf("reading upload secret %s/%s: %w", dv.Namespace, UploadSecretName(name), err)
+		}
+		if !metav1.IsControlledBy(sec, dv) {
+			return nil, reconcile.TerminalError(fmt.Errorf("DataVolume %s/%s: secret %s exists and is not its upload pod's", dv.Namespace, dv.Name, sec.Name))
+		}
+	case err != nil:
+		return nil, fmt.Errorf("creating upload secret %s/%s: %w", sec.Namespace, sec.Name, err)
+	}
+	return UploadPod(dv, claim, r.pod, sec.Data[corev1.TLSCertKey]), nil
+}
+
+// podReady says whether pod is ready, as its Ready condition says.
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // finishThenAgain writes the status o gives and looks again after d:
@@ -247,16 +313,22 @@ func (r *Reconciler) finishThenAgain(ctx context.Context, dv *cdiv1.DataVolume, 
 	return res, err
 }
 
-// annotateClaim sets one annotation on the claim, if it is not set so.
-func (r *Reconciler) annotateClaim(ctx context.Context, claim *corev1.PersistentVolumeClaim, key, value string) error {
-	if claim.Annotations[key] == value {
+// annotateClaim sets annotations on the claim, unless all are set so.
+func (r *Reconciler) annotateClaim(ctx context.Context, claim *corev1.PersistentVolumeClaim, ann map[string]string) error {
+	same := true
+	for k, v := range ann {
+		if cur, ok := claim.Annotations[k]; !ok || cur != v {
+			same = false
+		}
+	}
+	if same {
 		return nil
 	}
 	patch := client.MergeFrom(claim.DeepCopy())
 	if claim.Annotations == nil {
 		claim.Annotations = map[string]string{}
 	}
-	claim.Annotations[key] = value
+	maps.Copy(claim.Annotations, ann)
 	if err := r.client.Patch(ctx, claim, patch); err != nil {
 		return fmt.Errorf("annotating claim %s/%s: %w", claim.Namespace, claim.Name, err)
 	}

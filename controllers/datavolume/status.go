@@ -44,6 +44,14 @@ const (
 	messageCloneScheduled  = "Cloning from %s into %s scheduled"
 	messageCloneInProgress = "Cloning from %s into %s in progress"
 	messageCloneSucceeded  = "Successfully cloned from %s into %s"
+
+	ReasonUploadScheduled     = "UploadScheduled"
+	ReasonUploadReady         = "UploadReady"
+	ReasonUploadSucceeded     = "UploadSucceeded"
+	ReasonUploadNotConfigured = "UploadNotConfigured"
+	messageUploadScheduled    = "Upload into %s scheduled"
+	messageUploadReady        = "Upload into %s ready"
+	messageUploadSucceeded    = "Successfully uploaded into %s"
 )
 
 // stages are the phases and events of an import or a clone.
@@ -54,6 +62,13 @@ type stages struct {
 }
 
 func stagesOf(src dvspec.Source) stages {
+	if src.IsUpload() {
+		// In progress is ready for the upload: the pod waits for its user.
+		return stages{cdiv1.UploadScheduled, cdiv1.UploadReady, ReasonUploadScheduled, ReasonUploadReady, ReasonUploadSucceeded,
+			func(c string) string { return fmt.Sprintf(messageUploadScheduled, c) },
+			func(c string) string { return fmt.Sprintf(messageUploadReady, c) },
+			func(c string) string { return fmt.Sprintf(messageUploadSucceeded, c) }}
+	}
 	if src.IsClone() {
 		from := src.Describe()
 		if src.Claim != nil {
@@ -157,8 +172,11 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 	}
 	if o.Populated {
 		done := "Import Complete"
-		if o.Source.IsClone() {
+		switch {
+		case o.Source.IsClone():
 			done = "Clone Complete"
+		case o.Source.IsUpload():
+			done = "Upload Complete"
 		}
 		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, ReasonCompleted, done)
 		set(cdiv1.DataVolumeReady, corev1.ConditionTrue, "", "")
@@ -215,6 +233,10 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 		return st, evs
 	}
 	switch {
+	case cs != nil && cs.State.Running != nil && o.Source.IsUpload() && !cs.Ready:
+		// An upload server is ready once it takes connections.
+		set(cdiv1.DataVolumeRunning, corev1.ConditionTrue, ReasonPodRunning, "")
+		phase(sg.scheduled, corev1.EventTypeNormal, sg.evScheduled, sg.msgScheduled(o.Claim.Name))
 	case cs != nil && cs.State.Running != nil:
 		set(cdiv1.DataVolumeRunning, corev1.ConditionTrue, ReasonPodRunning, "")
 		set(cdiv1.DataVolumeReady, corev1.ConditionFalse, ReasonTransferRunning, "")

@@ -31,6 +31,7 @@ import (
 	"github.com/virtkit/virtkit/internal/scheme"
 	virtmetrics "github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/virt/clusterconfig"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
 func main() {
@@ -44,20 +45,35 @@ func main() {
 		probes      = flag.String("health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 		heartbeat   = flag.Duration("node-heartbeat-timeout", nodehealth.DefaultHeartbeatTimeout, "a node whose virt-handler has not beaten for this long is unresponsive: unschedulable, and its VMIs whose launchers ended fail")
 		notReady    = flag.Duration("node-not-ready-grace", nodehealth.DefaultNotReadyGrace, "an unresponsive node not Ready for this long is down: all its VMIs fail and their launcher pods are force-deleted")
+		uploadCA    = flag.String("upload-client-ca-file", "", "CA (PEM) of the upload proxy's client certificate (virt-api's --handler-client-cert-file), which DataVolume upload pods require; empty: uploads wait, unconfigured")
+		uploadName  = flag.String("upload-client-name", nodeapi.ClientName, "common name of the upload proxy's client certificate")
 		capsCache   = flag.String("launcher-capabilities-cache", "", "node folder the launchers share for libvirt's QEMU capability probe; empty: each launcher probes")
 	)
 	flag.Parse()
 	log := logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, nil))
 	ctrl.SetLogger(log)
 	health := nodehealth.Options{HeartbeatTimeout: *heartbeat, NotReadyGrace: *notReady}
-	if err := run(*namespace, *image, *importer, *capsCache, *emulation, *leaderElect, *metrics, *probes, health); err != nil {
+	base := controllers.Config{LauncherImage: *image, ImporterImage: *importer, LauncherCapabilitiesCache: *capsCache, Emulation: *emulation,
+		KubeVirtNamespace: *namespace, NodeHealth: health, UploadClientName: *uploadName}
+	if *uploadCA != "" {
+		ca, err := os.ReadFile(*uploadCA)
+		if err != nil {
+			log.Error(err, "--upload-client-ca-file")
+			os.Exit(2)
+		}
+		base.UploadClientCA = ca
+	}
+	if err := run(base, *leaderElect, *metrics, *probes); err != nil {
 		log.Error(err, "virt-controller failed")
 		os.Exit(1)
 	}
 }
 
-func run(namespace, image, importer, capsCache string, emulation, leaderElect bool, metrics, probes string, health nodehealth.Options) error {
-	if image == "" {
+// run runs the controllers of base, configured by the KubeVirt CR of
+// base.KubeVirtNamespace.
+func run(base controllers.Config, leaderElect bool, metrics, probes string) error {
+	namespace := base.KubeVirtNamespace
+	if base.LauncherImage == "" {
 		return fmt.Errorf("--launcher-image is required")
 	}
 	restCfg, err := ctrl.GetConfig()
@@ -86,8 +102,6 @@ func run(namespace, image, importer, capsCache string, emulation, leaderElect bo
 	readCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	// The flags are the base the KubeVirt CR is applied over each time the
 	// controllers need it; one reading now refuses a cluster with several.
-	base := controllers.Config{LauncherImage: image, ImporterImage: importer, LauncherCapabilitiesCache: capsCache, Emulation: emulation, KubeVirtNamespace: namespace,
-		NodeHealth: health}
 	_, err = controllers.ReadConfig(readCtx, reader, namespace, base)
 	cancel()
 	if err != nil {

@@ -18,6 +18,8 @@ const (
 	AppCDI            = "containerized-data-importer"
 	LabelComponent    = "cdi.kubevirt.io"
 	ComponentImporter = "importer"
+	// ComponentUploadServer labels upload pods, as CDI's.
+	ComponentUploadServer = "cdi-upload-server"
 
 	AnnContentType = "cdi.kubevirt.io/storage.contentType"
 	AnnSource      = "cdi.kubevirt.io/storage.import.source"
@@ -31,7 +33,18 @@ const (
 	// of its name that no one controls, as filled: KubeVirt sets it on the
 	// DataVolumes of VMs' dataVolumeTemplates.
 	AnnAllowClaimAdoption = "cdi.kubevirt.io/allowClaimAdoption"
+	// AnnUploadRequest marks a claim that takes an upload.
+	AnnUploadRequest = "cdi.kubevirt.io/storage.upload.target"
+	// AnnPodPhase and AnnPodReady mirror the phase and readiness of the
+	// pod filling a claim onto it; KubeVirt's virtctl image-upload waits
+	// on them.
+	AnnPodPhase = "cdi.kubevirt.io/storage.pod.phase"
+	AnnPodReady = "cdi.kubevirt.io/storage.pod.ready"
 )
+
+// UploadPodName is the name of the upload pod of the claim called claim,
+// as CDI names it: the upload proxy finds the pod by it.
+func UploadPodName(claim string) string { return "cdi-upload-" + claim }
 
 // Claim returns the claim dv fills: named as dv, in its namespace,
 // controlled by it. spec.pvc is taken as given; spec.storage gets
@@ -116,6 +129,8 @@ func claimOf(dv *cdiv1.DataVolume, src Source, cs corev1.PersistentVolumeClaimSp
 		ann[AnnSource], ann[AnnEndpoint] = "registry", src.Describe()
 	case src.Claim != nil:
 		ann[AnnCloneRequest] = src.Claim.Namespace + "/" + src.Claim.Name
+	case src.Kind == contract.SourceUpload:
+		ann[AnnUploadRequest] = ""
 	default:
 		ann[AnnSource] = "none"
 	}

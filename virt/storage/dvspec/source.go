@@ -13,8 +13,8 @@ import (
 
 // Source is a DataVolume's source as the importer takes it.
 type Source struct {
-	// Kind is contract.SourceHTTP, contract.SourceFile or
-	// contract.SourceBlank.
+	// Kind is contract.SourceHTTP, contract.SourceFile,
+	// contract.SourceUpload or contract.SourceBlank.
 	Kind string
 	// HTTP is an http source's spec.
 	HTTP *cdiv1.DataVolumeSourceHTTP
@@ -35,6 +35,10 @@ type Source struct {
 // IsClone says whether the source is another claim, named or through a
 // DataSource: the DataVolume then goes through CDI's clone phases.
 func (s Source) IsClone() bool { return s.Claim != nil || s.Ref != nil }
+
+// IsUpload says whether the data comes from an upload: the DataVolume then
+// goes through CDI's upload phases.
+func (s Source) IsUpload() bool { return s.Kind == contract.SourceUpload }
 
 // Describe names the source for messages and the claim's annotations.
 func (s Source) Describe() string {
@@ -75,16 +79,18 @@ func SourceOf(dv *cdiv1.DataVolume) (Source, *field.Error) {
 		return registrySource(src.Registry, path.Child("registry"))
 	case src.PVC != nil:
 		return claimSource(dv, src.PVC, path.Child("pvc"))
+	case src.Upload != nil:
+		return Source{Kind: contract.SourceUpload}, nil
 	}
 	for _, s := range []struct {
 		name string
 		set  bool
 	}{
-		{"upload", src.Upload != nil}, {"s3", src.S3 != nil},
+		{"s3", src.S3 != nil},
 		{"gcs", src.GCS != nil}, {"imageio", src.Imageio != nil}, {"vddk", src.VDDK != nil}, {"snapshot", src.Snapshot != nil},
 	} {
 		if s.set {
-			return Source{}, field.Invalid(path.Child(s.name), "", "this source is not supported by virtkit yet (http, registry, pvc and blank are)")
+			return Source{}, field.Invalid(path.Child(s.name), "", "this source is not supported by virtkit yet (http, registry, pvc, upload and blank are)")
 		}
 	}
 	return Source{}, field.Required(path, "one source must be set")
