@@ -143,7 +143,8 @@ func apiRules() []rbacv1.PolicyRule {
 		readInstancetypes(),
 		{APIGroups: []string{"apps"}, Resources: []string{"controllerrevisions"}, Verbs: []string{"get"}},
 		// The mutating webhook reads the labels of the claim a VM infers
-		// its instancetype and preference from.
+		// its instancetype and preference from; the upload proxy reads a
+		// claim's, and its upload pod's, readiness.
 		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get"}},
 	}
 }

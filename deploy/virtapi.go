@@ -13,6 +13,7 @@ import (
 	"github.com/virtkit/virtkit/virtapi/admission"
 	"github.com/virtkit/virtkit/virtapi/eviction"
 	"github.com/virtkit/virtkit/virtapi/subresources"
+	"github.com/virtkit/virtkit/virtapi/uploadapi"
 )
 
 // VirtAPI says where the apiserver finds virt-api.
@@ -35,10 +36,11 @@ type VirtAPI struct {
 const Label = "app.kubernetes.io/part-of"
 
 // VirtAPIObjects returns what makes the apiserver call virt-api: its
-// Namespace, its Service, the v1.subresources.kubevirt.io APIService, the
-// mutating and validating webhook configurations, the pod eviction
-// webhook's (virtapi/eviction), and the subresource ClusterRoles with
-// their binding.
+// Namespace, its Service, the v1.subresources.kubevirt.io and
+// v1beta1.upload.cdi.kubevirt.io APIServices, the mutating and validating
+// webhook configurations, the pod eviction webhook's (virtapi/eviction),
+// the subresource ClusterRoles with their binding, and CDI's user
+// ClusterRoles (virtapi/uploadapi).
 func VirtAPIObjects(o VirtAPI) ([]client.Object, error) {
 	switch {
 	case o.Namespace == "" || o.Service == "":
@@ -76,14 +78,18 @@ func VirtAPIObjects(o VirtAPI) ([]client.Object, error) {
 			"groupPriorityMinimum": int64(1000), "versionPriority": int64(15),
 		},
 	}}
+	uploadAPIService := apiService.DeepCopy()
+	uploadAPIService.Object["metadata"] = map[string]any{"name": uploadapi.Version + "." + uploadapi.Group, "labels": map[string]any{Label: "virtkit"}}
+	spec := uploadAPIService.Object["spec"].(map[string]any)
+	spec["group"], spec["version"] = uploadapi.Group, uploadapi.Version
 	webhookSvc := admission.Service{Namespace: o.Namespace, Name: o.Service, Port: o.Port, CABundle: o.CABundle}
 	mutating, validating := admission.Configurations(webhookSvc)
 	roles, binding := subresources.RBAC()
 	objs := []client.Object{
 		&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}},
-		svc, apiService, mutating, validating, eviction.Configuration(webhookSvc), binding,
+		svc, apiService, uploadAPIService, mutating, validating, eviction.Configuration(webhookSvc), binding,
 	}
-	for _, r := range roles {
+	for _, r := range append(roles, uploadapi.RBAC()...) {
 		objs = append(objs, r)
 	}
 	return objs, nil

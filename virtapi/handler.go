@@ -2,6 +2,7 @@ package virtapi
 
 import (
 	"context"
+	"crypto"
 	"crypto/tls"
 	"net/http"
 
@@ -9,9 +10,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/virt/spec"
+	"github.com/virtkit/virtkit/virt/storage/upload"
 	"github.com/virtkit/virtkit/virtapi/admission"
 	"github.com/virtkit/virtkit/virtapi/eviction"
 	"github.com/virtkit/virtkit/virtapi/subresources"
+	"github.com/virtkit/virtkit/virtapi/uploadapi"
 )
 
 // Config is what virt-api needs besides a client.
@@ -37,6 +40,21 @@ type Config struct {
 	// presents its front-proxy client certificate to webhooks). Only such
 	// calls may mark a VMI for evacuation; nil trusts none.
 	APIServer eviction.Caller
+	// Upload, when set, serves DataVolume uploads: the
+	// upload.cdi.kubevirt.io API and the upload proxy at upload.Path.
+	Upload *Upload
+}
+
+// Upload is what virt-api needs to serve uploads.
+type Upload struct {
+	// Authenticator tells who asks for an upload token (the aggregator's
+	// front proxy, as for the subresources API).
+	Authenticator subresources.Authenticator
+	// Key signs upload tokens and, by its public half, checks them: the
+	// serving key, shared by every virt-api replica.
+	Key func() (crypto.Signer, error)
+	// ClientTLS presents the proxy's client certificate to upload pods.
+	ClientTLS func() (*tls.Config, error)
 }
 
 // Handler returns virt-api: the webhooks at admission.MutatePath and
@@ -58,6 +76,19 @@ func Handler(cl client.Client, scheme *runtime.Scheme, cfg Config) http.Handler 
 	mux.Handle(eviction.WebhookPath, eviction.NewWebhook(cl, cfg.KubeVirtNamespace, evictionOpts...).Handler())
 	drainTaint := func(ctx context.Context, node string) (string, error) {
 		return eviction.DrainTaint(ctx, cl, cfg.KubeVirtNamespace, node)
+	}
+	if u := cfg.Upload; u != nil {
+		tokens := uploadapi.NewTokenServer(u.Key, u.Authenticator, &subresources.SubjectAccessReviewer{Client: cl})
+		mux.Handle("/apis/"+uploadapi.Group, tokens)
+		mux.Handle("/apis/"+uploadapi.Group+"/", tokens)
+		pub := func() (crypto.PublicKey, error) {
+			k, err := u.Key()
+			if err != nil {
+				return nil, err
+			}
+			return k.Public(), nil
+		}
+		mux.Handle(upload.Path, upload.NewProxy(pub, uploadapi.ClaimBackends{Reader: cl, TLS: u.ClientTLS}))
 	}
 	mux.Handle("/", subresources.New(cl, append([]subresources.Option{subresources.WithDrainTaint(drainTaint),
 		subresources.WithExpander(expander{r: cl, opts: specOpts})}, cfg.Subresources...)...))

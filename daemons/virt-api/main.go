@@ -22,6 +22,7 @@ package main
 
 import (
 	"context"
+	"crypto"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -181,6 +182,11 @@ func run(ctx context.Context, c config, log logr.Logger) error {
 		SpecOptionsFrom: controllers.LiveSpecOptions(cl, base),
 		PrivilegedUsers: privileged,
 		APIServer:       fp,
+		Upload: &virtapi.Upload{
+			Authenticator: fp,
+			Key:           servingKey(serving),
+			ClientTLS:     func() (*tls.Config, error) { return handlerTLS, nil },
+		},
 		Subresources: []subresources.Option{
 			subresources.WithAuthenticator(fp),
 			subresources.WithLocator(c.locator(cl, handlerTLS)),
@@ -230,6 +236,23 @@ func run(ctx context.Context, c config, log logr.Logger) error {
 		errs = append(errs, server.Shutdown(shutdown))
 	}
 	return errors.Join(append([]error{serveErr}, errs...)...)
+}
+
+// servingKey is the key of the serving certificate of the moment, which
+// signs upload tokens: every replica has it, so a token one issues the
+// others accept.
+func servingKey(serving *certfiles.Source) func() (crypto.Signer, error) {
+	return func() (crypto.Signer, error) {
+		cert, err := serving.GetCertificate(nil)
+		if err != nil {
+			return nil, err
+		}
+		key, ok := cert.PrivateKey.(crypto.Signer)
+		if !ok {
+			return nil, fmt.Errorf("the serving key, a %T, cannot sign", cert.PrivateKey)
+		}
+		return key, nil
+	}
 }
 
 // frontProxy builds the authenticator from the flags, or from the cluster.

@@ -12,13 +12,15 @@ import (
 	migrationsv1 "kubevirt.io/api/migrations/v1alpha1"
 	poolv1 "kubevirt.io/api/pool/v1beta1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+	uploadv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/upload/v1beta1"
 )
 
 // New returns a scheme with the Kubernetes built-in types, the CRD types,
 // kubevirt.io/v1, instancetype.kubevirt.io/v1beta1 (instancetypes and
 // preferences), migrations.kubevirt.io/v1alpha1 (MigrationPolicy) and
-// pool.kubevirt.io/v1beta1 (VirtualMachinePool) and cdi.kubevirt.io/v1beta1
-// (DataVolume, DataSource). Registration of these
+// pool.kubevirt.io/v1beta1 (VirtualMachinePool), cdi.kubevirt.io/v1beta1
+// (DataVolume, DataSource) and upload.cdi.kubevirt.io/v1beta1
+// (UploadTokenRequest). Registration of these
 // well-known groups cannot fail, so an error here is a programming error
 // and panics.
 func New() *runtime.Scheme {
@@ -31,6 +33,7 @@ func New() *runtime.Scheme {
 		migrationsv1.AddToScheme,
 		poolv1.AddToScheme,
 		cdiv1.AddToScheme,
+		uploadv1beta1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)

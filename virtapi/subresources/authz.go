@@ -12,9 +12,11 @@ import (
 
 // Attributes are what one call asks to do, in RBAC's terms: verb on
 // Resource/Subresource (virtualmachines/start) of object Name in Namespace,
-// in the subresources.kubevirt.io group.
+// in API group Group and version Version (empty: this package's,
+// subresources.kubevirt.io/v1).
 type Attributes struct {
 	Verb, Namespace, Name, Resource, Subresource string
+	Group, Version                               string
 }
 
 // Authorizer decides whether a user may make a call.
@@ -35,10 +37,14 @@ var _ Authorizer = (*SubjectAccessReviewer)(nil)
 
 // Authorize implements Authorizer.
 func (s *SubjectAccessReviewer) Authorize(ctx context.Context, u frontproxy.User, a Attributes) (bool, string, error) {
+	group, version := a.Group, a.Version
+	if group == "" {
+		group, version = Group, Version
+	}
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: u.Name, UID: u.UID, Groups: u.Groups,
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: a.Namespace, Verb: a.Verb, Group: Group, Version: Version,
+			Namespace: a.Namespace, Verb: a.Verb, Group: group, Version: version,
 			Resource: a.Resource, Subresource: a.Subresource, Name: a.Name,
 		},
 	}}

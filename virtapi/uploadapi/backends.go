@@ -1,0 +1,89 @@
+package uploadapi
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
+	"github.com/virtkit/virtkit/virt/storage/importer/contract"
+	"github.com/virtkit/virtkit/virt/storage/upload"
+)
+
+// ClaimBackends finds a claim's upload server: the claim must take an
+// upload and not have one yet; its upload pod (dvspec.UploadPodName) must
+// be controlled by the claim's DataVolume, ready, and have an IP. The pod
+// is dialled at that IP, presenting the proxy's client certificate, and
+// must present the certificate its pod carries.
+//
+// The pod's annotation is trusted as far as the namespace is: whoever may
+// write the pod may also read the claim the upload goes to.
+type ClaimBackends struct {
+	// Reader reads claims and pods (get on persistentvolumeclaims and
+	// pods).
+	Reader client.Reader
+	// TLS presents the proxy's client certificate to upload servers.
+	TLS func() (*tls.Config, error)
+}
+
+var _ upload.Backends = ClaimBackends{}
+
+// Backend implements upload.Backends.
+func (b ClaimBackends) Backend(ctx context.Context, namespace, claim string) (upload.Backend, error) {
+	pvc := &corev1.PersistentVolumeClaim{}
+	switch err := b.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: claim}, pvc); {
+	case apierrors.IsNotFound(err):
+		return upload.Backend{}, fmt.Errorf("claim %s/%s not found: %w", namespace, claim, upload.ErrNoUpload)
+	case err != nil:
+		return upload.Backend{}, err
+	}
+	if _, ok := pvc.Annotations[dvspec.AnnUploadRequest]; !ok {
+		return upload.Backend{}, fmt.Errorf("claim %s/%s does not take uploads: %w", namespace, claim, upload.ErrNoUpload)
+	}
+	if pvc.Annotations[dvspec.AnnPodPhase] == string(corev1.PodSucceeded) {
+		return upload.Backend{}, fmt.Errorf("claim %s/%s is already filled: %w", namespace, claim, upload.ErrNoUpload)
+	}
+	name := dvspec.UploadPodName(claim)
+	pod := &corev1.Pod{}
+	switch err := b.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pod); {
+	case apierrors.IsNotFound(err):
+		return upload.Backend{}, fmt.Errorf("the upload pod of claim %s/%s does not exist yet: %w", namespace, claim, upload.ErrNotReady)
+	case err != nil:
+		return upload.Backend{}, err
+	}
+	owner := metav1.GetControllerOf(pod)
+	if owner == nil || owner.Kind != "DataVolume" || owner.APIVersion != cdiv1.SchemeGroupVersion.String() || owner.Name != claim {
+		return upload.Backend{}, fmt.Errorf("pod %s/%s is not the upload pod of DataVolume %s: %w", namespace, name, claim, upload.ErrNoUpload)
+	}
+	if pod.Status.Phase != corev1.PodRunning || pod.Status.PodIP == "" || !ready(pod) {
+		return upload.Backend{}, fmt.Errorf("the upload pod of claim %s/%s is not ready (%s): %w", namespace, claim, pod.Status.Phase, upload.ErrNotReady)
+	}
+	base, err := b.TLS()
+	if err != nil {
+		return upload.Backend{}, err
+	}
+	cfg, err := upload.PinnedTLS(base, []byte(pod.Annotations[contract.AnnUploadServerCert]))
+	if err != nil {
+		return upload.Backend{}, fmt.Errorf("pod %s/%s: %w", namespace, name, err)
+	}
+	u := &url.URL{Scheme: "https", Host: net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(contract.UploadPort))}
+	return upload.Backend{URL: u, TLS: cfg}, nil
+}
+
+func ready(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
