@@ -2,12 +2,14 @@ package cluster
 
 import (
 	"context"
+	"crypto"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -36,6 +38,7 @@ import (
 	"github.com/virtkit/virtkit/virt/clusterconfig"
 	"github.com/virtkit/virtkit/virtapi"
 	"github.com/virtkit/virtkit/virtapi/frontproxy"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
@@ -152,9 +155,16 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err := install(ctx, cl, cfg, c.cp.Config().PKI()); err != nil {
 		return c, err
 	}
+	// Upload pods trust virt-api's client certificate, which the
+	// cluster's CA signs.
+	uploadCA, err := os.ReadFile(c.cp.Config().PKI().CACert())
+	if err != nil {
+		return c, fmt.Errorf("cluster: %w", err)
+	}
 	c.base = controllers.Config{LauncherImage: cfg.LauncherImage, ImporterImage: cfg.ImporterImage, KubeVirtNamespace: Namespace, NodeHealth: cfg.NodeHealth,
 		// One probe of QEMU's capabilities for all launchers, not one each.
-		LauncherCapabilitiesCache: cfg.CapabilitiesCacheDir()}
+		LauncherCapabilitiesCache: cfg.CapabilitiesCacheDir(),
+		UploadClientCA:            uploadCA, UploadClientName: nodeapi.ClientName}
 	c.config, err = controllers.ReadConfig(ctx, cl, Namespace, c.base)
 	if err != nil {
 		return c, err
@@ -411,6 +421,16 @@ func (c *Cluster) serveVirtAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// nodeOps made virt-api's client certificate, which upload pods
+	// require of the upload proxy.
+	clientCert, err := tls.LoadX509KeyPair(pki.Cert(virtAPIClientCert), pki.Key(virtAPIClientCert))
+	if err != nil {
+		return fmt.Errorf("cluster: virt-api client certificate: %w", err)
+	}
+	signer, ok := cert.PrivateKey.(crypto.Signer)
+	if !ok {
+		return fmt.Errorf("cluster: virt-api's key, a %T, cannot sign upload tokens", cert.PrivateKey)
+	}
 	h := virtapi.Handler(cl, cl.Scheme(), virtapi.Config{
 		// Read from the KubeVirt CR at each request, as virt-api does: a
 		// feature gate enabled there is honoured without a restart.
@@ -420,6 +440,9 @@ func (c *Cluster) serveVirtAPI(ctx context.Context) error {
 		// cluster; the administrator does not.
 		PrivilegedUsers: []string{ComponentsUser},
 		APIServer:       front,
+		Upload: &virtapi.Upload{Authenticator: front,
+			Key:       func() (crypto.Signer, error) { return signer, nil },
+			ClientTLS: func() (*tls.Config, error) { return &tls.Config{Certificates: []tls.Certificate{clientCert}}, nil }},
 		Subresources: []subresources.Option{
 			subresources.WithAuthenticator(front),
 			subresources.WithNodeOps(nodeOps),

@@ -160,6 +160,7 @@ func (c *Cluster) startAPIProcess(ctx context.Context) error {
 func (c *Cluster) startControllerProcess() error {
 	args := []string{"--namespace", Namespace,
 		"--launcher-image", c.cfg.LauncherImage, "--importer-image", c.cfg.ImporterImage, "--launcher-capabilities-cache", c.base.LauncherCapabilitiesCache,
+		"--upload-client-ca-file", c.cp.Config().PKI().CACert(), "--upload-client-name", nodeapi.ClientName,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0"}
 	if h := c.cfg.NodeHealth; h.HeartbeatTimeout > 0 {
 		args = append(args, "--node-heartbeat-timeout", h.HeartbeatTimeout.String())
