@@ -47,7 +47,7 @@ func commands() []command {
 		migrateCommand(), migrateCancelCommand(), evacuateCancelCommand(),
 		consoleCommand(), vncCommand(),
 		addVolumeCommand(), removeVolumeCommand(),
-		createCommand(), expandCommand(), versionCommand(),
+		imageUploadCommand(), createCommand(), expandCommand(), versionCommand(),
 	}
 }
 
