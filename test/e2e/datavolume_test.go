@@ -297,8 +297,8 @@ func TestDataVolumeImport(t *testing.T) {
 	w.waitNothingLeft(ctx, t, ns)
 }
 
-// waitNothingLeft waits until ns has no DataVolume, claim, importer pod,
-// volume or claim folder.
+// waitNothingLeft waits until ns has no DataVolume, claim, importer or
+// upload pod, upload Secret, volume or claim folder.
 func (w *world) waitNothingLeft(ctx context.Context, t *testing.T, ns string) {
 	t.Helper()
 	eventually(ctx, t, "no DataVolume, claim, importer pod, volume or folder left", func() (bool, string) {
@@ -306,13 +306,16 @@ func (w *world) waitNothingLeft(ctx context.Context, t *testing.T, ns string) {
 		var pvcs corev1.PersistentVolumeClaimList
 		var pvs corev1.PersistentVolumeList
 		var pods corev1.PodList
+		var secrets corev1.SecretList
 		must(t, w.c.List(ctx, &dvs, client.InNamespace(ns)))
 		must(t, w.c.List(ctx, &pvcs, client.InNamespace(ns)))
 		must(t, w.c.List(ctx, &pvs))
-		must(t, w.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"cdi.kubevirt.io": "importer"}))
+		must(t, w.c.List(ctx, &pods, client.InNamespace(ns), client.HasLabels{"cdi.kubevirt.io"}))
+		must(t, w.c.List(ctx, &secrets, client.InNamespace(ns), client.HasLabels{"cdi.kubevirt.io"}))
 		folders, _ := os.ReadDir(filepath.Join(w.data, "volumes"))
-		return len(dvs.Items)+len(pvcs.Items)+len(pvs.Items)+len(pods.Items)+len(folders) == 0,
-			fmt.Sprintf("%d DataVolumes, %d claims, %d volumes, %d importer pods, %d folders", len(dvs.Items), len(pvcs.Items), len(pvs.Items), len(pods.Items), len(folders))
+		return len(dvs.Items)+len(pvcs.Items)+len(pvs.Items)+len(pods.Items)+len(secrets.Items)+len(folders) == 0,
+			fmt.Sprintf("%d DataVolumes, %d claims, %d volumes, %d importer or upload pods, %d upload secrets, %d folders",
+				len(dvs.Items), len(pvcs.Items), len(pvs.Items), len(pods.Items), len(secrets.Items), len(folders))
 	})
 }
 

@@ -1,0 +1,93 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/internal/testenv"
+)
+
+// TestDataVolumeUpload is the upload proof: `virtctl image-upload`
+// creates a DataVolume with an upload source, waits for its upload pod,
+// takes a token from the upload.cdi.kubevirt.io API and posts the test
+// guest's qcow2 disk to the upload proxy (virt-api's loopback port); the
+// DataVolume Succeeds and a VM boots from it. Before that, a corrupt image
+// is refused with the importer's words and the DataVolume stays ready for
+// a good one; a request without a valid token is refused. Deleting the VM
+// and the DataVolume leaves no pod, Secret, claim or folder.
+func TestDataVolumeUpload(t *testing.T) {
+	w := up(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	const ns = "default"
+	proxy := "https://127.0.0.1:" + strconv.Itoa(w.cfg.VirtAPIPort)
+	upload := func(image string, extra ...string) (string, error) {
+		args := append([]string{"image-upload", "dv", "uploaded", "--image-path", image, "--uploadproxy-url", proxy, "--insecure",
+			"-n", ns, "--kubeconfig", w.kubeconfig}, extra...)
+		out, err := exec.CommandContext(ctx, testenv.Output(t, "bin", "virtctl"), args...).CombinedOutput()
+		t.Logf("virtctl %s:\n%s", strings.Join(args, " "), out)
+		return string(out), err
+	}
+
+	// xz's magic, then nothing xz can read.
+	corrupt := filepath.Join(t.TempDir(), "corrupt.xz")
+	must(t, os.WriteFile(corrupt, append([]byte{0xfd, '7', 'z', 'X', 'Z', 0}, bytes.Repeat([]byte("not xz"), 1000)...), 0o600))
+	out, err := upload(corrupt, "--size", "64Mi", "--retry", "1")
+	if err == nil || !strings.Contains(out, "unexpected return value 400") || !strings.Contains(out, "corrupt") {
+		t.Fatalf("uploading a corrupt image: %v, want a 400 saying it is corrupt", err)
+	}
+	key := client.ObjectKey{Namespace: ns, Name: "uploaded"}
+	w.waitDV(ctx, t, key, "UploadReady after the refused upload", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.UploadReady })
+
+	// Only a token from the API opens the proxy.
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, proxy+"/v1beta1/upload", strings.NewReader("x"))
+	must(t, err)
+	req.Header.Set("Authorization", "Bearer vkup1.e30.AAAA")
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the test's own proxy
+	resp, err := hc.Do(req)
+	must(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("upload with a forged token: %d, want 401", resp.StatusCode)
+	}
+
+	out, err = upload(testenv.Output(t, "guest", "disk.qcow2"), "--no-create")
+	if err != nil || !strings.Contains(out, "completed successfully") {
+		t.Fatalf("uploading the guest's disk: %v", err)
+	}
+	dv := w.waitDV(ctx, t, key, "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
+	if c := dvCondition(dv, cdiv1.DataVolumeRunning); c.Message != "Upload Complete" {
+		t.Errorf("Running condition %+v, want Upload Complete", c)
+	}
+
+	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	vm.Name = "uploaded"
+	sp := &vm.Spec.Template.Spec
+	for i := range sp.Volumes {
+		if sp.Volumes[i].ContainerDisk != nil {
+			sp.Volumes[i].VolumeSource = virtv1.VolumeSource{DataVolume: &virtv1.DataVolumeSource{Name: "uploaded"}}
+		}
+	}
+	must(t, w.c.Create(ctx, vm))
+	vmi := w.waitRunning(ctx, t, vm)
+	waitFile(ctx, t, w.serialLog(ctx, t, vmi), "hello from uploaded")
+
+	must(t, w.c.Delete(ctx, vm))
+	w.waitNoVMI(ctx, t, vm)
+	must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "uploaded"}}))
+	w.waitNothingLeft(ctx, t, ns)
+}
