@@ -19,7 +19,15 @@
 //
 //	import_ratio_qcow2=<n> import_ratio_xz=<n> import_ratio=<the lower>
 //
-// where a ratio is the importer's median throughput over the plain tools'.
+// and uploads of the raw image: curl posting it through the upload proxy
+// and an upload server that imports it (virt/storage/upload, what virt-api
+// and an upload pod run, in one process here), against `curl -T` of the
+// same file to an HTTPS server that stores it and syncs it. Its ratio is
+// on the last line too:
+//
+//	... upload_ratio=<n>
+//
+// where a ratio is virtkit's median throughput over the plain tools'.
 package main
 
 import (
@@ -74,9 +82,6 @@ func run(size int64, runs int, parent string) error {
 	}
 	if out, err := exec.Command("xz", "-k", "-T0", "-1", raw).CombinedOutput(); err != nil {
 		return fmt.Errorf("xz: %v: %s", err, out)
-	}
-	if err := os.Remove(raw); err != nil {
-		return err
 	}
 	for _, f := range []string{qcow2, xzFile} {
 		st, err := os.Stat(f)
@@ -182,7 +187,11 @@ func run(size int64, runs int, parent string) error {
 		ratios = append(ratios, r)
 		line += fmt.Sprintf("import_ratio_%s=%.2f ", c.name, r)
 	}
-	fmt.Printf("%simport_ratio=%.2f\n", line, min(ratios[0], ratios[1]))
+	up, err := benchUpload(ctx, base, raw, target, size, runs)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%simport_ratio=%.2f upload_ratio=%.2f\n", line, min(ratios[0], ratios[1]), up)
 	return nil
 }
 

@@ -48,18 +48,11 @@ func ServerTLS(cert tls.Certificate, clientCAs *x509.CertPool) *tls.Config {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.URL.Path {
-	case HealthPath:
+	if r.URL.Path == HealthPath {
 		w.WriteHeader(http.StatusOK)
 		return
-	case Path:
-	default:
-		http.NotFound(w, r)
-		return
 	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "only POST uploads an image", http.StatusMethodNotAllowed)
+	if !isUpload(w, r) {
 		return
 	}
 	if err := s.authorize(r); err != nil {
