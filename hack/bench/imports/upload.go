@@ -37,7 +37,9 @@ type uploadRig struct {
 
 type oneBackend struct{ be upload.Backend }
 
-func (o oneBackend) Backend(context.Context, string, string) (upload.Backend, error) { return o.be, nil }
+func (o oneBackend) Backend(context.Context, string, string) (upload.Backend, error) {
+	return o.be, nil
+}
 
 func newUploadRig(dir, target string, size int64) (*uploadRig, func(), error) {
 	now := time.Now()
