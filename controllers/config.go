@@ -35,6 +35,10 @@ type Config struct {
 	UploadClientCA []byte
 	// UploadClientName is the common name of that certificate.
 	UploadClientName string
+	// UploadProxyURL is where users reach virt-api's upload proxy, which
+	// the CDIConfig's status tells them (and KubeVirt's virtctl
+	// image-upload reads); empty: unknown. Not in the KubeVirt CR.
+	UploadProxyURL string
 	// LauncherCapabilitiesCache is the node folder launchers share for
 	// libvirt's QEMU capability probe (vmi.PodOptions.CapabilitiesCache);
 	// empty: none. Not in the KubeVirt CR.

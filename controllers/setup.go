@@ -7,6 +7,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/virtkit/virtkit/controllers/cdiconfig"
 	"github.com/virtkit/virtkit/controllers/datasource"
 	"github.com/virtkit/virtkit/controllers/datavolume"
 	"github.com/virtkit/virtkit/controllers/evacuation"
@@ -73,6 +74,9 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 		}
 		if err := datasource.New().SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("controllers: DataSource controller: %w", err)
+		}
+		if err := cdiconfig.New(cdiconfig.WithDefaults(cdiconfig.Defaults{UploadProxyURL: cfg.UploadProxyURL})).SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("controllers: CDIConfig controller: %w", err)
 		}
 	}
 	image := func(kv *virtv1.KubeVirt) string { return FromKubeVirt(kv, cfg).LauncherImage }

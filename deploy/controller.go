@@ -134,6 +134,9 @@ func controllerRules() []rbacv1.PolicyRule {
 		// the pod, read back (uncached) only when an earlier attempt left
 		// one.
 		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "create", "delete"}},
+		// The CDIConfig "config": made if missing, its status written (the
+		// CRD has no status subresource); read for the file system overhead.
+		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"cdiconfigs"}, Verbs: []string{"get", "list", "watch", "create", "update"}},
 		// DataSources: read for sourceRefs, their Ready condition written.
 		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datasources"}, Verbs: read},
 		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datasources/status"}, Verbs: []string{"update", "patch"}},

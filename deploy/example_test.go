@@ -31,5 +31,5 @@ func ExampleCRDs() {
 	if err := deploy.WaitEstablished(ctx, cl, crds); err != nil {
 		panic(err)
 	}
-	// Output: 14 CRDs, the first datasources.cdi.kubevirt.io
+	// Output: 15 CRDs, the first cdiconfigs.cdi.kubevirt.io
 }

@@ -89,7 +89,9 @@ func VirtAPIObjects(o VirtAPI) ([]client.Object, error) {
 		&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}},
 		svc, apiService, uploadAPIService, mutating, validating, eviction.Configuration(webhookSvc), binding,
 	}
-	for _, r := range append(roles, uploadapi.RBAC()...) {
+	cdiRoles, cdiBinding := uploadapi.RBAC()
+	objs = append(objs, cdiBinding)
+	for _, r := range append(roles, cdiRoles...) {
 		objs = append(objs, r)
 	}
 	return objs, nil

@@ -38,14 +38,14 @@ func imageUploadCommand() command {
 	return command{name: "image-upload", use: "image-upload dv (NAME)", args: 2,
 		short: "Upload a local disk image into a DataVolume.",
 		example: "  # Upload a disk image into a new 10 GiB DataVolume:\n" +
-			"  virtctl image-upload dv fedora --size=10Gi --image-path=fedora.qcow2 --uploadproxy-url=https://127.0.0.1:8443 --insecure\n" +
+			"  virtctl image-upload dv fedora --size=10Gi --image-path=fedora.qcow2 --insecure\n" +
 			"  # Into an existing DataVolume with an upload source:\n" +
 			"  virtctl image-upload dv fedora --no-create --image-path=fedora.qcow2 --uploadproxy-url=https://cdi-uploadproxy.example.com",
 		setup: func(fs *pflag.FlagSet) action {
 			var f uploadFlags
 			fs.StringVar(&f.imagePath, "image-path", "", "Path to the local disk image (raw, qcow2, vmdk, vdi, vhd, vhdx; gzip or xz compressed) (required).")
 			fs.StringVar(&f.size, "size", "", "The size of the DataVolume to create (ex. 10Gi, 500Mi).")
-			fs.StringVar(&f.proxyURL, "uploadproxy-url", "", "The URL of the upload proxy: virt-api's address (with virt-local, https://127.0.0.1:8443).")
+			fs.StringVar(&f.proxyURL, "uploadproxy-url", "", "The URL of the upload proxy (virt-api); empty: the CDIConfig's.")
 			fs.BoolVar(&f.insecure, "insecure", false, "Do not check the upload proxy's certificate.")
 			fs.BoolVar(&f.noCreate, "no-create", false, "Do not create the DataVolume: upload into an existing one.")
 			fs.StringVar(&f.storageClass, "storage-class", "", "The storage class of the claim.")
@@ -69,8 +69,6 @@ func runImageUpload(ctx context.Context, s *session, name string, f uploadFlags)
 	switch {
 	case f.imagePath == "":
 		return &usageError{cmd: "image-upload", err: errors.New("--image-path is required")}
-	case f.proxyURL == "":
-		return &usageError{cmd: "image-upload", err: errors.New("--uploadproxy-url is required: virtkit has no CDIConfig to read it from (with virt-local it is https://127.0.0.1:8443)")}
 	case f.mode != "" && f.mode != "block" && f.mode != "filesystem":
 		return &usageError{cmd: "image-upload", err: fmt.Errorf("--volume-mode %q: must be block or filesystem", f.mode)}
 	}
@@ -88,6 +86,13 @@ func runImageUpload(ctx context.Context, s *session, name string, f uploadFlags)
 	}
 	if err := s.connect(); err != nil {
 		return err
+	}
+	if f.proxyURL == "" {
+		u, err := proxyFromConfig(ctx, s)
+		if err != nil {
+			return err
+		}
+		f.proxyURL = u
 	}
 	if err := ensureUploadDV(ctx, s, name, f); err != nil {
 		return err
@@ -109,6 +114,24 @@ func runImageUpload(ctx context.Context, s *session, name string, f uploadFlags)
 	}
 	fmt.Fprintf(s.stdout, "Uploading %s completed successfully\n", f.imagePath)
 	return nil
+}
+
+// proxyFromConfig reads the upload proxy's address from the CDIConfig
+// "config", as KubeVirt's virtctl does: its spec's override, else its
+// status.
+func proxyFromConfig(ctx context.Context, s *session) (string, error) {
+	cfg := &cdiv1.CDIConfig{}
+	if err := s.kube.Get(ctx, client.ObjectKey{Name: "config"}, cfg); err != nil {
+		return "", fmt.Errorf("no --uploadproxy-url, and reading CDIConfig config for it: %w", err)
+	}
+	switch {
+	case cfg.Spec.UploadProxyURLOverride != nil && *cfg.Spec.UploadProxyURLOverride != "":
+		return *cfg.Spec.UploadProxyURLOverride, nil
+	case cfg.Status.UploadProxyURL != nil && *cfg.Status.UploadProxyURL != "":
+		return *cfg.Status.UploadProxyURL, nil
+	}
+	return "", errors.New("uploadproxy URL not found: the CDIConfig config names none; pass --uploadproxy-url, " +
+		"or set the CDIConfig's spec.uploadProxyURLOverride to where users reach virt-api")
 }
 
 // ensureUploadDV makes the DataVolume unless --no-create or it exists; an

@@ -429,3 +429,44 @@ func wantEvents(t *testing.T, rec *record.FakeRecorder, reasons ...string) {
 		}
 	}
 }
+
+// TestOverheadFromCDIConfig: the CDIConfig's file system overhead, the
+// StorageClass's where it names one, sizes the claim and the importer's
+// disk, as CDI's.
+func TestOverheadFromCDIConfig(t *testing.T) {
+	cl := startCluster(t)
+	ctx := testenv.Within(t, 60*time.Second)
+	cfg := &cdiv1.CDIConfig{ObjectMeta: metav1.ObjectMeta{Name: "config"},
+		Status: cdiv1.CDIConfigStatus{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.1", StorageClass: map[string]cdiv1.Percent{"fast": "0.2"}}}}
+	if err := cl.c.Create(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	ns := cl.namespace(t, "overhead")
+	fast := "fast"
+	for _, tc := range []struct {
+		name     string
+		class    *string
+		overhead float64
+	}{{"global", nil, 0.1}, {"class", &fast, 0.2}} {
+		dv := httpDV(ns, tc.name, "https://images.example.com/disk.raw", func(dv *cdiv1.DataVolume) {
+			dv.UID = ""
+			dv.Spec.Storage.StorageClassName = tc.class
+		})
+		if err := cl.c.Create(ctx, dv); err != nil {
+			t.Fatal(err)
+		}
+		pvc := cl.bind(ctx, t, client.ObjectKeyFromObject(dv))
+		want := contract.RequiredSpace(64<<20, tc.overhead)
+		if got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; got.Value() != want {
+			t.Errorf("%s: claim size %d, want %d (64 MiB and %v)", tc.name, got.Value(), want, tc.overhead)
+		}
+		pod := cl.podStatus(ctx, t, client.ObjectKey{Namespace: ns, Name: "importer-" + tc.name}, running())
+		args, err := contract.Parse(pod.Spec.Containers[0].Command[1:], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := contract.UsableSpace(want, tc.overhead); args.Size != want {
+			t.Errorf("%s: importer disk size %d, want %d", tc.name, args.Size, want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
@@ -21,6 +22,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/virtkit/virtkit/controllers/cdiconfig"
 	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/controllers/stale"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
@@ -133,7 +135,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		size := resource.NewQuantity(dvspec.ClaimCapacity(source), resource.BinarySI)
 		src.ClaimSize = size
 	}
-	want, ferr := dvspec.Claim(dv, src, r.pod.overhead())
+	po, err := r.podOptions(ctx, dv)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	want, ferr := dvspec.Claim(dv, src, po.overhead())
 	if ferr != nil {
 		o.Invalid = fmt.Errorf("DataVolume %s: %w", req.NamespacedName, ferr)
 		return r.finish(ctx, dv, o, reconcile.TerminalError(o.Invalid))
@@ -204,10 +210,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		fallthrough
 	case pod == nil && o.Claim.Status.Phase == corev1.ClaimBound:
-		p := ImporterPod(dv, o.Claim, src, r.pod)
+		p := ImporterPod(dv, o.Claim, src, po)
 		if src.IsUpload() {
 			var err error
-			if p, err = r.uploadPod(ctx, dv, o.Claim); err != nil {
+			if p, err = r.uploadPod(ctx, dv, o.Claim, po); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
@@ -269,7 +275,7 @@ func (r *Reconciler) finishAndDelete(ctx context.Context, dv *cdiv1.DataVolume, 
 
 // uploadPod returns dv's upload pod, with its Secret made: a new key and
 // certificate, or those of a Secret an earlier attempt left.
-func (r *Reconciler) uploadPod(ctx context.Context, dv *cdiv1.DataVolume, claim *corev1.PersistentVolumeClaim) (*corev1.Pod, error) {
+func (r *Reconciler) uploadPod(ctx context.Context, dv *cdiv1.DataVolume, claim *corev1.PersistentVolumeClaim, po PodOptions) (*corev1.Pod, error) {
 	name := dvspec.UploadPodName(dv.Name)
 	certPEM, keyPEM, err := upload.NewServerCert(name, r.clock.Now())
 	if err != nil {
@@ -289,7 +295,25 @@ func (r *Reconciler) uploadPod(ctx context.Context, dv *cdiv1.DataVolume, claim 
 	case err != nil:
 		return nil, fmt.Errorf("creating upload secret %s/%s: %w", sec.Namespace, sec.Name, err)
 	}
-	return UploadPod(dv, claim, r.pod, sec.Data[corev1.TLSCertKey]), nil
+	return UploadPod(dv, claim, po, sec.Data[corev1.TLSCertKey]), nil
+}
+
+// podOptions are the pod options for dv: the file system overhead, unless
+// set, is the CDIConfig's for dv's StorageClass (controllers/cdiconfig).
+func (r *Reconciler) podOptions(ctx context.Context, dv *cdiv1.DataVolume) (PodOptions, error) {
+	po := r.pod
+	if po.FilesystemOverhead != 0 {
+		return po, nil
+	}
+	cfg := &cdiv1.CDIConfig{}
+	switch err := r.client.Get(ctx, client.ObjectKey{Name: cdiconfig.Name}, cfg); {
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		cfg = nil
+	case err != nil:
+		return po, fmt.Errorf("reading CDIConfig %s: %w", cdiconfig.Name, err)
+	}
+	po.FilesystemOverhead = cdiconfig.Overhead(cfg, dvspec.StorageClassOf(dv))
+	return po, nil
 }
 
 // podReady says whether pod is ready, as its Ready condition says.

@@ -47,6 +47,7 @@ func main() {
 		notReady    = flag.Duration("node-not-ready-grace", nodehealth.DefaultNotReadyGrace, "an unresponsive node not Ready for this long is down: all its VMIs fail and their launcher pods are force-deleted")
 		uploadCA    = flag.String("upload-client-ca-file", "", "CA (PEM) of the upload proxy's client certificate (virt-api's --handler-client-cert-file), which DataVolume upload pods require; empty: uploads wait, unconfigured")
 		uploadName  = flag.String("upload-client-name", nodeapi.ClientName, "common name of the upload proxy's client certificate")
+		uploadURL   = flag.String("upload-proxy-url", "", "where users reach virt-api's upload proxy, for the CDIConfig's status (KubeVirt's virtctl image-upload reads it); empty: unknown")
 		capsCache   = flag.String("launcher-capabilities-cache", "", "node folder the launchers share for libvirt's QEMU capability probe; empty: each launcher probes")
 	)
 	flag.Parse()
@@ -54,7 +55,7 @@ func main() {
 	ctrl.SetLogger(log)
 	health := nodehealth.Options{HeartbeatTimeout: *heartbeat, NotReadyGrace: *notReady}
 	base := controllers.Config{LauncherImage: *image, ImporterImage: *importer, LauncherCapabilitiesCache: *capsCache, Emulation: *emulation,
-		KubeVirtNamespace: *namespace, NodeHealth: health, UploadClientName: *uploadName}
+		KubeVirtNamespace: *namespace, NodeHealth: health, UploadClientName: *uploadName, UploadProxyURL: *uploadURL}
 	if *uploadCA != "" {
 		ca, err := os.ReadFile(*uploadCA)
 		if err != nil {

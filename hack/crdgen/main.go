@@ -100,6 +100,8 @@ func kinds() map[string]kind {
 		// CDI serves the DataSource's status as a subresource, which its
 		// Go type's markers do not say.
 		"datasources.cdi.kubevirt.io": {markers: true, status: true},
+		// As CDI's: cluster-scoped, no status subresource.
+		"cdiconfigs.cdi.kubevirt.io": {markers: true},
 		"virtualmachinepools.pool.kubevirt.io": {
 			shortNames: []string{"vmpool", "vmpools"},
 			columns: []apiextensionsv1.CustomResourceColumnDefinition{col("Desired", "integer", ".spec.replicas"),

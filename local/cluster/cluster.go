@@ -164,7 +164,8 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	c.base = controllers.Config{LauncherImage: cfg.LauncherImage, ImporterImage: cfg.ImporterImage, KubeVirtNamespace: Namespace, NodeHealth: cfg.NodeHealth,
 		// One probe of QEMU's capabilities for all launchers, not one each.
 		LauncherCapabilitiesCache: cfg.CapabilitiesCacheDir(),
-		UploadClientCA:            uploadCA, UploadClientName: nodeapi.ClientName}
+		UploadClientCA:            uploadCA, UploadClientName: nodeapi.ClientName,
+		UploadProxyURL: cfg.UploadProxyURL()}
 	c.config, err = controllers.ReadConfig(ctx, cl, Namespace, c.base)
 	if err != nil {
 		return c, err

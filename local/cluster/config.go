@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -201,6 +202,12 @@ func (c Config) OperatorManifestDir() string { return filepath.Join(c.DataDir, "
 // DaemonLogDir holds the log of each daemon process of split mode,
 // <name>.log.
 func (c Config) DaemonLogDir() string { return filepath.Join(c.DataDir, "daemons") }
+
+// UploadProxyURL is where virt-api serves the upload proxy: its loopback
+// port.
+func (c Config) UploadProxyURL() string {
+	return "https://127.0.0.1:" + strconv.Itoa(c.VirtAPIPort)
+}
 
 // Kubeconfig is the administrator's kubeconfig of a cluster with this data directory.
 func (c Config) Kubeconfig() string { return filepath.Join(c.controlPlaneDir(), "kubeconfig") }

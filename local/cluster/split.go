@@ -161,6 +161,7 @@ func (c *Cluster) startControllerProcess() error {
 	args := []string{"--namespace", Namespace,
 		"--launcher-image", c.cfg.LauncherImage, "--importer-image", c.cfg.ImporterImage, "--launcher-capabilities-cache", c.base.LauncherCapabilitiesCache,
 		"--upload-client-ca-file", c.cp.Config().PKI().CACert(), "--upload-client-name", nodeapi.ClientName,
+		"--upload-proxy-url", c.cfg.UploadProxyURL(),
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0"}
 	if h := c.cfg.NodeHealth; h.HeartbeatTimeout > 0 {
 		args = append(args, "--node-heartbeat-timeout", h.HeartbeatTimeout.String())

@@ -24,7 +24,8 @@ import (
 // TestDataVolumeUpload is the upload proof: `virtctl image-upload`
 // creates a DataVolume with an upload source, waits for its upload pod,
 // takes a token from the upload.cdi.kubevirt.io API and posts the test
-// guest's qcow2 disk to the upload proxy (virt-api's loopback port); the
+// guest's qcow2 disk to the upload proxy (virt-api's loopback port, which
+// the CDIConfig's status names); the
 // DataVolume Succeeds and a VM boots from it. Before that, a corrupt image
 // is refused with the importer's words and the DataVolume stays ready for
 // a good one; a request without a valid token is refused. Deleting the VM
@@ -36,7 +37,7 @@ func TestDataVolumeUpload(t *testing.T) {
 	const ns = "default"
 	proxy := "https://127.0.0.1:" + strconv.Itoa(w.cfg.VirtAPIPort)
 	upload := func(image string, extra ...string) (string, error) {
-		args := append([]string{"image-upload", "dv", "uploaded", "--image-path", image, "--uploadproxy-url", proxy, "--insecure",
+		args := append([]string{"image-upload", "dv", "uploaded", "--image-path", image, "--insecure",
 			"-n", ns, "--kubeconfig", w.kubeconfig}, extra...)
 		out, err := exec.CommandContext(ctx, testenv.Output(t, "bin", "virtctl"), args...).CombinedOutput()
 		t.Logf("virtctl %s:\n%s", strings.Join(args, " "), out)
@@ -46,7 +47,7 @@ func TestDataVolumeUpload(t *testing.T) {
 	// xz's magic, then nothing xz can read.
 	corrupt := filepath.Join(t.TempDir(), "corrupt.xz")
 	must(t, os.WriteFile(corrupt, append([]byte{0xfd, '7', 'z', 'X', 'Z', 0}, bytes.Repeat([]byte("not xz"), 1000)...), 0o600))
-	out, err := upload(corrupt, "--size", "64Mi", "--retry", "1")
+	out, err := upload(corrupt, "--size", "64Mi", "--retry", "1", "--uploadproxy-url", proxy)
 	if err == nil || !strings.Contains(out, "unexpected return value 400") || !strings.Contains(out, "corrupt") {
 		t.Fatalf("uploading a corrupt image: %v, want a 400 saying it is corrupt", err)
 	}
@@ -65,6 +66,12 @@ func TestDataVolumeUpload(t *testing.T) {
 		t.Errorf("upload with a forged token: %d, want 401", resp.StatusCode)
 	}
 
+	// Without --uploadproxy-url: the CDIConfig says where the proxy is.
+	cfg := &cdiv1.CDIConfig{}
+	must(t, w.c.Get(ctx, client.ObjectKey{Name: "config"}, cfg))
+	if cfg.Status.UploadProxyURL == nil || *cfg.Status.UploadProxyURL != proxy {
+		t.Errorf("CDIConfig status.uploadProxyURL %v, want %s", cfg.Status.UploadProxyURL, proxy)
+	}
 	out, err = upload(testenv.Output(t, "guest", "disk.qcow2"), "--no-create")
 	if err != nil || !strings.Contains(out, "completed successfully") {
 		t.Fatalf("uploading the guest's disk: %v", err)

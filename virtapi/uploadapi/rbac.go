@@ -10,12 +10,17 @@ import (
 const (
 	EditClusterRoleName = "cdi.kubevirt.io:edit"
 	ViewClusterRoleName = "cdi.kubevirt.io:view"
+	// ConfigReaderClusterRoleName lets every authenticated user read the
+	// CDIConfig (where virtctl image-upload finds the upload proxy).
+	ConfigReaderClusterRoleName = "cdi.kubevirt.io:config-reader"
 )
 
-// RBAC returns CDI's user ClusterRoles: cdi.kubevirt.io:edit (DataVolumes
+// RBAC returns CDI's user ClusterRoles, and the binding of the config
+// reader to system:authenticated: cdi.kubevirt.io:config-reader (reading
+// CDIConfigs), cdi.kubevirt.io:edit (DataVolumes
 // and DataSources, cloning from the namespace's claims (create on
 // datavolumes/source), and upload tokens; aggregated into admin and edit) and cdi.kubevirt.io:view (reading them; aggregated into view).
-func RBAC() []*rbacv1.ClusterRole {
+func RBAC() ([]*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
 	role := func(name string, aggregate []string, rules ...rbacv1.PolicyRule) *rbacv1.ClusterRole {
 		labels := map[string]string{"app.kubernetes.io/part-of": "virtkit"}
 		for _, a := range aggregate {
@@ -28,7 +33,15 @@ func RBAC() []*rbacv1.ClusterRole {
 		}
 	}
 	cdi := cdiv1.SchemeGroupVersion.Group
+	binding := &rbacv1.ClusterRoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: ConfigReaderClusterRoleName, Labels: map[string]string{"app.kubernetes.io/part-of": "virtkit"}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: ConfigReaderClusterRoleName},
+		Subjects:   []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "Group", Name: "system:authenticated"}},
+	}
 	return []*rbacv1.ClusterRole{
+		role(ConfigReaderClusterRoleName, nil,
+			rbacv1.PolicyRule{APIGroups: []string{cdi}, Resources: []string{"cdiconfigs"}, Verbs: []string{"get", "list", "watch"}}),
 		role(EditClusterRoleName, []string{"admin", "edit"},
 			rbacv1.PolicyRule{APIGroups: []string{cdi}, Resources: []string{"datavolumes", "datasources"},
 				Verbs: []string{"*"}},
@@ -37,5 +50,5 @@ func RBAC() []*rbacv1.ClusterRole {
 		role(ViewClusterRoleName, []string{"view"},
 			rbacv1.PolicyRule{APIGroups: []string{cdi}, Resources: []string{"datavolumes", "datasources"},
 				Verbs: []string{"get", "list", "watch"}}),
-	}
+	}, binding
 }

@@ -158,7 +158,10 @@ func TestClaimBackends(t *testing.T) {
 
 // TestRBAC: CDI's role names, aggregated as CDI aggregates them.
 func TestRBAC(t *testing.T) {
-	roles := uploadapi.RBAC()
+	roles, binding := uploadapi.RBAC()
+	if binding.RoleRef.Name != uploadapi.ConfigReaderClusterRoleName || binding.Subjects[0].Name != "system:authenticated" {
+		t.Errorf("binding %+v, want the config reader for every authenticated user", binding)
+	}
 	got := map[string]map[string]string{}
 	for _, r := range roles {
 		got[r.Name] = r.Labels

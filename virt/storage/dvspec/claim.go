@@ -42,6 +42,18 @@ const (
 	AnnPodReady = "cdi.kubevirt.io/storage.pod.ready"
 )
 
+// StorageClassOf is the StorageClass dv's claim asks for, "" when it names
+// none (the cluster's default).
+func StorageClassOf(dv *cdiv1.DataVolume) string {
+	switch {
+	case dv.Spec.Storage != nil && dv.Spec.Storage.StorageClassName != nil:
+		return *dv.Spec.Storage.StorageClassName
+	case dv.Spec.PVC != nil && dv.Spec.PVC.StorageClassName != nil:
+		return *dv.Spec.PVC.StorageClassName
+	}
+	return ""
+}
+
 // UploadPodName is the name of the upload pod of the claim called claim,
 // as CDI names it: the upload proxy finds the pod by it.
 func UploadPodName(claim string) string { return "cdi-upload-" + claim }

@@ -1,0 +1,16 @@
+// Package cdiconfig is the CDIConfig controller: it keeps the
+// cluster-scoped cdi.kubevirt.io/v1beta1 CDIConfig named "config" in being
+// and writes its status as CDI's does, so that tools reading it (KubeVirt's
+// virtctl image-upload looks up the upload proxy's address there) work
+// unchanged.
+//
+// It owns the status of that one object: uploadProxyURL (the spec's
+// override, else the address virtkit was told users reach virt-api's upload
+// proxy at), filesystemOverhead (the spec's global and per-StorageClass
+// values, else CDI's 6 %; an invalid value is left out with a Warning
+// event) and scratchSpaceStorageClass (the spec's, echoed). It changes no
+// spec and no other object. [Overhead] is how the DataVolume controller
+// reads the overhead a claim of a StorageClass gets.
+//
+// See docs/datavolumes.md.
+package cdiconfig

@@ -1,0 +1,61 @@
+package cdiconfig
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+)
+
+func TestNextStatus(t *testing.T) {
+	url := func(s string) *string { return &s }
+	for _, tc := range []struct {
+		name     string
+		spec     cdiv1.CDIConfigSpec
+		defaults Defaults
+		want     cdiv1.CDIConfigStatus
+		wantErrs []string
+	}{
+		{name: "empty", want: cdiv1.CDIConfigStatus{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.06"}}},
+		{name: "defaults", defaults: Defaults{UploadProxyURL: "https://127.0.0.1:8443"},
+			want: cdiv1.CDIConfigStatus{UploadProxyURL: url("https://127.0.0.1:8443"), FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.06"}}},
+		{name: "spec wins", defaults: Defaults{UploadProxyURL: "https://127.0.0.1:8443"},
+			spec: cdiv1.CDIConfigSpec{UploadProxyURLOverride: url("https://upload.example.com"), ScratchSpaceStorageClass: url("fast"),
+				FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.1", StorageClass: map[string]cdiv1.Percent{"fast": "0.055", "thin": "0"}}},
+			want: cdiv1.CDIConfigStatus{UploadProxyURL: url("https://upload.example.com"), ScratchSpaceStorageClass: "fast",
+				FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.1", StorageClass: map[string]cdiv1.Percent{"fast": "0.055", "thin": "0"}}}},
+		{name: "invalid values left out",
+			spec:     cdiv1.CDIConfigSpec{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "6%", StorageClass: map[string]cdiv1.Percent{"a": "0.1234", "b": "1.5", "c": "0.2"}}},
+			want:     cdiv1.CDIConfigStatus{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.06", StorageClass: map[string]cdiv1.Percent{"c": "0.2"}}},
+			wantErrs: []string{`spec.filesystemOverhead.global: "6%"`, `storageClass[a]: "0.1234"`, `storageClass[b]: "1.5"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, errs := NextStatus(&cdiv1.CDIConfig{Spec: tc.spec}, tc.defaults)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+			if len(errs) != len(tc.wantErrs) {
+				t.Fatalf("errors %v, want %d", errs, len(tc.wantErrs))
+			}
+			for i, e := range errs {
+				if !strings.Contains(e.Error(), tc.wantErrs[i]) {
+					t.Errorf("error %d: %v, want it to contain %q", i, e, tc.wantErrs[i])
+				}
+			}
+		})
+	}
+}
+
+func TestOverhead(t *testing.T) {
+	cfg := &cdiv1.CDIConfig{Status: cdiv1.CDIConfigStatus{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.1",
+		StorageClass: map[string]cdiv1.Percent{"fast": "0.055", "broken": "x"}}}}
+	for class, want := range map[string]float64{"fast": 0.055, "other": 0.1, "": 0.1, "broken": 0.1} {
+		if got := Overhead(cfg, class); got != want {
+			t.Errorf("Overhead(%q) = %v, want %v", class, got, want)
+		}
+	}
+	if got := Overhead(nil, "fast"); got != 0.06 {
+		t.Errorf("Overhead without a CDIConfig = %v, want 0.06", got)
+	}
+}
