@@ -49,7 +49,7 @@ const (
 )
 
 // run imports (or, for an upload source, serves the upload server and
-// imports the upload) as args say and returns the exit code; getenv gives the
+// imports the upload; or sends a clone's source to its target) as args say and returns the exit code; getenv gives the
 // credentials' variables.
 func run(ctx context.Context, args []string, getenv func(string) string, log logr.Logger) int {
 	a, err := contract.Parse(args, io.Discard)
@@ -66,9 +66,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, log log
 		out  contract.Outcome
 		code int
 	)
-	if a.Source == contract.SourceUpload {
+	switch a.Source {
+	case contract.SourceUpload:
 		out, code = serveUpload(ctx, im, a, contract.UploadTLSDir, log)
-	} else {
+	case contract.SourceSend:
+		out, code = sendOnce(ctx, a, contract.CloneTLSDir, log)
+	default:
 		out, code = importOnce(ctx, im, a, getenv)
 	}
 	writeOutcome(log, out)

@@ -28,6 +28,17 @@ const maxCertPEM = 16 << 10
 // makes it, hands the key to the pod only, and publishes the certificate
 // for the proxy to pin (PinnedTLS): no CA is involved.
 func NewServerCert(name string, now time.Time) (certPEM, keyPEM []byte, err error) {
+	return selfSigned(name, now, x509.ExtKeyUsageServerAuth)
+}
+
+// NewClientCert returns a new self-signed client certificate (PEM) and its
+// key (PEM) named name: a clone's source pod presents it to the target's
+// upload server, which trusts it as its own CA (ServerTLS).
+func NewClientCert(name string, now time.Time) (certPEM, keyPEM []byte, err error) {
+	return selfSigned(name, now, x509.ExtKeyUsageClientAuth)
+}
+
+func selfSigned(name string, now time.Time, usage x509.ExtKeyUsage) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
@@ -37,13 +48,16 @@ func NewServerCert(name string, now time.Time) (certPEM, keyPEM []byte, err erro
 		return nil, nil, err
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber: sn, Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
+		SerialNumber: sn, Subject: pkix.Name{CommonName: name},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(ServerCertValidity),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+	}
+	if usage == x509.ExtKeyUsageServerAuth {
+		tmpl.DNSNames = []string{name}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	if err != nil {
-		return nil, nil, fmt.Errorf("upload server certificate %s: %w", name, err)
+		return nil, nil, fmt.Errorf("self-signed certificate %s: %w", name, err)
 	}
 	kd, err := x509.MarshalECPrivateKey(key)
 	if err != nil {

@@ -19,6 +19,10 @@ const (
 	// SourceUpload serves an upload server (virt/storage/upload) on
 	// UploadPort and imports the one upload the proxy sends.
 	SourceUpload = "upload"
+	// SourceSend is not an import: it reads the file Path and sends it to
+	// the upload server at URL (a clone's source pod, in the source
+	// claim's namespace), with the TLS files of CloneTLSDir.
+	SourceSend = "send"
 )
 
 // Args are the importer's flags, rendered by the controller into the
@@ -57,7 +61,13 @@ type Args struct {
 
 // Command is the importer container's command for a.
 func (a Args) Command() []string {
-	cmd := []string{Binary, "--source", a.Source, "--target", a.Target, "--size", strconv.FormatInt(a.Size, 10)}
+	cmd := []string{Binary, "--source", a.Source}
+	if a.Target != "" {
+		cmd = append(cmd, "--target", a.Target)
+	}
+	if a.Size != 0 {
+		cmd = append(cmd, "--size", strconv.FormatInt(a.Size, 10))
+	}
 	if a.URL != "" {
 		cmd = append(cmd, "--url", a.URL)
 	}
@@ -101,7 +111,7 @@ func Parse(args []string, output io.Writer) (Args, error) {
 	var a Args
 	fs := flag.NewFlagSet(Binary, flag.ContinueOnError)
 	fs.SetOutput(output)
-	fs.StringVar(&a.Source, "source", "", "where the image comes from: http, file, upload or blank")
+	fs.StringVar(&a.Source, "source", "", "where the image comes from: http, file, upload or blank; or send, to send a file to an upload server")
 	fs.StringVar(&a.URL, "url", "", "the http source's URL")
 	fs.StringVar(&a.Path, "path", "", "the file source's file, or its folder of one file")
 	fs.StringVar(&a.Name, "name", "", "what the file source is, for messages")
@@ -139,14 +149,18 @@ func (a Args) Validate() error {
 		if a.ClientName == "" {
 			errs = append(errs, errors.New("--client-name: required for an upload source"))
 		}
+	case SourceSend:
+		if a.Path == "" || a.URL == "" {
+			errs = append(errs, errors.New("--path and --url: required to send"))
+		}
 	case SourceBlank:
 	default:
-		errs = append(errs, fmt.Errorf("--source %q: must be %s, %s, %s or %s", a.Source, SourceHTTP, SourceFile, SourceUpload, SourceBlank))
+		errs = append(errs, fmt.Errorf("--source %q: must be %s, %s, %s, %s or %s", a.Source, SourceHTTP, SourceFile, SourceUpload, SourceSend, SourceBlank))
 	}
-	if a.Target == "" {
+	if a.Target == "" && a.Source != SourceSend {
 		errs = append(errs, errors.New("--target: required"))
 	}
-	if a.Size <= 0 {
+	if a.Size <= 0 && a.Source != SourceSend {
 		errs = append(errs, fmt.Errorf("--size %d: must be positive", a.Size))
 	}
 	for _, h := range a.Headers {

@@ -15,6 +15,7 @@ func TestArgsRoundTrip(t *testing.T) {
 		{Source: SourceBlank, Target: BlockDevice, Block: true, Size: 64 << 20},
 		{Source: SourceFile, Path: SourceDir + "/" + DiskImage, Name: "claim ns/golden", Target: DataDir + "/" + DiskImage, Size: 1 << 30},
 		{Source: SourceUpload, ClientName: "proxy", Target: DataDir + "/" + DiskImage, Size: 1 << 30, Scratch: ScratchDir},
+		{Source: SourceSend, Path: SourceDir + "/" + DiskImage, URL: "https://10.88.0.7:8444", Name: "claim a/b"},
 	} {
 		got, err := Parse(a.Command()[1:], io.Discard)
 		if err != nil {
@@ -31,7 +32,8 @@ func TestParseRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		"no source":         {[]string{"--target", "/data/disk.img", "--size", "1"}, `--source "": must be http, file, upload or blank`},
+		"no source":         {[]string{"--target", "/data/disk.img", "--size", "1"}, `--source "": must be http, file, upload, send or blank`},
+		"send, no url":      {[]string{"--source", "send", "--path", "/source/disk.img"}, "--path and --url: required"},
 		"upload, no client": {[]string{"--source", "upload", "--target", "t", "--size", "1"}, "--client-name: required"},
 		"file, no path":     {[]string{"--source", "file", "--target", "t", "--size", "1"}, "--path: required"},
 		"http, no url":      {[]string{"--source", "http", "--target", "t", "--size", "1"}, "--url: required"},

@@ -48,6 +48,16 @@ const UploadPort = 8444
 // certificate).
 const UploadTLSDir = "/upload-tls"
 
+// CloneTLSDir holds the TLS files of a clone's source pod (SourceSend),
+// from a Secret in the source's namespace: tls.crt and tls.key (its client
+// certificate, which the target's upload server trusts) and server.crt
+// (the upload server's certificate, the only one it accepts).
+const CloneTLSDir = "/clone-tls"
+
+// CloneServerCertKey is the key of the upload server's certificate in a
+// clone source's Secret.
+const CloneServerCertKey = "server.crt"
+
 // AnnUploadServerCert is the pod annotation holding the upload server's
 // certificate (PEM): the proxy accepts no other from that pod.
 const AnnUploadServerCert = "upload.virtkit.io/server-certificate"
