@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	virtv1 "kubevirt.io/api/core/v1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
@@ -146,6 +147,9 @@ func apiRules() []rbacv1.PolicyRule {
 		// its instancetype and preference from; the upload proxy reads a
 		// claim's, and its upload pod's, readiness.
 		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get"}},
+		// The validating webhook finds the claim a clone's DataSource
+		// names, to ask RBAC whether the user may clone from its namespace.
+		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datasources"}, Verbs: []string{"get"}},
 	}
 }
 

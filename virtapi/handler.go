@@ -66,7 +66,8 @@ func Handler(cl client.Client, scheme *runtime.Scheme, cfg Config) http.Handler 
 	if specOpts == nil {
 		specOpts = admission.Static(cfg.SpecOptions...)
 	}
-	for path, h := range admission.HandlersFrom(scheme, specOpts, admission.WithPrivilegedUsers(cfg.PrivilegedUsers...), admission.WithInstancetypes(cl)) {
+	for path, h := range admission.HandlersFrom(scheme, specOpts, admission.WithPrivilegedUsers(cfg.PrivilegedUsers...), admission.WithInstancetypes(cl),
+		admission.WithCloneAuthorization(cl)) {
 		mux.Handle(path, h)
 	}
 	var evictionOpts []eviction.Option

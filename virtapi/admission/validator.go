@@ -28,6 +28,9 @@ type Validator struct {
 	// instancetypes reads the instancetypes and preferences VMs name
 	// (WithInstancetypes); nil: not checked.
 	instancetypes client.Reader
+	// clones authorizes clones from other namespaces
+	// (WithCloneAuthorization); nil: not checked.
+	clones client.Client
 }
 
 var _ admission.Handler = (*Validator)(nil)
@@ -111,7 +114,18 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		errs := spec.ValidateVM(vm, append(opts, v.sizingOptions(ctx, vm)...)...)
 		for i := range vm.Spec.DataVolumeTemplates {
 			t := &vm.Spec.DataVolumeTemplates[i]
-			errs = append(errs, dvspec.ValidateSpec(vm.Namespace, t.Name, &t.Spec, field.NewPath("spec", "dataVolumeTemplates").Index(i).Child("spec"))...)
+			path := field.NewPath("spec", "dataVolumeTemplates").Index(i).Child("spec")
+			errs = append(errs, dvspec.ValidateSpec(vm.Namespace, t.Name, &t.Spec, path)...)
+			if own {
+				continue
+			}
+			// The VM controller makes these DataVolumes: the user's right
+			// to clone is checked here, as KubeVirt's webhook does.
+			denied, err := v.authorizeClone(ctx, req.UserInfo, vm.Namespace, t.Name, &t.Spec, path)
+			if err != nil {
+				return admission.Errored(http.StatusInternalServerError, err)
+			}
+			errs = append(errs, denied...)
 		}
 		if t := vm.Spec.Template; t != nil && !own {
 			errs = append(errs, spec.ValidateReservedLabels(field.NewPath("spec", "template", "metadata", "labels"), t.ObjectMeta.Labels, oldLabels)...)
@@ -230,7 +244,17 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 				return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode the stored DataVolume %s/%s: %w", req.Namespace, req.Name, err))
 			}
 		}
-		return Verdict(cdiv1.SchemeGroupVersion.WithKind("DataVolume").GroupKind(), dv.Name, dvspec.Validate(dv, old))
+		errs := dvspec.Validate(dv, old)
+		if old == nil && !own {
+			// virtkit's own components make the DataVolumes of VMs'
+			// templates, whose clones were authorized with the VM.
+			denied, err := v.authorizeClone(ctx, req.UserInfo, dv.Namespace, dv.Name, &dv.Spec, field.NewPath("spec"))
+			if err != nil {
+				return admission.Errored(http.StatusInternalServerError, err)
+			}
+			errs = append(errs, denied...)
+		}
+		return Verdict(cdiv1.SchemeGroupVersion.WithKind("DataVolume").GroupKind(), dv.Name, errs)
 	}
 	return admission.Allowed("not a kind this webhook validates")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,9 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	poolv1 "kubevirt.io/api/pool/v1beta1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/virtkit/virtkit/internal/scheme"
@@ -333,5 +337,77 @@ func TestDataVolumesAreValidated(t *testing.T) {
 		if diff := cmp.Diff(c.want, refusals(t, v.Handle(ctx, review(t, "alice", c.obj, c.old)))); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", c.name, diff)
 		}
+	}
+}
+
+// TestClonesAreAuthorized: a clone from another namespace, by a
+// DataVolume or a VM's dataVolumeTemplate, needs create on
+// datavolumes/source in cdi.kubevirt.io in the source claim's namespace
+// (a DataSource's claim's, when named through one), asked of RBAC for the
+// requesting user; same-namespace clones and virtkit's own accounts are
+// not asked.
+func TestClonesAreAuthorized(t *testing.T) {
+	var asked []authorizationv1.ResourceAttributes
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).
+		WithObjects(&cdiv1.DataSource{ObjectMeta: metav1.ObjectMeta{Namespace: "catalog", Name: "fedora"},
+			Spec: cdiv1.DataSourceSpec{Source: cdiv1.DataSourceSource{PVC: &cdiv1.DataVolumeSourcePVC{Namespace: "images", Name: "fedora-41"}}}}).
+		WithInterceptorFuncs(interceptor.Funcs{Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			sar, ok := obj.(*authorizationv1.SubjectAccessReview)
+			if !ok {
+				return cl.Create(ctx, obj, opts...)
+			}
+			asked = append(asked, *sar.Spec.ResourceAttributes)
+			sar.Status.Allowed = sar.Spec.User == "alice" && sar.Spec.ResourceAttributes.Namespace == "images"
+			return nil
+		}}).Build()
+	v := admission.NewValidator(scheme.New(), admission.WithCloneAuthorization(c), admission.WithPrivilegedUsers(ownAccount))
+	size := &cdiv1.StorageSpec{Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}
+	pvc := func(ns string) cdiv1.DataVolumeSpec {
+		return cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{PVC: &cdiv1.DataVolumeSourcePVC{Namespace: ns, Name: "golden"}}, Storage: size}
+	}
+	ref := cdiv1.DataVolumeSpec{SourceRef: &cdiv1.DataVolumeSourceRef{Kind: "DataSource", Namespace: new("catalog"), Name: "fedora"}, Storage: size}
+	dv := func(s cdiv1.DataVolumeSpec) *cdiv1.DataVolume {
+		return &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Name: "copy", Namespace: "default"}, Spec: s}
+	}
+	vm := func(s cdiv1.DataVolumeSpec) *virtv1.VirtualMachine {
+		vm := &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "vm", Namespace: "default"}, Spec: virtv1.VirtualMachineSpec{
+			RunStrategy: new(virtv1.RunStrategyHalted), Template: &virtv1.VirtualMachineInstanceTemplateSpec{Spec: minimalVMI("x").Spec}}}
+		vm.Spec.DataVolumeTemplates = []virtv1.DataVolumeTemplateSpec{{ObjectMeta: metav1.ObjectMeta{Name: "data"}, Spec: s}}
+		vm.Spec.Template.Spec.Volumes = append(vm.Spec.Template.Spec.Volumes, virtv1.Volume{Name: "data",
+			VolumeSource: virtv1.VolumeSource{DataVolume: &virtv1.DataVolumeSource{Name: "data"}}})
+		vm.Spec.Template.Spec.Domain.Devices.Disks = append(vm.Spec.Template.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "data"})
+		return vm
+	}
+	for _, tc := range []struct {
+		name, user string
+		obj        runtime.Object
+		want       []string
+		wantAsked  []string // namespaces asked about
+	}{
+		{name: "same namespace", user: "bob", obj: dv(pvc("default"))},
+		{name: "allowed", user: "alice", obj: dv(pvc("images")), wantAsked: []string{"images"}},
+		{name: "refused", user: "bob", obj: dv(pvc("images")), want: []string{"FieldValueForbidden spec.source.pvc.namespace"}, wantAsked: []string{"images"}},
+		{name: "through a DataSource", user: "bob", obj: dv(ref), want: []string{"FieldValueForbidden spec.sourceRef.namespace"}, wantAsked: []string{"images"}},
+		{name: "virtkit's own", user: ownAccount, obj: dv(pvc("images"))},
+		{name: "VM template", user: "bob", obj: vm(pvc("images")), want: []string{"FieldValueForbidden spec.dataVolumeTemplates[0].spec.source.pvc.namespace"},
+			wantAsked: []string{"images"}},
+		{name: "VM template, allowed", user: "alice", obj: vm(pvc("images")), wantAsked: []string{"images"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			asked = nil
+			if diff := cmp.Diff(tc.want, refusals(t, v.Handle(context.Background(), review(t, tc.user, tc.obj, nil)))); diff != "" {
+				t.Errorf("refusals (-want +got):\n%s", diff)
+			}
+			var got []string
+			for _, a := range asked {
+				if a.Verb != "create" || a.Group != "cdi.kubevirt.io" || a.Resource != "datavolumes" || a.Subresource != "source" {
+					t.Errorf("asked %+v, want create on datavolumes/source", a)
+				}
+				got = append(got, a.Namespace)
+			}
+			if diff := cmp.Diff(tc.wantAsked, got); diff != "" {
+				t.Errorf("namespaces asked about (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
