@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
@@ -469,4 +470,108 @@ func TestOverheadFromCDIConfig(t *testing.T) {
 			t.Errorf("%s: importer disk size %d, want %d", tc.name, args.Size, want)
 		}
 	}
+}
+
+// TestCloneFromAnotherNamespace: a clone of a claim of another namespace
+// gets an upload pod, whose Secret trusts a client certificate made for
+// the clone, and the finalizer; once that pod is ready, a source pod in the
+// source's namespace mounts the claim read-only and sends its disk there
+// with that certificate, pinning the upload pod's. When the upload pod
+// ends well the DataVolume Succeeds and nothing is left in either
+// namespace. A second clone whose source pod is refused fails with its
+// words, and leaves nothing either.
+func TestCloneFromAnotherNamespace(t *testing.T) {
+	cl := startCluster(t)
+	ctx := testenv.Within(t, 60*time.Second)
+	golden, ns := cl.namespace(t, "golden"), cl.namespace(t, "copies")
+	base := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: golden, Name: "base"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}
+	if err := cl.c.Create(ctx, base); err != nil {
+		t.Fatal(err)
+	}
+	cl.bind(ctx, t, client.ObjectKeyFromObject(base))
+	clone := func(name string) (*cdiv1.DataVolume, *corev1.Pod, *corev1.Pod) {
+		t.Helper()
+		dv := httpDV(ns, name, "", func(dv *cdiv1.DataVolume) {
+			dv.UID = ""
+			dv.Spec.Source = &cdiv1.DataVolumeSource{PVC: &cdiv1.DataVolumeSourcePVC{Namespace: golden, Name: "base"}}
+		})
+		if err := cl.c.Create(ctx, dv); err != nil {
+			t.Fatal(err)
+		}
+		key := client.ObjectKeyFromObject(dv)
+		cl.bind(ctx, t, key)
+		ready := running()
+		ready.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		target := cl.podStatus(ctx, t, client.ObjectKey{Namespace: ns, Name: "cdi-upload-" + name}, ready)
+		dv = cl.dv(ctx, t, key)
+		if !controllerutil.ContainsFinalizer(dv, CloneFinalizer) || dv.Annotations[AnnCloneSourceNamespace] != golden {
+			t.Errorf("DataVolume finalizers %v annotations %v: want the clone finalizer and the source namespace", dv.Finalizers, dv.Annotations)
+		}
+		up := &corev1.Secret{}
+		if err := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cdi-upload-" + name + "-tls"}, up); err != nil {
+			t.Fatal(err)
+		}
+		source := cl.podStatus(ctx, t, client.ObjectKey{Namespace: golden, Name: string(dv.UID) + "-source-pod"}, running())
+		args, err := contract.Parse(source.Spec.Containers[0].Command[1:], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args.Source != contract.SourceSend || args.URL != "https://10.0.0.9:8444" || args.Path != "/source/disk.img" {
+			t.Errorf("source pod args %+v, want to send /source/disk.img to the upload pod", args)
+		}
+		ro := false
+		for _, v := range source.Spec.Volumes {
+			ro = ro || (v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "base" && v.PersistentVolumeClaim.ReadOnly)
+		}
+		sec := &corev1.Secret{}
+		if err := cl.c.Get(ctx, client.ObjectKey{Namespace: golden, Name: string(dv.UID) + "-source-pod-tls"}, sec); err != nil {
+			t.Fatal(err)
+		}
+		if !ro || string(sec.Data[contract.CloneServerCertKey]) != string(up.Data[corev1.TLSCertKey]) ||
+			string(sec.Data[corev1.TLSCertKey]) != string(up.Data[CloneClientCertKey]) ||
+			!strings.Contains(string(up.Data[corev1.ServiceAccountRootCAKey]), string(up.Data[CloneClientCertKey])) {
+			t.Errorf("source pod volumes %+v, secrets: want the claim read-only, the upload pod's certificate pinned and the clone's trusted", source.Spec.Volumes)
+		}
+		return dv, target, source
+	}
+	gone := func(dv *cdiv1.DataVolume) {
+		t.Helper()
+		testenv.Eventually(ctx, t, "nothing left of the clone "+dv.Name, func() (bool, string) {
+			var left []string
+			for _, k := range []client.ObjectKey{{Namespace: golden, Name: string(dv.UID) + "-source-pod"}, {Namespace: ns, Name: "cdi-upload-" + dv.Name}} {
+				if err := cl.c.Get(ctx, k, &corev1.Pod{}); !apierrors.IsNotFound(err) {
+					left = append(left, "pod "+k.String())
+				}
+				k.Name += "-tls"
+				if err := cl.c.Get(ctx, k, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+					left = append(left, "secret "+k.String())
+				}
+			}
+			got := cl.dv(ctx, t, client.ObjectKeyFromObject(dv))
+			if controllerutil.ContainsFinalizer(got, CloneFinalizer) {
+				left = append(left, "the finalizer")
+			}
+			return len(left) == 0, strings.Join(left, ", ")
+		})
+	}
+
+	dv, target, _ := clone("copy")
+	cl.waitPhase(ctx, t, client.ObjectKeyFromObject(dv), cdiv1.CloneInProgress)
+	cl.podStatus(ctx, t, client.ObjectKeyFromObject(target), finished(contract.Outcome{Message: "Upload Complete"}))
+	got := cl.waitPhase(ctx, t, client.ObjectKeyFromObject(dv), cdiv1.Succeeded)
+	if c := condition(got, cdiv1.DataVolumeRunning); c == nil || c.Message != "Clone Complete" {
+		t.Errorf("Running condition %+v, want Clone Complete", c)
+	}
+	gone(dv)
+
+	dv, _, source := clone("refused")
+	refusal := contract.Outcome{Message: "the clone's target refused claim golden/base: corrupt image", Reason: "CloneFailed", Fatal: true}
+	cl.podStatus(ctx, t, client.ObjectKeyFromObject(source), finished(refusal))
+	got = cl.waitPhase(ctx, t, client.ObjectKeyFromObject(dv), cdiv1.Failed)
+	if c := condition(got, cdiv1.DataVolumeRunning); c == nil || c.Reason != "CloneFailed" || c.Message != refusal.Message {
+		t.Errorf("Running condition %+v, want the source pod's words", c)
+	}
+	gone(dv)
 }

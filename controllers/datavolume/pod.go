@@ -34,6 +34,18 @@ type PodOptions struct {
 	UploadClientName string
 }
 
+// DefaultCloneClientName names the client certificate of a clone's source
+// pod when no upload client name is set.
+const DefaultCloneClientName = "virtkit-clone-source"
+
+// clientName is the common name an upload pod requires of its clients.
+func (o PodOptions) clientName() string {
+	if o.UploadClientName == "" {
+		return DefaultCloneClientName
+	}
+	return o.UploadClientName
+}
+
 // overhead is FilesystemOverhead, defaulted.
 func (o PodOptions) overhead() float64 {
 	if o.FilesystemOverhead == 0 {
@@ -53,7 +65,7 @@ func ImporterPodName(dv *cdiv1.DataVolume) string { return "importer-" + dv.Name
 // PodName is the name of the pod filling the claim of dv from src: an
 // upload pod is named as CDI's (dvspec.UploadPodName).
 func PodName(dv *cdiv1.DataVolume, src dvspec.Source) string {
-	if src.IsUpload() {
+	if src.IsUpload() || src.CrossNamespace(dv.Namespace) {
 		return dvspec.UploadPodName(dv.Name)
 	}
 	return ImporterPodName(dv)
@@ -63,11 +75,20 @@ func PodName(dv *cdiv1.DataVolume, src dvspec.Source) string {
 // upload pod.
 func UploadSecretName(pod string) string { return pod + "-tls" }
 
+// Keys of an upload Secret that holds, for a clone from another namespace,
+// the client certificate and key its source pod presents.
+const (
+	CloneClientCertKey = "clone-client.crt"
+	CloneClientKeyKey  = "clone-client.key"
+)
+
 // UploadSecret is the Secret of dv's upload pod called pod: its serving
 // certificate and key, and the CA of the proxy's client certificate
-// (contract.UploadTLSDir).
-func UploadSecret(dv *cdiv1.DataVolume, pod string, certPEM, keyPEM, clientCA []byte) *corev1.Secret {
-	return &corev1.Secret{
+// (contract.UploadTLSDir). For a clone from another namespace, cloneCert
+// and cloneKey are the source pod's client certificate, which the pod
+// trusts too.
+func UploadSecret(dv *cdiv1.DataVolume, pod string, certPEM, keyPEM, clientCA, cloneCert, cloneKey []byte) *corev1.Secret {
+	sec := &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: dv.Namespace, Name: UploadSecretName(pod),
 			Labels:          map[string]string{dvspec.LabelApp: dvspec.AppCDI, dvspec.LabelComponent: dvspec.ComponentUploadServer},
@@ -75,6 +96,58 @@ func UploadSecret(dv *cdiv1.DataVolume, pod string, certPEM, keyPEM, clientCA []
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM, corev1.ServiceAccountRootCAKey: clientCA},
 	}
+	if cloneCert != nil {
+		sec.Data[corev1.ServiceAccountRootCAKey] = append(append(append([]byte{}, clientCA...), '\n'), cloneCert...)
+		sec.Data[CloneClientCertKey], sec.Data[CloneClientKeyKey] = cloneCert, cloneKey
+	}
+	return sec
+}
+
+// CloneSourcePodName is the name of the pod, in the source claim's
+// namespace, that sends a clone's disk to dv's upload pod, as CDI names
+// it.
+func CloneSourcePodName(dv *cdiv1.DataVolume) string { return string(dv.UID) + "-source-pod" }
+
+// CloneSourceSecret is the Secret of that pod, in the source's namespace:
+// the client certificate and key of dv's upload Secret, and the upload
+// server's certificate (contract.CloneTLSDir). Nothing owns it across
+// namespaces: the controller deletes it, with a finalizer on dv.
+func CloneSourceSecret(dv *cdiv1.DataVolume, src dvspec.Source, upload *corev1.Secret) *corev1.Secret {
+	name := CloneSourcePodName(dv)
+	return &corev1.Secret{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: src.Claim.Namespace, Name: UploadSecretName(name),
+			Labels: map[string]string{dvspec.LabelApp: dvspec.AppCDI, dvspec.LabelComponent: dvspec.ComponentCloneSource}},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{corev1.TLSCertKey: upload.Data[CloneClientCertKey], corev1.TLSPrivateKeyKey: upload.Data[CloneClientKeyKey],
+			contract.CloneServerCertKey: upload.Data[corev1.TLSCertKey]},
+	}
+}
+
+// CloneSourcePod is the pod that sends the disk of src's claim, mounted
+// read-only, to the upload server at target (https://IP:PORT), with the
+// files of its Secret (CloneSourceSecret).
+func CloneSourcePod(dv *cdiv1.DataVolume, src dvspec.Source, o PodOptions, target string) *corev1.Pod {
+	p := ImporterPod(dv, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: src.Claim.Name}}, dvspec.Source{Kind: contract.SourceSend}, o)
+	name := CloneSourcePodName(dv)
+	p.Namespace, p.Name, p.OwnerReferences = src.Claim.Namespace, name, nil
+	p.Labels[dvspec.LabelComponent] = dvspec.ComponentCloneSource
+	c := &p.Spec.Containers[0]
+	c.Name = "cdi-clone-source"
+	c.Ports = nil
+	args := contract.Args{Source: contract.SourceSend, Path: path.Join(contract.SourceDir, contract.DiskImage),
+		Name: src.Describe(), URL: target}
+	c.Command = args.Command()
+	c.VolumeMounts = []corev1.VolumeMount{
+		{Name: "cdi-source-vol", MountPath: contract.SourceDir, ReadOnly: true},
+		{Name: "cdi-clone-tls", MountPath: contract.CloneTLSDir, ReadOnly: true},
+	}
+	c.VolumeDevices = nil
+	p.Spec.Volumes = []corev1.Volume{
+		{Name: "cdi-source-vol", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: src.Claim.Name, ReadOnly: true}}},
+		{Name: "cdi-clone-tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: UploadSecretName(name)}}},
+	}
+	return p
 }
 
 // UploadPod is the importer pod of an upload source: it serves the upload
@@ -83,6 +156,7 @@ func UploadSecret(dv *cdiv1.DataVolume, pod string, certPEM, keyPEM, clientCA []
 // certificate for the proxy to pin (contract.AnnUploadServerCert).
 func UploadPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, o PodOptions, certPEM []byte) *corev1.Pod {
 	p := ImporterPod(dv, pvc, dvspec.Source{Kind: contract.SourceUpload}, o)
+	p.Name = dvspec.UploadPodName(dv.Name)
 	p.Annotations = map[string]string{contract.AnnUploadServerCert: string(certPEM)}
 	p.Labels[dvspec.LabelComponent] = dvspec.ComponentUploadServer
 	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "cdi-upload-tls", VolumeSource: corev1.VolumeSource{
@@ -109,7 +183,7 @@ func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src dv
 	capacity := dvspec.ClaimCapacity(pvc)
 	args := contract.Args{Source: src.Kind, OwnerUID: string(dv.UID)}
 	if src.IsUpload() {
-		args.ClientName = o.UploadClientName
+		args.ClientName = o.clientName()
 	}
 	c := corev1.Container{
 		Name: "importer", Image: o.Image, ImagePullPolicy: o.PullPolicy,

@@ -98,8 +98,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: stale.RetryAfter}, nil
 	}
 	if dv.DeletionTimestamp != nil {
-		// The claim and the pod go with it (owner references).
-		return ctrl.Result{}, nil
+		// The claim and the pod go with it (owner references); a clone's
+		// source pod in another namespace is deleted here.
+		return ctrl.Result{}, r.release(ctx, dv)
 	}
 	var o Observed
 	src, ferr := dvspec.SourceOf(dv)
@@ -184,6 +185,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("DataVolume %s: pod %s exists and is not its importer", req.NamespacedName, pod.Name))
 	}
 	o.Pod = pod
+	cross := src.CrossNamespace(dv.Namespace)
+	if pod != nil && cross && !o.Populated && dv.Status.Phase != cdiv1.Failed {
+		sp, err := r.cloneSource(ctx, dv, src, pod, po)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if sourceFailed(sp) {
+			// Its words are the DataVolume's failure.
+			o.Pod, o.Source = sp, src
+			return r.finishAndDelete(ctx, dv, o)
+		}
+	}
 	if pod != nil {
 		// As CDI: the claim tells the pod's phase and readiness, which
 		// KubeVirt's virtctl image-upload waits on.
@@ -211,9 +224,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		fallthrough
 	case pod == nil && o.Claim.Status.Phase == corev1.ClaimBound:
 		p := ImporterPod(dv, o.Claim, src, po)
-		if src.IsUpload() {
+		if cross {
+			if err := r.holdForClone(ctx, dv, src); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		if src.IsUpload() || cross {
 			var err error
-			if p, err = r.uploadPod(ctx, dv, o.Claim, po); err != nil {
+			if p, err = r.uploadPod(ctx, dv, o.Claim, po, cross); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
@@ -257,31 +275,46 @@ func firstStatus(pod *corev1.Pod) *corev1.ContainerStatus {
 // deletes the pod.
 func (r *Reconciler) finishAndDelete(ctx context.Context, dv *cdiv1.DataVolume, o Observed) (ctrl.Result, error) {
 	res, err := r.finish(ctx, dv, o, nil)
-	if err != nil || o.Pod == nil {
+	if err != nil {
 		return res, err
+	}
+	if o.Pod == nil {
+		return res, r.release(ctx, dv)
 	}
 	if err := r.client.Delete(ctx, o.Pod, client.Preconditions{UID: &o.Pod.UID}); err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("deleting importer pod %s/%s: %w", o.Pod.Namespace, o.Pod.Name, err)
 	}
-	if o.Source.IsUpload() {
+	if o.Source.IsUpload() || o.Source.CrossNamespace(dv.Namespace) {
 		// Its key served only that pod.
-		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.Pod.Namespace, Name: UploadSecretName(o.Pod.Name)}}
-		if err := r.client.Delete(ctx, sec); err != nil && !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, fmt.Errorf("deleting upload secret %s/%s: %w", sec.Namespace, sec.Name, err)
+		name := dvspec.UploadPodName(dv.Name)
+		for _, obj := range []client.Object{
+			&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: dv.Namespace, Name: name}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: dv.Namespace, Name: UploadSecretName(name)}},
+		} {
+			if err := r.client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+				return ctrl.Result{}, fmt.Errorf("deleting %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+			}
 		}
 	}
-	return res, nil
+	return res, r.release(ctx, dv)
 }
 
 // uploadPod returns dv's upload pod, with its Secret made: a new key and
 // certificate, or those of a Secret an earlier attempt left.
-func (r *Reconciler) uploadPod(ctx context.Context, dv *cdiv1.DataVolume, claim *corev1.PersistentVolumeClaim, po PodOptions) (*corev1.Pod, error) {
+func (r *Reconciler) uploadPod(ctx context.Context, dv *cdiv1.DataVolume, claim *corev1.PersistentVolumeClaim, po PodOptions, clone bool) (*corev1.Pod, error) {
 	name := dvspec.UploadPodName(dv.Name)
 	certPEM, keyPEM, err := upload.NewServerCert(name, r.clock.Now())
 	if err != nil {
 		return nil, err
 	}
-	sec := UploadSecret(dv, name, certPEM, keyPEM, r.pod.UploadClientCA)
+	var cloneCert, cloneKey []byte
+	if clone {
+		// The source pod's identity, which only this upload pod trusts.
+		if cloneCert, cloneKey, err = upload.NewClientCert(po.clientName(), r.clock.Now()); err != nil {
+			return nil, err
+		}
+	}
+	sec := UploadSecret(dv, name, certPEM, keyPEM, r.pod.UploadClientCA, cloneCert, cloneKey)
 	switch err := r.client.Create(ctx, sec); {
 	case apierrors.IsAlreadyExists(err):
 		// Secrets are read uncached: the controller watches none.
@@ -380,8 +413,9 @@ func (r *Reconciler) finish(ctx context.Context, dv *cdiv1.DataVolume, o Observe
 
 // cloneBlocked says why a clone cannot start yet, with the reason: its
 // source claim is missing, not bound, a block volume, or in use by a pod
-// that is not an importer (a running guest would change the disk while it
-// is copied, as CDI's CloneSourceInUse).
+// that is not one of CDI's (an importer, an upload server or another
+// clone's source: a running guest would change the disk while it is
+// copied, as CDI's CloneSourceInUse).
 func (r *Reconciler) cloneBlocked(ctx context.Context, src dvspec.Source) (reason, msg string, err error) {
 	key := client.ObjectKey{Namespace: src.Claim.Namespace, Name: src.Claim.Name}
 	claim := &corev1.PersistentVolumeClaim{}
@@ -401,7 +435,7 @@ func (r *Reconciler) cloneBlocked(ctx context.Context, src dvspec.Source) (reaso
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.Labels[dvspec.LabelComponent] == dvspec.ComponentImporter || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if p.Labels[dvspec.LabelComponent] != "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
 		for _, v := range p.Spec.Volumes {
@@ -428,9 +462,6 @@ func (r *Reconciler) resolve(ctx context.Context, ref *cdiv1.DataVolumeSourceRef
 	claim, err := dvspec.DataSourceClaim(ds)
 	if err != nil {
 		return nil, "", err
-	}
-	if claim.Namespace != key.Namespace {
-		return nil, "", fmt.Errorf("DataSource %s names claim %s/%s: cloning from another namespace is not supported by virtkit yet", key, claim.Namespace, claim.Name)
 	}
 	return claim, "", nil
 }

@@ -20,6 +20,9 @@ const (
 	ComponentImporter = "importer"
 	// ComponentUploadServer labels upload pods, as CDI's.
 	ComponentUploadServer = "cdi-upload-server"
+	// ComponentCloneSource labels the pod (and its Secret) that sends a
+	// clone's disk from the source's namespace.
+	ComponentCloneSource = "cdi-clone-source"
 
 	AnnContentType = "cdi.kubevirt.io/storage.contentType"
 	AnnSource      = "cdi.kubevirt.io/storage.import.source"

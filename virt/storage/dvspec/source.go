@@ -36,6 +36,12 @@ type Source struct {
 // DataSource: the DataVolume then goes through CDI's clone phases.
 func (s Source) IsClone() bool { return s.Claim != nil || s.Ref != nil }
 
+// CrossNamespace says whether a clone's source claim is in another
+// namespace than the DataVolume's (ns): its disk then travels over the
+// network, from a pod in the source's namespace to the DataVolume's upload
+// pod, as CDI's host-assisted clone.
+func (s Source) CrossNamespace(ns string) bool { return s.Claim != nil && s.Claim.Namespace != ns }
+
 // IsUpload says whether the data comes from an upload: the DataVolume then
 // goes through CDI's upload phases.
 func (s Source) IsUpload() bool { return s.Kind == contract.SourceUpload }
@@ -182,9 +188,7 @@ func claimSource(dv *cdiv1.DataVolume, p *cdiv1.DataVolumeSourcePVC, path *field
 	switch {
 	case c.Name == "":
 		return Source{}, field.Required(path.Child("name"), "")
-	case c.Namespace != dv.Namespace:
-		return Source{}, field.Invalid(path.Child("namespace"), c.Namespace, "cloning from another namespace is not supported by virtkit yet")
-	case c.Name == dv.Name:
+	case c.Name == dv.Name && c.Namespace == dv.Namespace:
 		return Source{}, field.Invalid(path.Child("name"), c.Name, "a DataVolume cannot clone its own claim")
 	}
 	return Source{Kind: contract.SourceFile, Claim: &c}, nil
@@ -206,8 +210,6 @@ func sourceRef(dv *cdiv1.DataVolume, ref *cdiv1.DataVolumeSourceRef, path *field
 		return Source{}, field.NotSupported(path.Child("kind"), r.Kind, []string{cdiv1.DataVolumeDataSource})
 	case r.Name == "":
 		return Source{}, field.Required(path.Child("name"), "")
-	case ns != dv.Namespace:
-		return Source{}, field.Invalid(path.Child("namespace"), ns, "cloning from another namespace is not supported by virtkit yet")
 	}
 	return Source{Kind: contract.SourceFile, Ref: &r}, nil
 }

@@ -36,8 +36,7 @@ func TestSourceOf(t *testing.T) {
 			dv.Spec.SourceRef = &cdiv1.DataVolumeSourceRef{Kind: "DataSource", Name: "fedora"}
 		}), errField: "spec.sourceRef", errText: "exclusive"},
 		{name: "sourceRef of another kind", dv: refDV(nil, "PersistentVolumeClaim", "fedora"), errField: "spec.sourceRef.kind", errText: "Unsupported value"},
-		{name: "sourceRef of another namespace", dv: refDV(ptrTo("os-images"), "DataSource", "fedora"), errField: "spec.sourceRef.namespace",
-			errText: "another namespace"},
+		{name: "sourceRef of another namespace", dv: refDV(ptrTo("os-images"), "DataSource", "fedora"), kind: contract.SourceFile},
 		{name: "s3", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) {
 			dv.Spec.Source = &cdiv1.DataVolumeSource{S3: &cdiv1.DataVolumeSourceS3{URL: "s3://b/k"}}
 		}), errField: "spec.source.s3", errText: "not supported"},
@@ -48,7 +47,8 @@ func TestSourceOf(t *testing.T) {
 			errField: "spec.source.registry.secretRef", errText: "image pull secrets"},
 		{name: "pvc", dv: cloneDV("", "golden"), kind: contract.SourceFile},
 		{name: "pvc, same namespace named", dv: cloneDV("ns", "golden"), kind: contract.SourceFile},
-		{name: "pvc of another namespace", dv: cloneDV("images", "golden"), errField: "spec.source.pvc.namespace", errText: "another namespace"},
+		{name: "pvc of another namespace", dv: cloneDV("images", "golden"), kind: contract.SourceFile},
+		{name: "pvc of another namespace, same name", dv: cloneDV("images", "a"), kind: contract.SourceFile},
 		{name: "pvc, no name", dv: cloneDV("", ""), errField: "spec.source.pvc.name", errText: "Required"},
 		{name: "pvc, itself", dv: cloneDV("", "a"), errField: "spec.source.pvc.name", errText: "its own claim"},
 		{name: "no url", dv: httpDV("ns", "a", ""), errField: "spec.source.http.url", errText: "Required"},
