@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/internal/scheme"
+)
+
+// TestDataVolumeCloneAcrossNamespaces: a user who may edit namespace
+// "copies" but not clone from "golden" is refused a DataVolume cloning a
+// claim of "golden", with the permission named; given CDI's edit role in
+// "golden", the clone is made: a source pod in "golden" sends the disk to
+// the DataVolume's upload pod in "copies", and the clone's disk is the
+// source's, byte for byte. Deleting both leaves nothing in either
+// namespace.
+func TestDataVolumeCloneAcrossNamespaces(t *testing.T) {
+	w := up(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	const golden, copies, user = "golden", "copies", "alice"
+	for _, ns := range []string{golden, copies} {
+		must(t, w.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	}
+	size := corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}
+	must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: golden, Name: "base"},
+		Spec: cdiv1.DataVolumeSpec{Storage: &cdiv1.StorageSpec{Resources: size},
+			Source: &cdiv1.DataVolumeSource{Registry: &cdiv1.DataVolumeSourceRegistry{URL: ptrTo("docker://" + w.localImage("virtkit/test-guest:latest"))}}}}))
+	w.waitDV(ctx, t, client.ObjectKey{Namespace: golden, Name: "base"}, "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
+
+	bind := func(ns, role string) {
+		must(t, w.c.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user + "-" + strings.ReplaceAll(role, ":", "-")},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
+			Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: user}}}))
+	}
+	bind(copies, "edit")
+	cfg, err := clientcmd.BuildConfigFromFlags("", w.kubeconfig)
+	must(t, err)
+	cfg = rest.CopyConfig(cfg)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	alice, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	must(t, err)
+	clone := func() *cdiv1.DataVolume {
+		return &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: copies, Name: "copy"},
+			Spec: cdiv1.DataVolumeSpec{Storage: &cdiv1.StorageSpec{Resources: size},
+				Source: &cdiv1.DataVolumeSource{PVC: &cdiv1.DataVolumeSourcePVC{Namespace: golden, Name: "base"}}}}
+	}
+	// The edit role aggregates CDI's: alice may make DataVolumes in copies
+	// once the aggregation has caught up, but not clone from golden.
+	eventually(ctx, t, "alice's clone refused for the clone permission", func() (bool, string) {
+		err := alice.Create(ctx, clone())
+		return err != nil && strings.Contains(err.Error(), `may not clone claims of namespace "golden"`) &&
+			strings.Contains(err.Error(), "spec.source.pvc.namespace") && strings.Contains(err.Error(), "datavolumes/source"), errString(err)
+	})
+	bind(golden, "cdi.kubevirt.io:edit")
+	eventually(ctx, t, "alice's clone admitted", func() (bool, string) {
+		err := alice.Create(ctx, clone())
+		return err == nil, errString(err)
+	})
+	w.waitDV(ctx, t, client.ObjectKey{Namespace: copies, Name: "copy"}, "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
+
+	disk := func(ns, name string) []byte {
+		pvc := &corev1.PersistentVolumeClaim{}
+		must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pvc))
+		b, err := os.ReadFile(filepath.Join(w.data, "volumes", pvc.Spec.VolumeName, "disk.img"))
+		must(t, err)
+		return b
+	}
+	src, dst := disk(golden, "base"), disk(copies, "copy")
+	if len(src) == 0 || !bytes.Equal(src, dst) {
+		t.Errorf("the clone's disk (%d bytes) differs from its source's (%d bytes)", len(dst), len(src))
+	}
+
+	must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: copies, Name: "copy"}}))
+	must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: golden, Name: "base"}}))
+	w.waitNothingLeft(ctx, t, copies)
+	w.waitNothingLeft(ctx, t, golden)
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "no error"
+	}
+	return err.Error()
+}
