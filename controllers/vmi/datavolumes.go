@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,10 +35,14 @@ func DataVolumeReady(dv *cdiv1.DataVolume, claimExists bool) bool {
 
 // dataVolumesReady reports whether every non-hotpluggable dataVolume volume
 // of vmi is ready (DataVolumeReady); the launcher pod waits until they are.
-// DataVolume changes wake the VMI (vmisNamingDataVolume).
-func (r *Reconciler) dataVolumesReady(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (bool, error) {
+// It also returns the DataVolumes of all its dataVolume volumes that exist,
+// for the DataVolumesReady condition. DataVolume changes wake the VMI
+// (vmisNamingDataVolume).
+func (r *Reconciler) dataVolumesReady(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (bool, []*cdiv1.DataVolume, error) {
+	ready := true
+	var dvs []*cdiv1.DataVolume
 	for _, v := range vmi.Spec.Volumes {
-		if v.DataVolume == nil || v.DataVolume.Hotpluggable {
+		if v.DataVolume == nil {
 			continue
 		}
 		key := client.ObjectKey{Namespace: vmi.Namespace, Name: v.DataVolume.Name}
@@ -46,24 +51,77 @@ func (r *Reconciler) dataVolumesReady(ctx context.Context, vmi *virtv1.VirtualMa
 		case apierrors.IsNotFound(err):
 			dv = nil
 		case err != nil:
-			return false, fmt.Errorf("reading DataVolume %s: %w", key, err)
+			return false, nil, fmt.Errorf("reading DataVolume %s: %w", key, err)
+		default:
+			dvs = append(dvs, dv)
+		}
+		if v.DataVolume.Hotpluggable || !ready {
+			continue
 		}
 		claimExists := false
 		if dv == nil {
 			err := r.client.Get(ctx, key, &corev1.PersistentVolumeClaim{})
 			if err != nil && !apierrors.IsNotFound(err) {
-				return false, fmt.Errorf("reading claim %s: %w", key, err)
+				return false, nil, fmt.Errorf("reading claim %s: %w", key, err)
 			}
 			claimExists = err == nil
 			if !claimExists {
 				r.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonFailedPvcNotFound, "PVC %s does not exist, waiting for it to appear", key)
 			}
 		}
-		if !DataVolumeReady(dv, claimExists) {
-			return false, nil
+		ready = DataVolumeReady(dv, claimExists)
+	}
+	return ready, dvs, nil
+}
+
+// Reasons and messages of the DataVolumesReady condition, KubeVirt's.
+const (
+	ReasonAllDVsReady     = "AllDVsReady"
+	ReasonNotAllDVsReady  = "NotAllDVsReady"
+	messageAllDVsReady    = "All of the VMI's DVs are bound and ready"
+	messageNotAllDVsReady = "Not all of the VMI's DVs are ready"
+)
+
+// SetDataVolumesCondition sets st's DataVolumesReady condition from the
+// Ready conditions of the VMI's DataVolumes, as KubeVirt aggregates them:
+// True when all are True, False when one is False, Unknown otherwise. A
+// VMI with no DataVolume gets no condition. The transition time moves only
+// when the status does.
+func SetDataVolumesCondition(st *virtv1.VirtualMachineInstanceStatus, dvs []*cdiv1.DataVolume, now metav1.Time) {
+	if len(dvs) == 0 {
+		return
+	}
+	c := virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceDataVolumesReady,
+		Status: corev1.ConditionTrue, Reason: ReasonAllDVsReady, Message: messageAllDVsReady}
+	for _, dv := range dvs {
+		s := corev1.ConditionUnknown
+		for _, dc := range dv.Status.Conditions {
+			if dc.Type == cdiv1.DataVolumeReady {
+				s = dc.Status
+			}
+		}
+		if s == corev1.ConditionTrue {
+			continue
+		}
+		c.Reason, c.Message = ReasonNotAllDVsReady, messageNotAllDVsReady
+		if s == corev1.ConditionFalse || c.Status == corev1.ConditionTrue {
+			c.Status = s
 		}
 	}
-	return true, nil
+	for i := range st.Conditions {
+		old := &st.Conditions[i]
+		if old.Type != c.Type {
+			continue
+		}
+		c.LastTransitionTime = old.LastTransitionTime
+		if old.Status != c.Status {
+			c.LastTransitionTime = now
+		}
+		*old = c
+		return
+	}
+	c.LastTransitionTime = now
+	st.Conditions = append(st.Conditions, c)
 }
 
 // vmisNamingDataVolume maps a DataVolume to the VMIs of its namespace

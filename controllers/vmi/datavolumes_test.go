@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,25 +53,83 @@ func testWaitsForDataVolume(t *testing.T, cl *cluster) {
 	if err := cl.c.Status().Update(ctx, dv); err != nil {
 		t.Fatal(err)
 	}
-	cl.createVMI(t, ns, func(v *virtv1.VirtualMachineInstance) {
+	key := cl.createVMI(t, ns, func(v *virtv1.VirtualMachineInstance) {
 		v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "disk"})
 		v.Spec.Volumes = append(v.Spec.Volumes, virtv1.Volume{Name: "disk", VolumeSource: virtv1.VolumeSource{
 			DataVolume: &virtv1.DataVolumeSource{Name: "disk"}}})
 	})
+	dvsReady := func(s corev1.ConditionStatus) func(*virtv1.VirtualMachineInstance) bool {
+		return func(v *virtv1.VirtualMachineInstance) bool {
+			for _, c := range v.Status.Conditions {
+				if c.Type == virtv1.VirtualMachineInstanceDataVolumesReady {
+					return c.Status == s
+				}
+			}
+			return false
+		}
+	}
+	// The DataVolume has no Ready condition yet: Unknown, as KubeVirt.
+	cl.waitVMI(t, key, "DataVolumesReady Unknown", dvsReady(corev1.ConditionUnknown))
 	testenv.Consistently(testenv.Within(t, 2*time.Second), t, 100*time.Millisecond, "no launcher pod while the DataVolume fills", func() (bool, string) {
 		pods := cl.pods(t, ns)
 		return len(pods) == 0, fmt.Sprintf("%d pods", len(pods))
 	})
 	dv.Status.Phase = cdiv1.Succeeded
+	dv.Status.Conditions = []cdiv1.DataVolumeCondition{{Type: cdiv1.DataVolumeReady, Status: corev1.ConditionTrue}}
 	if err := cl.c.Status().Update(ctx, dv); err != nil {
 		t.Fatal(err)
 	}
 	pod := cl.waitPod(t, ns)
+	cl.waitVMI(t, key, "DataVolumesReady True", dvsReady(corev1.ConditionTrue))
 	found := false
 	for _, v := range pod.Spec.Volumes {
 		found = found || (v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "disk")
 	}
 	if !found {
 		t.Errorf("launcher pod volumes %+v: no claim disk", pod.Spec.Volumes)
+	}
+}
+
+// TestSetDataVolumesCondition: KubeVirt's aggregation of the DataVolumes'
+// Ready conditions into the VMI's DataVolumesReady.
+func TestSetDataVolumesCondition(t *testing.T) {
+	t0, t1 := metav1.Unix(1_800_000_000, 0), metav1.Unix(1_800_000_060, 0)
+	dv := func(ready ...corev1.ConditionStatus) *cdiv1.DataVolume {
+		d := &cdiv1.DataVolume{}
+		for _, s := range ready {
+			d.Status.Conditions = append(d.Status.Conditions, cdiv1.DataVolumeCondition{Type: cdiv1.DataVolumeReady, Status: s})
+		}
+		return d
+	}
+	cond := func(s corev1.ConditionStatus, reason, msg string, at metav1.Time) []virtv1.VirtualMachineInstanceCondition {
+		return []virtv1.VirtualMachineInstanceCondition{{Type: virtv1.VirtualMachineInstanceDataVolumesReady, Status: s, Reason: reason, Message: msg, LastTransitionTime: at}}
+	}
+	for _, tc := range []struct {
+		name string
+		old  []virtv1.VirtualMachineInstanceCondition
+		dvs  []*cdiv1.DataVolume
+		want []virtv1.VirtualMachineInstanceCondition
+	}{
+		{name: "no DataVolume"},
+		{name: "all ready", dvs: []*cdiv1.DataVolume{dv(corev1.ConditionTrue), dv(corev1.ConditionTrue)},
+			want: cond(corev1.ConditionTrue, "AllDVsReady", "All of the VMI's DVs are bound and ready", t1)},
+		{name: "one not yet", dvs: []*cdiv1.DataVolume{dv(corev1.ConditionTrue), dv(corev1.ConditionFalse)},
+			want: cond(corev1.ConditionFalse, "NotAllDVsReady", "Not all of the VMI's DVs are ready", t1)},
+		{name: "one without a status", dvs: []*cdiv1.DataVolume{dv(corev1.ConditionTrue), dv()},
+			want: cond(corev1.ConditionUnknown, "NotAllDVsReady", "Not all of the VMI's DVs are ready", t1)},
+		{name: "False wins over Unknown", dvs: []*cdiv1.DataVolume{dv(), dv(corev1.ConditionFalse)},
+			want: cond(corev1.ConditionFalse, "NotAllDVsReady", "Not all of the VMI's DVs are ready", t1)},
+		{name: "unchanged keeps its time", old: cond(corev1.ConditionTrue, "AllDVsReady", "All of the VMI's DVs are bound and ready", t0),
+			dvs: []*cdiv1.DataVolume{dv(corev1.ConditionTrue)}, want: cond(corev1.ConditionTrue, "AllDVsReady", "All of the VMI's DVs are bound and ready", t0)},
+		{name: "became ready", old: cond(corev1.ConditionFalse, "NotAllDVsReady", "Not all of the VMI's DVs are ready", t0),
+			dvs: []*cdiv1.DataVolume{dv(corev1.ConditionTrue)}, want: cond(corev1.ConditionTrue, "AllDVsReady", "All of the VMI's DVs are bound and ready", t1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := virtv1.VirtualMachineInstanceStatus{Conditions: tc.old}
+			SetDataVolumesCondition(&st, tc.dvs, t1)
+			if diff := cmp.Diff(tc.want, st.Conditions); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

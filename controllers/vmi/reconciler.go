@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -104,11 +105,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return stale.RetryOn(ctx, fmt.Errorf("adding finalizer to VirtualMachineInstance %s: %w", req.NamespacedName, err))
 		}
 	}
+	ready, dvs, err := r.dataVolumesReady(ctx, vmi)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	if plan.CreatePod {
-		ready, err := r.dataVolumesReady(ctx, vmi)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
 		// As KubeVirt: the pod waits while a DataVolume is filled or a
 		// claim is yet to appear; their changes wake the VMI.
 		plan.CreatePod = ready
@@ -140,6 +141,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	now := r.clock.Now()
 	next := NextStatus(vmi, pod, createErr, now)
+	if vmi.DeletionTimestamp == nil && !vmi.IsFinal() {
+		SetDataVolumesCondition(&next, dvs, metav1.NewTime(now.Truncate(time.Second)))
+	}
 	if hold := HoldScheduling(&vmi.Status, &next, pod, r.schedulingGrace, now); hold > 0 {
 		// The pod's bind, likely within the grace, writes Scheduled in one go.
 		return ctrl.Result{RequeueAfter: hold}, nil
