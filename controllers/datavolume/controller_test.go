@@ -575,3 +575,51 @@ func TestCloneFromAnotherNamespace(t *testing.T) {
 	}
 	gone(dv)
 }
+
+// TestBareClaimUpload: a claim marked for upload that no DataVolume
+// controls gets an upload pod it controls once bound; the claim mirrors
+// the pod's readiness and, once the upload is stored, its success, and
+// the pod and its Secret go.
+func TestBareClaimUpload(t *testing.T) {
+	cl := startCluster(t)
+	ctx := testenv.Within(t, 60*time.Second)
+	ns := cl.namespace(t, "bare")
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "disk",
+		Annotations: map[string]string{dvspec.AnnUploadRequest: "", dvspec.AnnContentType: "kubevirt"}},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}
+	if err := cl.c.Create(ctx, pvc); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(pvc)
+	pvc = cl.bind(ctx, t, key)
+	ready := running()
+	ready.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	podKey := client.ObjectKey{Namespace: ns, Name: "cdi-upload-disk"}
+	pod := cl.podStatus(ctx, t, podKey, ready)
+	if !metav1.IsControlledBy(pod, pvc) {
+		t.Errorf("upload pod owners %+v, want the claim", pod.OwnerReferences)
+	}
+	args, err := contract.Parse(pod.Spec.Containers[0].Command[1:], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args.Source != contract.SourceUpload || args.Size != contract.UsableSpace(64<<20, contract.DefaultFilesystemOverhead) {
+		t.Errorf("upload pod args %+v, want an upload into the claim's usable space", args)
+	}
+	annotated := func(what, k, v string) {
+		t.Helper()
+		testenv.Eventually(ctx, t, what, func() (bool, string) {
+			_ = cl.c.Get(ctx, key, pvc)
+			return pvc.Annotations[k] == v, fmt.Sprint(pvc.Annotations)
+		})
+	}
+	annotated("the claim saying the pod is ready", dvspec.AnnPodReady, "true")
+	cl.podStatus(ctx, t, podKey, finished(contract.Outcome{Message: "Upload Complete"}))
+	annotated("the claim saying the upload succeeded", dvspec.AnnPodPhase, "Succeeded")
+	testenv.Eventually(ctx, t, "the upload pod and secret gone", func() (bool, string) {
+		perr := cl.c.Get(ctx, podKey, &corev1.Pod{})
+		serr := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cdi-upload-disk-tls"}, &corev1.Secret{})
+		return apierrors.IsNotFound(perr) && apierrors.IsNotFound(serr), fmt.Sprintf("pod: %v, secret: %v", perr, serr)
+	})
+}

@@ -75,6 +75,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.apiReader = mgr.GetAPIReader()
 	}
 	r.recorder = events.OrManager(r.recorder, mgr, "datavolume-controller")
+	if err := r.setupClaimUploads(mgr); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("datavolume").
 		For(&cdiv1.DataVolume{}).
@@ -231,7 +234,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		if src.IsUpload() || cross {
 			var err error
-			if p, err = r.uploadPod(ctx, dv, o.Claim, po, cross); err != nil {
+			if p, err = r.uploadPod(ctx, dv, o.Claim, po, cross, dvspec.OwnerRef(dv)); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
@@ -286,22 +289,17 @@ func (r *Reconciler) finishAndDelete(ctx context.Context, dv *cdiv1.DataVolume, 
 	}
 	if o.Source.IsUpload() || o.Source.CrossNamespace(dv.Namespace) {
 		// Its key served only that pod.
-		name := dvspec.UploadPodName(dv.Name)
-		for _, obj := range []client.Object{
-			&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: dv.Namespace, Name: name}},
-			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: dv.Namespace, Name: UploadSecretName(name)}},
-		} {
-			if err := r.client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
-				return ctrl.Result{}, fmt.Errorf("deleting %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
-			}
+		if err := r.deleteUploadPod(ctx, dv.Namespace, dvspec.UploadPodName(dv.Name)); err != nil {
+			return ctrl.Result{}, err
 		}
 	}
 	return res, r.release(ctx, dv)
 }
 
 // uploadPod returns dv's upload pod, with its Secret made: a new key and
-// certificate, or those of a Secret an earlier attempt left.
-func (r *Reconciler) uploadPod(ctx context.Context, dv *cdiv1.DataVolume, claim *corev1.PersistentVolumeClaim, po PodOptions, clone bool) (*corev1.Pod, error) {
+// certificate, or those of a Secret an earlier attempt left. owner
+// controls both (dv, or the claim of a bare claim upload).
+func (r *Reconciler) uploadPod(ctx context.Context, dv *cdiv1.DataVolume, claim *corev1.PersistentVolumeClaim, po PodOptions, clone bool, owner metav1.OwnerReference) (*corev1.Pod, error) {
 	name := dvspec.UploadPodName(dv.Name)
 	certPEM, keyPEM, err := upload.NewServerCert(name, r.clock.Now())
 	if err != nil {
@@ -315,6 +313,7 @@ func (r *Reconciler) uploadPod(ctx context.Context, dv *cdiv1.DataVolume, claim 
 		}
 	}
 	sec := UploadSecret(dv, name, certPEM, keyPEM, r.pod.UploadClientCA, cloneCert, cloneKey)
+	sec.OwnerReferences = []metav1.OwnerReference{owner}
 	switch err := r.client.Create(ctx, sec); {
 	case apierrors.IsAlreadyExists(err):
 		// Secrets are read uncached: the controller watches none.
@@ -322,13 +321,15 @@ func (r *Reconciler) uploadPod(ctx context.Context, dv *cdiv1.DataVolume, claim 
 		if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: dv.Namespace, Name: UploadSecretName(name)}, sec); err != nil {
 			return nil, fmt.Errorf("reading upload secret %s/%s: %w", dv.Namespace, UploadSecretName(name), err)
 		}
-		if !metav1.IsControlledBy(sec, dv) {
-			return nil, reconcile.TerminalError(fmt.Errorf("DataVolume %s/%s: secret %s exists and is not its upload pod's", dv.Namespace, dv.Name, sec.Name))
+		if c := metav1.GetControllerOf(sec); c == nil || c.UID != owner.UID {
+			return nil, reconcile.TerminalError(fmt.Errorf("%s %s/%s: secret %s exists and is not its upload pod's", owner.Kind, dv.Namespace, owner.Name, sec.Name))
 		}
 	case err != nil:
 		return nil, fmt.Errorf("creating upload secret %s/%s: %w", sec.Namespace, sec.Name, err)
 	}
-	return UploadPod(dv, claim, po, sec.Data[corev1.TLSCertKey]), nil
+	p := UploadPod(dv, claim, po, sec.Data[corev1.TLSCertKey])
+	p.OwnerReferences = []metav1.OwnerReference{owner}
+	return p, nil
 }
 
 // podOptions are the pod options for dv: the file system overhead, unless

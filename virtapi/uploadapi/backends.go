@@ -21,7 +21,8 @@ import (
 
 // ClaimBackends finds a claim's upload server: the claim must take an
 // upload and not have one yet; its upload pod (dvspec.UploadPodName) must
-// be controlled by the claim's DataVolume, ready, and have an IP. The pod
+// be controlled by the claim's DataVolume (or by the claim, for an upload
+// into a bare claim), ready, and have an IP. The pod
 // is dialled at that IP, presenting the proxy's client certificate, and
 // must present the certificate its pod carries.
 //
@@ -60,9 +61,13 @@ func (b ClaimBackends) Backend(ctx context.Context, namespace, claim string) (up
 	case err != nil:
 		return upload.Backend{}, err
 	}
+	// Its controller is the claim's DataVolume, or the claim itself (an
+	// upload into a bare claim).
 	owner := metav1.GetControllerOf(pod)
-	if owner == nil || owner.Kind != "DataVolume" || owner.APIVersion != cdiv1.SchemeGroupVersion.String() || owner.Name != claim {
-		return upload.Backend{}, fmt.Errorf("pod %s/%s is not the upload pod of DataVolume %s: %w", namespace, name, claim, upload.ErrNoUpload)
+	dvOwned := owner != nil && owner.Kind == "DataVolume" && owner.APIVersion == cdiv1.SchemeGroupVersion.String() && owner.Name == claim
+	claimOwned := owner != nil && owner.Kind == "PersistentVolumeClaim" && owner.APIVersion == "v1" && owner.UID == pvc.UID
+	if !dvOwned && !claimOwned {
+		return upload.Backend{}, fmt.Errorf("pod %s/%s is not the upload pod of claim %s: %w", namespace, name, claim, upload.ErrNoUpload)
 	}
 	if pod.Status.Phase != corev1.PodRunning || pod.Status.PodIP == "" || !ready(pod) {
 		return upload.Backend{}, fmt.Errorf("the upload pod of claim %s/%s is not ready (%s): %w", namespace, claim, pod.Status.Phase, upload.ErrNotReady)

@@ -114,7 +114,7 @@ func TestClaimBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	claim := func(ann map[string]string) *corev1.PersistentVolumeClaim {
-		return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "disk", Annotations: ann}}
+		return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "disk", UID: "pvc-uid", Annotations: ann}}
 	}
 	pod := func(owner string, ready bool) *corev1.Pod {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cdi-upload-disk",
@@ -141,6 +141,16 @@ func TestClaimBackends(t *testing.T) {
 		{name: "pod not ready", objs: []client.Object{claim(uploading), pod("disk", false)}, want: upload.ErrNotReady},
 		{name: "someone else's pod", objs: []client.Object{claim(uploading), pod("other", true)}, want: upload.ErrNoUpload},
 		{name: "ready", objs: []client.Object{claim(uploading), pod("disk", true)}, wantURL: "https://10.88.0.7:8444"},
+		{name: "a bare claim's", objs: []client.Object{claim(uploading), func() *corev1.Pod {
+			p := pod("disk", true)
+			p.OwnerReferences[0].APIVersion, p.OwnerReferences[0].Kind, p.OwnerReferences[0].UID = "v1", "PersistentVolumeClaim", "pvc-uid"
+			return p
+		}()}, wantURL: "https://10.88.0.7:8444"},
+		{name: "another claim's of that name", objs: []client.Object{claim(uploading), func() *corev1.Pod {
+			p := pod("disk", true)
+			p.OwnerReferences[0].APIVersion, p.OwnerReferences[0].Kind, p.OwnerReferences[0].UID = "v1", "PersistentVolumeClaim", "old-uid"
+			return p
+		}()}, want: upload.ErrNoUpload},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := uploadapi.ClaimBackends{Reader: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(tc.objs...).Build(),
