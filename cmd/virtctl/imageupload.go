@@ -35,12 +35,14 @@ type uploadFlags struct {
 }
 
 func imageUploadCommand() command {
-	return command{name: "image-upload", use: "image-upload dv (NAME)", args: 2,
-		short: "Upload a local disk image into a DataVolume.",
+	return command{name: "image-upload", use: "image-upload dv|pvc (NAME)", args: 2,
+		short: "Upload a local disk image into a DataVolume or a claim.",
 		example: "  # Upload a disk image into a new 10 GiB DataVolume:\n" +
 			"  virtctl image-upload dv fedora --size=10Gi --image-path=fedora.qcow2 --insecure\n" +
 			"  # Into an existing DataVolume with an upload source:\n" +
-			"  virtctl image-upload dv fedora --no-create --image-path=fedora.qcow2 --uploadproxy-url=https://cdi-uploadproxy.example.com",
+			"  virtctl image-upload dv fedora --no-create --image-path=fedora.qcow2 --uploadproxy-url=https://cdi-uploadproxy.example.com\n" +
+			"  # Into a new claim, without a DataVolume:\n" +
+			"  virtctl image-upload pvc fedora --size=10Gi --image-path=fedora.qcow2 --insecure",
 		setup: func(fs *pflag.FlagSet) action {
 			var f uploadFlags
 			fs.StringVar(&f.imagePath, "image-path", "", "Path to the local disk image (raw, qcow2, vmdk, vdi, vhd, vhdx; gzip or xz compressed) (required).")
@@ -54,18 +56,43 @@ func imageUploadCommand() command {
 			fs.UintVar(&f.waitSecs, "wait-secs", 300, "Seconds to wait for the upload pod to be ready.")
 			fs.UintVar(&f.retries, "retry", 5, "How many times to send the image when the upload server answers it cannot take it yet.")
 			return func(ctx context.Context, s *session, args []string) error {
-				if strings.ToLower(args[0]) != "dv" {
-					return &usageError{cmd: "image-upload", err: fmt.Errorf("%q: virtkit uploads into DataVolumes only: 'virtctl image-upload dv NAME'", args[0])}
+				switch strings.ToLower(args[0]) {
+				case "dv":
+					return runImageUpload(ctx, s, args[1], f, dvTarget{})
+				case "pvc":
+					return runImageUpload(ctx, s, args[1], f, claimTarget{})
 				}
-				return runImageUpload(ctx, s, args[1], f)
+				return &usageError{cmd: "image-upload", err: fmt.Errorf("invalid resource type %s: dv or pvc", args[0])}
 			}
 		}}
 }
 
-// runImageUpload uploads as KubeVirt's virtctl does: the DataVolume (made
-// unless --no-create), its upload pod ready, a token from an
+// uploadTarget is what an upload fills: a DataVolume or a bare claim.
+type uploadTarget interface {
+	// ensure makes it unless --no-create, or checks it takes an upload.
+	ensure(ctx context.Context, s *session, name string, f uploadFlags) error
+	// wait waits for its upload pod to be ready (stored false) or for the
+	// upload to be stored (stored true).
+	wait(ctx context.Context, s *session, name string, timeout time.Duration, stored bool) error
+}
+
+type dvTarget struct{}
+
+func (dvTarget) ensure(ctx context.Context, s *session, name string, f uploadFlags) error {
+	return ensureUploadDV(ctx, s, name, f)
+}
+
+func (dvTarget) wait(ctx context.Context, s *session, name string, timeout time.Duration, stored bool) error {
+	if stored {
+		return waitDV(ctx, s, name, timeout, "the upload to be processed", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
+	}
+	return waitDV(ctx, s, name, timeout, "its upload pod to be ready", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.UploadReady })
+}
+
+// runImageUpload uploads as KubeVirt's virtctl does: the DataVolume or
+// claim (made unless --no-create), its upload pod ready, a token from an
 // UploadTokenRequest, the image POSTed to the proxy, then the claim filled.
-func runImageUpload(ctx context.Context, s *session, name string, f uploadFlags) error {
+func runImageUpload(ctx context.Context, s *session, name string, f uploadFlags, target uploadTarget) error {
 	switch {
 	case f.imagePath == "":
 		return &usageError{cmd: "image-upload", err: errors.New("--image-path is required")}
@@ -94,12 +121,10 @@ func runImageUpload(ctx context.Context, s *session, name string, f uploadFlags)
 		}
 		f.proxyURL = u
 	}
-	if err := ensureUploadDV(ctx, s, name, f); err != nil {
+	if err := target.ensure(ctx, s, name, f); err != nil {
 		return err
 	}
-	if err := waitDV(ctx, s, name, time.Duration(f.waitSecs)*time.Second, "its upload pod to be ready", func(dv *cdiv1.DataVolume) bool {
-		return dv.Status.Phase == cdiv1.UploadReady
-	}); err != nil {
+	if err := target.wait(ctx, s, name, time.Duration(f.waitSecs)*time.Second, false); err != nil {
 		return err
 	}
 	fmt.Fprintf(s.stdout, "Uploading data to %s\n", f.proxyURL)
@@ -107,9 +132,7 @@ func runImageUpload(ctx context.Context, s *session, name string, f uploadFlags)
 		return err
 	}
 	fmt.Fprintln(s.stdout, "Uploading data completed successfully, waiting for processing to complete, you can hit ctrl-c without interrupting the progress")
-	if err := waitDV(ctx, s, name, 24*time.Hour, "the upload to be processed", func(dv *cdiv1.DataVolume) bool {
-		return dv.Status.Phase == cdiv1.Succeeded
-	}); err != nil {
+	if err := target.wait(ctx, s, name, 24*time.Hour, true); err != nil {
 		return err
 	}
 	fmt.Fprintf(s.stdout, "Uploading %s completed successfully\n", f.imagePath)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
@@ -29,7 +30,8 @@ import (
 // DataVolume Succeeds and a VM boots from it. Before that, a corrupt image
 // is refused with the importer's words and the DataVolume stays ready for
 // a good one; a request without a valid token is refused. Deleting the VM
-// and the DataVolume leaves no pod, Secret, claim or folder.
+// and the DataVolume leaves no pod, Secret, claim or folder. `virtctl
+// image-upload pvc` fills a bare claim with the same disk.
 func TestDataVolumeUpload(t *testing.T) {
 	w := up(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
@@ -81,6 +83,25 @@ func TestDataVolumeUpload(t *testing.T) {
 		t.Errorf("Running condition %+v, want Upload Complete", c)
 	}
 
+	// Into a bare claim, as `image-upload pvc`: the same disk.
+	args := []string{"image-upload", "pvc", "bare", "--size", "64Mi", "--image-path", testenv.Output(t, "guest", "disk.qcow2"), "--insecure",
+		"-n", ns, "--kubeconfig", w.kubeconfig}
+	out2, err := exec.CommandContext(ctx, testenv.Output(t, "bin", "virtctl"), args...).CombinedOutput()
+	t.Logf("virtctl %s:\n%s", strings.Join(args, " "), out2)
+	if err != nil || !strings.Contains(string(out2), "completed successfully") {
+		t.Fatalf("uploading into a bare claim: %v", err)
+	}
+	disk := func(name string) []byte {
+		pvc := &corev1.PersistentVolumeClaim{}
+		must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pvc))
+		b, err := os.ReadFile(filepath.Join(w.data, "volumes", pvc.Spec.VolumeName, "disk.img"))
+		must(t, err)
+		return b
+	}
+	if a, b := disk("uploaded"), disk("bare"); len(b) < 1<<20 || !bytes.Equal(a[:1<<20], b[:1<<20]) {
+		t.Errorf("the bare claim's disk (%d bytes) does not start as the DataVolume's (%d bytes)", len(b), len(a))
+	}
+
 	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
 	vm.Name = "uploaded"
 	sp := &vm.Spec.Template.Spec
@@ -96,5 +117,6 @@ func TestDataVolumeUpload(t *testing.T) {
 	must(t, w.c.Delete(ctx, vm))
 	w.waitNoVMI(ctx, t, vm)
 	must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "uploaded"}}))
+	must(t, w.c.Delete(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bare"}}))
 	w.waitNothingLeft(ctx, t, ns)
 }
