@@ -30,9 +30,10 @@ type qemuInfo struct {
 // probed), and refuses an image that refers to other files.
 func (im *Importer) info(ctx context.Context, f *os.File, format string) (qemuInfo, error) {
 	out, err := im.o.runner.Run(ctx, Command{
-		Path:  im.o.qemuImg,
-		Args:  []string{"info", "--output=json", "-f", format, FilePath(0)},
-		Files: []*os.File{f},
+		Path:   im.o.qemuImg,
+		Args:   []string{"info", "--output=json", "-f", format, FilePath(0)},
+		Files:  []*os.File{f},
+		Limits: &InfoLimits,
 	})
 	if err != nil {
 		return qemuInfo{}, err

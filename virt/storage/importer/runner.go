@@ -35,7 +35,23 @@ type Command struct {
 	// and the target it opened (named FilePath(i) in Args), so that no path
 	// is looked up twice.
 	Files []*os.File
+	// Limits, when set, bound the program's resources (on Linux).
+	Limits *Limits
 }
+
+// Limits are resource limits of a program, as CDI puts on qemu-img when it
+// reads an image it does not trust: a crafted header must not make it eat
+// the node's memory or CPU.
+type Limits struct {
+	// AddressSpace is RLIMIT_AS in bytes; 0: unlimited.
+	AddressSpace uint64
+	// CPUSeconds is RLIMIT_CPU; 0: unlimited.
+	CPUSeconds uint64
+}
+
+// InfoLimits are CDI's limits on `qemu-img info`: 1 GiB of address space
+// and 30 s of CPU.
+var InfoLimits = Limits{AddressSpace: 1 << 30, CPUSeconds: 30}
 
 // FilePath names Command.Files[i] in the program: /dev/fd/(3+i).
 func FilePath(i int) string { return "/dev/fd/" + strconv.Itoa(3+i) }
@@ -64,7 +80,18 @@ func (ExecRunner) Run(ctx context.Context, cmd Command) ([]byte, error) {
 	stdout := &capped{max: maxStdout}
 	stderr := &capped{max: maxStderr, keepEnd: true}
 	c.Stdout, c.Stderr = stdout, stderr
-	err := c.Run()
+	err := c.Start()
+	if err == nil && cmd.Limits != nil {
+		// Set as soon as it runs, before it has read much of anything.
+		if lerr := setLimits(c.Process.Pid, *cmd.Limits); lerr != nil {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+			return nil, fmt.Errorf("%w: %s: limiting its resources: %w", ErrCannotRun, cmd, lerr)
+		}
+	}
+	if err == nil {
+		err = c.Wait()
+	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("%s: %w", cmd, ctx.Err())
 	}
