@@ -15,6 +15,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/nodehealth"
 	"github.com/virtkit/virtkit/controllers/pool"
 	"github.com/virtkit/virtkit/controllers/replicaset"
+	"github.com/virtkit/virtkit/controllers/storageprofile"
 	"github.com/virtkit/virtkit/controllers/vm"
 	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/controllers/workloadupdate"
@@ -77,6 +78,9 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 		}
 		if err := cdiconfig.New(cdiconfig.WithDefaults(cdiconfig.Defaults{UploadProxyURL: cfg.UploadProxyURL})).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("controllers: CDIConfig controller: %w", err)
+		}
+		if err := storageprofile.New().SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("controllers: StorageProfile controller: %w", err)
 		}
 	}
 	image := func(kv *virtv1.KubeVirt) string { return FromKubeVirt(kv, cfg).LauncherImage }

@@ -137,6 +137,11 @@ func controllerRules() []rbacv1.PolicyRule {
 		// The CDIConfig "config": made if missing, its status written (the
 		// CRD has no status subresource); read for the file system overhead.
 		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"cdiconfigs"}, Verbs: []string{"get", "list", "watch", "create", "update"}},
+		// StorageProfiles: one per StorageClass, owned by it, its status
+		// written; read for DataVolumes' claim defaults.
+		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"storageprofiles"}, Verbs: []string{"get", "list", "watch", "create"}},
+		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"storageprofiles/status"}, Verbs: []string{"update", "patch"}},
+		{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: read},
 		// DataSources: read for sourceRefs, their Ready condition written.
 		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datasources"}, Verbs: read},
 		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datasources/status"}, Verbs: []string{"update", "patch"}},

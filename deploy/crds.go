@@ -17,7 +17,7 @@ import (
 var crdFiles embed.FS
 
 // CRDs returns the CRDs virtkit serves (the kubevirt.io groups and CDI's
-// DataVolume, DataSource and CDIConfig), sorted by name.
+// DataVolume, DataSource, CDIConfig and StorageProfile), sorted by name.
 func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	names, err := fs.Glob(crdFiles, "crds/*.yaml")
 	if err != nil {

@@ -82,7 +82,7 @@ func (r *Reconciler) reconcileClaimUpload(ctx context.Context, req ctrl.Request)
 		if len(r.pod.UploadClientCA) == 0 {
 			return ctrl.Result{}, nil
 		}
-		po, err := r.podOptions(ctx, dv)
+		po, err := r.podOptions(ctx, ptr.Deref(pvc.Spec.StorageClassName, ""))
 		if err != nil {
 			return ctrl.Result{}, err
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -622,4 +623,41 @@ func TestBareClaimUpload(t *testing.T) {
 		serr := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cdi-upload-disk-tls"}, &corev1.Secret{})
 		return apierrors.IsNotFound(perr) && apierrors.IsNotFound(serr), fmt.Sprintf("pod: %v, secret: %v", perr, serr)
 	})
+}
+
+// TestClaimDefaultsFromStorageProfile: spec.storage's claim takes the
+// access and volume modes it does not name from the StorageProfile of the
+// cluster's default StorageClass.
+func TestClaimDefaultsFromStorageProfile(t *testing.T) {
+	cl := startCluster(t)
+	ctx := testenv.Within(t, 60*time.Second)
+	if err := cl.c.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "shared",
+		Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}}, Provisioner: "example.com/shared"}); err != nil {
+		t.Fatal(err)
+	}
+	block := corev1.PersistentVolumeBlock
+	sp := &cdiv1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "shared"}}
+	if err := cl.c.Create(ctx, sp); err != nil {
+		t.Fatal(err)
+	}
+	sp.Status.ClaimPropertySets = []cdiv1.ClaimPropertySet{{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, VolumeMode: &block}}
+	if err := cl.c.Status().Update(ctx, sp); err != nil {
+		t.Fatal(err)
+	}
+	ns := cl.namespace(t, "profile")
+	dv := httpDV(ns, "disk", "https://images.example.com/disk.raw", func(dv *cdiv1.DataVolume) { dv.UID = "" })
+	if err := cl.c.Create(ctx, dv); err != nil {
+		t.Fatal(err)
+	}
+	pvc := &corev1.PersistentVolumeClaim{}
+	testenv.Eventually(ctx, t, "the claim", func() (bool, string) {
+		err := cl.c.Get(ctx, client.ObjectKeyFromObject(dv), pvc)
+		return err == nil, fmt.Sprint(err)
+	})
+	if pvc.Spec.VolumeMode == nil || *pvc.Spec.VolumeMode != block || len(pvc.Spec.AccessModes) != 1 || pvc.Spec.AccessModes[0] != corev1.ReadWriteMany {
+		t.Errorf("claim modes %v %v, want the profile's ReadWriteMany Block", pvc.Spec.VolumeMode, pvc.Spec.AccessModes)
+	}
+	if got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; got.Value() != 64<<20 {
+		t.Errorf("block claim size %s, want 64Mi (no file system overhead)", got.String())
+	}
 }

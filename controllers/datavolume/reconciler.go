@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
@@ -22,7 +21,6 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/virtkit/virtkit/controllers/cdiconfig"
 	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/controllers/stale"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
@@ -139,11 +137,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		size := resource.NewQuantity(dvspec.ClaimCapacity(source), resource.BinarySI)
 		src.ClaimSize = size
 	}
-	po, err := r.podOptions(ctx, dv)
+	class, err := r.storageClass(ctx, dv)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	want, ferr := dvspec.Claim(dv, src, po.overhead())
+	po, err := r.podOptions(ctx, class)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	sets, err := r.profileSets(ctx, class)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	want, ferr := dvspec.Claim(dv, src, po.overhead(), sets)
 	if ferr != nil {
 		o.Invalid = fmt.Errorf("DataVolume %s: %w", req.NamespacedName, ferr)
 		return r.finish(ctx, dv, o, reconcile.TerminalError(o.Invalid))
@@ -330,24 +336,6 @@ func (r *Reconciler) uploadPod(ctx context.Context, dv *cdiv1.DataVolume, claim 
 	p := UploadPod(dv, claim, po, sec.Data[corev1.TLSCertKey])
 	p.OwnerReferences = []metav1.OwnerReference{owner}
 	return p, nil
-}
-
-// podOptions are the pod options for dv: the file system overhead, unless
-// set, is the CDIConfig's for dv's StorageClass (controllers/cdiconfig).
-func (r *Reconciler) podOptions(ctx context.Context, dv *cdiv1.DataVolume) (PodOptions, error) {
-	po := r.pod
-	if po.FilesystemOverhead != 0 {
-		return po, nil
-	}
-	cfg := &cdiv1.CDIConfig{}
-	switch err := r.client.Get(ctx, client.ObjectKey{Name: cdiconfig.Name}, cfg); {
-	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
-		cfg = nil
-	case err != nil:
-		return po, fmt.Errorf("reading CDIConfig %s: %w", cdiconfig.Name, err)
-	}
-	po.FilesystemOverhead = cdiconfig.Overhead(cfg, dvspec.StorageClassOf(dv))
-	return po, nil
 }
 
 // podReady says whether pod is ready, as its Ready condition says.

@@ -102,6 +102,8 @@ func kinds() map[string]kind {
 		"datasources.cdi.kubevirt.io": {markers: true, status: true},
 		// As CDI's: cluster-scoped, no status subresource.
 		"cdiconfigs.cdi.kubevirt.io": {markers: true},
+		// As CDI's: cluster-scoped, status a subresource.
+		"storageprofiles.cdi.kubevirt.io": {markers: true, status: true},
 		"virtualmachinepools.pool.kubevirt.io": {
 			shortNames: []string{"vmpool", "vmpools"},
 			columns: []apiextensionsv1.CustomResourceColumnDefinition{col("Desired", "integer", ".spec.replicas"),

@@ -11,7 +11,8 @@ const (
 	EditClusterRoleName = "cdi.kubevirt.io:edit"
 	ViewClusterRoleName = "cdi.kubevirt.io:view"
 	// ConfigReaderClusterRoleName lets every authenticated user read the
-	// CDIConfig (where virtctl image-upload finds the upload proxy).
+	// CDIConfig (where virtctl image-upload finds the upload proxy) and the
+	// StorageProfiles.
 	ConfigReaderClusterRoleName = "cdi.kubevirt.io:config-reader"
 )
 
@@ -41,7 +42,7 @@ func RBAC() ([]*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
 	}
 	return []*rbacv1.ClusterRole{
 		role(ConfigReaderClusterRoleName, nil,
-			rbacv1.PolicyRule{APIGroups: []string{cdi}, Resources: []string{"cdiconfigs"}, Verbs: []string{"get", "list", "watch"}}),
+			rbacv1.PolicyRule{APIGroups: []string{cdi}, Resources: []string{"cdiconfigs", "storageprofiles"}, Verbs: []string{"get", "list", "watch"}}),
 		role(EditClusterRoleName, []string{"admin", "edit"},
 			rbacv1.PolicyRule{APIGroups: []string{cdi}, Resources: []string{"datavolumes", "datasources"},
 				Verbs: []string{"*"}},

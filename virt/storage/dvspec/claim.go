@@ -62,13 +62,15 @@ func StorageClassOf(dv *cdiv1.DataVolume) string {
 func UploadPodName(claim string) string { return "cdi-upload-" + claim }
 
 // Claim returns the claim dv fills: named as dv, in its namespace,
-// controlled by it. spec.pvc is taken as given; spec.storage gets
-// ReadWriteOnce and Filesystem when it names none, and, in Filesystem mode,
+// controlled by it. spec.pvc is taken as given; spec.storage gets the
+// access modes and volume mode it does not name from the StorageProfile's
+// claim property sets of its class, profile (PickPropertySet), else
+// ReadWriteOnce and Filesystem, and, in Filesystem mode,
 // the file system's overhead on top of the size asked for, so that the disk
 // has that size (contract.RequiredSpace). A clone's spec.storage may leave
 // the size out: the claim then gets the source claim's (src.ClaimSize);
 // until that is known (in admission) the claim is returned without one.
-func Claim(dv *cdiv1.DataVolume, src Source, overhead float64) (*corev1.PersistentVolumeClaim, *field.Error) {
+func Claim(dv *cdiv1.DataVolume, src Source, overhead float64, profile []cdiv1.ClaimPropertySet) (*corev1.PersistentVolumeClaim, *field.Error) {
 	spec := field.NewPath("spec")
 	if dv.Spec.ContentType != "" && dv.Spec.ContentType != cdiv1.DataVolumeKubeVirt {
 		return nil, field.NotSupported(spec.Child("contentType"), dv.Spec.ContentType, []cdiv1.DataVolumeContentType{cdiv1.DataVolumeKubeVirt})
@@ -92,6 +94,14 @@ func Claim(dv *cdiv1.DataVolume, src Source, overhead float64) (*corev1.Persiste
 		cs = corev1.PersistentVolumeClaimSpec{
 			AccessModes: st.AccessModes, Selector: st.Selector, Resources: st.Resources, VolumeName: st.VolumeName,
 			StorageClassName: st.StorageClassName, VolumeMode: st.VolumeMode, DataSource: st.DataSource, DataSourceRef: st.DataSourceRef,
+		}
+		if set := PickPropertySet(profile, cs.VolumeMode); set != nil {
+			if len(cs.AccessModes) == 0 {
+				cs.AccessModes = append([]corev1.PersistentVolumeAccessMode(nil), set.AccessModes...)
+			}
+			if cs.VolumeMode == nil && set.VolumeMode != nil {
+				cs.VolumeMode = ptr.To(*set.VolumeMode)
+			}
 		}
 		if len(cs.AccessModes) == 0 {
 			cs.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
@@ -121,6 +131,21 @@ func Claim(dv *cdiv1.DataVolume, src Source, overhead float64) (*corev1.Persiste
 		return nil, field.Invalid(spec.Child("storage", "resources", "requests", "storage"), q.String(), "must be positive")
 	}
 	return claimOf(dv, src, cs), nil
+}
+
+// PickPropertySet is the StorageProfile claim property set a claim of
+// volume mode mode (nil: any) takes its defaults from, as CDI picks it: the
+// first of that mode, or the first of all; nil when there is none.
+func PickPropertySet(sets []cdiv1.ClaimPropertySet, mode *corev1.PersistentVolumeMode) *cdiv1.ClaimPropertySet {
+	for i := range sets {
+		if len(sets[i].AccessModes) == 0 {
+			continue
+		}
+		if mode == nil || (sets[i].VolumeMode != nil && *sets[i].VolumeMode == *mode) {
+			return &sets[i]
+		}
+	}
+	return nil
 }
 
 // NeedsSourceSize says whether dv's claim takes its size from its clone

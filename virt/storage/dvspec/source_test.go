@@ -113,7 +113,7 @@ func TestClaim(t *testing.T) {
 			errField: "spec.contentType"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pvc, err := Claim(tc.dv, src, contract.DefaultFilesystemOverhead)
+			pvc, err := Claim(tc.dv, src, contract.DefaultFilesystemOverhead, nil)
 			if tc.errField != "" {
 				if err == nil || err.Field != tc.errField {
 					t.Fatalf("Claim: %v, want an error at %s", err, tc.errField)
@@ -180,7 +180,7 @@ func TestClaimOfACloneTakesItsSourceSize(t *testing.T) {
 	if !NeedsSourceSize(clone, src) {
 		t.Fatal("NeedsSourceSize of a clone without a size: false")
 	}
-	pvc, ferr := Claim(clone, src, contract.DefaultFilesystemOverhead)
+	pvc, ferr := Claim(clone, src, contract.DefaultFilesystemOverhead, nil)
 	if ferr != nil {
 		t.Fatalf("Claim of a clone without a size, before the source is read: %v", ferr)
 	}
@@ -189,7 +189,7 @@ func TestClaimOfACloneTakesItsSourceSize(t *testing.T) {
 	}
 	size := resourceOf("5Gi")
 	src.ClaimSize = &size
-	pvc, ferr = Claim(clone, src, contract.DefaultFilesystemOverhead)
+	pvc, ferr = Claim(clone, src, contract.DefaultFilesystemOverhead, nil)
 	if ferr != nil {
 		t.Fatal(ferr)
 	}
@@ -201,7 +201,40 @@ func TestClaimOfACloneTakesItsSourceSize(t *testing.T) {
 	if NeedsSourceSize(http, hsrc) {
 		t.Error("NeedsSourceSize of an import: true")
 	}
-	if _, ferr := Claim(http, hsrc, contract.DefaultFilesystemOverhead); ferr == nil || ferr.Field != "spec.storage.resources.requests.storage" {
+	if _, ferr := Claim(http, hsrc, contract.DefaultFilesystemOverhead, nil); ferr == nil || ferr.Field != "spec.storage.resources.requests.storage" {
 		t.Errorf("Claim of an import without a size: %v", ferr)
+	}
+}
+
+// TestClaimFromStorageProfile: spec.storage takes what it does not say
+// from the StorageProfile's property sets, the first of its volume mode.
+func TestClaimFromStorageProfile(t *testing.T) {
+	block, fs := corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem
+	sets := []cdiv1.ClaimPropertySet{
+		{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, VolumeMode: &block},
+		{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, VolumeMode: &fs},
+	}
+	for _, tc := range []struct {
+		name     string
+		mode     *corev1.PersistentVolumeMode
+		sets     []cdiv1.ClaimPropertySet
+		wantMode corev1.PersistentVolumeMode
+		wantAM   corev1.PersistentVolumeAccessMode
+	}{
+		{"the first set", nil, sets, block, corev1.ReadWriteMany},
+		{"the set of its mode", &fs, sets, fs, corev1.ReadWriteOnce},
+		{"no profile", nil, nil, fs, corev1.ReadWriteOnce},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dv := httpDV("ns", "a", "https://example.com/d.qcow2", func(dv *cdiv1.DataVolume) { dv.Spec.Storage.VolumeMode = tc.mode })
+			src, _ := SourceOf(dv)
+			pvc, err := Claim(dv, src, contract.DefaultFilesystemOverhead, tc.sets)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *pvc.Spec.VolumeMode != tc.wantMode || len(pvc.Spec.AccessModes) != 1 || pvc.Spec.AccessModes[0] != tc.wantAM {
+				t.Errorf("claim %s %v, want %s %s", *pvc.Spec.VolumeMode, pvc.Spec.AccessModes, tc.wantMode, tc.wantAM)
+			}
+		})
 	}
 }

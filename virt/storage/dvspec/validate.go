@@ -26,7 +26,7 @@ func ValidateSpec(namespace, name string, spec *cdiv1.DataVolumeSpec, path *fiel
 	dv.Namespace, dv.Name, dv.Spec = namespace, name, *spec
 	src, err := SourceOf(dv)
 	if err == nil {
-		_, err = Claim(dv, src, contract.DefaultFilesystemOverhead)
+		_, err = Claim(dv, src, contract.DefaultFilesystemOverhead, nil)
 	}
 	if err == nil {
 		return nil
