@@ -479,8 +479,9 @@ func TestOverheadFromCDIConfig(t *testing.T) {
 // source's namespace mounts the claim read-only and sends its disk there
 // with that certificate, pinning the upload pod's. When the upload pod
 // ends well the DataVolume Succeeds and nothing is left in either
-// namespace. A second clone whose source pod is refused fails with its
-// words, and leaves nothing either.
+// namespace. One deleted while it runs leaves nothing in the source's
+// namespace either; one whose source pod is refused fails with its words,
+// and leaves nothing.
 func TestCloneFromAnotherNamespace(t *testing.T) {
 	cl := startCluster(t)
 	ctx := testenv.Within(t, 60*time.Second)
@@ -566,6 +567,20 @@ func TestCloneFromAnotherNamespace(t *testing.T) {
 		t.Errorf("Running condition %+v, want Clone Complete", c)
 	}
 	gone(dv)
+
+	// Deleted while its source pod runs: the finalizer holds it until the
+	// source pod and Secret in golden are gone.
+	dv, _, _ = clone("dropped")
+	if err := cl.c.Delete(ctx, dv); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(ctx, t, "the dropped clone gone, and its source", func() (bool, string) {
+		derr := cl.c.Get(ctx, client.ObjectKeyFromObject(dv), &cdiv1.DataVolume{})
+		perr := cl.c.Get(ctx, client.ObjectKey{Namespace: golden, Name: string(dv.UID) + "-source-pod"}, &corev1.Pod{})
+		serr := cl.c.Get(ctx, client.ObjectKey{Namespace: golden, Name: string(dv.UID) + "-source-pod-tls"}, &corev1.Secret{})
+		return apierrors.IsNotFound(derr) && apierrors.IsNotFound(perr) && apierrors.IsNotFound(serr),
+			fmt.Sprintf("DataVolume: %v, source pod: %v, secret: %v", derr, perr, serr)
+	})
 
 	dv, _, source := clone("refused")
 	refusal := contract.Outcome{Message: "the clone's target refused claim golden/base: corrupt image", Reason: "CloneFailed", Fatal: true}
