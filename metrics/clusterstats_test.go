@@ -8,8 +8,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -179,6 +182,32 @@ kubevirt_vmi_non_evictable{name="opted-out",namespace="ns",node="node-1"} 0
 kubevirt_vmi_non_evictable{name="own",namespace="ns",node="node-1"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), metrics.NonEvictableName); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestStorageProfiles: one info series per StorageProfile, labelled as
+// CDI's.
+func TestStorageProfiles(t *testing.T) {
+	rwx, fs := corev1.ReadWriteMany, corev1.PersistentVolumeFilesystem
+	r := reader(
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local", Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}}, Provisioner: "virtkit.io/local-folder"},
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "shared"}, Provisioner: "example.com/nfs"},
+		&cdiv1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Status: cdiv1.StorageProfileStatus{StorageClass: new("local"), Provisioner: new("virtkit.io/local-folder"),
+			ClaimPropertySets: []cdiv1.ClaimPropertySet{{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, VolumeMode: &fs}}}},
+		&cdiv1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "shared"}, Status: cdiv1.StorageProfileStatus{StorageClass: new("shared"), Provisioner: new("example.com/nfs"),
+			ClaimPropertySets: []cdiv1.ClaimPropertySet{{AccessModes: []corev1.PersistentVolumeAccessMode{rwx}, VolumeMode: &fs}}}},
+		&cdiv1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "new"}},
+	)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.NewStorageProfiles(r))
+	want := `
+# HELP kubevirt_cdi_storageprofile_info ` + "`StorageProfiles` info labels: `storageclass`, `provisioner`, `complete` indicates if all storage profiles recommended PVC settings are complete, `default` indicates if it's the Kubernetes default storage class, `virtdefault` indicates if it's the default virtualization storage class, `rwx` indicates if the storage class supports `ReadWriteMany`, `smartclone` indicates if it supports snapshot or CSI based clone, `degraded` indicates it is not optimal for virtualization" + `
+# TYPE kubevirt_cdi_storageprofile_info gauge
+kubevirt_cdi_storageprofile_info{complete="true",default="true",degraded="true",provisioner="virtkit.io/local-folder",rwx="false",smartclone="false",storageclass="local",virtdefault="false"} 1
+kubevirt_cdi_storageprofile_info{complete="true",default="false",degraded="true",provisioner="example.com/nfs",rwx="true",smartclone="false",storageclass="shared",virtdefault="false"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
 		t.Error(err)
 	}
 }
