@@ -75,14 +75,24 @@ func (r *Reconciler) reconcileClaimUpload(ctx context.Context, req ctrl.Request)
 	case !metav1.IsControlledBy(pod, pvc):
 		return ctrl.Result{}, fmt.Errorf("claim %s: pod %s exists and is not its upload pod", req.NamespacedName, name)
 	}
+	class := ptr.Deref(pvc.Spec.StorageClassName, "")
+	ready := pvc.Status.Phase == corev1.ClaimBound
+	if !ready && pvc.Status.Phase == corev1.ClaimPending && pod == nil && !done {
+		// The upload pod is the first consumer of a WaitForFirstConsumer
+		// claim.
+		var err error
+		if ready, err = r.bindsOnFirstConsumer(ctx, class); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	switch {
 	case done:
 		return ctrl.Result{}, r.deleteUploadPod(ctx, pvc.Namespace, name)
-	case pod == nil && pvc.Status.Phase == corev1.ClaimBound:
+	case pod == nil && ready:
 		if len(r.pod.UploadClientCA) == 0 {
 			return ctrl.Result{}, nil
 		}
-		po, err := r.podOptions(ctx, ptr.Deref(pvc.Spec.StorageClassName, ""))
+		po, err := r.podOptions(ctx, class)
 		if err != nil {
 			return ctrl.Result{}, err
 		}

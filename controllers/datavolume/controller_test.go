@@ -676,3 +676,35 @@ func TestClaimDefaultsFromStorageProfile(t *testing.T) {
 		t.Errorf("block claim size %s, want 64Mi (no file system overhead)", got.String())
 	}
 }
+
+// TestWaitForFirstConsumer: the claim of a class that binds on first
+// consumer stays Pending until a pod uses it: the importer pod is made
+// anyway, to be that consumer.
+func TestWaitForFirstConsumer(t *testing.T) {
+	cl := startCluster(t)
+	ctx := testenv.Within(t, 60*time.Second)
+	wffc := storagev1.VolumeBindingWaitForFirstConsumer
+	if err := cl.c.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "late"}, Provisioner: "example.com/late",
+		VolumeBindingMode: &wffc}); err != nil {
+		t.Fatal(err)
+	}
+	ns := cl.namespace(t, "late")
+	late := "late"
+	dv := httpDV(ns, "disk", "https://images.example.com/disk.raw", func(dv *cdiv1.DataVolume) {
+		dv.UID = ""
+		dv.Spec.Storage.StorageClassName = &late
+	})
+	if err := cl.c.Create(ctx, dv); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{}
+	testenv.Eventually(ctx, t, "the importer pod of a Pending claim", func() (bool, string) {
+		err := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "importer-disk"}, pod)
+		return err == nil, fmt.Sprint(err)
+	})
+	pvc := &corev1.PersistentVolumeClaim{}
+	if err := cl.c.Get(ctx, client.ObjectKeyFromObject(dv), pvc); err != nil || pvc.Status.Phase == corev1.ClaimBound {
+		t.Errorf("claim %v %s, want it still Pending", err, pvc.Status.Phase)
+	}
+	cl.waitPhase(ctx, t, client.ObjectKeyFromObject(dv), cdiv1.ImportScheduled)
+}

@@ -215,13 +215,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 
+	// A claim of a WaitForFirstConsumer class binds only once a pod uses
+	// it: the importer pod is that first consumer, as with CDI when it
+	// does not honor WaitForFirstConsumer.
+	ready := o.Claim.Status.Phase == corev1.ClaimBound
+	if !ready && o.Claim.Status.Phase == corev1.ClaimPending && pod == nil {
+		if ready, err = r.bindsOnFirstConsumer(ctx, class); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	switch {
 	case o.Populated || dv.Status.Phase == cdiv1.Failed:
 		// Done, one way or the other: the pod, if any, has served.
 		return r.finishAndDelete(ctx, dv, o)
-	case pod == nil && o.Claim.Status.Phase == corev1.ClaimBound && src.IsUpload() && len(r.pod.UploadClientCA) == 0:
+	case pod == nil && ready && src.IsUpload() && len(r.pod.UploadClientCA) == 0:
 		o.Blocked, o.BlockedReason = "this cluster's DataVolume controller takes no uploads: it was started without the upload proxy's client CA", ReasonUploadNotConfigured
-	case pod == nil && o.Claim.Status.Phase == corev1.ClaimBound && src.IsClone():
+	case pod == nil && ready && src.IsClone():
 		var err error
 		if o.BlockedReason, o.Blocked, err = r.cloneBlocked(ctx, src); err != nil {
 			return ctrl.Result{}, err
@@ -231,7 +240,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return r.finishThenAgain(ctx, dv, o, CloneRetryInterval)
 		}
 		fallthrough
-	case pod == nil && o.Claim.Status.Phase == corev1.ClaimBound:
+	case pod == nil && ready:
 		p := ImporterPod(dv, o.Claim, src, po)
 		if cross {
 			if err := r.holdForClone(ctx, dv, src); err != nil {

@@ -35,6 +35,22 @@ func (r *Reconciler) storageClass(ctx context.Context, dv *cdiv1.DataVolume) (st
 	return "", nil
 }
 
+// bindsOnFirstConsumer says whether claims of class bind only once a pod
+// uses them (volumeBindingMode WaitForFirstConsumer).
+func (r *Reconciler) bindsOnFirstConsumer(ctx context.Context, class string) (bool, error) {
+	if class == "" {
+		return false, nil
+	}
+	sc := &storagev1.StorageClass{}
+	switch err := r.client.Get(ctx, client.ObjectKey{Name: class}, sc); {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading StorageClass %s: %w", class, err)
+	}
+	return sc.VolumeBindingMode != nil && *sc.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer, nil
+}
+
 // profileSets are the claim property sets of the StorageProfile of class
 // (controllers/storageprofile); nil when there is none.
 func (r *Reconciler) profileSets(ctx context.Context, class string) ([]cdiv1.ClaimPropertySet, error) {
