@@ -64,6 +64,12 @@ func (r *Reconciler) start(ctx context.Context, vmi *virtv1.VirtualMachineInstan
 	if d := r.retries.wait(key, vmi.UID, r.clock.Now()); d > 0 {
 		return nil, ctrl.Result{RequeueAfter: d}, nil
 	}
+	if msg, err := r.dataVolumeNotReady(ctx, vmi); err != nil || msg != "" {
+		if err == nil {
+			err = r.holdForDataVolume(ctx, vmi, msg)
+		}
+		return nil, ctrl.Result{RequeueAfter: dataVolumePoll}, err
+	}
 	if ready, _ := launcherReady(host); !ready {
 		if _, ended, _ := launcher.ReadResult(host); ended {
 			// The launcher ended before it was ready: the VMI controller
