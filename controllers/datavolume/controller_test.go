@@ -113,6 +113,14 @@ func running() corev1.PodStatus {
 		Image: "virtkit/virt-importer:test", ImageID: "x", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}}
 }
 
+// readyPod is running() with the pod's Ready condition: an upload server
+// that takes connections.
+func readyPod() corev1.PodStatus {
+	st := running()
+	st.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	return st
+}
+
 func finished(out contract.Outcome) corev1.PodStatus {
 	return corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: "importer",
 		Image: "virtkit/virt-importer:test", ImageID: "x",
@@ -221,8 +229,7 @@ func TestUploadLifecycle(t *testing.T) {
 	if args.Source != contract.SourceUpload || args.ClientName != "proxy" || args.Target != "/data/disk.img" {
 		t.Errorf("upload server args %+v, want an upload source for client proxy into /data/disk.img", args)
 	}
-	ready := running()
-	ready.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	ready := readyPod()
 	cl.podStatus(ctx, t, podKey, ready)
 	cl.waitPhase(ctx, t, key, cdiv1.UploadReady)
 	testenv.Eventually(ctx, t, "the claim saying the pod is ready", func() (bool, string) {
@@ -504,8 +511,7 @@ func TestCloneFromAnotherNamespace(t *testing.T) {
 		}
 		key := client.ObjectKeyFromObject(dv)
 		cl.bind(ctx, t, key)
-		ready := running()
-		ready.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		ready := readyPod()
 		target := cl.podStatus(ctx, t, client.ObjectKey{Namespace: ns, Name: "cdi-upload-" + name}, ready)
 		dv = cl.dv(ctx, t, key)
 		if !controllerutil.ContainsFinalizer(dv, CloneFinalizer) || dv.Annotations[AnnCloneSourceNamespace] != golden {
@@ -609,8 +615,7 @@ func TestBareClaimUpload(t *testing.T) {
 	}
 	key := client.ObjectKeyFromObject(pvc)
 	pvc = cl.bind(ctx, t, key)
-	ready := running()
-	ready.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	ready := readyPod()
 	podKey := client.ObjectKey{Namespace: ns, Name: "cdi-upload-disk"}
 	pod := cl.podStatus(ctx, t, podKey, ready)
 	if !metav1.IsControlledBy(pod, pvc) {
