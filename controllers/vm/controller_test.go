@@ -38,6 +38,7 @@ func TestController(t *testing.T) {
 	t.Run("ControllerRestart", func(t *testing.T) { testControllerRestart(t, cl) })
 	t.Run("Instancetype", func(t *testing.T) { testInstancetype(t, cl) })
 	t.Run("DataVolumeTemplates", func(t *testing.T) { testDataVolumeTemplates(t, cl) })
+	t.Run("WaitingForVolumeBinding", func(t *testing.T) { testWaitingForVolumeBinding(t, cl) })
 }
 
 func testRunStrategies(t *testing.T, cl *cluster) {

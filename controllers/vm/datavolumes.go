@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 
 	k8sv1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,6 +65,9 @@ type DataVolumes struct {
 	// Err says which DataVolume a volume names failed, or stopped on an
 	// error while it retries (printableStatus DataVolumeError).
 	Err error
+	// Unbound names a claim the template's volumes use that exists and is
+	// not bound yet (printableStatus WaitingForVolumeBinding).
+	Unbound string
 }
 
 // DataVolumesOf sums up the DataVolumes of vm, by name (missing ones
@@ -139,8 +143,12 @@ func (r *Reconciler) syncDataVolumes(ctx context.Context, vm *virtv1.VirtualMach
 			}
 		}
 	}
+	unbound, err := r.unboundClaim(ctx, vm)
+	if err != nil {
+		return DataVolumes{}, &SyncError{Reason: ReasonFailedDataVolumeCreate, Err: err}
+	}
 	if len(names) == 0 {
-		return DataVolumes{Ready: true}, nil
+		return DataVolumes{Ready: true, Unbound: unbound}, nil
 	}
 	dvs := map[string]*cdiv1.DataVolume{}
 	for name := range names {
@@ -171,10 +179,64 @@ func (r *Reconciler) syncDataVolumes(ctx context.Context, vm *virtv1.VirtualMach
 		}
 	}
 	out := DataVolumesOf(vm, dvs)
+	out.Unbound = unbound
 	if out.Err != nil && vm.Status.PrintableStatus != virtv1.VirtualMachineStatusDataVolumeError {
 		r.recorder.Eventf(vm, k8sv1.EventTypeWarning, ReasonFailedDataVolumeImport, "%v", out.Err)
 	}
 	return out, nil
+}
+
+// claimNames are the claims vm's template uses: its persistentVolumeClaim
+// and dataVolume volumes (a DataVolume's claim has its name), hotplugged
+// ones aside.
+func claimNames(vm *virtv1.VirtualMachine) []string {
+	if vm.Spec.Template == nil {
+		return nil
+	}
+	var out []string
+	for _, v := range vm.Spec.Template.Spec.Volumes {
+		switch {
+		case v.PersistentVolumeClaim != nil && !v.PersistentVolumeClaim.Hotpluggable:
+			out = append(out, v.PersistentVolumeClaim.ClaimName)
+		case v.DataVolume != nil && !v.DataVolume.Hotpluggable:
+			out = append(out, v.DataVolume.Name)
+		}
+	}
+	return out
+}
+
+// unboundClaim names the first claim of vm's template that exists and is
+// not bound, as KubeVirt's HasUnboundPVC; "" when there is none.
+func (r *Reconciler) unboundClaim(ctx context.Context, vm *virtv1.VirtualMachine) (string, error) {
+	for _, name := range claimNames(vm) {
+		pvc := &k8sv1.PersistentVolumeClaim{}
+		switch err := r.client.Get(ctx, client.ObjectKey{Namespace: vm.Namespace, Name: name}, pvc); {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return "", fmt.Errorf("reading claim %s/%s: %w", vm.Namespace, name, err)
+		}
+		if pvc.Status.Phase != k8sv1.ClaimBound {
+			return name, nil
+		}
+	}
+	return "", nil
+}
+
+// vmsNamingClaim maps a claim to the VMs of its namespace whose template
+// uses it: its binding changes their printableStatus.
+func (r *Reconciler) vmsNamingClaim(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &virtv1.VirtualMachineList{}
+	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if slices.Contains(claimNames(&list.Items[i]), obj.GetName()) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
 }
 
 // vmsNamingDataVolume maps a DataVolume to the VMs of its namespace whose

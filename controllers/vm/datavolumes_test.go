@@ -153,3 +153,34 @@ func testDataVolumeTemplates(t *testing.T, cl *cluster) {
 		t.Errorf("DataVolume labels %v (%v)", dv.Labels, err)
 	}
 }
+
+// testWaitingForVolumeBinding: a VM set to run whose claim is not bound
+// shows WaitingForVolumeBinding, and moves on once the claim binds (its
+// change wakes the VM).
+func testWaitingForVolumeBinding(t *testing.T, cl *cluster) {
+	ctx := context.Background()
+	ns := cl.namespace(t, "binding")
+	pvc := &k8sv1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "disk"},
+		Spec: k8sv1.PersistentVolumeClaimSpec{AccessModes: []k8sv1.PersistentVolumeAccessMode{k8sv1.ReadWriteOnce},
+			Resources: k8sv1.VolumeResourceRequirements{Requests: k8sv1.ResourceList{k8sv1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	if err := cl.c.Create(ctx, pvc); err != nil {
+		t.Fatal(err)
+	}
+	vm := testVM(ns, rs(virtv1.RunStrategyAlways), nil)
+	vm.Spec.Template.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "disk"}}
+	vm.Spec.Template.Spec.Volumes = []virtv1.Volume{{Name: "disk", VolumeSource: virtv1.VolumeSource{
+		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: k8sv1.PersistentVolumeClaimVolumeSource{ClaimName: "disk"}}}}}
+	if err := cl.c.Create(ctx, vm); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(vm)
+	cl.waitVM(t, key, virtv1.VirtualMachineStatusWaitingForVolumeBinding, nil)
+	pvc.Status = k8sv1.PersistentVolumeClaimStatus{Phase: k8sv1.ClaimBound}
+	if err := cl.c.Status().Update(ctx, pvc); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the VM past WaitingForVolumeBinding", func() (bool, string) {
+		got := cl.getVM(t, key)
+		return got.Status.PrintableStatus != virtv1.VirtualMachineStatusWaitingForVolumeBinding, string(got.Status.PrintableStatus)
+	})
+}

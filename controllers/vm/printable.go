@@ -17,14 +17,15 @@ const (
 // PrintableStatus computes status.printableStatus as KubeVirt does: the first
 // of these that holds wins, in this order: Terminating, Stopping, Migrating,
 // Paused, Running, DataVolumeError, ErrorUnschedulable, Provisioning,
-// ErrImagePull, ImagePullBackOff,
+// WaitingForVolumeBinding, ErrImagePull, ImagePullBackOff,
 // Starting, CrashLoopBackOff, Stopped; otherwise Unknown. vm carries the
 // status computed so far (startFailure); vmi is the VMI as it is
 // after this reconcile (a just-created one has an empty phase, a just-deleted
 // one a deletion timestamp), nil when there is none; dvs is what the VM's
-// DataVolumes are up to, which adds DataVolumeError after Running and
-// Provisioning after ErrorUnschedulable. WaitingForVolumeBinding and
-// ErrorPvcNotFound are not computed yet.
+// DataVolumes and claims are up to, which adds DataVolumeError after
+// Running, Provisioning after ErrorUnschedulable, and WaitingForVolumeBinding
+// (a claim not bound, for a VM set to start) after it. ErrorPvcNotFound is
+// not computed yet.
 func PrintableStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance, dvs DataVolumes) virtv1.VirtualMachinePrintableStatus {
 	switch {
 	case vm.DeletionTimestamp != nil:
@@ -43,6 +44,8 @@ func PrintableStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstan
 		return virtv1.VirtualMachineStatusUnschedulable
 	case dvs.Provisioning:
 		return virtv1.VirtualMachineStatusProvisioning
+	case dvs.Unbound != "" && setToStart(vm, vmi):
+		return virtv1.VirtualMachineStatusWaitingForVolumeBinding
 	case syncFailure(vmi) == ReasonErrImagePull:
 		return virtv1.VirtualMachineStatusErrImagePull
 	case syncFailure(vmi) == ReasonImagePullBackOff:
@@ -55,6 +58,30 @@ func PrintableStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstan
 		return virtv1.VirtualMachineStatusStopped
 	}
 	return virtv1.VirtualMachineStatusUnknown
+}
+
+// setToStart says whether vm is meant to run now, as KubeVirt's
+// isSetToStart.
+func setToStart(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance) bool {
+	s, err := vm.RunStrategy()
+	if err != nil {
+		return false
+	}
+	switch s {
+	case virtv1.RunStrategyAlways:
+		return true
+	case virtv1.RunStrategyManual:
+		if vmi != nil {
+			return !hasStopRequestFor(vm, vmi)
+		}
+		r := vm.Status.StateChangeRequests
+		return len(r) > 0 && r[0].Action == virtv1.StartRequest
+	case virtv1.RunStrategyRerunOnFailure:
+		return vmi == nil || vmi.Status.Phase != virtv1.Succeeded
+	case virtv1.RunStrategyOnce:
+		return vmi == nil
+	}
+	return false
 }
 
 // crashLooping: no live VMI, and the strategy waits out start failures.

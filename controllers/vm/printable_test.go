@@ -75,6 +75,11 @@ func TestPrintableStatusDataVolumes(t *testing.T) {
 		{"unschedulable beats provisioning", newVM(always), newVMI(virtv1.Scheduling,
 			vmiCond(virtv1.VirtualMachineInstanceConditionType(k8sv1.PodScheduled), k8sv1.ConditionFalse, k8sv1.PodReasonUnschedulable)),
 			virtv1.VirtualMachineStatusUnschedulable, importing},
+		{"claim not bound, starting", newVM(always), newVMI(virtv1.Scheduling), virtv1.VirtualMachineStatusWaitingForVolumeBinding, DataVolumes{Unbound: "disk"}},
+		{"claim not bound, no VMI yet", newVM(always), nil, virtv1.VirtualMachineStatusWaitingForVolumeBinding, DataVolumes{Unbound: "disk"}},
+		{"claim not bound, stopped", newVM(manual), nil, virtv1.VirtualMachineStatusStopped, DataVolumes{Unbound: "disk"}},
+		{"provisioning beats binding", newVM(always), nil, virtv1.VirtualMachineStatusProvisioning, DataVolumes{Provisioning: true, Unbound: "disk"}},
+		{"running wins over binding", newVM(always), newVMI(virtv1.Running), virtv1.VirtualMachineStatusRunning, DataVolumes{Unbound: "disk"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -79,6 +79,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&virtv1.VirtualMachine{}).
 		Owns(&virtv1.VirtualMachineInstance{}).
 		Watches(&cdiv1.DataVolume{}, handler.EnqueueRequestsFromMapFunc(r.vmsNamingDataVolume)).
+		Watches(&k8sv1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.vmsNamingClaim)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers}).
 		Complete(r)
 }
