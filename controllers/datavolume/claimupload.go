@@ -107,11 +107,7 @@ func (r *Reconciler) reconcileClaimUpload(ctx context.Context, req ctrl.Request)
 	case pod == nil:
 		return ctrl.Result{}, nil
 	}
-	phase := pod.Status.Phase
-	if phase == corev1.PodSucceeded && outcomeOf(firstStatus(pod)).Fatal {
-		// It ended without storing anything: not a success for virtctl.
-		phase = corev1.PodFailed
-	}
+	phase := mirroredPhase(pod)
 	ann := map[string]string{dvspec.AnnPodPhase: string(phase), dvspec.AnnPodReady: strconv.FormatBool(podReady(pod))}
 	if phase == corev1.PodSucceeded {
 		ann[dvspec.AnnPopulatedFor] = pvc.Name

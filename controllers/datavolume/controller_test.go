@@ -272,6 +272,12 @@ func TestImportFails(t *testing.T) {
 	if c := condition(got, cdiv1.DataVolumeRunning); c == nil || c.Reason != "Corrupt" || c.Message != out.Message {
 		t.Errorf("Running condition %+v, want the importer's reason and message", c)
 	}
+	// A pod that ended without filling the claim is not a success to
+	// those who read the claim (KubeVirt's virtctl).
+	claim := &corev1.PersistentVolumeClaim{}
+	if err := cl.c.Get(ctx, key, claim); err != nil || claim.Annotations[dvspec.AnnPodPhase] != "Failed" {
+		t.Errorf("claim annotations %v (%v), want the pod's phase Failed", claim.Annotations, err)
+	}
 	testenv.Eventually(ctx, t, "the importer pod deleted", func() (bool, string) {
 		err := cl.c.Get(ctx, podKey, &corev1.Pod{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)

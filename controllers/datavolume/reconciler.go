@@ -210,7 +210,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// As CDI: the claim tells the pod's phase and readiness, which
 		// KubeVirt's virtctl image-upload waits on.
 		if err := r.annotateClaim(ctx, o.Claim, map[string]string{
-			dvspec.AnnPodPhase: string(pod.Status.Phase), dvspec.AnnPodReady: strconv.FormatBool(podReady(pod))}); err != nil {
+			dvspec.AnnPodPhase: string(mirroredPhase(pod)), dvspec.AnnPodReady: strconv.FormatBool(podReady(pod))}); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -345,6 +345,16 @@ func (r *Reconciler) uploadPod(ctx context.Context, dv *cdiv1.DataVolume, claim 
 	p := UploadPod(dv, claim, po, sec.Data[corev1.TLSCertKey])
 	p.OwnerReferences = []metav1.OwnerReference{owner}
 	return p, nil
+}
+
+// mirroredPhase is the phase a claim reports of the pod filling it: a pod
+// that ended without filling it (a fatal outcome) is Failed, not
+// Succeeded, for virtctl and CDI's tools read Succeeded as filled.
+func mirroredPhase(pod *corev1.Pod) corev1.PodPhase {
+	if pod.Status.Phase == corev1.PodSucceeded && outcomeOf(firstStatus(pod)).Fatal {
+		return corev1.PodFailed
+	}
+	return pod.Status.Phase
 }
 
 // podReady says whether pod is ready, as its Ready condition says.
