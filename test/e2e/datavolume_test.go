@@ -375,9 +375,12 @@ func TestDataVolumeBadInput(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(w.data, "volumes", pvc.Spec.VolumeName, "disk.img")); !os.IsNotExist(err) {
 			t.Errorf("DataVolume %s: a disk.img is left in its claim (%v)", name, err)
 		}
-		if err := w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "importer-" + name}, &corev1.Pod{}); !apierrors.IsNotFound(err) {
-			t.Errorf("DataVolume %s: its importer pod is left (%v)", name, err)
-		}
+		// The controller writes Failed, then deletes the pod, which the
+		// node then ends: gone soon after, not at the same instant.
+		eventually(ctx, t, "DataVolume "+name+": its importer pod gone", func() (bool, string) {
+			err := w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "importer-" + name}, &corev1.Pod{})
+			return apierrors.IsNotFound(err), fmt.Sprint(err)
+		})
 	}
 
 	dv := w.waitDV(ctx, t, client.ObjectKey{Namespace: ns, Name: "unreachable"}, "retrying", func(dv *cdiv1.DataVolume) bool {
