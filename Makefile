@@ -28,10 +28,10 @@ define crd-raw
 	cd hack/tools && for p in $(CRD_OLDER_VERSIONS); do $(TOOLS)/controller-gen crd:allowDangerousTypes=true paths=$$p output:crd:dir=$(OUT)/crd-raw/older-$$(echo $$p | tr / _); done
 endef
 
-.PHONY: run stop boot-guest test test-short fuzz chaos deps kube-bins cni-bins containerd-bins guest images images-push manifests tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node bench-install bench-scale bench-import
+.PHONY: run stop boot-guest test test-short fuzz chaos deps kube-bins cni-bins containerd-bins csi-bins guest images images-push manifests tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node bench-install bench-scale bench-import
 
 ## run: start virt-local (a real single-machine Kubernetes with virtkit), boot examples/manifests/vm-tiny.yaml, show its console
-run: deps kube-bins cni-bins guest daemons
+run: deps kube-bins cni-bins csi-bins guest daemons
 	go run ./hack/run -data-dir $(OUT)/local -bin-dir $(OUT)/bin -guest $(OUT)/guest -manifest examples/manifests/vm-tiny.yaml
 
 ## stop: stop virt-local (guests shut down gracefully; state stays in _output/local)
@@ -43,7 +43,7 @@ boot-guest: deps guest
 	go run ./hack/bootguest -out $(OUT)/run
 
 ## test: every test, installing and building what the tests need first
-test: deps kube-bins cni-bins containerd-bins guest daemons images lint check-pure verify-generated
+test: deps kube-bins cni-bins containerd-bins csi-bins guest daemons images lint check-pure verify-generated
 	go test -count=1 -timeout 45m ./...
 	@for m in $(NESTED_MODULES); do echo "cd $$m && go test -p 1 -count=1 -timeout 45m ./..."; (cd $$m && go test -p 1 -count=1 -timeout 45m ./...); done
 	bash hack/fuzz.sh 10s
@@ -73,6 +73,10 @@ deps:
 ## kube-bins: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kubelet into _output/bin
 kube-bins:
 	@bash hack/kube/build.sh $(OUT)/bin
+
+## csi-bins: the upstream storage components next to virt-local's CSI driver (csi-provisioner, csi-resizer, csi-snapshotter, snapshot-controller) into _output/bin
+csi-bins:
+	@bash hack/csi/build.sh $(OUT)/bin
 
 ## cni-bins: the CNI plugins of a local node's pod network (bridge, host-local, loopback) into _output/cni/bin
 cni-bins:
