@@ -20,7 +20,7 @@ NESTED_MODULES := hack/bench
 # API groups whose CRDs deploy/crds serves (see hack/crdgen). An older version
 # still served is generated on its own (controller-gen wants a storage-version
 # marker kubevirt.io/api does not carry) and merged into its CRD by crdgen.
-CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1 paths=kubevirt.io/api/pool/v1beta1 paths=kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1
+CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1 paths=kubevirt.io/api/pool/v1beta1 paths=kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1 paths=github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1
 CRD_OLDER_VERSIONS := kubevirt.io/api/pool/v1alpha1
 define crd-raw
 	rm -rf $(OUT)/crd-raw
@@ -96,14 +96,15 @@ tools:
 ## generate: deploy/crds from kubevirt.io/api, deploy/instancetypes from hack/instancetypes
 generate: tools
 	$(crd-raw)
-	go run ./hack/crdgen -in $(OUT)/crd-raw -out deploy/crds
+	go run ./hack/crdgen -in $(OUT)/crd-raw -out deploy/crds -prerequisites-out deploy/prerequisites
 	go run ./hack/instancetypes -out deploy/instancetypes/common-clusterinstancetypes.yaml
 
 verify-generated: tools
 	@rm -rf $(OUT)/crd-check
 	@$(crd-raw)
-	@go run ./hack/crdgen -in $(OUT)/crd-raw -out $(OUT)/crd-check
-	@diff -r deploy/crds $(OUT)/crd-check >/dev/null || { echo "deploy/crds is out of date: run 'make generate'" >&2; exit 1; }
+	@go run ./hack/crdgen -in $(OUT)/crd-raw -out $(OUT)/crd-check/crds -prerequisites-out $(OUT)/crd-check/prerequisites
+	@diff -r deploy/crds $(OUT)/crd-check/crds >/dev/null || { echo "deploy/crds is out of date: run 'make generate'" >&2; exit 1; }
+	@diff -r deploy/prerequisites $(OUT)/crd-check/prerequisites >/dev/null || { echo "deploy/prerequisites is out of date: run 'make generate'" >&2; exit 1; }
 	@go run ./hack/instancetypes -out $(OUT)/instancetypes-check.yaml
 	@cmp -s deploy/instancetypes/common-clusterinstancetypes.yaml $(OUT)/instancetypes-check.yaml || { echo "deploy/instancetypes is out of date: run 'make generate'" >&2; exit 1; }
 
@@ -157,28 +158,28 @@ bench-overhead: deps guest daemons
 
 ## bench-density: KubeVirt's density test on virt-local next to plain libvirt (DENSITY_N VMIs, 100 ms apart)
 DENSITY_N ?= 20
-bench-density: deps kube-bins cni-bins guest daemons
+bench-density: deps kube-bins cni-bins csi-bins guest daemons
 	cd hack/bench && go run ./density -repo $(CURDIR) -n $(DENSITY_N) $(DENSITY_FLAGS)
 
 ## bench-scale: the control plane's cost per VMI at SCALE_N VMIs (one fresh cluster each) on SCALE_NODES hollow nodes, which boot nothing, 10 created per second
 SCALE_N ?= 100,300,1000
 SCALE_NODES ?= 10
-bench-scale: deps kube-bins cni-bins guest daemons
+bench-scale: deps kube-bins cni-bins csi-bins guest daemons
 	cd hack/bench && go run ./scale -repo $(CURDIR) -n $(SCALE_N) -nodes $(SCALE_NODES) $(SCALE_FLAGS)
 
 ## bench-migration: live migration on virt-local (two nodes) next to a plain libvirt migration, for each of MIGRATION_SIZES MiB, and with a 1 GiB data disk copied
 MIGRATION_SIZES ?= 256,1024
 MIGRATION_RUNS ?= 3
-bench-migration: deps kube-bins cni-bins guest daemons
+bench-migration: deps kube-bins cni-bins csi-bins guest daemons
 	cd hack/bench && go run ./migration -repo $(CURDIR) -sizes $(MIGRATION_SIZES) -runs $(MIGRATION_RUNS)
 
 ## bench-real-node: one VM on virt-local's real kubelet node next to its process node and plain libvirt (RUNS_REAL starts each), and the images' sizes
 RUNS_REAL ?= 5
-bench-real-node: deps kube-bins cni-bins containerd-bins guest daemons images
+bench-real-node: deps kube-bins cni-bins csi-bins containerd-bins guest daemons images
 	cd hack/bench && go run ./realnode -repo $(CURDIR) -runs $(RUNS_REAL)
 
 ## bench-install: install and upgrade virtkit through virt-operator on virt-local's real node, one VM running through the upgrade; the idle operator's memory and CPU
-bench-install: deps kube-bins cni-bins containerd-bins guest daemons images
+bench-install: deps kube-bins cni-bins csi-bins containerd-bins guest daemons images
 	cd hack/bench && go run ./install -repo $(CURDIR)
 
 ## bench-import: DataVolume imports over HTTPS on loopback (a 1 GiB qcow2 and raw.xz) next to curl plus qemu-img or xz, IMPORT_RUNS runs each

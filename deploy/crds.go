@@ -13,13 +13,26 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-//go:embed crds/*.yaml
+//go:embed crds/*.yaml prerequisites/*.yaml
 var crdFiles embed.FS
 
 // CRDs returns the CRDs virtkit serves (the kubevirt.io groups and CDI's
 // DataVolume, DataSource, CDIConfig and StorageProfile), sorted by name.
 func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	names, err := fs.Glob(crdFiles, "crds/*.yaml")
+	return readCRDs("crds/*.yaml")
+}
+
+// VolumeSnapshotCRDs returns the CRDs of the CSI snapshot kinds
+// (snapshot.storage.k8s.io/v1 VolumeSnapshot, VolumeSnapshotContent and
+// VolumeSnapshotClass, as external-snapshotter v8 defines them), sorted by
+// name. virtkit's snapshots use them but do not serve them: a cluster has
+// them with its CSI snapshot controller; virt-local installs them.
+func VolumeSnapshotCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	return readCRDs("prerequisites/volumesnapshot*.yaml")
+}
+
+func readCRDs(glob string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	names, err := fs.Glob(crdFiles, glob)
 	if err != nil {
 		return nil, err
 	}

@@ -2,10 +2,12 @@ package deploy_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +36,27 @@ func TestCRDsAreTheGeneratedFiles(t *testing.T) {
 		if want := filepath.Base(files[i]); crd.Name+".yaml" != want {
 			t.Errorf("CRD %d is %s, file %s", i, crd.Name, want)
 		}
+	}
+}
+
+// The snapshot kinds' CRDs are the files in prerequisites/, in their
+// protected group with its approval, cluster-scoped but for VolumeSnapshot.
+func TestVolumeSnapshotCRDs(t *testing.T) {
+	crds, err := deploy.VolumeSnapshotCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, crd := range crds {
+		got = append(got, fmt.Sprintf("%s %s approved=%t", crd.Name, crd.Spec.Scope, crd.Annotations["api-approved.kubernetes.io"] != ""))
+	}
+	want := []string{
+		"volumesnapshotclasses.snapshot.storage.k8s.io Cluster approved=true",
+		"volumesnapshotcontents.snapshot.storage.k8s.io Cluster approved=true",
+		"volumesnapshots.snapshot.storage.k8s.io Namespaced approved=true",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("VolumeSnapshotCRDs (-want +got):\n%s", diff)
 	}
 }
 

@@ -43,6 +43,14 @@ type kind struct {
 	// names, printer columns, categories, subresources), as CDI's types
 	// carry them.
 	markers bool
+	// prerequisite marks a kind virtkit uses but does not serve: a cluster
+	// has it from elsewhere (the VolumeSnapshot kinds come with the
+	// cluster's CSI snapshot controller), virt-local installs it. It goes
+	// to the prerequisites folder.
+	prerequisite bool
+	// approval is the api-approved.kubernetes.io annotation a CRD of a
+	// protected group (*.k8s.io) must carry: where its API was approved.
+	approval string
 }
 
 func col(name, typ, path string) apiextensionsv1.CustomResourceColumnDefinition {
@@ -104,6 +112,10 @@ func kinds() map[string]kind {
 		"cdiconfigs.cdi.kubevirt.io": {markers: true},
 		// As CDI's: cluster-scoped, status a subresource.
 		"storageprofiles.cdi.kubevirt.io": {markers: true, status: true},
+		// The CSI snapshot kinds, as external-snapshotter v8 defines them.
+		"volumesnapshots.snapshot.storage.k8s.io":        {markers: true, prerequisite: true, approval: snapshotAPIApproval},
+		"volumesnapshotcontents.snapshot.storage.k8s.io": {markers: true, prerequisite: true, approval: snapshotAPIApproval},
+		"volumesnapshotclasses.snapshot.storage.k8s.io":  {markers: true, prerequisite: true, approval: snapshotAPIApproval},
 		"virtualmachinepools.pool.kubevirt.io": {
 			shortNames: []string{"vmpool", "vmpools"},
 			columns: []apiextensionsv1.CustomResourceColumnDefinition{col("Desired", "integer", ".spec.replicas"),
@@ -115,21 +127,26 @@ func kinds() map[string]kind {
 	}
 }
 
+// snapshotAPIApproval is where the snapshot.storage.k8s.io API was
+// approved, as external-snapshotter's own CRDs say.
+const snapshotAPIApproval = "https://github.com/kubernetes-csi/external-snapshotter/pull/814"
+
 func main() {
 	in := flag.String("in", "", "folder of controller-gen's CRDs")
 	out := flag.String("out", "", "folder to write virtkit's CRDs to")
+	prereq := flag.String("prerequisites-out", "", "folder to write the CRDs of kinds virtkit uses but does not serve to")
 	flag.Parse()
-	if *in == "" || *out == "" {
-		fmt.Fprintln(os.Stderr, "usage: crdgen -in RAWDIR -out OUTDIR")
+	if *in == "" || *out == "" || *prereq == "" {
+		fmt.Fprintln(os.Stderr, "usage: crdgen -in RAWDIR -out OUTDIR -prerequisites-out PREREQDIR")
 		os.Exit(2)
 	}
-	if err := run(*in, *out); err != nil {
+	if err := run(*in, *out, *prereq); err != nil {
 		fmt.Fprintln(os.Stderr, "crdgen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(in, out string) error {
+func run(in, out, prereq string) error {
 	// controller-gen's output, and in folders below it an older version of
 	// a kind generated on its own.
 	var files []string
@@ -163,8 +180,10 @@ func run(in, out string) error {
 		}
 		crds[crd.Name] = &crd
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
+	for _, d := range []string{out, prereq} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
 	}
 	var missing []string
 	for name, k := range want {
@@ -177,7 +196,11 @@ func run(in, out string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		if err := os.WriteFile(filepath.Join(out, name+".yaml"), b, 0o644); err != nil {
+		dir := out
+		if k.prerequisite {
+			dir = prereq
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".yaml"), b, 0o644); err != nil {
 			return err
 		}
 	}
@@ -190,8 +213,17 @@ func run(in, out string) error {
 
 func render(crd apiextensionsv1.CustomResourceDefinition, k kind) ([]byte, error) {
 	source := "kubevirt.io/api v1.8.0"
-	if crd.Spec.Group == "cdi.kubevirt.io" {
+	switch crd.Spec.Group {
+	case "cdi.kubevirt.io":
 		source = "kubevirt.io/containerized-data-importer-api v1.65.0"
+	case "snapshot.storage.k8s.io":
+		source = "github.com/kubernetes-csi/external-snapshotter/client/v8 v8.7.0"
+	}
+	if k.approval != "" {
+		if crd.Annotations == nil {
+			crd.Annotations = map[string]string{}
+		}
+		crd.Annotations["api-approved.kubernetes.io"] = k.approval
 	}
 	if !k.markers {
 		crd.Spec.Names.ShortNames = k.shortNames

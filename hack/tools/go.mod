@@ -3,6 +3,7 @@ module github.com/virtkit/virtkit/hack/tools
 go 1.26.0
 
 require (
+	github.com/kubernetes-csi/external-snapshotter/client/v8 v8.7.0
 	honnef.co/go/tools v0.8.2
 	kubevirt.io/api v1.8.0
 	sigs.k8s.io/controller-tools v0.23.0
@@ -12,7 +13,7 @@ require (
 	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/fatih/color v1.19.0 // indirect
-	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
+	github.com/fxamacker/cbor/v2 v2.9.2 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-openapi/jsonpointer v1.0.0 // indirect
 	github.com/go-openapi/jsonreference v1.0.0 // indirect

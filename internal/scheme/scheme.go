@@ -4,6 +4,7 @@
 package scheme
 
 import (
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -19,8 +20,9 @@ import (
 // kubevirt.io/v1, instancetype.kubevirt.io/v1beta1 (instancetypes and
 // preferences), migrations.kubevirt.io/v1alpha1 (MigrationPolicy) and
 // pool.kubevirt.io/v1beta1 (VirtualMachinePool), cdi.kubevirt.io/v1beta1
-// (DataVolume, DataSource) and upload.cdi.kubevirt.io/v1beta1
-// (UploadTokenRequest). Registration of these
+// (DataVolume, DataSource), upload.cdi.kubevirt.io/v1beta1
+// (UploadTokenRequest) and snapshot.storage.k8s.io/v1 (the CSI
+// VolumeSnapshot kinds). Registration of these
 // well-known groups cannot fail, so an error here is a programming error
 // and panics.
 func New() *runtime.Scheme {
@@ -34,6 +36,7 @@ func New() *runtime.Scheme {
 		poolv1.AddToScheme,
 		cdiv1.AddToScheme,
 		uploadv1beta1.AddToScheme,
+		snapshotv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)

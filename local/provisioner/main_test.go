@@ -1,9 +1,0 @@
-package provisioner_test
-
-import (
-	"testing"
-
-	"github.com/virtkit/virtkit/internal/testenv"
-)
-
-func TestMain(m *testing.M) { testenv.Main(m) }
