@@ -5,8 +5,8 @@ import (
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 )
 
-// LocalProvisioner is virt-local's folder provisioner.
-const LocalProvisioner = "virtkit.io/local-folder"
+// LocalProvisioner is virt-local's CSI driver (local/csidriver.Name).
+const LocalProvisioner = "local.csi.virtkit.io"
 
 // Capabilities are the claim property sets known for a provisioner, the
 // best first; ok is false for a provisioner virtkit does not know, whose
@@ -20,7 +20,12 @@ func Capabilities(provisioner string) (sets []cdiv1.ClaimPropertySet, ok bool) {
 	}
 	block, fs := corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem
 	switch provisioner {
-	case LocalProvisioner, "rancher.io/local-path", "kubevirt.io.hostpath-provisioner", "kubevirt.io/hostpath-provisioner":
+	case LocalProvisioner:
+		// Every node reaches every folder: ReadWriteMany is honest, and
+		// what live migration needs. (The driver serves Block volumes, but
+		// virt-local's process nodes do not take a pod's volumeDevices.)
+		return []cdiv1.ClaimPropertySet{set(rwx, fs), set(rwo, fs)}, true
+	case "rancher.io/local-path", "kubevirt.io.hostpath-provisioner", "kubevirt.io/hostpath-provisioner":
 		return []cdiv1.ClaimPropertySet{set(rwo, fs)}, true
 	case "topolvm.io", "topolvm.cybozu.com":
 		return []cdiv1.ClaimPropertySet{set(rwo, block), set(rwo, fs)}, true

@@ -53,7 +53,7 @@ func TestProfiles(t *testing.T) {
 		return ""
 	}
 	local := wait("local", "recognized", func(sp *cdiv1.StorageProfile) bool { return recognized(sp) == corev1.ConditionTrue })
-	if s := local.Status.ClaimPropertySets; len(s) != 1 || s[0].AccessModes[0] != corev1.ReadWriteOnce || *s[0].VolumeMode != corev1.PersistentVolumeFilesystem ||
+	if s := local.Status.ClaimPropertySets; len(s) != 2 || s[0].AccessModes[0] != corev1.ReadWriteMany || *s[0].VolumeMode != corev1.PersistentVolumeFilesystem ||
 		*local.Status.Provisioner != LocalProvisioner || len(local.OwnerReferences) != 1 || local.OwnerReferences[0].Kind != "StorageClass" {
 		t.Errorf("profile of virt-local's class: %+v, owners %+v", local.Status, local.OwnerReferences)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/virtkit/virtkit/deploy/certs/certfiles"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/local/controlplane"
+	"github.com/virtkit/virtkit/local/csidriver"
 	"github.com/virtkit/virtkit/local/hollow"
 	"github.com/virtkit/virtkit/local/kubelet"
 	"github.com/virtkit/virtkit/local/node"
@@ -56,7 +57,7 @@ type Cluster struct {
 	components *rest.Config
 	api        *http.Server
 	ctrl       *manager
-	prov       *manager
+	storage    *storage
 	nodes      []*localNode
 	real       *kubelet.Node
 	// split runs the daemons as processes (Config.Split); nil otherwise.
@@ -173,8 +174,8 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if c.kv, err = clusterconfig.Get(ctx, cl, Namespace); err != nil {
 		return c, fmt.Errorf("cluster: %w", err)
 	}
-	log.Info("starting the volume provisioner", "class", StorageClassName, "folders", cfg.VolumeDir())
-	if c.prov, err = c.startProvisioner(ctx, cl); err != nil {
+	log.Info("starting the CSI driver and the storage components", "class", StorageClassName, "snapshotClass", VolumeSnapshotClassName, "folders", cfg.CSIDir(), "logs", cfg.DaemonLogDir())
+	if c.storage, err = c.startStorage(ctx, cl); err != nil {
 		return c, err
 	}
 
@@ -291,10 +292,11 @@ func (c *Cluster) runNode(ctx context.Context, ln *localNode) error {
 		CNIBinDir: cfg.CNIBinDir, Registry: c.Registry(), Logger: log.WithName("node"),
 		Bridge: ln.network.Bridge, PodCIDR: ln.network.PodCIDR,
 	}
-	var opts []node.Option
+	// Its pods' CSI volumes are the machine's driver's.
+	opts := []node.Option{node.WithCSIDriver(csidriver.Name, cfg.CSISocket())}
 	if ln.hollow != nil {
 		log.Info("starting hollow node")
-		nc.Capacity, opts = HollowCapacity(), ln.hollow.NodeOptions()
+		nc.Capacity, opts = HollowCapacity(), append(opts, ln.hollow.NodeOptions()...)
 	} else {
 		log.Info("starting node", "bridge", ln.network.Bridge, "pods", ln.network.PodCIDR)
 	}
@@ -501,7 +503,7 @@ func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.rest) }
 // what stops), then the real node if there is one (its launcher pods
 // deleted while its handler records how their guests end, then the
 // handler, then the node with the host as it was before), then each local node's pods (launchers shut their guests down
-// gracefully) and handler, then the volume provisioner, virt-api, the
+// gracefully) and handler, then the storage (the sidecars, then the CSI driver), virt-api, the
 // control plane and the registry; /metrics goes first. State stays in the
 // data directory.
 func (c *Cluster) Down(ctx context.Context) error {
@@ -534,9 +536,7 @@ func (c *Cluster) Down(ctx context.Context) error {
 			errs = append(errs, n.handler.Close())
 		}
 	}
-	if c.prov != nil {
-		errs = append(errs, c.prov.stop())
-	}
+	errs = append(errs, c.storage.stop())
 	if c.api != nil {
 		shut, cancel := context.WithTimeout(ctx, 10*time.Second)
 		errs = append(errs, c.api.Shutdown(shut))

@@ -4,11 +4,15 @@
 // images for image volumes, such as containerDisks, are pushed there and
 // kept in the data directory), the control plane, installs the kubevirt.io
 // CRDs, the KubeVirt CR (software emulation) and the objects that make the
-// apiserver call virt-api, starts the default StorageClass's folder
-// provisioner (local/provisioner), then serves virt-api (webhooks and the
+// apiserver call virt-api, starts the storage (the CSI driver of
+// local/csidriver behind the default StorageClass and VolumeSnapshotClass,
+// with the upstream external-provisioner, external-resizer,
+// csi-snapshotter and snapshot-controller as processes; the VolumeSnapshot
+// CRDs installed first), then serves virt-api (webhooks and the
 // subresources API), runs the VM and VMI controllers, and runs, per local
 // node, a node that runs launcher pods as host processes (local/node),
-// pulling image volumes from the registry, and that node's handler
+// pulling image volumes from the registry and publishing CSI volumes as a
+// kubelet does, and that node's handler
 // (controllers/handler). Each node gets a host bridge and a pod range of
 // its own, distinct from every other range on the machine (other
 // virt-locals included; Cluster.NodeNetworks); the host routes between the

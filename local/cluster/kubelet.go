@@ -34,12 +34,19 @@ func (c *Cluster) startKubeletNode(ctx context.Context, nets *networks) (*kubele
 	if err != nil {
 		return nil, fmt.Errorf("cluster: registry address %q: %w", c.Registry(), err)
 	}
-	return kubelet.Start(ctx, kubelet.Config{
+	kc := kubelet.Config{
 		Dir: cfg.kubeletDir(name), ControlPlane: c.cp.Config(), NodeName: name,
 		KubeletBinary: filepath.Join(cfg.BinDir, "kubelet"), ContainerdBinDir: cfg.ContainerdBinDir, CNIBinDir: cfg.CNIBinDir,
 		SandboxImage: pause, InsecureRegistries: []string{"127.0.0.1:" + port, "localhost:" + port},
 		Bridge: network.Bridge, PodSubnet: network.PodCIDR, Logger: cfg.Logger.WithName("kubelet"),
-	})
+	}
+	n, err := kubelet.Start(ctx, kc)
+	if err != nil {
+		return n, err
+	}
+	// Its pods' CSI volumes are the machine's driver's too.
+	c.storage.registerWithKubelet(kc.PluginsRegistryDir())
+	return n, nil
 }
 
 // pushBuilt pushes image NAME:ImageTag of ImagesDir to the cluster's

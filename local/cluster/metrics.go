@@ -22,12 +22,12 @@ import (
 // kubevirt_rest_client_requests_total's component label and in the
 // ComponentLabel pprof label of their goroutines.
 const (
-	ComponentAPI         = "virt-api"
-	ComponentController  = "virt-controller"
-	ComponentHandler     = "virt-handler"
-	ComponentNode        = "local-node"
-	ComponentProvisioner = "local-provisioner"
-	ComponentInstall     = "virt-local"
+	ComponentAPI        = "virt-api"
+	ComponentController = "virt-controller"
+	ComponentHandler    = "virt-handler"
+	ComponentNode       = "local-node"
+	ComponentStorage    = "local-csi-driver"
+	ComponentInstall    = "virt-local"
 	// ComponentHollowLauncher is the launchers of hollow nodes
 	// (Config.HollowNodes), which run in this process.
 	ComponentHollowLauncher = "hollow-launcher"

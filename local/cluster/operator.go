@@ -14,7 +14,7 @@ import (
 	"github.com/virtkit/virtkit/operator"
 )
 
-// upForOperator finishes Up with Config.Operator: the provisioner and the
+// upForOperator finishes Up with Config.Operator: the storage and the
 // real node, the images in the registry, and the two manifests that
 // install virtkit there. Nothing of virtkit is installed.
 func (c *Cluster) upForOperator(ctx context.Context, cl client.Client) error {
@@ -26,9 +26,9 @@ func (c *Cluster) upForOperator(ctx context.Context, cl client.Client) error {
 	if err := prepareCapabilitiesCache(cfg.CapabilitiesCacheDir()); err != nil {
 		return err
 	}
-	log.Info("starting the volume provisioner", "class", StorageClassName, "folders", cfg.VolumeDir())
+	log.Info("starting the CSI driver and the storage components", "class", StorageClassName, "snapshotClass", VolumeSnapshotClassName, "folders", cfg.CSIDir(), "logs", cfg.DaemonLogDir())
 	var err error
-	if c.prov, err = c.startProvisioner(ctx, cl); err != nil {
+	if c.storage, err = c.startStorage(ctx, cl); err != nil {
 		return err
 	}
 	if err := c.addGuestMetrics(); err != nil {

@@ -53,27 +53,32 @@ func newDaemons() *daemons {
 	return &daemons{spawn: spawn.New(), ctx: ctx, cancel: cancel, procs: map[string]*supervise.Process{}}
 }
 
-// start starts the daemon name from BinDir/bin with args and supervises
-// it; its output goes to DataDir/daemons/<name>.log. It reaches the
-// apiserver as the in-process components do (ComponentsUser).
+// startDaemon starts split mode's daemon name (startProcess).
 func (c *Cluster) startDaemon(name, bin string, args ...string) (*supervise.Process, error) {
+	return c.startProcess(c.split, name, bin, args...)
+}
+
+// startProcess starts the process name of set from BinDir/bin with args
+// and supervises it; its output goes to DataDir/daemons/<name>.log. It
+// reaches the apiserver as the in-process components do (ComponentsUser).
+func (c *Cluster) startProcess(set *daemons, name, bin string, args ...string) (*supervise.Process, error) {
 	p, err := supervise.New(supervise.Config{Name: name, Path: filepath.Join(c.cfg.BinDir, bin),
 		Args:    append([]string{"--kubeconfig", c.cfg.componentsKubeconfig()}, args...),
-		LogFile: filepath.Join(c.cfg.DaemonLogDir(), name+".log"), Spawner: c.split.spawn,
+		LogFile: filepath.Join(c.cfg.DaemonLogDir(), name+".log"), Spawner: set.spawn,
 		Logger: c.cfg.Logger.WithName(name), MinPause: daemonRestartPause, MaxPause: daemonMaxRestartPause})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	if _, err := os.Stat(filepath.Join(c.cfg.BinDir, bin)); err != nil {
-		return nil, fmt.Errorf("cluster: %s: %w (run `make daemons`)", name, err)
+		return nil, fmt.Errorf("cluster: %s: %w (run `make daemons csi-bins`)", name, err)
 	}
 	if err := p.Start(); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	c.split.mu.Lock()
-	c.split.procs[name] = p
-	c.split.mu.Unlock()
-	go p.Supervise(c.split.ctx)
+	set.mu.Lock()
+	set.procs[name] = p
+	set.mu.Unlock()
+	go p.Supervise(set.ctx)
 	return p, nil
 }
 
@@ -201,14 +206,7 @@ func (c *Cluster) stopDaemon(name string) error {
 	if c.split == nil {
 		return nil
 	}
-	c.split.mu.Lock()
-	p, ok := c.split.procs[name]
-	delete(c.split.procs, name)
-	c.split.mu.Unlock()
-	if !ok {
-		return nil
-	}
-	return p.Stop(daemonStopGrace)
+	return c.split.stop(name)
 }
 
 // stopDaemons stops what is left of split mode's processes.
@@ -216,18 +214,35 @@ func (c *Cluster) stopDaemons() error {
 	if c.split == nil {
 		return nil
 	}
-	c.split.mu.Lock()
+	return c.split.stopAll()
+}
+
+// stop stops the process name of d, if it runs one.
+func (d *daemons) stop(name string) error {
+	d.mu.Lock()
+	p, ok := d.procs[name]
+	delete(d.procs, name)
+	d.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return p.Stop(daemonStopGrace)
+}
+
+// stopAll stops every process of d, and d.
+func (d *daemons) stopAll() error {
+	d.mu.Lock()
 	var names []string
-	for name := range c.split.procs {
+	for name := range d.procs {
 		names = append(names, name)
 	}
-	c.split.mu.Unlock()
+	d.mu.Unlock()
 	var errs []error
 	for _, name := range names {
-		errs = append(errs, c.stopDaemon(name))
+		errs = append(errs, d.stop(name))
 	}
-	c.split.cancel()
-	c.split.spawn.Close()
+	d.cancel()
+	d.spawn.Close()
 	return errors.Join(errs...)
 }
 

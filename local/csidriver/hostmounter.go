@@ -1,17 +1,16 @@
 package csidriver
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/virtkit/virtkit/internal/linuxproc"
 )
 
 // HostMounter is the [Mounter] of a Linux host: bind mounts in the
@@ -164,42 +163,15 @@ func (HostMounter) Refresh(target string) error {
 
 // IsMounted implements [Mounter], from /proc/self/mountinfo.
 func (HostMounter) IsMounted(target string) (bool, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	mounts, err := linuxproc.ReadMounts("/proc/self/mountinfo")
 	if err != nil {
 		return false, err
 	}
-	defer f.Close()
-	return mountedIn(f, filepath.Clean(target))
-}
-
-// mountedIn reports whether mountinfo lists a mount at target.
-func mountedIn(mountinfo io.Reader, target string) (bool, error) {
-	sc := bufio.NewScanner(mountinfo)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 4 && unescapeMountPath(fields[4]) == target {
+	target = filepath.Clean(target)
+	for _, m := range mounts {
+		if m.MountPoint == target {
 			return true, nil
 		}
 	}
-	return false, sc.Err()
-}
-
-// unescapeMountPath undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMountPath(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return false, nil
 }

@@ -87,11 +87,16 @@ func (s *store) snapshotDir(id string) string { return filepath.Join(s.root, sna
 
 // volumeData is the path a volume's consumer sees: its folder, or its file
 // for a Block volume.
-func (s *store) volumeData(v volumeRecord) string {
-	if v.Block {
-		return filepath.Join(s.volumeDir(v.ID), blockFile)
+func (s *store) volumeData(v volumeRecord) string { return VolumeData(s.root, v.ID, v.Block) }
+
+// VolumeData is where the data of the volume with ID id lie under a
+// driver's root: the folder a pod sees, or a Block volume's file. The
+// folder holding it is the volume's, gone once the volume is deleted.
+func VolumeData(root, id string, block bool) string {
+	if block {
+		return filepath.Join(root, volumesDir, id, blockFile)
 	}
-	return filepath.Join(s.volumeDir(v.ID), dataDir)
+	return filepath.Join(root, volumesDir, id, dataDir)
 }
 
 func (s *store) snapshotData(r snapshotRecord) string {

@@ -123,6 +123,12 @@ func (c Config) withDefaults() (Config, error) {
 // pod's volumes are.
 func (c Config) PodsDir() string { return filepath.Join(paths{dir: c.Dir}.kubeletRoot(), "pods") }
 
+// PluginsRegistryDir is the kubelet's plugin registry folder, where a CSI
+// driver puts its registration socket (csidriver.ServeRegistration).
+func (c Config) PluginsRegistryDir() string {
+	return filepath.Join(paths{dir: c.Dir}.kubeletRoot(), "plugins_registry")
+}
+
 // paths are the files of a node below Config.Dir.
 type paths struct{ dir string }
 

@@ -17,6 +17,8 @@ type options struct {
 	env        []string
 	backoff    time.Duration
 	maxBackoff time.Duration
+	// csiDrivers are the CSI drivers' Node service sockets, by name.
+	csiDrivers map[string]string
 }
 
 func defaultOptions() options {

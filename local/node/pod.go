@@ -283,7 +283,7 @@ func (r *podRun) teardown() {
 			r.log.Error(err, "removing the pod's network")
 		}
 	}
-	if err := removePodFiles(r.dir); err != nil {
+	if err := r.p.removePodFiles(ctx, r.dir); err != nil {
 		r.log.Error(err, "removing the pod's volumes")
 	}
 }

@@ -44,6 +44,7 @@ type Provider struct {
 	// NotifyPods is called.
 	recovered []*podRun
 	closers   []func() error
+	csi       *csiClients
 	// closeRunner is the default HostRunner's Close (nil with another
 	// runner): what Crash closes, leaving the network.
 	closeRunner func() error
@@ -93,8 +94,10 @@ func NewProvider(ctx context.Context, cfg Config, client kubernetes.Interface, o
 	if err := os.MkdirAll(cfg.PodsDir(), 0o700); err != nil {
 		return nil, fmt.Errorf("node: Config.StateDir: %w", err)
 	}
+	csiClients := &csiClients{endpoints: o.csiDrivers}
+	closers = append(closers, csiClients.Close)
 	p := &Provider{cfg: cfg, opts: o, client: client, log: cfg.Logger, hostIP: cfg.InternalIP,
-		ctx: context.WithoutCancel(ctx), pods: map[string]*podRun{}, closers: closers, closeRunner: closeRunner}
+		ctx: context.WithoutCancel(ctx), pods: map[string]*podRun{}, closers: closers, closeRunner: closeRunner, csi: csiClients}
 	if p.hostIP == "" {
 		p.hostIP = hostIP()
 	}
@@ -291,7 +294,7 @@ func (p *Provider) forget(r *podRun) {
 	r.mu.Lock()
 	r.gone = true
 	r.mu.Unlock()
-	if err := os.RemoveAll(r.dir); err != nil {
+	if err := removeAllUnmounted(r.dir); err != nil {
 		p.log.Error(err, "removing the pod's folder", "pod", r.key)
 	}
 	zero := int64(0)

@@ -88,11 +88,12 @@ func readRecord(dir string) (podRecord, error) {
 }
 
 // removePodFiles removes what a torn-down pod no longer needs (volumes,
-// per-container files); its logs and record stay.
-func removePodFiles(dir string) error {
-	var errs []error
+// CSI volumes unpublished first, and per-container files); its logs and
+// record stay.
+func (p *Provider) removePodFiles(ctx context.Context, dir string) error {
+	errs := []error{p.unpublishCSI(ctx, dir)}
 	for _, sub := range []string{"volumes", "containers"} {
-		if err := os.RemoveAll(filepath.Join(dir, sub)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := removeAllUnmounted(filepath.Join(dir, sub)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}
@@ -119,7 +120,7 @@ func (p *Provider) recover(ctx context.Context) error {
 			// Died before its first record: nothing ran; a network may
 			// have been started.
 			p.log.Info("removing a pod folder without a record", "dir", dir, "error", err.Error())
-			errs = append(errs, p.opts.network.Teardown(ctx, PodNetwork{ID: e.Name(), Dir: dir}), os.RemoveAll(dir))
+			errs = append(errs, p.opts.network.Teardown(ctx, PodNetwork{ID: e.Name(), Dir: dir}), p.unpublishCSI(ctx, dir), removeAllUnmounted(dir))
 			continue
 		}
 		pod := rec.Pod
@@ -132,7 +133,7 @@ func (p *Provider) recover(ctx context.Context) error {
 		if rec.Network {
 			errs = append(errs, p.opts.network.Teardown(ctx, PodNetwork{ID: string(pod.UID), Namespace: pod.Namespace, Name: pod.Name, Dir: dir}))
 		}
-		errs = append(errs, removePodFiles(dir))
+		errs = append(errs, p.removePodFiles(ctx, dir))
 
 		r := newPodRun(p, pod)
 		r.pod.Status = pod.Status

@@ -83,8 +83,9 @@ func (r *podRun) prepareVolume(ctx context.Context, pod *corev1.Pod, v *corev1.V
 		}
 		return hostVolume{path: dir, readOnly: true}, nil
 	case src.PersistentVolumeClaim != nil:
-		path, err := r.claimPath(ctx, pod.Namespace, src.PersistentVolumeClaim.ClaimName)
-		return hostVolume{path: path, readOnly: src.PersistentVolumeClaim.ReadOnly}, err
+		ro := src.PersistentVolumeClaim.ReadOnly
+		path, err := r.claimPath(ctx, pod.Namespace, src.PersistentVolumeClaim.ClaimName, ro)
+		return hostVolume{path: path, readOnly: ro}, err
 	case src.Image != nil:
 		dir, err := r.p.opts.images.Mount(ctx, src.Image.Reference)
 		if err != nil {
@@ -156,8 +157,10 @@ func checkHostPath(h *corev1.HostPathVolumeSource) error {
 	return nil
 }
 
-// claimPath is the host path of a bound claim's PersistentVolume.
-func (r *podRun) claimPath(ctx context.Context, namespace, claim string) (string, error) {
+// claimPath is the host path of a bound claim's PersistentVolume: a
+// hostPath or local volume's path, or where a CSI volume is published for
+// the pod.
+func (r *podRun) claimPath(ctx context.Context, namespace, claim string, readOnly bool) (string, error) {
 	pvc, err := r.p.client.CoreV1().PersistentVolumeClaims(namespace).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return "", fmt.Errorf("persistentVolumeClaim %q: %w", claim, err)
@@ -182,8 +185,10 @@ func (r *podRun) claimPath(ctx context.Context, namespace, claim string) (string
 		if _, err := os.Stat(path); err != nil {
 			return "", fmt.Errorf("persistentVolume %q: local path: %w", pv.Name, err)
 		}
+	case pv.Spec.CSI != nil:
+		return r.publishCSI(ctx, pv, readOnly)
 	default:
-		return "", fmt.Errorf("persistentVolume %q: a local node mounts only hostPath and local volumes", pv.Name)
+		return "", fmt.Errorf("persistentVolume %q: a local node mounts only hostPath, local and CSI volumes", pv.Name)
 	}
 	return path, nil
 }

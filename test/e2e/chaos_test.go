@@ -227,7 +227,7 @@ func (h *chaos) run(t *testing.T, index int, run chaosRun, res *chaosResult) {
 	first := w.waitRunning(ctx, t, vm)
 	waitFile(ctx, t, w.serialLog(ctx, t, first), "VIRTKIT-DISK vdc previous=none wrote=1 readback=ok")
 	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(pvc), pvc))
-	disk = filepath.Join(w.data, "volumes", pvc.Spec.VolumeName, "disk.img")
+	disk = w.claimDisk(ctx, t, pvc)
 	wrote = 1
 
 	switch run.step {
@@ -577,7 +577,7 @@ func (h *chaos) hostLeftovers(uids []types.UID) []string {
 	} else {
 		out = append(out, err.Error())
 	}
-	_ = filepath.WalkDir(filepath.Join(h.w.data, "volumes"), func(path string, d fs.DirEntry, err error) error {
+	_ = filepath.WalkDir(filepath.Join(h.w.data, "csi", "volumes"), func(path string, d fs.DirEntry, err error) error {
 		if err == nil && strings.Contains(d.Name(), ".vkt-") {
 			out = append(out, "temporary file "+path)
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -76,7 +75,7 @@ func TestDataVolumeCloneAcrossNamespaces(t *testing.T) {
 	disk := func(ns, name string) []byte {
 		pvc := &corev1.PersistentVolumeClaim{}
 		must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pvc))
-		b, err := os.ReadFile(filepath.Join(w.data, "volumes", pvc.Spec.VolumeName, "disk.img"))
+		b, err := os.ReadFile(w.claimDisk(ctx, t, pvc))
 		must(t, err)
 		return b
 	}

@@ -312,7 +312,7 @@ func (w *world) waitNothingLeft(ctx context.Context, t *testing.T, ns string) {
 		must(t, w.c.List(ctx, &pvs))
 		must(t, w.c.List(ctx, &pods, client.InNamespace(ns), client.HasLabels{"cdi.kubevirt.io"}))
 		must(t, w.c.List(ctx, &secrets, client.InNamespace(ns), client.HasLabels{"cdi.kubevirt.io"}))
-		folders, _ := os.ReadDir(filepath.Join(w.data, "volumes"))
+		folders, _ := os.ReadDir(filepath.Join(w.data, "csi", "volumes"))
 		return len(dvs.Items)+len(pvcs.Items)+len(pvs.Items)+len(pods.Items)+len(secrets.Items)+len(folders) == 0,
 			fmt.Sprintf("%d DataVolumes, %d claims, %d volumes, %d importer or upload pods, %d upload secrets, %d folders",
 				len(dvs.Items), len(pvcs.Items), len(pvs.Items), len(pods.Items), len(secrets.Items), len(folders))
@@ -372,7 +372,7 @@ func TestDataVolumeBadInput(t *testing.T) {
 		t.Logf("DataVolume %s: %s: %s", name, c.Reason, c.Message)
 		pvc := &corev1.PersistentVolumeClaim{}
 		must(t, w.c.Get(ctx, key, pvc))
-		if _, err := os.Lstat(filepath.Join(w.data, "volumes", pvc.Spec.VolumeName, "disk.img")); !os.IsNotExist(err) {
+		if _, err := os.Lstat(w.claimDisk(ctx, t, pvc)); !os.IsNotExist(err) {
 			t.Errorf("DataVolume %s: a disk.img is left in its claim (%v)", name, err)
 		}
 		// The controller writes Failed, then deletes the pod, which the

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/virtkit/virtkit/local/cluster"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
@@ -65,4 +66,14 @@ func (w *world) podFoldersLeft(ctx context.Context, t *testing.T) []string {
 		}
 	}
 	return left
+}
+
+// claimDisk is the host path of disk.img in a bound claim's volume.
+func (w *world) claimDisk(ctx context.Context, t *testing.T, pvc *corev1.PersistentVolumeClaim) string {
+	t.Helper()
+	dir, err := cluster.ClaimFolder(ctx, w.c, w.data, pvc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "disk.img")
 }

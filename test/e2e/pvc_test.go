@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/local/cluster"
+	"github.com/virtkit/virtkit/local/csidriver"
 )
 
 // TestPVCKeepsData is the persistence proof: a VM with a data disk on a
@@ -85,14 +86,20 @@ func TestPVCKeepsData(t *testing.T) {
 		t.Fatalf("the hostDisk's image on the node: %v, %v; want 16 MiB", st, err)
 	}
 
-	// The claim is Bound to a folder of the data directory, holding the
-	// disk.img virt-handler made for it.
+	// The claim is Bound to a CSI volume of virt-local's driver, a folder
+	// of the data directory holding the disk.img virt-handler made for it.
 	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(pvc), pvc))
 	if pvc.Status.Phase != corev1.ClaimBound || pvc.Spec.StorageClassName == nil || *pvc.Spec.StorageClassName != cluster.StorageClassName {
 		t.Fatalf("claim phase %s, class %v; want Bound, of the default class %q", pvc.Status.Phase, pvc.Spec.StorageClassName, cluster.StorageClassName)
 	}
-	folder := filepath.Join(w.data, "volumes", pvc.Spec.VolumeName)
-	if st, err := os.Stat(filepath.Join(folder, "disk.img")); err != nil || st.Size() == 0 {
+	var pv corev1.PersistentVolume
+	must(t, w.c.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, &pv))
+	if pv.Spec.CSI == nil || pv.Spec.CSI.Driver != csidriver.Name {
+		t.Fatalf("volume %s: %+v; want a CSI volume of %s", pv.Name, pv.Spec.PersistentVolumeSource, csidriver.Name)
+	}
+	data := csidriver.VolumeData(filepath.Join(w.data, "csi"), pv.Spec.CSI.VolumeHandle, false)
+	folder := filepath.Dir(data)
+	if st, err := os.Stat(filepath.Join(data, "disk.img")); err != nil || st.Size() == 0 {
 		t.Fatalf("disk.img in the claim's folder: %v, %v", st, err)
 	}
 

@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr/testr"
 	"gotest.tools/v3/assert"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -21,6 +22,7 @@ import (
 	"github.com/virtkit/virtkit/internal/localcluster"
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/local/cluster"
+	"github.com/virtkit/virtkit/local/csidriver"
 	"github.com/virtkit/virtkit/virt/devices"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
@@ -131,11 +133,37 @@ func TestRealNode(t *testing.T) {
 	w.waitNoVMI(ctx, t, needsKVM)
 	setUseEmulation(ctx, t, w, true)
 
-	// The example VM, on the real node.
+	// The example VM, on the real node, with a data disk on a claim of
+	// virt-local's CSI driver, which registered with the real node's
+	// kubelet: the kubelet publishes the volume into the launcher pod.
+	testenv.Eventually(ctx, t, "the CSI driver registered with the real node's kubelet", func() (bool, string) {
+		var csiNode storagev1.CSINode
+		if err := c.Client.Get(ctx, client.ObjectKey{Name: real}, &csiNode); err != nil {
+			return false, err.Error()
+		}
+		for _, d := range csiNode.Spec.Drivers {
+			if d.Name == csidriver.Name {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("drivers %+v", csiNode.Spec.Drivers)
+	})
+	data := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: vm.Namespace, Name: "real-data"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}
+	must(t, w.c.Create(ctx, data))
+	vm.Spec.Template.Spec.Domain.Devices.Disks = append(vm.Spec.Template.Spec.Domain.Devices.Disks,
+		virtv1.Disk{Name: "data", DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}})
+	vm.Spec.Template.Spec.Volumes = append(vm.Spec.Template.Spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
+		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: data.Name}}}})
 	vm.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: real}
 	must(t, w.c.Create(ctx, vm))
 	vmi := w.waitRunning(ctx, t, vm)
 	assert.Equal(t, vmi.Status.NodeName, real)
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(data), data))
+	if st, err := os.Stat(w.claimDisk(ctx, t, data)); err != nil || st.Size() == 0 {
+		t.Fatalf("the data disk in the claim's volume: %v, %v; want the disk.img virt-handler made through the kubelet's publication", st, err)
+	}
 	var pods corev1.PodList
 	must(t, w.c.List(ctx, &pods, client.InNamespace(vm.Namespace), client.MatchingLabels{virtv1.CreatedByLabel: string(vmi.UID)}))
 	assert.Equal(t, len(pods.Items), 1, "launcher pods: %+v", pods.Items)
@@ -153,6 +181,12 @@ func TestRealNode(t *testing.T) {
 	launcherConfined(t, launcher)
 	httpAnswers(ctx, t, "http://"+vmi.Status.Interfaces[0].IP+"/", "tiny")
 	w.stopStartDelete(ctx, t, vm, vmi)
+	must(t, w.c.Delete(ctx, data))
+	testenv.Eventually(ctx, t, "the claim's volume gone", func() (bool, string) {
+		var pvs corev1.PersistentVolumeList
+		must(t, w.c.List(ctx, &pvs))
+		return len(pvs.Items) == 0, fmt.Sprintf("%d volumes", len(pvs.Items))
+	})
 
 	// Down fails unless the real node found the host as it recorded it
 	// before starting.

@@ -94,7 +94,7 @@ func TestDataVolumeUpload(t *testing.T) {
 	disk := func(name string) []byte {
 		pvc := &corev1.PersistentVolumeClaim{}
 		must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pvc))
-		b, err := os.ReadFile(filepath.Join(w.data, "volumes", pvc.Spec.VolumeName, "disk.img"))
+		b, err := os.ReadFile(w.claimDisk(ctx, t, pvc))
 		must(t, err)
 		return b
 	}

@@ -124,7 +124,7 @@ func TestVolumeMigration(t *testing.T) {
 	}
 	for _, pvc := range []*corev1.PersistentVolumeClaim{oldClaim, newClaim} {
 		must(t, w.c.Get(ctx, client.ObjectKeyFromObject(pvc), pvc))
-		img := filepath.Join(w.data, "volumes", pvc.Spec.VolumeName, "disk.img")
+		img := w.claimDisk(ctx, t, pvc)
 		if st, err := os.Stat(img); err != nil || size == 0 || st.Size() != size {
 			t.Errorf("claim %s's disk.img: %v, %v; want the %d bytes volumeStatus reports", pvc.Name, st, err, size)
 		}

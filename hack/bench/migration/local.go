@@ -108,7 +108,11 @@ func runBlock(ctx context.Context, cl client.WithWatch, dataDir, image string, o
 	}); err != nil {
 		return nil, err
 	}
-	if err := fillImage(filepath.Join(dataDir, "volumes", pvc.Spec.VolumeName, "disk.img"), o.blockMiB); err != nil {
+	folder, err := cluster.ClaimFolder(ctx, cl, dataDir, pvc)
+	if err != nil {
+		return nil, err
+	}
+	if err := fillImage(filepath.Join(folder, "disk.img"), o.blockMiB); err != nil {
 		return nil, err
 	}
 	v := benchkit.GuestVMI(namespace, "block", image, blockMemMiB, "migration")
@@ -116,7 +120,7 @@ func runBlock(ctx context.Context, cl client.WithWatch, dataDir, image string, o
 		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}})
 	v.Spec.Volumes = append(v.Spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
 		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}})
-	v, err := bootVMI(ctx, cl, dataDir, v)
+	v, err = bootVMI(ctx, cl, dataDir, v)
 	if err != nil {
 		return nil, err
 	}
