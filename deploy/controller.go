@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"path"
 
+	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 	apiinstancetype "kubevirt.io/api/instancetype"
 	poolv1 "kubevirt.io/api/pool/v1beta1"
+	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -160,6 +162,13 @@ func controllerRules() []rbacv1.PolicyRule {
 		readInstancetypes(),
 		// A pool's revisions: kept, read back and pruned.
 		{APIGroups: []string{"apps"}, Resources: []string{"controllerrevisions"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
+		// VM snapshots and restores: their contents made, their statuses
+		// written, a CSI VolumeSnapshot per claim of the VM.
+		{APIGroups: []string{vmsnapshotv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachinesnapshots", "virtualmachinesnapshotcontents", "virtualmachinerestores"}, Verbs: all},
+		{APIGroups: []string{vmsnapshotv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachinesnapshots/status", "virtualmachinesnapshotcontents/status", "virtualmachinerestores/status"},
+			Verbs: []string{"update", "patch"}},
+		{APIGroups: []string{volumesnapshotv1.GroupName}, Resources: []string{"volumesnapshots"}, Verbs: all},
+		{APIGroups: []string{volumesnapshotv1.GroupName}, Resources: []string{"volumesnapshotclasses"}, Verbs: read},
 	}
 }
 

@@ -116,6 +116,28 @@ func kinds() map[string]kind {
 		"volumesnapshots.snapshot.storage.k8s.io":        {markers: true, prerequisite: true, approval: snapshotAPIApproval},
 		"volumesnapshotcontents.snapshot.storage.k8s.io": {markers: true, prerequisite: true, approval: snapshotAPIApproval},
 		"volumesnapshotclasses.snapshot.storage.k8s.io":  {markers: true, prerequisite: true, approval: snapshotAPIApproval},
+		// KubeVirt's snapshot kinds, with its short names and columns.
+		"virtualmachinesnapshots.snapshot.kubevirt.io": {
+			shortNames: []string{"vmsnapshot", "vmsnapshots"},
+			columns: []apiextensionsv1.CustomResourceColumnDefinition{col("SourceKind", "string", ".spec.source.kind"),
+				col("SourceName", "string", ".spec.source.name"), col("Phase", "string", ".status.phase"),
+				col("ReadyToUse", "boolean", ".status.readyToUse"), col("CreationTime", "date", ".status.creationTime"),
+				col("Error", "string", ".status.error.message")},
+			status: true,
+		},
+		"virtualmachinesnapshotcontents.snapshot.kubevirt.io": {
+			shortNames: []string{"vmsnapshotcontent", "vmsnapshotcontents"},
+			columns: []apiextensionsv1.CustomResourceColumnDefinition{col("ReadyToUse", "boolean", ".status.readyToUse"),
+				col("CreationTime", "date", ".status.creationTime"), col("Error", "string", ".status.error.message")},
+			status: true,
+		},
+		"virtualmachinerestores.snapshot.kubevirt.io": {
+			shortNames: []string{"vmrestore", "vmrestores"},
+			columns: []apiextensionsv1.CustomResourceColumnDefinition{col("TargetKind", "string", ".spec.target.kind"),
+				col("TargetName", "string", ".spec.target.name"), col("Complete", "boolean", ".status.complete"),
+				col("RestoreTime", "date", ".status.restoreTime")},
+			status: true,
+		},
 		"virtualmachinepools.pool.kubevirt.io": {
 			shortNames: []string{"vmpool", "vmpools"},
 			columns: []apiextensionsv1.CustomResourceColumnDefinition{col("Desired", "integer", ".spec.replicas"),
@@ -228,7 +250,7 @@ func render(crd apiextensionsv1.CustomResourceDefinition, k kind) ([]byte, error
 	if !k.markers {
 		crd.Spec.Names.ShortNames = k.shortNames
 		crd.Spec.Names.Categories = []string{"all"}
-		if crd.Spec.Group != "kubevirt.io" {
+		if crd.Spec.Group != "kubevirt.io" && crd.Spec.Group != "snapshot.kubevirt.io" {
 			crd.Spec.Names.Categories = nil
 		}
 	}

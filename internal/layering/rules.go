@@ -73,6 +73,7 @@ var Pure = []string{
 	"virt/storage/dvspec",
 	"virt/storage/importer/contract",
 	"virt/storage/upload",
+	"virt/storage/snapshot",
 	"virt/domain",
 	"virt/migrate",
 	"virt/hostfacts",

@@ -12,6 +12,7 @@ import (
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 	migrationsv1 "kubevirt.io/api/migrations/v1alpha1"
 	poolv1 "kubevirt.io/api/pool/v1beta1"
+	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	uploadv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/upload/v1beta1"
 )
@@ -21,8 +22,9 @@ import (
 // preferences), migrations.kubevirt.io/v1alpha1 (MigrationPolicy) and
 // pool.kubevirt.io/v1beta1 (VirtualMachinePool), cdi.kubevirt.io/v1beta1
 // (DataVolume, DataSource), upload.cdi.kubevirt.io/v1beta1
-// (UploadTokenRequest) and snapshot.storage.k8s.io/v1 (the CSI
-// VolumeSnapshot kinds). Registration of these
+// (UploadTokenRequest), snapshot.kubevirt.io/v1beta1 (VM snapshots and
+// restores) and snapshot.storage.k8s.io/v1 (the CSI VolumeSnapshot
+// kinds). Registration of these
 // well-known groups cannot fail, so an error here is a programming error
 // and panics.
 func New() *runtime.Scheme {
@@ -37,6 +39,7 @@ func New() *runtime.Scheme {
 		cdiv1.AddToScheme,
 		uploadv1beta1.AddToScheme,
 		snapshotv1.AddToScheme,
+		vmsnapshotv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)
