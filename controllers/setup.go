@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -15,6 +18,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/nodehealth"
 	"github.com/virtkit/virtkit/controllers/pool"
 	"github.com/virtkit/virtkit/controllers/replicaset"
+	"github.com/virtkit/virtkit/controllers/snapshot"
 	"github.com/virtkit/virtkit/controllers/storageprofile"
 	"github.com/virtkit/virtkit/controllers/vm"
 	"github.com/virtkit/virtkit/controllers/vmi"
@@ -67,6 +71,9 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 	if err := nodehealth.New(nodehealth.WithOptions(cfg.NodeHealth)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: node controller: %w", err)
 	}
+	if err := addSnapshots(mgr); err != nil {
+		return err
+	}
 	if cfg.ImporterImage != "" {
 		dv := datavolume.New(datavolume.WithPodOptions(datavolume.PodOptions{Image: cfg.ImporterImage, PullPolicy: cfg.ImagePullPolicy,
 			UploadClientCA: cfg.UploadClientCA, UploadClientName: cfg.UploadClientName}))
@@ -86,6 +93,27 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 	image := func(kv *virtv1.KubeVirt) string { return FromKubeVirt(kv, cfg).LauncherImage }
 	if err := workloadupdate.New(cfg.KubeVirtNamespace, image).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: workload update controller: %w", err)
+	}
+	return nil
+}
+
+// addSnapshots registers the VM restore controller and, when the cluster
+// serves CSI VolumeSnapshots (snapshot.storage.k8s.io/v1, which come with
+// the cluster's snapshot controller), the VM snapshot controller; without
+// them a VirtualMachineSnapshot waits, and fails at its deadline.
+func addSnapshots(mgr ctrl.Manager) error {
+	if err := snapshot.NewRestoreReconciler().SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("controllers: VirtualMachineRestore controller: %w", err)
+	}
+	gk := schema.GroupKind{Group: volumesnapshotv1.GroupName, Kind: "VolumeSnapshot"}
+	if _, err := mgr.GetRESTMapper().RESTMapping(gk, volumesnapshotv1.SchemeGroupVersion.Version); meta.IsNoMatchError(err) {
+		mgr.GetLogger().Info("the cluster serves no VolumeSnapshots: VM snapshots are off until virt-controller restarts with them", "group", gk.Group)
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("controllers: VolumeSnapshots: %w", err)
+	}
+	if err := snapshot.NewSnapshotReconciler().SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("controllers: VirtualMachineSnapshot controller: %w", err)
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ func Handler(cl client.Client, scheme *runtime.Scheme, cfg Config) http.Handler 
 		specOpts = admission.Static(cfg.SpecOptions...)
 	}
 	for path, h := range admission.HandlersFrom(scheme, specOpts, admission.WithPrivilegedUsers(cfg.PrivilegedUsers...), admission.WithInstancetypes(cl),
-		admission.WithCloneAuthorization(cl)) {
+		admission.WithCloneAuthorization(cl), admission.WithSnapshots(cl)) {
 		mux.Handle(path, h)
 	}
 	var evictionOpts []eviction.Option

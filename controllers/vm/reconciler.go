@@ -136,6 +136,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// their changes wake this VM.
 		plan.Create = false
 	}
+	if plan.Create && (vm.Status.SnapshotInProgress != nil || vm.Status.RestoreInProgress != nil) {
+		// As KubeVirt: a stopped VM being snapshotted or restored starts
+		// once that is done (the status change wakes it).
+		plan.Create = false
+	}
 	view := vmi
 	switch {
 	case plan.Create:

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	virtv1 "kubevirt.io/api/core/v1"
 	poolv1 "kubevirt.io/api/pool/v1beta1"
+	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 )
 
@@ -85,7 +86,8 @@ func Configurations(svc Service) (*admissionregistrationv1.MutatingWebhookConfig
 			Rules: []admissionregistrationv1.RuleWithOperations{
 				rule(core, "virtualmachines", "virtualmachineinstances", "virtualmachineinstancereplicasets"),
 				rule(poolv1.SchemeGroupVersion, "virtualmachinepools"),
-				rule(cdiv1.SchemeGroupVersion, "datavolumes")},
+				rule(cdiv1.SchemeGroupVersion, "datavolumes"),
+				rule(vmsnapshotv1.SchemeGroupVersion, "virtualmachinesnapshots", "virtualmachinerestores")},
 			FailurePolicy:           &fail,
 			MatchPolicy:             &equivalent,
 			SideEffects:             &none,

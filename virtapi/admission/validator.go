@@ -31,6 +31,9 @@ type Validator struct {
 	// clones authorizes clones from other namespaces
 	// (WithCloneAuthorization); nil: not checked.
 	clones client.Client
+	// snapshots reads what VM restores name (WithSnapshots); nil: not
+	// checked.
+	snapshots client.Reader
 }
 
 var _ admission.Handler = (*Validator)(nil)
@@ -255,6 +258,10 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 			errs = append(errs, denied...)
 		}
 		return Verdict(cdiv1.SchemeGroupVersion.WithKind("DataVolume").GroupKind(), dv.Name, errs)
+	case "VirtualMachineSnapshot":
+		return v.validateSnapshot(req)
+	case "VirtualMachineRestore":
+		return v.validateRestore(ctx, req)
 	}
 	return admission.Allowed("not a kind this webhook validates")
 }

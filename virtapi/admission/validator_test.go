@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	virtv1 "kubevirt.io/api/core/v1"
 	poolv1 "kubevirt.io/api/pool/v1beta1"
+	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -51,6 +52,10 @@ func review(t *testing.T, user string, obj, old runtime.Object) ctrladmission.Re
 		kind = poolv1.VirtualMachinePoolKind
 	case *cdiv1.DataVolume:
 		kind = "DataVolume"
+	case *vmsnapshotv1.VirtualMachineSnapshot:
+		kind = "VirtualMachineSnapshot"
+	case *vmsnapshotv1.VirtualMachineRestore:
+		kind = "VirtualMachineRestore"
 	}
 	op := admissionv1.Create
 	if old != nil {

@@ -41,7 +41,8 @@ func WithWebhooks(mutating []*admissionregistrationv1.MutatingWebhookConfigurati
 }
 
 // ControlPlane starts a real etcd and kube-apiserver from _output/bin (run
-// `make kube-bins` first), installs deploy/crds, and stops both when the test
+// `make kube-bins` first), installs deploy/crds and deploy/prerequisites (the
+// VolumeSnapshot CRDs), and stops both when the test
 // ends. Start-up takes about 4 s.
 func ControlPlane(t testing.TB, opts ...ControlPlaneOption) *ControlPlaneEnv {
 	t.Helper()
@@ -60,7 +61,7 @@ func ControlPlane(t testing.TB, opts ...ControlPlaneOption) *ControlPlaneEnv {
 	t.Setenv(testenv.OwnerEnv, strconv.Itoa(os.Getpid()))
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: bin,
-		CRDDirectoryPaths:     []string{filepath.Join(root, "deploy", "crds")},
+		CRDDirectoryPaths:     []string{filepath.Join(root, "deploy", "crds"), filepath.Join(root, "deploy", "prerequisites")},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme.New(),
 	}
