@@ -20,7 +20,7 @@ NESTED_MODULES := hack/bench
 # API groups whose CRDs deploy/crds serves (see hack/crdgen). An older version
 # still served is generated on its own (controller-gen wants a storage-version
 # marker kubevirt.io/api does not carry) and merged into its CRD by crdgen.
-CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1 paths=kubevirt.io/api/pool/v1beta1 paths=kubevirt.io/api/snapshot/v1beta1 paths=kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1 paths=github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1
+CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1 paths=kubevirt.io/api/pool/v1beta1 paths=kubevirt.io/api/snapshot/v1beta1 paths=kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1 paths=github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1 paths=github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumegroupsnapshot/v1
 CRD_OLDER_VERSIONS := kubevirt.io/api/pool/v1alpha1
 define crd-raw
 	rm -rf $(OUT)/crd-raw
@@ -28,7 +28,7 @@ define crd-raw
 	cd hack/tools && for p in $(CRD_OLDER_VERSIONS); do $(TOOLS)/controller-gen crd:allowDangerousTypes=true paths=$$p output:crd:dir=$(OUT)/crd-raw/older-$$(echo $$p | tr / _); done
 endef
 
-.PHONY: run stop boot-guest test test-short fuzz chaos deps kube-bins cni-bins containerd-bins csi-bins guest images images-push manifests tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node bench-install bench-scale bench-import
+.PHONY: run stop boot-guest test test-short fuzz chaos deps kube-bins cni-bins containerd-bins csi-bins guest images images-push manifests tools generate verify-generated lint check-pure clean daemons bench-overhead bench-density bench-migration bench-real-node bench-install bench-scale bench-import bench-snapshot
 
 ## run: start virt-local (a real single-machine Kubernetes with virtkit), boot examples/manifests/vm-tiny.yaml, show its console
 run: deps kube-bins cni-bins csi-bins guest daemons
@@ -181,6 +181,11 @@ bench-real-node: deps kube-bins cni-bins csi-bins containerd-bins guest daemons 
 ## bench-install: install and upgrade virtkit through virt-operator on virt-local's real node, one VM running through the upgrade; the idle operator's memory and CPU
 bench-install: deps kube-bins cni-bins csi-bins containerd-bins guest daemons images
 	cd hack/bench && go run ./install -repo $(CURDIR)
+
+## bench-snapshot: a VM snapshot and a restore of a 1 GiB and a 4 GiB disk on virt-local's CSI storage next to cp --reflink=auto --sparse=always of the same file, SNAPSHOT_RUNS runs each
+SNAPSHOT_RUNS ?= 5
+bench-snapshot: deps kube-bins cni-bins csi-bins guest daemons
+	cd hack/bench && go run ./snapshots -runs $(SNAPSHOT_RUNS)
 
 ## bench-import: DataVolume imports over HTTPS on loopback (a 1 GiB qcow2 and raw.xz) next to curl plus qemu-img or xz, IMPORT_RUNS runs each
 IMPORT_RUNS ?= 5

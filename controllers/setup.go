@@ -28,7 +28,8 @@ import (
 // AddToManager registers the VirtualMachine, VirtualMachineInstance,
 // VirtualMachineInstanceReplicaSet, VirtualMachinePool,
 // VirtualMachineInstanceMigration, evacuation, node and workload update
-// controllers, and the DataVolume and DataSource controllers when
+// controllers, the VM snapshot and restore controllers (addSnapshots),
+// and the DataVolume and DataSource controllers when
 // cfg.ImporterImage is set, with mgr, configured by cfg. daemons/virt-controller calls it; so can an integrator's own manager.
 //
 // New VMIs (their spec defaults and validation) and new launcher and

@@ -24,11 +24,12 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 
 // VolumeSnapshotCRDs returns the CRDs of the CSI snapshot kinds
 // (snapshot.storage.k8s.io/v1 VolumeSnapshot, VolumeSnapshotContent and
-// VolumeSnapshotClass, as external-snapshotter v8 defines them), sorted by
-// name. virtkit's snapshots use them but do not serve them: a cluster has
-// them with its CSI snapshot controller; virt-local installs them.
+// VolumeSnapshotClass, and groupsnapshot.storage.k8s.io/v1's group kinds,
+// as external-snapshotter v8 defines them), sorted by name. virtkit's
+// snapshots use them but do not serve them: a cluster has them with its
+// CSI snapshot controller; virt-local installs them.
 func VolumeSnapshotCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	return readCRDs("prerequisites/volumesnapshot*.yaml")
+	return readCRDs("prerequisites/*.yaml")
 }
 
 func readCRDs(glob string) ([]*apiextensionsv1.CustomResourceDefinition, error) {

@@ -51,6 +51,9 @@ func TestVolumeSnapshotCRDs(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s approved=%t", crd.Name, crd.Spec.Scope, crd.Annotations["api-approved.kubernetes.io"] != ""))
 	}
 	want := []string{
+		"volumegroupsnapshotclasses.groupsnapshot.storage.k8s.io Cluster approved=true",
+		"volumegroupsnapshotcontents.groupsnapshot.storage.k8s.io Cluster approved=true",
+		"volumegroupsnapshots.groupsnapshot.storage.k8s.io Namespaced approved=true",
 		"volumesnapshotclasses.snapshot.storage.k8s.io Cluster approved=true",
 		"volumesnapshotcontents.snapshot.storage.k8s.io Cluster approved=true",
 		"volumesnapshots.snapshot.storage.k8s.io Namespaced approved=true",

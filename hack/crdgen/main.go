@@ -116,6 +116,11 @@ func kinds() map[string]kind {
 		"volumesnapshots.snapshot.storage.k8s.io":        {markers: true, prerequisite: true, approval: snapshotAPIApproval},
 		"volumesnapshotcontents.snapshot.storage.k8s.io": {markers: true, prerequisite: true, approval: snapshotAPIApproval},
 		"volumesnapshotclasses.snapshot.storage.k8s.io":  {markers: true, prerequisite: true, approval: snapshotAPIApproval},
+		// And the group snapshot kinds, whose CRDs the snapshot controller
+		// waits 30 seconds for at its start when they are missing.
+		"volumegroupsnapshots.groupsnapshot.storage.k8s.io":        {markers: true, prerequisite: true, approval: groupSnapshotAPIApproval},
+		"volumegroupsnapshotcontents.groupsnapshot.storage.k8s.io": {markers: true, prerequisite: true, approval: groupSnapshotAPIApproval},
+		"volumegroupsnapshotclasses.groupsnapshot.storage.k8s.io":  {markers: true, prerequisite: true, approval: groupSnapshotAPIApproval},
 		// KubeVirt's snapshot kinds, with its short names and columns.
 		"virtualmachinesnapshots.snapshot.kubevirt.io": {
 			shortNames: []string{"vmsnapshot", "vmsnapshots"},
@@ -152,6 +157,10 @@ func kinds() map[string]kind {
 // snapshotAPIApproval is where the snapshot.storage.k8s.io API was
 // approved, as external-snapshotter's own CRDs say.
 const snapshotAPIApproval = "https://github.com/kubernetes-csi/external-snapshotter/pull/814"
+
+// groupSnapshotAPIApproval is where the groupsnapshot.storage.k8s.io API
+// was approved, as external-snapshotter's own CRDs say.
+const groupSnapshotAPIApproval = "https://github.com/kubernetes-csi/external-snapshotter/pull/1337"
 
 func main() {
 	in := flag.String("in", "", "folder of controller-gen's CRDs")
@@ -238,7 +247,7 @@ func render(crd apiextensionsv1.CustomResourceDefinition, k kind) ([]byte, error
 	switch crd.Spec.Group {
 	case "cdi.kubevirt.io":
 		source = "kubevirt.io/containerized-data-importer-api v1.65.0"
-	case "snapshot.storage.k8s.io":
+	case "snapshot.storage.k8s.io", "groupsnapshot.storage.k8s.io":
 		source = "github.com/kubernetes-csi/external-snapshotter/client/v8 v8.7.0"
 	}
 	if k.approval != "" {

@@ -7,6 +7,7 @@
 package tools
 
 import (
+	_ "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumegroupsnapshot/v1"
 	_ "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	_ "honnef.co/go/tools/cmd/staticcheck"
 	_ "kubevirt.io/api/core/v1"

@@ -28,17 +28,26 @@ const (
 	// csiTimeout bounds one call of a sidecar to the driver; a copy of a
 	// large volume (a snapshot, a clone) takes a while.
 	csiTimeout = "5m"
+	// retryIntervalStart is the sidecars' first pause before a retry.
+	retryIntervalStart = "100ms"
 )
 
 // storageProcesses are the storage components virt-local runs as
 // processes, by name: binary and arguments past --kubeconfig.
 func (c Config) storageProcesses() map[string][]string {
 	csiAddr := "--csi-address=" + c.CSISocket()
+	// Their retries (after a write conflict, or a driver call that timed
+	// out) start after 100 ms rather than a second.
+	retry := "--retry-interval-start=" + retryIntervalStart
+	// Their default client rate (5 requests a second) throttles a few
+	// snapshots in a row to a second each; virt-local's components
+	// allow far more.
+	qps, burst := "--kube-api-qps=50", "--kube-api-burst=100"
 	return map[string][]string{
-		"csi-provisioner":     {csiAddr, "--leader-election=false", "--extra-create-metadata", "--timeout=" + csiTimeout},
-		"csi-resizer":         {csiAddr, "--leader-election=false", "--timeout=" + csiTimeout},
-		"csi-snapshotter":     {csiAddr, "--leader-election=false", "--extra-create-metadata", "--timeout=" + csiTimeout},
-		"snapshot-controller": {"--leader-election=false"},
+		"csi-provisioner":     {csiAddr, "--leader-election=false", "--extra-create-metadata", "--timeout=" + csiTimeout, retry, qps, burst},
+		"csi-resizer":         {csiAddr, "--leader-election=false", "--timeout=" + csiTimeout, retry, qps, burst},
+		"csi-snapshotter":     {csiAddr, "--leader-election=false", "--extra-create-metadata", "--timeout=" + csiTimeout, retry, qps, burst},
+		"snapshot-controller": {"--leader-election=false", retry, qps, burst},
 	}
 }
 
