@@ -114,11 +114,9 @@ func (d *Driver) volumeFill(rec *volumeRecord, limit int64) (fill, error) {
 		}
 		from, size, block = d.store.snapshotData(s), s.Size, s.Block
 	case rec.SourceVolume != "":
-		v, err := d.store.volume(rec.SourceVolume)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, status.Errorf(codes.NotFound, "volume_content_source.volume.volume_id: no volume %q", rec.SourceVolume)
-		} else if err != nil {
-			return nil, status.Errorf(codes.Internal, "volume %q: %v", rec.SourceVolume, err)
+		v, err := d.volume("volume_content_source.volume.volume_id", rec.SourceVolume)
+		if err != nil {
+			return nil, err
 		}
 		from, size, block = d.store.volumeData(v), v.Capacity, v.Block
 	}
@@ -216,11 +214,9 @@ func (d *Driver) ValidateVolumeCapabilities(_ context.Context, req *csi.Validate
 	if len(req.GetVolumeCapabilities()) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "volume_capabilities: required")
 	}
-	v, err := d.store.volume(req.GetVolumeId())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, status.Errorf(codes.NotFound, "volume_id: no volume %q", req.GetVolumeId())
-	} else if err != nil {
-		return nil, status.Errorf(codes.Internal, "volume %q: %v", req.GetVolumeId(), err)
+	v, err := d.volume("volume_id", req.GetVolumeId())
+	if err != nil {
+		return nil, err
 	}
 	if err := checkParameters("parameters", req.GetParameters()); err != nil {
 		return &csi.ValidateVolumeCapabilitiesResponse{Message: err.Error()}, nil
@@ -253,11 +249,9 @@ func (d *Driver) ControllerExpandVolume(_ context.Context, req *csi.ControllerEx
 	}
 	unlock := d.store.locks.lock("volume/" + id)
 	defer unlock()
-	v, err := d.store.volume(id)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, status.Errorf(codes.NotFound, "volume_id: no volume %q", id)
-	} else if err != nil {
-		return nil, status.Errorf(codes.Internal, "volume %q: %v", id, err)
+	v, err := d.volume("volume_id", id)
+	if err != nil {
+		return nil, err
 	}
 	if want > v.Capacity {
 		if v.Block {
@@ -309,11 +303,9 @@ func (d *Driver) CreateSnapshot(_ context.Context, req *csi.CreateSnapshotReques
 	}
 	unlockVol := d.store.locks.lock("volume/" + req.GetSourceVolumeId())
 	defer unlockVol()
-	v, err := d.store.volume(req.GetSourceVolumeId())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, status.Errorf(codes.NotFound, "source_volume_id: no volume %q", req.GetSourceVolumeId())
-	} else if err != nil {
-		return nil, status.Errorf(codes.Internal, "volume %q: %v", req.GetSourceVolumeId(), err)
+	v, err := d.volume("source_volume_id", req.GetSourceVolumeId())
+	if err != nil {
+		return nil, err
 	}
 	rec := snapshotRecord{ID: id, Name: req.GetName(), SourceVolume: v.ID, Size: v.Capacity, Block: v.Block, Created: d.now().UTC()}
 	from := d.store.volumeData(v)

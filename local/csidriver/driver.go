@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/go-logr/logr"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Name is the driver's name: the provisioner of the StorageClass and the
@@ -121,4 +124,17 @@ func (d *Driver) logCalls(ctx context.Context, req any, info *grpc.UnaryServerIn
 		d.log.Info("call failed", "method", info.FullMethod, "error", err.Error())
 	}
 	return resp, err
+}
+
+// volume reads volume id's record for a call, as a gRPC status naming the
+// request's field: NotFound when there is none, Internal when it cannot
+// be read.
+func (d *Driver) volume(field, id string) (volumeRecord, error) {
+	v, err := d.store.volume(id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return v, status.Errorf(codes.NotFound, "%s: no volume %q", field, id)
+	} else if err != nil {
+		return v, status.Errorf(codes.Internal, "volume %q: %v", id, err)
+	}
+	return v, nil
 }

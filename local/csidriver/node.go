@@ -101,11 +101,9 @@ func (d *Driver) NodePublishVolume(_ context.Context, req *csi.NodePublishVolume
 	readOnly := req.GetReadonly() || readOnlyMode(req.GetVolumeCapability())
 	unlock := d.store.locks.lock("volume/" + id)
 	defer unlock()
-	v, err := d.store.volume(id)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, status.Errorf(codes.NotFound, "volume_id: no volume %q", id)
-	} else if err != nil {
-		return nil, status.Errorf(codes.Internal, "volume %q: %v", id, err)
+	v, err := d.volume("volume_id", id)
+	if err != nil {
+		return nil, err
 	}
 	if block != v.Block {
 		return nil, status.Errorf(codes.InvalidArgument, "volume_capability: volume %q is %s", id, kind(v.Block))
@@ -227,11 +225,9 @@ func (d *Driver) NodeGetVolumeStats(_ context.Context, req *csi.NodeGetVolumeSta
 	case path == "":
 		return nil, status.Error(codes.InvalidArgument, "volume_path: required")
 	}
-	v, err := d.store.volume(id)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, status.Errorf(codes.NotFound, "volume_id: no volume %q", id)
-	} else if err != nil {
-		return nil, status.Errorf(codes.Internal, "volume %q: %v", id, err)
+	v, err := d.volume("volume_id", id)
+	if err != nil {
+		return nil, err
 	}
 	var p publication
 	if err := readRecord(d.publicationFile(id, path), &p); err != nil {

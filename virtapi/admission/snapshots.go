@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -22,6 +24,18 @@ import (
 // through r: the snapshot they name exists, and their target VM is not
 // running. Without it only their fields are checked.
 func WithSnapshots(r client.Reader) ValidatorOption { return func(v *Validator) { v.snapshots = r } }
+
+// specFixed admits an update that leaves the spec as it was: the stored
+// object is decoded into old, whose spec specOf returns.
+func (v *Validator) specFixed(req admission.Request, gk schema.GroupKind, name string, spec any, old runtime.Object, specOf func(runtime.Object) any) admission.Response {
+	if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	if !equality.Semantic.DeepEqual(specOf(old), spec) {
+		return Verdict(gk, name, field.ErrorList{field.Forbidden(field.NewPath("spec"), "spec is immutable after creation")})
+	}
+	return admission.Allowed("")
+}
 
 // validateVMSource checks a snapshot's source or a restore's target: a
 // VirtualMachine of kubevirt.io, by name.
@@ -51,14 +65,7 @@ func (v *Validator) validateSnapshot(req admission.Request) admission.Response {
 	}
 	gk := vmsnapshotv1.SchemeGroupVersion.WithKind("VirtualMachineSnapshot").GroupKind()
 	if req.Operation == "UPDATE" {
-		old := &vmsnapshotv1.VirtualMachineSnapshot{}
-		if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
-			return admission.Errored(http.StatusBadRequest, err)
-		}
-		if !equality.Semantic.DeepEqual(old.Spec, s.Spec) {
-			return Verdict(gk, s.Name, field.ErrorList{field.Forbidden(field.NewPath("spec"), "spec is immutable after creation")})
-		}
-		return admission.Allowed("")
+		return v.specFixed(req, gk, s.Name, s.Spec, &vmsnapshotv1.VirtualMachineSnapshot{}, func(o runtime.Object) any { return o.(*vmsnapshotv1.VirtualMachineSnapshot).Spec })
 	}
 	errs := validateVMSource(s.Spec.Source, field.NewPath("spec", "source"))
 	if d := s.Spec.FailureDeadline; d != nil && d.Duration < 0 {
@@ -83,14 +90,7 @@ func (v *Validator) validateRestore(ctx context.Context, req admission.Request) 
 	}
 	gk := vmsnapshotv1.SchemeGroupVersion.WithKind("VirtualMachineRestore").GroupKind()
 	if req.Operation == "UPDATE" {
-		old := &vmsnapshotv1.VirtualMachineRestore{}
-		if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
-			return admission.Errored(http.StatusBadRequest, err)
-		}
-		if !equality.Semantic.DeepEqual(old.Spec, r.Spec) {
-			return Verdict(gk, r.Name, field.ErrorList{field.Forbidden(field.NewPath("spec"), "spec is immutable after creation")})
-		}
-		return admission.Allowed("")
+		return v.specFixed(req, gk, r.Name, r.Spec, &vmsnapshotv1.VirtualMachineRestore{}, func(o runtime.Object) any { return o.(*vmsnapshotv1.VirtualMachineRestore).Spec })
 	}
 	spec := field.NewPath("spec")
 	errs := validateVMSource(r.Spec.Target, spec.Child("target"))

@@ -239,13 +239,7 @@ func snapshotAndRestore(ctx context.Context, c *localcluster.Cluster, vm *virtv1
 		return 0, 0, err
 	}
 	snap := time.Since(start)
-	if *trace {
-		var parts []string
-		for _, st := range order {
-			parts = append(parts, fmt.Sprintf("%s %s", st, seen[st].Round(time.Millisecond)))
-		}
-		fmt.Printf("  snapshot %s: %s, ready %s\n", s.Name, strings.Join(parts, ", "), snap.Round(time.Millisecond))
-	}
+	printTrace("snapshot "+s.Name, order, seen, "ready", snap)
 	syscall.Sync()
 	target := fmt.Sprintf("%s-copy-%d", vm.Name, i)
 	r := &vmsnapshotv1.VirtualMachineRestore{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: target},
@@ -274,19 +268,26 @@ func snapshotAndRestore(ctx context.Context, c *localcluster.Cluster, vm *virtv1
 		return 0, 0, err
 	}
 	restore := time.Since(start)
-	if *trace {
-		var parts []string
-		for _, st := range order {
-			parts = append(parts, fmt.Sprintf("%s %s", st, seen[st].Round(time.Millisecond)))
-		}
-		fmt.Printf("  restore %s: %s, complete %s\n", r.Name, strings.Join(parts, ", "), restore.Round(time.Millisecond))
-	}
+	printTrace("restore "+r.Name, order, seen, "complete", restore)
 	for _, o := range []client.Object{r, s, &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: target}}} {
 		if err := cl.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
 			return 0, 0, err
 		}
 	}
 	return snap, restore, waitFolders(ctx, c.DataDir, 1, 0)
+}
+
+// printTrace prints, with -trace, when each step of what was first seen
+// and when it was done.
+func printTrace(what string, order []string, seen map[string]time.Duration, done string, took time.Duration) {
+	if !*trace {
+		return
+	}
+	var parts []string
+	for _, st := range order {
+		parts = append(parts, fmt.Sprintf("%s %s", st, seen[st].Round(time.Millisecond)))
+	}
+	fmt.Printf("  %s: %s, %s %s\n", what, strings.Join(parts, ", "), done, took.Round(time.Millisecond))
 }
 
 // waitFolders waits until the CSI driver holds volumes volumes and
