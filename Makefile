@@ -8,7 +8,7 @@ export GOFLAGS := -buildvcs=false
 
 # Packages that link libvirt through cgo (a regular expression over import
 # paths); everything else must build without cgo.
-CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/daemons/virt-handler$$|/daemons/virt-local$$|/test/|/hack/bootguest$$|/hack/bench/(density|install|migration|overhead|realnode|scale|internal/plain)$$|/internal/localcluster$$
+CGO_PACKAGES := /virt/domain/libvirt($$|/)|/daemons/virt-launcher$$|/daemons/virt-handler$$|/daemons/virt-local$$|/test/|/hack/bootguest$$|/hack/bench/(density|install|migration|overhead|realnode|scale|snapshots|internal/plain)$$|/internal/localcluster$$
 
 # Nested Go modules with tests and code of their own: hack/bench keeps the
 # benchmarks' dependencies (plotting, profiles) out of the SDK's go.mod. The
