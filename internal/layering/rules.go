@@ -74,6 +74,7 @@ var Pure = []string{
 	"virt/storage/importer/contract",
 	"virt/storage/upload",
 	"virt/storage/snapshot",
+	"virt/clone",
 	"virt/domain",
 	"virt/migrate",
 	"virt/hostfacts",
