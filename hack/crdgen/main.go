@@ -143,6 +143,13 @@ func kinds() map[string]kind {
 				col("RestoreTime", "date", ".status.restoreTime")},
 			status: true,
 		},
+		"virtualmachineclones.clone.kubevirt.io": {
+			shortNames: []string{"vmclone", "vmclones"},
+			columns: []apiextensionsv1.CustomResourceColumnDefinition{col("Phase", "string", ".status.phase"),
+				col("SourceVirtualMachine", "string", ".spec.source.name"), col("TargetVirtualMachine", "string", ".spec.target.name")},
+			status:  true,
+			storage: "v1beta1",
+		},
 		"virtualmachinepools.pool.kubevirt.io": {
 			shortNames: []string{"vmpool", "vmpools"},
 			columns: []apiextensionsv1.CustomResourceColumnDefinition{col("Desired", "integer", ".spec.replicas"),

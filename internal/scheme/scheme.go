@@ -8,6 +8,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clonev1 "kubevirt.io/api/clone/v1beta1"
 	virtv1 "kubevirt.io/api/core/v1"
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 	migrationsv1 "kubevirt.io/api/migrations/v1alpha1"
@@ -23,8 +24,8 @@ import (
 // pool.kubevirt.io/v1beta1 (VirtualMachinePool), cdi.kubevirt.io/v1beta1
 // (DataVolume, DataSource), upload.cdi.kubevirt.io/v1beta1
 // (UploadTokenRequest), snapshot.kubevirt.io/v1beta1 (VM snapshots and
-// restores) and snapshot.storage.k8s.io/v1 (the CSI VolumeSnapshot
-// kinds). Registration of these
+// restores), clone.kubevirt.io/v1beta1 (VM clones) and
+// snapshot.storage.k8s.io/v1 (the CSI VolumeSnapshot kinds). Registration of these
 // well-known groups cannot fail, so an error here is a programming error
 // and panics.
 func New() *runtime.Scheme {
@@ -40,6 +41,7 @@ func New() *runtime.Scheme {
 		uploadv1beta1.AddToScheme,
 		snapshotv1.AddToScheme,
 		vmsnapshotv1.AddToScheme,
+		clonev1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)
