@@ -4,6 +4,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clonev1 "kubevirt.io/api/clone/v1beta1"
 	virtv1 "kubevirt.io/api/core/v1"
 	poolv1 "kubevirt.io/api/pool/v1beta1"
 	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
@@ -28,8 +29,9 @@ type Service struct {
 }
 
 // Configurations returns the webhook configurations for virt-api behind svc.
-// They match VirtualMachines and VirtualMachineInstances (and the validating
-// one VirtualMachineInstanceReplicaSets and VirtualMachinePools) on CREATE
+// They match VirtualMachines, VirtualMachineInstances and
+// VirtualMachineClones (and the validating one also replica sets, pools,
+// DataVolumes, VM snapshots and restores) on CREATE
 // and UPDATE only: deleting never calls virt-api, so an unavailable virt-api cannot
 // block a delete. The failure policy is Fail: without virt-api nothing is
 // stored unvalidated. Each webhook gets 10 s, below the apiserver's 30 s, so
@@ -68,7 +70,7 @@ func Configurations(svc Service) (*admissionregistrationv1.MutatingWebhookConfig
 		Webhooks: []admissionregistrationv1.MutatingWebhook{{
 			Name:                    mutateWebhookName,
 			ClientConfig:            client(MutatePath),
-			Rules:                   []admissionregistrationv1.RuleWithOperations{rule(core, "virtualmachines", "virtualmachineinstances")},
+			Rules:                   []admissionregistrationv1.RuleWithOperations{rule(core, "virtualmachines", "virtualmachineinstances"), rule(clonev1.SchemeGroupVersion, "virtualmachineclones")},
 			FailurePolicy:           &fail,
 			MatchPolicy:             &equivalent,
 			SideEffects:             &none,
@@ -87,7 +89,8 @@ func Configurations(svc Service) (*admissionregistrationv1.MutatingWebhookConfig
 				rule(core, "virtualmachines", "virtualmachineinstances", "virtualmachineinstancereplicasets"),
 				rule(poolv1.SchemeGroupVersion, "virtualmachinepools"),
 				rule(cdiv1.SchemeGroupVersion, "datavolumes"),
-				rule(vmsnapshotv1.SchemeGroupVersion, "virtualmachinesnapshots", "virtualmachinerestores")},
+				rule(vmsnapshotv1.SchemeGroupVersion, "virtualmachinesnapshots", "virtualmachinerestores"),
+				rule(clonev1.SchemeGroupVersion, "virtualmachineclones")},
 			FailurePolicy:           &fail,
 			MatchPolicy:             &equivalent,
 			SideEffects:             &none,

@@ -25,6 +25,8 @@ type Defaulter struct {
 	decoder       admission.Decoder
 	opts          SpecOptions
 	instancetypes client.Reader
+	// suffix ends the generated target names of clones.
+	suffix func() string
 }
 
 var _ admission.Handler = (*Defaulter)(nil)
@@ -37,11 +39,14 @@ func NewDefaulter(scheme *runtime.Scheme, opts ...spec.Option) *Defaulter {
 // NewDefaulterFrom returns the mutating webhook with the spec options of
 // each request's moment.
 func NewDefaulterFrom(scheme *runtime.Scheme, opts SpecOptions) *Defaulter {
-	return &Defaulter{decoder: admission.NewDecoder(scheme), opts: opts}
+	return &Defaulter{decoder: admission.NewDecoder(scheme), opts: opts, suffix: randomSuffix}
 }
 
 // Handle defaults the object in req.
 func (d *Defaulter) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Kind.Kind == "VirtualMachineClone" {
+		return d.defaultClone(req)
+	}
 	opts, err := d.opts(ctx)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("the cluster's settings: %w", err))
@@ -80,6 +85,12 @@ func (d *Defaulter) Handle(ctx context.Context, req admission.Request) admission
 	default:
 		return admission.Allowed("not a kind this webhook defaults")
 	}
+	return patchResponse(req, obj)
+}
+
+// patchResponse admits req with the JSON patch that turns its object into
+// obj.
+func patchResponse(req admission.Request, obj runtime.Object) admission.Response {
 	mutated, err := json.Marshal(obj)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)

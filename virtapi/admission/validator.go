@@ -262,6 +262,8 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		return v.validateSnapshot(req)
 	case "VirtualMachineRestore":
 		return v.validateRestore(ctx, req)
+	case "VirtualMachineClone":
+		return v.validateClone(req)
 	}
 	return admission.Allowed("not a kind this webhook validates")
 }

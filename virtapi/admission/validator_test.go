@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clonev1 "kubevirt.io/api/clone/v1beta1"
 	virtv1 "kubevirt.io/api/core/v1"
 	poolv1 "kubevirt.io/api/pool/v1beta1"
 	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
@@ -56,6 +57,8 @@ func review(t *testing.T, user string, obj, old runtime.Object) ctrladmission.Re
 		kind = "VirtualMachineSnapshot"
 	case *vmsnapshotv1.VirtualMachineRestore:
 		kind = "VirtualMachineRestore"
+	case *clonev1.VirtualMachineClone:
+		kind = "VirtualMachineClone"
 	}
 	op := admissionv1.Create
 	if old != nil {
