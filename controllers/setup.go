@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/virtkit/virtkit/controllers/cdiconfig"
+	"github.com/virtkit/virtkit/controllers/clone"
 	"github.com/virtkit/virtkit/controllers/datasource"
 	"github.com/virtkit/virtkit/controllers/datavolume"
 	"github.com/virtkit/virtkit/controllers/evacuation"
@@ -28,7 +29,8 @@ import (
 // AddToManager registers the VirtualMachine, VirtualMachineInstance,
 // VirtualMachineInstanceReplicaSet, VirtualMachinePool,
 // VirtualMachineInstanceMigration, evacuation, node and workload update
-// controllers, the VM snapshot and restore controllers (addSnapshots),
+// controllers, the VM snapshot, restore and clone controllers
+// (addSnapshots),
 // and the DataVolume and DataSource controllers when
 // cfg.ImporterImage is set, with mgr, configured by cfg. daemons/virt-controller calls it; so can an integrator's own manager.
 //
@@ -115,6 +117,10 @@ func addSnapshots(mgr ctrl.Manager) error {
 	}
 	if err := snapshot.NewSnapshotReconciler().SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: VirtualMachineSnapshot controller: %w", err)
+	}
+	// A clone is a snapshot restored to a new VM.
+	if err := clone.New().SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("controllers: VirtualMachineClone controller: %w", err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clonev1 "kubevirt.io/api/clone/v1beta1"
 	virtv1 "kubevirt.io/api/core/v1"
 	apiinstancetype "kubevirt.io/api/instancetype"
 	poolv1 "kubevirt.io/api/pool/v1beta1"
@@ -169,6 +170,10 @@ func controllerRules() []rbacv1.PolicyRule {
 			Verbs: []string{"update", "patch"}},
 		{APIGroups: []string{volumesnapshotv1.GroupName}, Resources: []string{"volumesnapshots"}, Verbs: all},
 		{APIGroups: []string{volumesnapshotv1.GroupName}, Resources: []string{"volumesnapshotclasses"}, Verbs: read},
+		// VM clones: read, their statuses written, deleted with their
+		// target VM (the snapshots and restores they make are above).
+		{APIGroups: []string{clonev1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineclones"}, Verbs: []string{"get", "list", "watch", "delete"}},
+		{APIGroups: []string{clonev1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineclones/status"}, Verbs: []string{"update", "patch"}},
 	}
 }
 
