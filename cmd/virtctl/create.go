@@ -44,9 +44,9 @@ type vmFlags struct {
 // createCommand is KubeVirt's `virtctl create`: it prints manifests, and
 // talks to no cluster.
 func createCommand() command {
-	return command{name: "create", use: "create (vm|instancetype|preference)",
-		short: "Print a manifest (YAML) of a VM, an instancetype or a preference built from flags.",
-		subs:  []command{createVMCommand(), createInstancetypeCommand(), createPreferenceCommand()}}
+	return command{name: "create", use: "create (vm|instancetype|preference|clone)",
+		short: "Print a manifest (YAML) of a VM, an instancetype, a preference or a VM clone built from flags.",
+		subs:  []command{createVMCommand(), createInstancetypeCommand(), createPreferenceCommand(), createCloneCommand()}}
 }
 
 func createVMCommand() command {

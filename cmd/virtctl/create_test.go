@@ -9,10 +9,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	clonev1 "kubevirt.io/api/clone/v1beta1"
 	virtv1 "kubevirt.io/api/core/v1"
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/virtkit/virtkit/virt/clone"
 	"github.com/virtkit/virtkit/virt/spec"
 )
 
@@ -61,8 +63,12 @@ func TestCreateVMGolden(t *testing.T) {
 
 func TestCreateVMErrors(t *testing.T) {
 	cases := []struct{ args, stderr string }{
-		{"create vmi", `unknown resource "vmi": virtctl create makes vm, instancetype or preference manifests`},
-		{"create", "'virtctl create' needs what to create: vm, instancetype or preference"},
+		{"create vmi", `unknown resource "vmi": virtctl create makes vm, instancetype, preference or clone manifests`},
+		{"create", "'virtctl create' needs what to create: vm, instancetype, preference or clone"},
+		{"create clone", "--source-name: required"},
+		{"create clone --source-name=a --source-type=pod", `--source-type: "pod" is not supported (vm, vmsnapshot)`},
+		{"create clone --source-name=a --target-type=vmsnapshot", `--target-type: "vmsnapshot" is not supported (vm)`},
+		{"create clone --source-name=a --new-mac-address=02-00-00-00-00-01", `--new-mac-address "02-00-00-00-00-01": want INTERFACE:MAC`},
 		{"create instancetype --cpu=2", "--cpu and --memory are required"},
 		{"create instancetype --cpu=0 --memory=1Gi", "--cpu: must be greater than zero"},
 		{"create instancetype --cpu=1 --memory=1Gi --iothreadspolicy=dedicated", `--iothreadspolicy "dedicated": must be auto or shared`},
@@ -143,6 +149,33 @@ func TestCreateInstancetypeAndPreferenceGolden(t *testing.T) {
 			vmi := virtv1.VirtualMachineInstanceSpec{}
 			if errs := spec.ApplyInstancetype(&vmi, field.NewPath("spec", "template", "spec"), it, pref); len(errs) > 0 {
 				t.Errorf("a VM naming it does not expand: %v", errs.ToAggregate())
+			}
+		})
+	}
+}
+
+// `create clone` prints KubeVirt's manifest for its flags; each golden
+// decodes strictly and, once the webhook names its target, passes
+// virtkit's clone admission.
+func TestCreateCloneGolden(t *testing.T) {
+	cases := []struct{ golden, args string }{
+		{"clone-vm", "-n team create clone --name=db-copy --source-name=db --target-name=db-2"},
+		{"clone-snapshot", "create clone --name=from-monday --source-type=vmsnapshot --source-name=db-monday --label-filter=* --label-filter=!example.com/* " +
+			"--annotation-filter=note --template-label-filter=app --template-annotation-filter=* --new-mac-address=default:02:00:00:00:00:22 --new-smbios-serial=s-2"},
+	}
+	for _, c := range cases {
+		t.Run(c.golden, func(t *testing.T) {
+			h := newHarness(t, "")
+			if code := h.run(strings.Fields(c.args)...); code != 0 {
+				t.Fatalf("exit %d: %s", code, h.stderr)
+			}
+			got := h.stdout.String()
+			assertGolden(t, filepath.Join("testdata", "create", c.golden+".yaml"), got)
+			o := &clonev1.VirtualMachineClone{}
+			must(t, yaml.UnmarshalStrict([]byte(got), o))
+			clone.Default(o, "x2z4b")
+			if errs := clone.Validate(o); len(errs) > 0 {
+				t.Errorf("virtkit's clone admission refuses it: %v", errs.ToAggregate())
 			}
 		})
 	}
