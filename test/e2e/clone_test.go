@@ -1,0 +1,143 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kptr "k8s.io/utils/ptr"
+	clonev1 "kubevirt.io/api/clone/v1beta1"
+	virtv1 "kubevirt.io/api/core/v1"
+	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/virtkit/virtkit/internal/testenv"
+)
+
+// TestVMClone is the clone proof on virt-local: the guest of VM sheep
+// writes marker 1 on its claim and is stopped; a clone made with
+// `virtctl create clone` (keeping no label of example.com) yields VM
+// dolly, halted, without the filtered label; started, dolly's guest reads
+// marker 1 from its own copy of the claim, with a MAC and firmware UUID of
+// its own. The webhook names a clone's target when it names none, and
+// refuses a malformed filter naming the field. Deleting dolly deletes the
+// clone, and deleting everything leaves no snapshot, restore,
+// VolumeSnapshot, claim or volume folder.
+func TestVMClone(t *testing.T) {
+	w := up(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	ns := "default"
+
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sheep-data"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}
+	must(t, w.c.Create(ctx, pvc))
+	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	vm.Name = "sheep"
+	vm.Labels = map[string]string{"app": "flock", "example.com/owner": "dolly-lab"}
+	vm.Spec.Template.Spec.Domain.Devices.Disks = append(vm.Spec.Template.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "data",
+		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}})
+	vm.Spec.Template.Spec.Volumes = append(vm.Spec.Template.Spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
+		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}})
+	must(t, w.c.Create(ctx, vm))
+	first := w.waitRunning(ctx, t, vm)
+	// vda is the containerDisk, vdb cloud-init's, vdc the claim's.
+	waitFile(ctx, t, w.serialLog(ctx, t, first), "VIRTKIT-DISK vdc previous=none wrote=1 readback=ok")
+	if len(first.Status.Interfaces) == 0 || first.Status.Interfaces[0].MAC == "" {
+		t.Fatalf("the source's interfaces %+v: want its MAC", first.Status.Interfaces)
+	}
+	w.virtctl(ctx, t, "stop", vm.Name, "-n", ns)
+	w.waitNoVMI(ctx, t, vm)
+
+	// The webhook refuses a malformed filter, naming it, and names the
+	// target of a clone that names none.
+	bad := &clonev1.VirtualMachineClone{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bad"},
+		Spec: clonev1.VirtualMachineCloneSpec{Source: &corev1.TypedLocalObjectReference{APIGroup: kptr.To("kubevirt.io"), Kind: "VirtualMachine", Name: vm.Name},
+			LabelFilters: []string{"a*b"}}}
+	if err := w.c.Create(ctx, bad); err == nil || !strings.Contains(err.Error(), "spec.labelFilters[0]") {
+		t.Errorf("a clone with filter a*b: %v, want it refused naming spec.labelFilters[0]", err)
+	}
+	bad.Spec.LabelFilters = nil
+	must(t, w.c.Create(ctx, bad, client.DryRunAll))
+	if name := bad.Spec.Target.Name; !regexp.MustCompile(`^clone-sheep-[a-z0-9]{5}$`).MatchString(name) {
+		t.Errorf("the defaulted target %q, want clone-sheep-XXXXX", name)
+	}
+
+	// The clone, as virtctl writes it.
+	cmd := exec.CommandContext(ctx, testenv.Output(t, "bin", "virtctl"), "create", "clone", "--name", "dolly-clone", "--source-name", vm.Name,
+		"--target-name", "dolly", "--label-filter", "*", "--label-filter", "!example.com/*", "-n", ns, "--kubeconfig", w.kubeconfig)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("virtctl create clone: %v", err)
+	}
+	vc := &clonev1.VirtualMachineClone{}
+	must(t, yaml.UnmarshalStrict(out, vc))
+	must(t, w.c.Create(ctx, vc))
+	eventually(ctx, t, "the clone succeeded", func() (bool, string) {
+		must(t, w.c.Get(ctx, client.ObjectKeyFromObject(vc), vc))
+		if vc.Status.Phase == clonev1.Failed {
+			t.Fatalf("the clone failed: %+v", vc.Status)
+		}
+		return vc.Status.Phase == clonev1.Succeeded && vc.Status.RestoreName == nil, fmt.Sprintf("%+v", vc.Status)
+	})
+	dolly := &virtv1.VirtualMachine{}
+	must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "dolly"}, dolly))
+	if s, _ := dolly.RunStrategy(); s != virtv1.RunStrategyHalted {
+		t.Errorf("the clone's run strategy is %s, want Halted", s)
+	}
+	if _, ok := dolly.Labels["example.com/owner"]; ok || dolly.Labels["app"] != "flock" {
+		t.Errorf("the clone's labels %v: want app kept and example.com/owner left out", dolly.Labels)
+	}
+
+	w.virtctl(ctx, t, "start", dolly.Name, "-n", ns)
+	dollyVMI := w.waitRunning(ctx, t, dolly)
+	waitFile(ctx, t, w.serialLog(ctx, t, dollyVMI), "VIRTKIT-DISK vdc previous=1 wrote=2 readback=ok")
+	if len(dollyVMI.Status.Interfaces) == 0 || dollyVMI.Status.Interfaces[0].MAC == "" || dollyVMI.Status.Interfaces[0].MAC == first.Status.Interfaces[0].MAC {
+		t.Errorf("MACs: clone %+v, source %+v; want the clone's its own", dollyVMI.Status.Interfaces, first.Status.Interfaces)
+	}
+	if a, b := dollyVMI.Spec.Domain.Firmware, first.Spec.Domain.Firmware; a == nil || b == nil || a.UUID == b.UUID {
+		t.Errorf("firmware: clone %+v, source %+v; want a UUID of its own", a, b)
+	}
+
+	// The source is untouched: its claim still holds marker 1 only.
+	w.virtctl(ctx, t, "start", vm.Name, "-n", ns)
+	second := w.waitRunning(ctx, t, vm)
+	waitFile(ctx, t, w.serialLog(ctx, t, second), "VIRTKIT-DISK vdc previous=1 wrote=2 readback=ok")
+
+	// Deleting the clone's VM deletes the clone; then nothing is left.
+	must(t, w.c.Delete(ctx, dolly))
+	eventually(ctx, t, "the clone gone with its VM", func() (bool, string) {
+		err := w.c.Get(ctx, client.ObjectKeyFromObject(vc), &clonev1.VirtualMachineClone{})
+		return err != nil, fmt.Sprint(err)
+	})
+	must(t, w.c.Delete(ctx, vm))
+	must(t, w.c.Delete(ctx, pvc))
+	eventually(ctx, t, "no clone, snapshot, restore, VolumeSnapshot, VM, claim or volume folder left", func() (bool, string) {
+		var clones clonev1.VirtualMachineCloneList
+		var snaps vmsnapshotv1.VirtualMachineSnapshotList
+		var restores vmsnapshotv1.VirtualMachineRestoreList
+		var vss volumesnapshotv1.VolumeSnapshotList
+		var vms virtv1.VirtualMachineList
+		var pvcs corev1.PersistentVolumeClaimList
+		for _, l := range []client.ObjectList{&clones, &snaps, &restores, &vss, &vms, &pvcs} {
+			must(t, w.c.List(ctx, l))
+		}
+		copies, _ := os.ReadDir(filepath.Join(w.data, "csi", "snapshots"))
+		volumes, _ := os.ReadDir(filepath.Join(w.data, "csi", "volumes"))
+		n := len(clones.Items) + len(snaps.Items) + len(restores.Items) + len(vss.Items) + len(vms.Items) + len(pvcs.Items) + len(copies) + len(volumes)
+		return n == 0, fmt.Sprintf("%d clones, %d snapshots, %d restores, %d VolumeSnapshots, %d VMs, %d claims, %d copies, %d volume folders",
+			len(clones.Items), len(snaps.Items), len(restores.Items), len(vss.Items), len(vms.Items), len(pvcs.Items), len(copies), len(volumes))
+	})
+}
