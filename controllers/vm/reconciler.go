@@ -46,6 +46,9 @@ type Reconciler struct {
 	versions stale.Guard
 	deleted  stale.Guard
 	workers  int
+	// snapshotClasses: the cluster serves VolumeSnapshotClasses, read for
+	// the VM's status.volumeSnapshotStatuses.
+	snapshotClasses bool
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -74,6 +77,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.client, r.reader = mgr.GetClient(), mgr.GetAPIReader()
 	}
 	r.recorder = events.OrManager(r.recorder, mgr, "virtualmachine-controller")
+	r.snapshotClasses = servesSnapshotClasses(mgr.GetRESTMapper())
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("virtualmachine").
 		For(&virtv1.VirtualMachine{}).
@@ -165,7 +169,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if vm.DeletionTimestamp != nil && (view == nil || orphans(vm)) {
 		return r.release(ctx, vm)
 	}
-	if err := r.writeStatus(ctx, vm, NextStatus(work, view, syncErr, dvs, now, r.backoff)); err != nil {
+	next := NextStatus(work, view, syncErr, dvs, now, r.backoff)
+	next.VolumeSnapshotStatuses = r.volumeSnapshotStatuses(ctx, work)
+	if err := r.writeStatus(ctx, vm, next); err != nil {
 		return stale.RetryOn(ctx, err)
 	}
 	if syncErr != nil && syncErr.Terminal {

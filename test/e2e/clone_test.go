@@ -28,7 +28,8 @@ import (
 // TestVMClone is the clone proof on virt-local: the guest of VM sheep
 // writes marker 1 on its claim and is stopped; a clone made with
 // `virtctl create clone` (keeping no label of example.com) yields VM
-// dolly, halted, without the filtered label; started, dolly's guest reads
+// dolly, halted, without the filtered label (sheep's status says its
+// claim can be snapshotted and its other volumes cannot); started, dolly's guest reads
 // marker 1 from its own copy of the claim, with a MAC and firmware UUID of
 // its own. The webhook names a clone's target when it names none, and
 // refuses a malformed filter naming the field. Deleting dolly deletes the
@@ -58,6 +59,18 @@ func TestVMClone(t *testing.T) {
 	if len(first.Status.Interfaces) == 0 || first.Status.Interfaces[0].MAC == "" {
 		t.Fatalf("the source's interfaces %+v: want its MAC", first.Status.Interfaces)
 	}
+	// The VM says which of its volumes a snapshot (and so a clone) copies,
+	// as KubeVirt's status.volumeSnapshotStatuses does.
+	eventually(ctx, t, "the VM's volume snapshot statuses", func() (bool, string) {
+		got := &virtv1.VirtualMachine{}
+		must(t, w.c.Get(ctx, client.ObjectKeyFromObject(vm), got))
+		enabled := map[string]bool{}
+		for _, s := range got.Status.VolumeSnapshotStatuses {
+			enabled[s.Name] = s.Enabled
+		}
+		return len(enabled) == len(vm.Spec.Template.Spec.Volumes) && enabled["data"] && !enabled[vm.Spec.Template.Spec.Volumes[0].Name],
+			fmt.Sprintf("%+v", got.Status.VolumeSnapshotStatuses)
+	})
 	w.virtctl(ctx, t, "stop", vm.Name, "-n", ns)
 	w.waitNoVMI(ctx, t, vm)
 

@@ -282,3 +282,44 @@ func TestIndications(t *testing.T) {
 		t.Errorf("with the agent: %v", got)
 	}
 }
+
+func TestVolumeSnapshotStatuses(t *testing.T) {
+	claim := func(name string) virtv1.VolumeSource {
+		return virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: name}}}
+	}
+	vm := &virtv1.VirtualMachine{Spec: virtv1.VirtualMachineSpec{Template: &virtv1.VirtualMachineInstanceTemplateSpec{Spec: virtv1.VirtualMachineInstanceSpec{
+		Volumes: []virtv1.Volume{
+			{Name: "root", VolumeSource: virtv1.VolumeSource{ContainerDisk: &virtv1.ContainerDiskSource{}}},
+			{Name: "data", VolumeSource: claim("data")},
+			{Name: "dv", VolumeSource: virtv1.VolumeSource{DataVolume: &virtv1.DataVolumeSource{Name: "dv"}}},
+			{Name: "other", VolumeSource: claim("other")},
+			{Name: "two", VolumeSource: claim("two")},
+		}}}}}
+	pvc := func(name, class string) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: ptr.To(class)}}
+	}
+	f := snapshot.Facts{
+		Claims: map[string]*corev1.PersistentVolumeClaim{"data": pvc("data", "local"), "other": pvc("other", "slow"), "two": pvc("two", "twice")},
+		StorageClasses: map[string]*storagev1.StorageClass{
+			"local": {ObjectMeta: metav1.ObjectMeta{Name: "local"}, Provisioner: "local.csi.virtkit.io"},
+			"slow":  {ObjectMeta: metav1.ObjectMeta{Name: "slow"}, Provisioner: "example.com/none"},
+			"twice": {ObjectMeta: metav1.ObjectMeta{Name: "twice"}, Provisioner: "example.com/two"},
+		},
+		SnapshotClasses: []volumesnapshotv1.VolumeSnapshotClass{
+			{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Driver: "local.csi.virtkit.io"},
+			{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Driver: "example.com/two"},
+			{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Driver: "example.com/two"},
+		},
+	}
+	want := []virtv1.VolumeSnapshotStatus{
+		{Name: "root", Reason: "Snapshot is not supported for this volumeSource type [root]"},
+		{Name: "data", Enabled: true},
+		{Name: "dv", Reason: "PVC not found"},
+		{Name: "other", Reason: "No VolumeSnapshotClass: Volume snapshots are not configured for this StorageClass [slow] [other]"},
+		{Name: "two", Reason: `2 VolumeSnapshotClasses for StorageClass "twice" (driver example.com/two) and none is the default`},
+	}
+	if diff := cmp.Diff(want, snapshot.VolumeSnapshotStatuses(vm, f)); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,71 @@
+package vm
+
+import (
+	"context"
+
+	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	k8sv1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/virt/storage/snapshot"
+)
+
+// servesSnapshotClasses says whether the cluster serves CSI
+// VolumeSnapshotClasses; without them no volume can be snapshotted.
+func servesSnapshotClasses(m meta.RESTMapper) bool {
+	gk := schema.GroupKind{Group: volumesnapshotv1.GroupName, Kind: "VolumeSnapshotClass"}
+	_, err := m.RESTMapping(gk, volumesnapshotv1.SchemeGroupVersion.Version)
+	return err == nil
+}
+
+// volumeSnapshotStatuses are vm's status.volumeSnapshotStatuses as the
+// cache shows its claims, their StorageClasses and the VolumeSnapshotClasses
+// (snapshot.VolumeSnapshotStatuses). They ride on the VM's status write;
+// when the cache cannot be read, the VM keeps the statuses it has.
+func (r *Reconciler) volumeSnapshotStatuses(ctx context.Context, vm *virtv1.VirtualMachine) []virtv1.VolumeSnapshotStatus {
+	if vm.Spec.Template == nil {
+		return nil
+	}
+	f := snapshot.Facts{Claims: map[string]*k8sv1.PersistentVolumeClaim{}, StorageClasses: map[string]*storagev1.StorageClass{}}
+	for _, v := range vm.Spec.Template.Spec.Volumes {
+		name := ""
+		switch {
+		case v.PersistentVolumeClaim != nil:
+			name = v.PersistentVolumeClaim.ClaimName
+		case v.DataVolume != nil:
+			name = v.DataVolume.Name
+		case v.MemoryDump != nil:
+			name = v.MemoryDump.ClaimName
+		default:
+			continue
+		}
+		pvc := &k8sv1.PersistentVolumeClaim{}
+		if err := r.client.Get(ctx, client.ObjectKey{Namespace: vm.Namespace, Name: name}, pvc); apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			return vm.Status.VolumeSnapshotStatuses
+		}
+		f.Claims[name] = pvc
+		if c := pvc.Spec.StorageClassName; c != nil && f.StorageClasses[*c] == nil {
+			sc := &storagev1.StorageClass{}
+			if err := r.client.Get(ctx, client.ObjectKey{Name: *c}, sc); err == nil {
+				f.StorageClasses[*c] = sc
+			} else if !apierrors.IsNotFound(err) {
+				return vm.Status.VolumeSnapshotStatuses
+			}
+		}
+	}
+	if len(f.StorageClasses) > 0 && r.snapshotClasses {
+		var l volumesnapshotv1.VolumeSnapshotClassList
+		if err := r.client.List(ctx, &l); err != nil {
+			return vm.Status.VolumeSnapshotStatuses
+		}
+		f.SnapshotClasses = l.Items
+	}
+	return snapshot.VolumeSnapshotStatuses(vm, f)
+}
