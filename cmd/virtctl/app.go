@@ -43,7 +43,7 @@ type action func(ctx context.Context, s *session, args []string) error
 func commands() []command {
 	return []command{
 		startCommand(), stopCommand(), restartCommand(),
-		pauseCommand(), unpauseCommand(), softRebootCommand(),
+		pauseCommand(), unpauseCommand(), softRebootCommand(), resetCommand(),
 		migrateCommand(), migrateCancelCommand(), evacuateCancelCommand(),
 		consoleCommand(), vncCommand(),
 		addVolumeCommand(), removeVolumeCommand(),

@@ -69,6 +69,8 @@ func TestCommandsSendKubeVirtsRequests(t *testing.T) {
 			want: []call{{"Unpause", "default", "vm1", virtv1.UnpauseOptions{}}}, stdout: "VMI vm1 was scheduled to unpause\n"},
 		{name: "soft-reboot", args: "soft-reboot vm1",
 			want: []call{{"SoftReboot", "default", "vm1", nil}}, stdout: "VMI vm1 was scheduled to soft-reboot\n"},
+		{name: "reset", args: "reset vm1",
+			want: []call{{"Reset", "default", "vm1", nil}}, stdout: "VMI vm1 was scheduled to reset\n"},
 		{name: "migrate", args: "migrate vm1",
 			want: []call{{"Migrate", "default", "vm1", virtv1.MigrateOptions{}}}, stdout: "VM vm1 was scheduled to migrate\n"},
 		{name: "migrate with a node selector", args: "migrate vm1 --addedNodeSelector zone=b,disk=ssd",

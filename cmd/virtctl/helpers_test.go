@@ -74,6 +74,9 @@ func (f *fakeAPI) Unpause(_ context.Context, ns, name string, o virtv1.UnpauseOp
 func (f *fakeAPI) SoftReboot(_ context.Context, ns, name string) error {
 	return f.record("SoftReboot", ns, name, nil)
 }
+func (f *fakeAPI) Reset(_ context.Context, ns, name string) error {
+	return f.record("Reset", ns, name, nil)
+}
 func (f *fakeAPI) AddVolume(_ context.Context, ns, name string, o virtv1.AddVolumeOptions) error {
 	return f.record("AddVolume", ns, name, o)
 }

@@ -151,8 +151,9 @@ func TestVirtctlBinary(t *testing.T) {
 		ok(t, "VMI guest was scheduled to unpause\n", "unpause", "vmi", "guest")
 		setPaused(t, w, "guest", false)
 		ok(t, "VMI guest was scheduled to soft-reboot\n", "soft-reboot", "guest")
-		if st, _ := w.node.State("default", "guest"); st.Paused || st.SoftReboots != 1 {
-			t.Errorf("node state %+v, want unpaused with one reboot", st)
+		ok(t, "VMI guest was scheduled to reset\n", "reset", "guest")
+		if st, _ := w.node.State("default", "guest"); st.Paused || st.SoftReboots != 1 || st.Resets != 1 {
+			t.Errorf("node state %+v, want unpaused with one reboot and one reset", st)
 		}
 	})
 

@@ -31,6 +31,7 @@ type api interface {
 	Pause(ctx context.Context, namespace, name string, opts virtv1.PauseOptions) error
 	Unpause(ctx context.Context, namespace, name string, opts virtv1.UnpauseOptions) error
 	SoftReboot(ctx context.Context, namespace, name string) error
+	Reset(ctx context.Context, namespace, name string) error
 	AddVolume(ctx context.Context, namespace, name string, opts virtv1.AddVolumeOptions) error
 	RemoveVolume(ctx context.Context, namespace, name string, opts virtv1.RemoveVolumeOptions) error
 	AddVMIVolume(ctx context.Context, namespace, name string, opts virtv1.AddVolumeOptions) error

@@ -67,3 +67,16 @@ func softRebootCommand() command {
 			}
 		}}
 }
+
+func resetCommand() command {
+	return command{name: "reset", use: "reset (VMI)", short: "Reset a virtual machine instance: its guest restarts at once, without shutting down.", args: 1,
+		example: "  # Reset the guest of 'tiny':\n  virtctl reset tiny",
+		setup: func(*pflag.FlagSet) action {
+			return func(ctx context.Context, s *session, args []string) error {
+				if err := s.connect(); err != nil {
+					return err
+				}
+				return s.scheduled(op{"reset", kindVMI, args[0]}, func() error { return s.sub.Reset(ctx, s.ns, args[0]) })
+			}
+		}}
+}

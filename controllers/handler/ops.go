@@ -7,13 +7,19 @@ import (
 	"io"
 	"io/fs"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/virt/domain"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
 var _ nodeapi.Ops = (*Reconciler)(nil)
+
+// ReasonReset is the reason of the event of a reset, KubeVirt's.
+const ReasonReset = "Reset"
 
 // running returns the guest of namespace/name, or an error wrapping
 // nodeapi.ErrNotFound when the handler runs none. (A guest that ended
@@ -75,6 +81,31 @@ func (r *Reconciler) SoftReboot(ctx context.Context, namespace, name string) err
 		return fmt.Errorf("handler: soft reboot VMI %s: the guest is %s: %w", g.key, st, nodeapi.ErrConflict)
 	}
 	return opError(g, "soft reboot", g.dom.Reboot(ctx, g.domain))
+}
+
+// Reset presses the guest's reset button (nodeapi.Ops): it restarts at
+// once, without shutting down, running or paused (a paused guest stays
+// paused, from its firmware on). As KubeVirt's handler, it says so in an
+// event on the VMI.
+func (r *Reconciler) Reset(ctx context.Context, namespace, name string) error {
+	g, err := r.running(namespace, name)
+	if err != nil {
+		return err
+	}
+	st, _, err := g.dom.State(ctx, g.domain)
+	if err != nil {
+		return opError(g, "reset", err)
+	}
+	if st != domain.StateRunning && st != domain.StateBlocked && st != domain.StatePaused {
+		return fmt.Errorf("handler: reset VMI %s: the guest is %s: %w", g.key, st, nodeapi.ErrConflict)
+	}
+	if err := g.dom.Reset(ctx, g.domain); err != nil {
+		return opError(g, "reset", err)
+	}
+	ref := &virtv1.VirtualMachineInstance{TypeMeta: metav1.TypeMeta{APIVersion: virtv1.GroupVersion.String(), Kind: "VirtualMachineInstance"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: g.key.Namespace, Name: g.key.Name, UID: g.uid}}
+	r.recorder.Eventf(ref, corev1.EventTypeNormal, ReasonReset, "VirtualMachineInstance reset")
+	return nil
 }
 
 // Console opens the guest's first serial console (nodeapi.Ops): the unix

@@ -137,8 +137,8 @@ func WithClock(c clock.PassiveClock) Option { return func(r *Reconciler) { r.clo
 // logger, as controller-runtime sets it. The default discards.
 func WithLogger(l logr.Logger) Option { return func(r *Reconciler) { r.log = l } }
 
-// WithEventRecorder sets where the handler's Warning events about VMIs go
-// (see StatusWarnings). SetupWithManager uses the manager's recorder unless
+// WithEventRecorder sets where the handler's events about VMIs go: the
+// Warning events of StatusWarnings and the Normal event of a reset. SetupWithManager uses the manager's recorder unless
 // one is set; the default otherwise drops events.
 func WithEventRecorder(rec EventRecorder) Option { return func(r *Reconciler) { r.recorder = rec } }
 

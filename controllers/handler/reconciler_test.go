@@ -282,8 +282,10 @@ func TestOps(t *testing.T) {
 	assert.Assert(t, condition(got, virtv1.VirtualMachineInstancePaused) == nil)
 	assert.Equal(t, condition(got, virtv1.VirtualMachineInstanceReady).Status, corev1.ConditionTrue)
 	assert.NilError(t, n.r.SoftReboot(ctx, "default", "vm1"))
+	assert.NilError(t, n.r.Reset(ctx, "default", "vm1"))
 
 	for name, err := range map[string]error{
+		"reset":   n.r.Reset(ctx, "default", "other"),
 		"pause":   n.r.Pause(ctx, "default", "other"),
 		"unpause": n.r.Unpause(ctx, "default", "other"),
 		"reboot":  n.r.SoftReboot(ctx, "default", "other"),

@@ -22,6 +22,7 @@ import (
 
 	"github.com/virtkit/virtkit/internal/localcluster"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/internal/testguest"
 	"github.com/virtkit/virtkit/local/cluster"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
@@ -164,6 +165,20 @@ func TestVMTiny(t *testing.T) {
 		}
 		return len(missing) == 0, strings.Join(missing, "; ")
 	})
+
+	// virtctl reset: the guest boots again at once, in the same VMI.
+	w.virtctl(ctx, t, "reset", vm.Name, "-n", vm.Namespace)
+	eventually(ctx, t, "the guest booted twice", func() (bool, string) {
+		b, err := os.ReadFile(serial)
+		n := strings.Count(string(b), testguest.BootedMarker)
+		return err == nil && n == 2, fmt.Sprintf("%d boots, %v", n, err)
+	})
+	after := &virtv1.VirtualMachineInstance{}
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(vm), after))
+	if after.UID != vmi.UID || after.Status.Phase != virtv1.Running {
+		t.Errorf("after the reset: VMI %s in phase %s, want the same one running", after.UID, after.Status.Phase)
+	}
+	w.consoleShows(ctx, t, after, "VIRTKIT-HEARTBEAT")
 
 	w.stopStartDelete(ctx, t, vm, vmi)
 }

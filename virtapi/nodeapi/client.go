@@ -66,6 +66,11 @@ func (c *Client) SoftReboot(ctx context.Context, namespace, name string) error {
 	return c.put(ctx, namespace, name, VerbSoftReboot)
 }
 
+// Reset implements Ops.
+func (c *Client) Reset(ctx context.Context, namespace, name string) error {
+	return c.put(ctx, namespace, name, VerbReset)
+}
+
 // Console implements Ops. ctx bounds the handshake only; Close ends the stream.
 func (c *Client) Console(ctx context.Context, namespace, name string) (io.ReadWriteCloser, error) {
 	return c.dial(ctx, namespace, name, VerbConsole)

@@ -37,6 +37,8 @@ func contract(t *testing.T, ops nodeapi.Ops) {
 		{"soft reboot while paused", func() error { return ops.SoftReboot(ctx, "ns", "running") }, nodeapi.ErrConflict},
 		{"unpause", func() error { return ops.Unpause(ctx, "ns", "running") }, nil},
 		{"soft reboot", func() error { return ops.SoftReboot(ctx, "ns", "running") }, nil},
+		{"reset", func() error { return ops.Reset(ctx, "ns", "running") }, nil},
+		{"reset of a VMI not on this node", func() error { return ops.Reset(ctx, "ns", "absent") }, nodeapi.ErrNotFound},
 		{"pause of an unreachable VMI", func() error { return ops.Pause(ctx, "ns", "cutoff") }, nodeapi.ErrUnavailable},
 		{"console of a VMI not on this node", func() error { return closed(ops.Console(ctx, "ns", "absent")) }, nodeapi.ErrNotFound},
 		{"VNC without a graphics device", func() error { return closed(ops.VNC(ctx, "ns", "novnc")) }, nodeapi.ErrUnavailable},
@@ -117,7 +119,7 @@ func TestContractFake(t *testing.T) {
 	f := node()
 	contract(t, f)
 	st, _ := f.State("ns", "running")
-	if diff := cmp.Diff(nodeapi.FakeVMI{SoftReboots: 1}, st); diff != "" {
+	if diff := cmp.Diff(nodeapi.FakeVMI{SoftReboots: 1, Resets: 1}, st); diff != "" {
 		t.Errorf("state after the contract (-want +got):\n%s", diff)
 	}
 }
@@ -135,7 +137,7 @@ func TestContractClientServer(t *testing.T) {
 	}
 	contract(t, nodeapi.NewClient(ep))
 	st, _ := f.State("ns", "running")
-	if diff := cmp.Diff(nodeapi.FakeVMI{SoftReboots: 1}, st); diff != "" {
+	if diff := cmp.Diff(nodeapi.FakeVMI{SoftReboots: 1, Resets: 1}, st); diff != "" {
 		t.Errorf("state after the contract (-want +got):\n%s", diff)
 	}
 }

@@ -25,6 +25,8 @@ type FakeVMI struct {
 	Paused bool
 	// SoftReboots counts the reboots asked for.
 	SoftReboots int
+	// Resets counts the resets.
+	Resets int
 	// Unavailable makes every verb fail with ErrUnavailable, as when the
 	// node cannot reach the VMI's launcher.
 	Unavailable bool
@@ -104,6 +106,14 @@ func (f *Fake) SoftReboot(_ context.Context, namespace, name string) error {
 			return fmt.Errorf("VirtualMachineInstance %s/%s is paused: %w", namespace, name, ErrConflict)
 		}
 		v.SoftReboots++
+		return nil
+	})
+}
+
+// Reset implements Ops.
+func (f *Fake) Reset(_ context.Context, namespace, name string) error {
+	return f.with(namespace, name, func(v *FakeVMI) error {
+		v.Resets++
 		return nil
 	})
 }

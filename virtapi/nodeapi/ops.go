@@ -17,6 +17,10 @@ type Ops interface {
 	// SoftReboot asks the guest to reboot (ACPI, or the guest agent when
 	// connected). A paused guest gives ErrConflict.
 	SoftReboot(ctx context.Context, namespace, name string) error
+	// Reset presses the guest's reset button: it restarts at once, without
+	// shutting down. A guest that is not running or paused gives
+	// ErrConflict.
+	Reset(ctx context.Context, namespace, name string) error
 	// Console opens the guest's first serial console as a byte stream.
 	Console(ctx context.Context, namespace, name string) (io.ReadWriteCloser, error)
 	// VNC opens the guest's VNC server as a byte stream (RFB).

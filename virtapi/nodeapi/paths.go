@@ -8,7 +8,7 @@ import (
 
 // The node API's paths, below the handler's base URL:
 //
-//	PUT /v1/namespaces/NS/virtualmachineinstances/NAME/{pause,unpause,softreboot}
+//	PUT /v1/namespaces/NS/virtualmachineinstances/NAME/{pause,unpause,softreboot,reset}
 //	GET /v1/namespaces/NS/virtualmachineinstances/NAME/{console,vnc}   (websocket, plain.kubevirt.io)
 //
 // Errors come back as an HTTP status (404, 409, 503, 500) with an [ErrorBody].
@@ -22,6 +22,7 @@ const (
 	VerbPause      = "pause"
 	VerbUnpause    = "unpause"
 	VerbSoftReboot = "softreboot"
+	VerbReset      = "reset"
 	VerbConsole    = "console"
 	VerbVNC        = "vnc"
 )

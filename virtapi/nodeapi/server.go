@@ -42,6 +42,7 @@ func NewServer(ops Ops, opts ...ServerOption) *Server {
 	s.mux.HandleFunc("PUT "+base+VerbPause, s.put(ops.Pause))
 	s.mux.HandleFunc("PUT "+base+VerbUnpause, s.put(ops.Unpause))
 	s.mux.HandleFunc("PUT "+base+VerbSoftReboot, s.put(ops.SoftReboot))
+	s.mux.HandleFunc("PUT "+base+VerbReset, s.put(ops.Reset))
 	s.mux.HandleFunc("GET "+base+VerbConsole, s.stream(VerbConsole, ops.Console))
 	s.mux.HandleFunc("GET "+base+VerbVNC, s.stream(VerbVNC, ops.VNC))
 	return s

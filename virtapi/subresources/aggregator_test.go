@@ -229,7 +229,7 @@ func TestThroughTheAggregator(t *testing.T) {
 		}
 	})
 
-	t.Run("pause, unpause and softreboot reach the VMI's node", func(t *testing.T) {
+	t.Run("pause, unpause, softreboot and reset reach the VMI's node", func(t *testing.T) {
 		w.runVMI(t, "guest", "node-a")
 		if code, st := call(t, w.alice, "PUT", vmiPath("guest", "pause"), `{}`); code != 200 {
 			t.Fatalf("pause: %d %s", code, st.Message)
@@ -256,8 +256,15 @@ func TestThroughTheAggregator(t *testing.T) {
 		if code, st := call(t, w.alice, "PUT", vmiPath("guest", "softreboot"), ``); code != 200 {
 			t.Fatalf("softreboot: %d %s", code, st.Message)
 		}
-		if st, _ := w.node.State("default", "guest"); st.Paused || st.SoftReboots != 1 {
-			t.Errorf("node state %+v, want unpaused with one reboot", st)
+		// KubeVirt's client sends a reset with no body.
+		if code, st := call(t, w.alice, "PUT", vmiPath("guest", "reset"), ``); code != 200 {
+			t.Fatalf("reset: %d %s", code, st.Message)
+		}
+		if st, _ := w.node.State("default", "guest"); st.Paused || st.SoftReboots != 1 || st.Resets != 1 {
+			t.Errorf("node state %+v, want unpaused with one reboot and one reset", st)
+		}
+		if code, st := call(t, w.bob, "PUT", vmiPath("guest", "reset"), ``); code != 403 || !strings.Contains(st.Message, `cannot update resource "virtualmachineinstances/reset"`) {
+			t.Errorf("bob resetting: %d %q", code, st.Message)
 		}
 		if code, st := call(t, w.bob, "PUT", vmiPath("guest", "pause"), `{}`); code != 403 || !strings.Contains(st.Message, `cannot update resource "virtualmachineinstances/pause"`) {
 			t.Errorf("bob pausing: %d %q", code, st.Message)

@@ -87,6 +87,11 @@ func (c *Client) Unpause(ctx context.Context, namespace, name string, opts virtv
 	return c.put(ctx, "virtualmachineinstances", namespace, name, "unpause", opts)
 }
 
+// Reset presses a VMI's reset button (PUT virtualmachineinstances/NAME/reset).
+func (c *Client) Reset(ctx context.Context, namespace, name string) error {
+	return c.put(ctx, "virtualmachineinstances", namespace, name, "reset", struct{}{})
+}
+
 // SoftReboot asks a VMI's guest to reboot (PUT virtualmachineinstances/NAME/softreboot).
 func (c *Client) SoftReboot(ctx context.Context, namespace, name string) error {
 	return c.put(ctx, "virtualmachineinstances", namespace, name, "softreboot", struct{}{})

@@ -1,7 +1,7 @@
 // Package subresources serves the subresources.kubevirt.io/v1 aggregated API
 // the way KubeVirt's virt-api does, so KubeVirt's virtctl and Go client work
 // against virtkit unchanged: `virtctl start/stop/restart/migrate/pause/
-// unpause/softreboot/console/vnc/addvolume/removevolume`.
+// unpause/softreboot/reset/console/vnc/addvolume/removevolume`.
 //
 // [Server] is one http.Handler. It owns:
 //   - discovery (/apis, /apis/subresources.kubevirt.io, .../v1), /healthz and

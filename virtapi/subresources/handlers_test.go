@@ -172,6 +172,9 @@ func TestNodeVerbsCheckTheVMIFirst(t *testing.T) {
 		{"unpause of a running VMI", vmiObj(virtv1.Running), "unpause", 409, "VMI is not paused", false},
 		{"softreboot of a paused VMI", withConds(vmiObj(virtv1.Running), paused), "softreboot", 409, "VMI is paused", false},
 		{"softreboot", vmiObj(virtv1.Running), "softreboot", 200, "", true},
+		{"reset", vmiObj(virtv1.Running), "reset", 200, "", true},
+		{"reset of a paused VMI", withConds(vmiObj(virtv1.Running), paused), "reset", 200, "", true},
+		{"reset of a scheduled VMI", vmiObj(virtv1.Scheduled), "reset", 409, "Failed to reset non-running VMI with phase Scheduled", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -187,7 +190,7 @@ func TestNodeVerbsCheckTheVMIFirst(t *testing.T) {
 				t.Errorf("%d %s, want %d %q", rec.Code, rec.Body, c.code, c.msg)
 			}
 			st, _ := node.State("ns", "vm")
-			if asked := st.Paused || st.SoftReboots > 0; asked != c.calls {
+			if asked := st.Paused || st.SoftReboots > 0 || st.Resets > 0; asked != c.calls {
 				t.Errorf("node state %+v, asked=%v want %v", st, asked, c.calls)
 			}
 		})

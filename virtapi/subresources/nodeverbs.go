@@ -142,6 +142,17 @@ func (s *Server) softReboot(ctx context.Context, req *request) error {
 	}, nodeapi.Ops.SoftReboot)
 }
 
+// reset is PUT virtualmachineinstances/NAME/reset: the guest's reset
+// button, as KubeVirt's (no body, no dry run).
+func (s *Server) reset(ctx context.Context, req *request) error {
+	return s.nodeVerb(ctx, req, false, "reset", func(vmi *virtv1.VirtualMachineInstance) error {
+		if !vmi.IsRunning() {
+			return conflict(vmiResource(), vmi.Name, "Failed to reset non-running VMI with phase %s", vmi.Status.Phase)
+		}
+		return nil
+	}, nodeapi.Ops.Reset)
+}
+
 func acpiDisabled(vmi *virtv1.VirtualMachineInstance) bool {
 	f := vmi.Spec.Domain.Features
 	return f != nil && f.ACPI.Enabled != nil && !*f.ACPI.Enabled

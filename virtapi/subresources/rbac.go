@@ -45,7 +45,7 @@ func RBAC() (roles []*rbacv1.ClusterRole, binding *rbacv1.ClusterRoleBinding) {
 			{APIGroups: []string{Group}, Verbs: []string{"update"}, Resources: []string{
 				"virtualmachines/start", "virtualmachines/stop", "virtualmachines/restart",
 				"virtualmachines/addvolume", "virtualmachines/removevolume",
-				"virtualmachineinstances/pause", "virtualmachineinstances/unpause", "virtualmachineinstances/softreboot",
+				"virtualmachineinstances/pause", "virtualmachineinstances/unpause", "virtualmachineinstances/softreboot", "virtualmachineinstances/reset",
 				"virtualmachineinstances/addvolume", "virtualmachineinstances/removevolume"}},
 			{APIGroups: []string{Group}, Verbs: []string{"get"}, Resources: []string{
 				"virtualmachineinstances/console", "virtualmachineinstances/vnc", "virtualmachines/expand-spec"}},

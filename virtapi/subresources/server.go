@@ -124,6 +124,7 @@ func (s *Server) routeTable() map[string]route {
 		"virtualmachineinstances/pause":          put(s.pause),
 		"virtualmachineinstances/unpause":        put(s.unpause),
 		"virtualmachineinstances/softreboot":     put(s.softReboot),
+		"virtualmachineinstances/reset":          put(s.reset),
 		"virtualmachineinstances/addvolume":      put(s.vmiAddVolume),
 		"virtualmachineinstances/removevolume":   put(s.vmiRemoveVolume),
 		"virtualmachineinstances/evacuatecancel": put(s.vmiEvacuateCancel),
