@@ -39,8 +39,9 @@ const Label = "app.kubernetes.io/part-of"
 // Namespace, its Service, the v1.subresources.kubevirt.io and
 // v1beta1.upload.cdi.kubevirt.io APIServices, the mutating and validating
 // webhook configurations, the pod eviction webhook's (virtapi/eviction),
-// the subresource ClusterRoles with their binding, and CDI's user
-// ClusterRoles (virtapi/uploadapi).
+// the subresource ClusterRoles with their binding, CDI's user
+// ClusterRoles (virtapi/uploadapi), and KubeVirt's user ClusterRoles
+// (UserRoles).
 func VirtAPIObjects(o VirtAPI) ([]client.Object, error) {
 	switch {
 	case o.Namespace == "" || o.Service == "":
@@ -91,7 +92,7 @@ func VirtAPIObjects(o VirtAPI) ([]client.Object, error) {
 	}
 	cdiRoles, cdiBinding := uploadapi.RBAC()
 	objs = append(objs, cdiBinding)
-	for _, r := range append(roles, cdiRoles...) {
+	for _, r := range append(append(roles, cdiRoles...), UserRoles()...) {
 		objs = append(objs, r)
 	}
 	return objs, nil
