@@ -15,7 +15,8 @@
 //     target VM (the snapshot's VM, or a new one with the restore's
 //     patches) pointed at them, owning them, and reports complete.
 //
-// A restore never writes a running VM: the webhook refuses one, and the
+// A restore that fails, or is deleted before it completes, deletes the
+// claims it made. A restore never writes a running VM: the webhook refuses one, and the
 // controller fails the restore if the VM started meanwhile (or stops it
 // first, with targetReadinessPolicy StopTarget). Freezing a running
 // guest's file systems needs the QEMU guest agent; without one a snapshot

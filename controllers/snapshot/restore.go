@@ -81,6 +81,9 @@ func (r *RestoreReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		if err := r.releaseTarget(ctx, target, rs.Name); err != nil {
 			return ctrl.Result{}, err
 		}
+		if err := r.dropClaims(ctx, rs); err != nil {
+			return ctrl.Result{}, err
+		}
 		if controllerutil.RemoveFinalizer(rs, snapshot.RestoreFinalizer) {
 			return ctrl.Result{}, client.IgnoreNotFound(r.client.Update(ctx, rs))
 		}
@@ -113,6 +116,9 @@ func (r *RestoreReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		st.Conditions = snapshot.SetCondition(st.Conditions, snapshot.Condition(vmsnapshotv1.ConditionReady, corev1.ConditionFalse, "Operation failed", now))
 		r.recorder.Eventf(rs, corev1.EventTypeWarning, ReasonRestoreError, "%s", fail.Error())
 		if err := r.releaseTarget(ctx, target, rs.Name); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.dropClaims(ctx, rs); err != nil {
 			return ctrl.Result{}, err
 		}
 	case err != nil:
@@ -230,7 +236,8 @@ func (r *RestoreReconciler) step(ctx context.Context, rs, next *vmsnapshotv1.Vir
 // holdTarget marks an existing target VM as being restored
 // (status.restoreInProgress), once it is stopped: a running VM is stopped
 // first with targetReadinessPolicy StopTarget, waited for with
-// WaitEventually, and otherwise fails the restore.
+// WaitEventually, waited for until 5 minutes after the restore's creation
+// with WaitGracePeriod, and otherwise fails the restore.
 func (r *RestoreReconciler) holdTarget(ctx context.Context, rs *vmsnapshotv1.VirtualMachineRestore, vm *virtv1.VirtualMachine) (string, error) {
 	if p := vm.Status.RestoreInProgress; p != nil && *p != rs.Name {
 		return fmt.Sprintf("Waiting for restore %q of VirtualMachine %q", *p, vm.Name), nil
@@ -248,8 +255,15 @@ func (r *RestoreReconciler) holdTarget(ctx context.Context, rs *vmsnapshotv1.Vir
 					}
 				}
 				return fmt.Sprintf("Waiting for VirtualMachine %q to stop", vm.Name), nil
-			case vmsnapshotv1.VirtualMachineRestoreWaitEventually, vmsnapshotv1.VirtualMachineRestoreWaitGracePeriodAndFail:
+			case vmsnapshotv1.VirtualMachineRestoreWaitEventually:
 				return fmt.Sprintf("Waiting for VirtualMachine %q to stop", vm.Name), nil
+			case vmsnapshotv1.VirtualMachineRestoreWaitGracePeriodAndFail:
+				// As KubeVirt: the grace period runs from the restore's
+				// creation.
+				if r.clock.Since(rs.CreationTimestamp.Time) > vmsnapshotv1.DefaultGracePeriod {
+					return "", failed("Restore target failed to be ready within %s. Please power off the target VM before attempting restore", vmsnapshotv1.DefaultGracePeriod)
+				}
+				return fmt.Sprintf("Waiting for target VM to be powered off. Please stop the restore target to proceed with restore, or the operation will fail after %s", vmsnapshotv1.DefaultGracePeriod), nil
 			}
 			return "", failed("VirtualMachine %q is running: a restore writes only a stopped VM (stop it, or set targetReadinessPolicy: StopTarget)", vm.Name)
 		}
@@ -271,6 +285,30 @@ func (r *RestoreReconciler) releaseTarget(ctx context.Context, vm *virtv1.Virtua
 	}
 	vm.Status.RestoreInProgress = nil
 	return client.IgnoreNotFound(r.client.Status().Update(ctx, vm))
+}
+
+// dropClaims deletes the claims rs made that no VM took: a restore that
+// fails or is deleted before it writes its VM leaves no claim behind.
+func (r *RestoreReconciler) dropClaims(ctx context.Context, rs *vmsnapshotv1.VirtualMachineRestore) error {
+	if rs.Status != nil && ptr.Deref(rs.Status.Complete, false) {
+		// Its VM uses them (and owns them, unless volumeOwnershipPolicy
+		// is None).
+		return nil
+	}
+	var l corev1.PersistentVolumeClaimList
+	if err := r.client.List(ctx, &l, client.InNamespace(rs.Namespace)); err != nil {
+		return err
+	}
+	for i := range l.Items {
+		pvc := &l.Items[i]
+		if pvc.Annotations[snapshot.RestoreNameAnnotation] != rs.Name || len(pvc.OwnerReferences) > 0 || pvc.DeletionTimestamp != nil {
+			continue
+		}
+		if err := r.client.Delete(ctx, pvc, client.Preconditions{UID: &pvc.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting claim %s of restore %s: %w", pvc.Name, rs.Name, err)
+		}
+	}
+	return nil
 }
 
 // own makes vm an owner of the claim key.
