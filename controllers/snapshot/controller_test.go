@@ -1,6 +1,7 @@
 package snapshot_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -39,21 +40,7 @@ func TestDeadlineAndRetain(t *testing.T) {
 	ctx := testenv.Within(t, 2*time.Minute)
 	const ns = "default"
 
-	must(t, c.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Provisioner: "local.csi.virtkit.io"}))
-	must(t, c.Create(ctx, &volumesnapshotv1.VolumeSnapshotClass{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Driver: "local.csi.virtkit.io",
-		DeletionPolicy: volumesnapshotv1.VolumeSnapshotContentDelete}))
-	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"},
-		Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: ptr.To("local"), AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
-	must(t, c.Create(ctx, pvc))
-	pvc.Status.Phase = corev1.ClaimBound
-	must(t, c.Status().Update(ctx, pvc))
-	vm := &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vm"},
-		Spec: virtv1.VirtualMachineSpec{RunStrategy: ptr.To(virtv1.RunStrategyHalted), Template: &virtv1.VirtualMachineInstanceTemplateSpec{
-			Spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{Devices: virtv1.Devices{Disks: []virtv1.Disk{{Name: "data"}}}},
-				Volumes: []virtv1.Volume{{Name: "data", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
-					PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}}}}}}
-	must(t, c.Create(ctx, vm))
+	vm := stoppedVMWithClaim(ctx, t, c, ns)
 
 	take := func(name string, deadline time.Duration, policy vmsnapshotv1.DeletionPolicy) *vmsnapshotv1.VirtualMachineSnapshot {
 		s := &vmsnapshotv1.VirtualMachineSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -141,21 +128,7 @@ func TestRestoreWaitGracePeriod(t *testing.T) {
 	ctx := testenv.Within(t, 2*time.Minute)
 	const ns = "default"
 
-	must(t, c.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Provisioner: "local.csi.virtkit.io"}))
-	must(t, c.Create(ctx, &volumesnapshotv1.VolumeSnapshotClass{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Driver: "local.csi.virtkit.io",
-		DeletionPolicy: volumesnapshotv1.VolumeSnapshotContentDelete}))
-	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"},
-		Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: ptr.To("local"), AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
-	must(t, c.Create(ctx, pvc))
-	pvc.Status.Phase = corev1.ClaimBound
-	must(t, c.Status().Update(ctx, pvc))
-	vm := &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vm"},
-		Spec: virtv1.VirtualMachineSpec{RunStrategy: ptr.To(virtv1.RunStrategyHalted), Template: &virtv1.VirtualMachineInstanceTemplateSpec{
-			Spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{Devices: virtv1.Devices{Disks: []virtv1.Disk{{Name: "data"}}}},
-				Volumes: []virtv1.Volume{{Name: "data", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
-					PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}}}}}}
-	must(t, c.Create(ctx, vm))
+	vm := stoppedVMWithClaim(ctx, t, c, ns)
 	s := &vmsnapshotv1.VirtualMachineSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s"},
 		Spec: vmsnapshotv1.VirtualMachineSnapshotSpec{Source: corev1.TypedLocalObjectReference{APIGroup: ptr.To("kubevirt.io"), Kind: "VirtualMachine", Name: vm.Name}}}
 	must(t, c.Create(ctx, s))
@@ -226,4 +199,27 @@ func TestRestoreWaitGracePeriod(t *testing.T) {
 		// No controller here removes the claim's protection finalizer.
 		return apierrors.IsNotFound(err) || (err == nil && claim.DeletionTimestamp != nil), fmt.Sprint(err)
 	})
+}
+
+// stoppedVMWithClaim makes the StorageClass and VolumeSnapshotClass
+// "local", a bound claim "data" of that class (no provisioner runs: the
+// test binds it) and a halted VM "vm" with it as its one volume.
+func stoppedVMWithClaim(ctx context.Context, t *testing.T, c client.Client, ns string) *virtv1.VirtualMachine {
+	t.Helper()
+	must(t, c.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Provisioner: "local.csi.virtkit.io"}))
+	must(t, c.Create(ctx, &volumesnapshotv1.VolumeSnapshotClass{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Driver: "local.csi.virtkit.io",
+		DeletionPolicy: volumesnapshotv1.VolumeSnapshotContentDelete}))
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: ptr.To("local"), AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	must(t, c.Create(ctx, pvc))
+	pvc.Status.Phase = corev1.ClaimBound
+	must(t, c.Status().Update(ctx, pvc))
+	vm := &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vm"},
+		Spec: virtv1.VirtualMachineSpec{RunStrategy: ptr.To(virtv1.RunStrategyHalted), Template: &virtv1.VirtualMachineInstanceTemplateSpec{
+			Spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{Devices: virtv1.Devices{Disks: []virtv1.Disk{{Name: "data"}}}},
+				Volumes: []virtv1.Volume{{Name: "data", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+					PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}}}}}}
+	must(t, c.Create(ctx, vm))
+	return vm
 }

@@ -13,7 +13,6 @@ import (
 
 	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kptr "k8s.io/utils/ptr"
 	clonev1 "kubevirt.io/api/clone/v1beta1"
@@ -41,18 +40,9 @@ func TestVMClone(t *testing.T) {
 	defer cancel()
 	ns := "default"
 
-	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sheep-data"},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}
-	must(t, w.c.Create(ctx, pvc))
-	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
-	vm.Name = "sheep"
-	vm.Labels = map[string]string{"app": "flock", "example.com/owner": "dolly-lab"}
-	vm.Spec.Template.Spec.Domain.Devices.Disks = append(vm.Spec.Template.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "data",
-		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}})
-	vm.Spec.Template.Spec.Volumes = append(vm.Spec.Template.Spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
-		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}})
-	must(t, w.c.Create(ctx, vm))
+	vm, pvc := w.tinyWithClaim(ctx, t, ns, "sheep", func(vm *virtv1.VirtualMachine) {
+		vm.Labels = map[string]string{"app": "flock", "example.com/owner": "dolly-lab"}
+	})
 	first := w.waitRunning(ctx, t, vm)
 	// vda is the containerDisk, vdb cloud-init's, vdc the claim's.
 	waitFile(ctx, t, w.serialLog(ctx, t, first), "VIRTKIT-DISK vdc previous=none wrote=1 readback=ok")

@@ -38,17 +38,7 @@ func TestVMSnapshotAndRestore(t *testing.T) {
 	defer cancel()
 	ns := "default"
 
-	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "snappy-data"},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}
-	must(t, w.c.Create(ctx, pvc))
-	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
-	vm.Name = "snappy"
-	vm.Spec.Template.Spec.Domain.Devices.Disks = append(vm.Spec.Template.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "data",
-		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}})
-	vm.Spec.Template.Spec.Volumes = append(vm.Spec.Template.Spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
-		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}})
-	must(t, w.c.Create(ctx, vm))
+	vm, pvc := w.tinyWithClaim(ctx, t, ns, "snappy", nil)
 	first := w.waitRunning(ctx, t, vm)
 	// vda is the containerDisk, vdb cloud-init's, vdc the claim's.
 	waitFile(ctx, t, w.serialLog(ctx, t, first), "VIRTKIT-DISK vdc previous=none wrote=1 readback=ok")
@@ -280,4 +270,26 @@ func (w *world) unsnapshottableVM(ctx context.Context, t *testing.T, ns string) 
 	vm.Spec.Template.Spec.Volumes = append(vm.Spec.Template.Spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
 		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim.Name}}}})
 	must(t, w.c.Create(ctx, vm))
+}
+
+// tinyWithClaim makes a 64 MiB claim NAME-data and the VM NAME of
+// examples/manifests/vm-tiny.yaml with it as its third disk, data (vdc in
+// the guest), changed first by mod when given.
+func (w *world) tinyWithClaim(ctx context.Context, t *testing.T, ns, name string, mod func(*virtv1.VirtualMachine)) (*virtv1.VirtualMachine, *corev1.PersistentVolumeClaim) {
+	t.Helper()
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-data"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}
+	must(t, w.c.Create(ctx, pvc))
+	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	vm.Name = name
+	vm.Spec.Template.Spec.Domain.Devices.Disks = append(vm.Spec.Template.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "data",
+		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusVirtio}}})
+	vm.Spec.Template.Spec.Volumes = append(vm.Spec.Template.Spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
+		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}})
+	if mod != nil {
+		mod(vm)
+	}
+	must(t, w.c.Create(ctx, vm))
+	return vm, pvc
 }
