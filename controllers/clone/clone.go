@@ -135,8 +135,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	now := metav1.NewTime(r.clock.Now().Truncate(time.Second))
-	switch out.state {
-	case clone.Failing:
+	if out.state == clone.Failing {
 		next.Status.Phase = clonev1.Failed
 	}
 	if next.Status.Phase == clonev1.Succeeded {
