@@ -33,15 +33,8 @@ func (r *Reconciler) volumeSnapshotStatuses(ctx context.Context, vm *virtv1.Virt
 	}
 	f := snapshot.Facts{Claims: map[string]*k8sv1.PersistentVolumeClaim{}, StorageClasses: map[string]*storagev1.StorageClass{}}
 	for _, v := range vm.Spec.Template.Spec.Volumes {
-		name := ""
-		switch {
-		case v.PersistentVolumeClaim != nil:
-			name = v.PersistentVolumeClaim.ClaimName
-		case v.DataVolume != nil:
-			name = v.DataVolume.Name
-		case v.MemoryDump != nil:
-			name = v.MemoryDump.ClaimName
-		default:
+		name := snapshot.ClaimOf(v)
+		if name == "" {
 			continue
 		}
 		pvc := &k8sv1.PersistentVolumeClaim{}

@@ -3,21 +3,17 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kptr "k8s.io/utils/ptr"
 	clonev1 "kubevirt.io/api/clone/v1beta1"
 	virtv1 "kubevirt.io/api/core/v1"
-	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -127,20 +123,5 @@ func TestVMClone(t *testing.T) {
 	})
 	must(t, w.c.Delete(ctx, vm))
 	must(t, w.c.Delete(ctx, pvc))
-	eventually(ctx, t, "no clone, snapshot, restore, VolumeSnapshot, VM, claim or volume folder left", func() (bool, string) {
-		var clones clonev1.VirtualMachineCloneList
-		var snaps vmsnapshotv1.VirtualMachineSnapshotList
-		var restores vmsnapshotv1.VirtualMachineRestoreList
-		var vss volumesnapshotv1.VolumeSnapshotList
-		var vms virtv1.VirtualMachineList
-		var pvcs corev1.PersistentVolumeClaimList
-		for _, l := range []client.ObjectList{&clones, &snaps, &restores, &vss, &vms, &pvcs} {
-			must(t, w.c.List(ctx, l))
-		}
-		copies, _ := os.ReadDir(filepath.Join(w.data, "csi", "snapshots"))
-		volumes, _ := os.ReadDir(filepath.Join(w.data, "csi", "volumes"))
-		n := len(clones.Items) + len(snaps.Items) + len(restores.Items) + len(vss.Items) + len(vms.Items) + len(pvcs.Items) + len(copies) + len(volumes)
-		return n == 0, fmt.Sprintf("%d clones, %d snapshots, %d restores, %d VolumeSnapshots, %d VMs, %d claims, %d copies, %d volume folders",
-			len(clones.Items), len(snaps.Items), len(restores.Items), len(vss.Items), len(vms.Items), len(pvcs.Items), len(copies), len(volumes))
-	})
+	w.waitStorageEmpty(ctx, t)
 }

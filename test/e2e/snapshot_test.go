@@ -13,9 +13,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kptr "k8s.io/utils/ptr"
+	clonev1 "kubevirt.io/api/clone/v1beta1"
 	virtv1 "kubevirt.io/api/core/v1"
 	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -161,24 +163,7 @@ func TestVMSnapshotAndRestore(t *testing.T) {
 	}
 	// The static volume is Retain: it goes by hand.
 	must(t, w.c.Delete(ctx, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "lonely-volume"}}))
-	eventually(ctx, t, "no snapshot, content, restore, VolumeSnapshot, VM, claim, volume or copy left", func() (bool, string) {
-		var snaps vmsnapshotv1.VirtualMachineSnapshotList
-		var contents vmsnapshotv1.VirtualMachineSnapshotContentList
-		var restores vmsnapshotv1.VirtualMachineRestoreList
-		var vss volumesnapshotv1.VolumeSnapshotList
-		var vsc volumesnapshotv1.VolumeSnapshotContentList
-		var vms virtv1.VirtualMachineList
-		var pvcs corev1.PersistentVolumeClaimList
-		var pvs corev1.PersistentVolumeList
-		for _, l := range []client.ObjectList{&snaps, &contents, &restores, &vss, &vsc, &vms, &pvcs, &pvs} {
-			must(t, w.c.List(ctx, l))
-		}
-		copies, _ := os.ReadDir(filepath.Join(w.data, "csi", "snapshots"))
-		volumes, _ := os.ReadDir(filepath.Join(w.data, "csi", "volumes"))
-		n := len(snaps.Items) + len(contents.Items) + len(restores.Items) + len(vss.Items) + len(vsc.Items) + len(vms.Items) + len(pvcs.Items) + len(pvs.Items) + len(copies) + len(volumes)
-		return n == 0, fmt.Sprintf("%d snapshots, %d contents, %d restores, %d VolumeSnapshots, %d VolumeSnapshotContents, %d VMs, %d claims, %d volumes, %d copies, %d volume folders",
-			len(snaps.Items), len(contents.Items), len(restores.Items), len(vss.Items), len(vsc.Items), len(vms.Items), len(pvcs.Items), len(pvs.Items), len(copies), len(volumes))
-	})
+	w.waitStorageEmpty(ctx, t)
 }
 
 // snapshotOf takes a snapshot of VM vm and waits until it succeeded.
@@ -292,4 +277,36 @@ func (w *world) tinyWithClaim(ctx context.Context, t *testing.T, ns, name string
 	}
 	must(t, w.c.Create(ctx, vm))
 	return vm, pvc
+}
+
+// waitStorageEmpty waits until the cluster holds no VM, clone, VM
+// snapshot, content or restore, VolumeSnapshot or its content, claim or
+// volume, and virt-local's CSI driver no volume folder or snapshot copy.
+func (w *world) waitStorageEmpty(ctx context.Context, t *testing.T) {
+	t.Helper()
+	eventually(ctx, t, "no VM, clone, snapshot, content, restore, VolumeSnapshot, claim, volume or copy left", func() (bool, string) {
+		lists := []struct {
+			what string
+			l    client.ObjectList
+		}{
+			{"VMs", &virtv1.VirtualMachineList{}}, {"clones", &clonev1.VirtualMachineCloneList{}},
+			{"snapshots", &vmsnapshotv1.VirtualMachineSnapshotList{}}, {"contents", &vmsnapshotv1.VirtualMachineSnapshotContentList{}},
+			{"restores", &vmsnapshotv1.VirtualMachineRestoreList{}}, {"VolumeSnapshots", &volumesnapshotv1.VolumeSnapshotList{}},
+			{"VolumeSnapshotContents", &volumesnapshotv1.VolumeSnapshotContentList{}}, {"claims", &corev1.PersistentVolumeClaimList{}},
+			{"volumes", &corev1.PersistentVolumeList{}},
+		}
+		n, state := 0, ""
+		for _, x := range lists {
+			must(t, w.c.List(ctx, x.l))
+			k := meta.LenList(x.l)
+			n += k
+			state += fmt.Sprintf("%d %s, ", k, x.what)
+		}
+		for _, dir := range []string{"snapshots", "volumes"} {
+			entries, _ := os.ReadDir(filepath.Join(w.data, "csi", dir))
+			n += len(entries)
+			state += fmt.Sprintf("%d CSI %s folders, ", len(entries), dir)
+		}
+		return n == 0, strings.TrimSuffix(state, ", ")
+	})
 }

@@ -27,7 +27,7 @@ func volumeSnapshotStatus(v virtv1.Volume, f Facts) virtv1.VolumeSnapshotStatus 
 	off := func(format string, args ...any) virtv1.VolumeSnapshotStatus {
 		return virtv1.VolumeSnapshotStatus{Name: v.Name, Reason: fmt.Sprintf(format, args...)}
 	}
-	claim := claimOf(v)
+	claim := ClaimOf(v)
 	if claim == "" {
 		return off("Snapshot is not supported for this volumeSource type [%s]", v.Name)
 	}

@@ -83,7 +83,7 @@ func PlanVolumes(vm *virtv1.VirtualMachine, f Facts) (Plan, error) {
 	}
 	path := field.NewPath("spec", "template", "spec", "volumes")
 	for i, v := range vm.Spec.Template.Spec.Volumes {
-		claim := claimOf(v)
+		claim := ClaimOf(v)
 		if claim == "" {
 			p.Excluded = append(p.Excluded, Excluded{Name: v.Name, Reason: fmt.Sprintf("a %s volume holds no claim: it is not snapshotted", kindOf(v))})
 			continue
@@ -109,8 +109,10 @@ func PlanVolumes(vm *virtv1.VirtualMachine, f Facts) (Plan, error) {
 	return p, nil
 }
 
-// claimOf is the claim behind a volume, "" for a volume with none.
-func claimOf(v virtv1.Volume) string {
+// ClaimOf is the claim behind a volume that a snapshot copies (a
+// persistentVolumeClaim, dataVolume or memoryDump volume's), "" for a
+// volume with none.
+func ClaimOf(v virtv1.Volume) string {
 	switch {
 	case v.PersistentVolumeClaim != nil:
 		return v.PersistentVolumeClaim.ClaimName
