@@ -2,6 +2,8 @@ package deploy_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit/deploy"
+	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 )
 
@@ -46,7 +49,7 @@ func TestUserRoles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, tc := range []struct {
+	cases := []struct {
 		user, ns, verb, group, resource string
 		want                            bool
 	}{
@@ -67,14 +70,22 @@ func TestUserRoles(t *testing.T) {
 		{"vic", "team", "watch", "kubevirt.io", "virtualmachines", true},
 		{"vic", "team", "create", "kubevirt.io", "virtualmachines", false},
 		{"vic", "other", "get", "kubevirt.io", "virtualmachines", false},
-	} {
-		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: tc.user,
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: tc.ns, Verb: tc.verb, Group: tc.group, Resource: tc.resource}}}
-		if err := c.Create(ctx, sar); err != nil {
-			t.Fatal(err)
-		}
-		if sar.Status.Allowed != tc.want {
-			t.Errorf("%s %s %s.%s in %s: allowed %v, want %v", tc.user, tc.verb, tc.resource, tc.group, tc.ns, sar.Status.Allowed, tc.want)
-		}
 	}
+	// The apiserver's RBAC authorizer reads roles and bindings through an
+	// informer: it sees the ones just made a moment later. Every answer
+	// must hold at once.
+	testenv.Eventually(ctx, t, "every SubjectAccessReview answered as the roles say", func() (bool, string) {
+		var wrong []string
+		for _, tc := range cases {
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: tc.user,
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: tc.ns, Verb: tc.verb, Group: tc.group, Resource: tc.resource}}}
+			if err := c.Create(ctx, sar); err != nil {
+				t.Fatal(err)
+			}
+			if sar.Status.Allowed != tc.want {
+				wrong = append(wrong, fmt.Sprintf("%s %s %s.%s in %s: allowed %v, want %v", tc.user, tc.verb, tc.resource, tc.group, tc.ns, sar.Status.Allowed, tc.want))
+			}
+		}
+		return len(wrong) == 0, strings.Join(wrong, "; ")
+	})
 }
