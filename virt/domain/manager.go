@@ -90,6 +90,12 @@ type Manager interface {
 	// ErrUnsupported when the hypervisor cannot stream the console (libvirt
 	// needs a serial device of type pty).
 	Console(ctx context.Context, name string) (io.ReadWriteCloser, error)
+	// Screenshot captures the primary display of a running domain, in the
+	// format the hypervisor chooses (Screenshot.MIME; PNG gives a PNG).
+	// A domain with no video device fails with ErrUnsupported, one that
+	// is not running with ErrInvalidState, an image larger than
+	// MaxScreenshotBytes with an error.
+	Screenshot(ctx context.Context, name string) (Screenshot, error)
 	// Close releases the connection and ends every event subscription.
 	// Operations after Close fail with ErrClosed.
 	Close() error
@@ -176,4 +182,5 @@ const (
 	OpGuestAgentPing    = "guest-agent-ping"
 	OpGuestAgentCommand = "guest-agent-command"
 	OpConsole           = "console"
+	OpScreenshot        = "screenshot"
 )

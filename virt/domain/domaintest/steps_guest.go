@@ -1,7 +1,9 @@
 package domaintest
 
 import (
+	"bytes"
 	"errors"
+	"image/png"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +43,33 @@ func stepConsole(t *testing.T, s *suite) {
 	}
 	if _, err := c.Read(make([]byte, 1)); err == nil {
 		t.Errorf("console Read after Close succeeded")
+	}
+}
+func stepScreenshot(t *testing.T, s *suite) {
+	ctx, cancel := s.tg.ctx()
+	defer cancel()
+	shot, err := s.m.Screenshot(ctx, s.name)
+	if !s.tg.Caps.Screenshot {
+		wantErr(t, "Screenshot without a video device", err, domain.ErrUnsupported, s.name)
+		return
+	}
+	if err != nil {
+		t.Fatalf("Screenshot: %v", err)
+	}
+	b, err := shot.PNG()
+	if err != nil {
+		t.Fatalf("Screenshot (%s, %d bytes) as PNG: %v", shot.MIME, len(shot.Data), err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("decoding the PNG of a %s screenshot: %v", shot.MIME, err)
+	}
+	if r := img.Bounds(); r.Dx() < 320 || r.Dy() < 200 {
+		t.Errorf("Screenshot: %dx%d pixels, want a display of at least 320x200", r.Dx(), r.Dy())
+	}
+	t.Logf("screenshot: %s, %d bytes, %v", shot.MIME, len(shot.Data), img.Bounds())
+	if _, err := s.m.Screenshot(ctx, s.name+"-missing"); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("Screenshot of a missing domain: %v, want ErrNotFound", err)
 	}
 }
 func stepStats(t *testing.T, s *suite) {

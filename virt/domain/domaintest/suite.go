@@ -62,6 +62,7 @@ func steps() []step {
 		{"start", stepStart, false},
 		{"boot-marker", stepBootMarker, true},
 		{"console", stepConsole, false},
+		{"screenshot", stepScreenshot, false},
 		{"pause-resume", stepPauseResume, false},
 		{"stats", stepStats, false},
 		{"guest-agent", stepAgent, false},

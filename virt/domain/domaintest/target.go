@@ -58,6 +58,9 @@ type Capabilities struct {
 	Console bool
 	// Agent: a guest agent answers; otherwise agent calls fail with ErrAgentUnavailable.
 	Agent bool
+	// Screenshot: the Domain has a video device and Screenshot captures
+	// it; otherwise Screenshot fails with ErrUnsupported.
+	Screenshot bool
 	// Hotplug: AttachDevice and DetachDevice work on a running domain;
 	// otherwise they fail with ErrUnsupported.
 	Hotplug bool

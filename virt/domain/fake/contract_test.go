@@ -34,6 +34,7 @@ func TestContract(t *testing.T) {
 				ACPIShutdown: true,
 				Console:      true,
 				Agent:        true,
+				Screenshot:   true,
 				Hotplug:      true,
 				DeviceEvents: true,
 			},
@@ -41,7 +42,7 @@ func TestContract(t *testing.T) {
 	})
 }
 
-// Document is a small domain with a guest agent channel.
+// Document is a small domain with a guest agent channel and a VGA display.
 func Document(name string) *libvirtxml.Domain {
 	return &libvirtxml.Domain{
 		Type:   "qemu",
@@ -54,6 +55,7 @@ func Document(name string) *libvirtxml.Domain {
 				Source: &libvirtxml.DomainChardevSource{UNIX: &libvirtxml.DomainChardevSourceUNIX{Mode: "bind"}},
 				Target: &libvirtxml.DomainChannelTarget{VirtIO: &libvirtxml.DomainChannelTargetVirtIO{Name: "org.qemu.guest_agent.0"}},
 			}},
+			Videos: []libvirtxml.DomainVideo{{Model: libvirtxml.DomainVideoModel{Type: "vga"}}},
 		},
 	}
 }

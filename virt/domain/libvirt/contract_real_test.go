@@ -69,6 +69,7 @@ func TestContractRealLibvirtd(t *testing.T) {
 				StartPaused:  true,
 				ACPIShutdown: true,
 				Console:      true,
+				Screenshot:   true,
 				Hotplug:      true,
 				DeviceEvents: true,
 			},
@@ -77,11 +78,13 @@ func TestContractRealLibvirtd(t *testing.T) {
 }
 
 // guestDocument boots the test guest with its first serial port on a pty
-// (libvirt streams only pty consoles) that also logs to consoleLog.
+// (libvirt streams only pty consoles) that also logs to consoleLog, and a
+// VGA display for screenshots.
 func guestDocument(name string, g testguest.Artifacts, consoleLog string) *libvirtxml.Domain {
 	doc := testguest.Domain(name, g, 256, consoleLog)
 	doc.Devices.Serials[0].Source = &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}}
 	// Appending keeps the log across restarts of the domain.
 	doc.Devices.Serials[0].Log = &libvirtxml.DomainChardevLog{File: consoleLog, Append: "on"}
+	doc.Devices.Videos = []libvirtxml.DomainVideo{{Model: libvirtxml.DomainVideoModel{Type: "vga"}}}
 	return doc
 }

@@ -35,7 +35,7 @@ func TestContractTestDriver(t *testing.T) {
 				Target: &libvirtxml.DomainDiskTarget{Dev: "vdb", Bus: "virtio"},
 			},
 			Timeout: 10 * time.Second,
-			Caps:    domaintest.Capabilities{ACPIShutdown: true},
+			Caps:    domaintest.Capabilities{ACPIShutdown: true, Screenshot: true}, // test:/// answers a picture of its own
 		}
 	})
 }

@@ -54,6 +54,10 @@ func kindOf(op string, le libvirt.Error) error {
 			return domain.ErrAgentUnavailable
 		}
 	}
+	// A domain without a video device: "no screens to take screenshot from".
+	if op == opScreenshot && strings.Contains(le.Message, "no screens") {
+		return domain.ErrUnsupported
+	}
 	switch le.Code {
 	case libvirt.ERR_NO_DOMAIN:
 		return domain.ErrNotFound
