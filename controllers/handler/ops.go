@@ -146,6 +146,27 @@ func (r *Reconciler) VNC(ctx context.Context, namespace, name string) (io.ReadWr
 	return c, nil
 }
 
+// Screenshot returns the guest's display as a PNG (nodeapi.Ops), converted
+// from the hypervisor's format when that is not PNG already.
+func (r *Reconciler) Screenshot(ctx context.Context, namespace, name string) ([]byte, error) {
+	g, err := r.running(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	shot, err := g.dom.Screenshot(ctx, g.domain)
+	if errors.Is(err, domain.ErrUnsupported) {
+		return nil, fmt.Errorf("handler: screenshot of VMI %s: the guest has no graphics device: %w: %w", g.key, nodeapi.ErrUnavailable, err)
+	}
+	if err != nil {
+		return nil, opError(g, "screenshot", err)
+	}
+	b, err := shot.PNG()
+	if err != nil {
+		return nil, fmt.Errorf("handler: screenshot of VMI %s: %w", g.key, err)
+	}
+	return b, nil
+}
+
 // opError maps a domain Manager's error to the node API's sentinels.
 func opError(g *guest, op string, err error) error {
 	switch {

@@ -81,6 +81,35 @@ func (c *Client) VNC(ctx context.Context, namespace, name string) (io.ReadWriteC
 	return c.dial(ctx, namespace, name, VerbVNC)
 }
 
+// Screenshot implements Ops: the PNG, at most MaxScreenshotBytes.
+func (c *Client) Screenshot(ctx context.Context, namespace, name string) ([]byte, error) {
+	what := fmt.Sprintf("screenshot of VirtualMachineInstance %s/%s on the handler at %s", namespace, name, c.base.Host)
+	if err := c.secure(what); err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url("", namespace, name, VerbScreenshot), nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return nil, errorFromResponse(resp.StatusCode, body, what)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxScreenshotBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
+	}
+	if len(b) > MaxScreenshotBytes {
+		return nil, fmt.Errorf("%s: the image is larger than %d bytes", what, MaxScreenshotBytes)
+	}
+	return b, nil
+}
+
 func (c *Client) url(scheme, namespace, name, verb string) string {
 	u := *c.base
 	if scheme != "" {

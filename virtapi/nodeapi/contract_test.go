@@ -1,9 +1,11 @@
 package nodeapi_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
+	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -43,6 +45,8 @@ func contract(t *testing.T, ops nodeapi.Ops) {
 		{"console of a VMI not on this node", func() error { return closed(ops.Console(ctx, "ns", "absent")) }, nodeapi.ErrNotFound},
 		{"VNC without a graphics device", func() error { return closed(ops.VNC(ctx, "ns", "novnc")) }, nodeapi.ErrUnavailable},
 		{"console of an unreachable VMI", func() error { return closed(ops.Console(ctx, "ns", "cutoff")) }, nodeapi.ErrUnavailable},
+		{"screenshot without a graphics device", func() error { _, err := ops.Screenshot(ctx, "ns", "novnc"); return err }, nodeapi.ErrUnavailable},
+		{"screenshot of a VMI not on this node", func() error { _, err := ops.Screenshot(ctx, "ns", "absent"); return err }, nodeapi.ErrNotFound},
 	}
 	for _, s := range steps {
 		err := s.call()
@@ -53,6 +57,20 @@ func contract(t *testing.T, ops nodeapi.Ops) {
 			t.Errorf("%s: error %q does not name the VMI", s.name, err)
 		}
 	}
+
+	t.Run("screenshot is a PNG", func(t *testing.T) {
+		b, err := ops.Screenshot(ctx, "ns", "running")
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("decoding %d bytes as PNG: %v", len(b), err)
+		}
+		if r := img.Bounds(); r.Dx() != nodeapi.FakeScreenWidth || r.Dy() != nodeapi.FakeScreenHeight {
+			t.Errorf("screenshot of %v, want %dx%d", r, nodeapi.FakeScreenWidth, nodeapi.FakeScreenHeight)
+		}
+	})
 
 	for _, open := range []struct {
 		name string

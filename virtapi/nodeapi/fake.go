@@ -1,8 +1,11 @@
 package nodeapi
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"sync"
 )
@@ -30,7 +33,8 @@ type FakeVMI struct {
 	// Unavailable makes every verb fail with ErrUnavailable, as when the
 	// node cannot reach the VMI's launcher.
 	Unavailable bool
-	// NoVNC makes VNC fail with ErrUnavailable (no graphics device).
+	// NoVNC makes VNC and Screenshot fail with ErrUnavailable (no
+	// graphics device).
 	NoVNC bool
 }
 
@@ -125,6 +129,31 @@ func (f *Fake) Console(_ context.Context, namespace, name string) (io.ReadWriteC
 	}
 	return newEcho(), nil
 }
+
+// Screenshot implements Ops with a black PNG of FakeScreenWidth x
+// FakeScreenHeight pixels.
+func (f *Fake) Screenshot(_ context.Context, namespace, name string) ([]byte, error) {
+	err := f.with(namespace, name, func(v *FakeVMI) error {
+		if v.NoVNC {
+			return fmt.Errorf("VirtualMachineInstance %s/%s has no graphics device: %w", namespace, name, ErrUnavailable)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, FakeScreenWidth, FakeScreenHeight))); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// FakeScreenWidth and FakeScreenHeight are the size of a Fake's screenshots.
+const (
+	FakeScreenWidth  = 720
+	FakeScreenHeight = 400
+)
 
 // VNC implements Ops with an echoing stream.
 func (f *Fake) VNC(_ context.Context, namespace, name string) (io.ReadWriteCloser, error) {

@@ -25,7 +25,14 @@ type Ops interface {
 	Console(ctx context.Context, namespace, name string) (io.ReadWriteCloser, error)
 	// VNC opens the guest's VNC server as a byte stream (RFB).
 	VNC(ctx context.Context, namespace, name string) (io.ReadWriteCloser, error)
+	// Screenshot returns the guest's display as a PNG. A guest without a
+	// graphics device gives ErrUnavailable.
+	Screenshot(ctx context.Context, namespace, name string) ([]byte, error)
 }
+
+// MaxScreenshotBytes bounds a PNG the node API carries: the largest
+// uncompressed capture a handler reads, as PNG never grows past it by much.
+const MaxScreenshotBytes = 64<<20 + 1<<20
 
 var (
 	// ErrNotFound: the VMI does not run on this node (HTTP 404).

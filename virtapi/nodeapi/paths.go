@@ -10,6 +10,7 @@ import (
 //
 //	PUT /v1/namespaces/NS/virtualmachineinstances/NAME/{pause,unpause,softreboot,reset}
 //	GET /v1/namespaces/NS/virtualmachineinstances/NAME/{console,vnc}   (websocket, plain.kubevirt.io)
+//	GET /v1/namespaces/NS/virtualmachineinstances/NAME/vnc/screenshot  (image/png)
 //
 // Errors come back as an HTTP status (404, 409, 503, 500) with an [ErrorBody].
 const (
@@ -25,6 +26,7 @@ const (
 	VerbReset      = "reset"
 	VerbConsole    = "console"
 	VerbVNC        = "vnc"
+	VerbScreenshot = "vnc/screenshot"
 )
 
 // ErrorBody is the JSON body of an error response.

@@ -45,6 +45,7 @@ func NewServer(ops Ops, opts ...ServerOption) *Server {
 	s.mux.HandleFunc("PUT "+base+VerbReset, s.put(ops.Reset))
 	s.mux.HandleFunc("GET "+base+VerbConsole, s.stream(VerbConsole, ops.Console))
 	s.mux.HandleFunc("GET "+base+VerbVNC, s.stream(VerbVNC, ops.VNC))
+	s.mux.HandleFunc("GET "+base+VerbScreenshot, s.screenshot)
 	return s
 }
 
@@ -59,6 +60,16 @@ func (s *Server) put(op func(ctx context.Context, namespace, name string) error)
 		}
 		w.WriteHeader(http.StatusOK)
 	}
+}
+
+func (s *Server) screenshot(w http.ResponseWriter, r *http.Request) {
+	b, err := s.ops.Screenshot(r.Context(), r.PathValue("namespace"), r.PathValue("name"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "image/png")
+	_, _ = w.Write(b)
 }
 
 func (s *Server) stream(verb string, open func(ctx context.Context, namespace, name string) (io.ReadWriteCloser, error)) http.HandlerFunc {
