@@ -27,10 +27,10 @@ func TestSubresourcesStreams(t *testing.T) {
 	want := `
 # HELP kubevirt_console_active_connections Amount of active Console connections, broken down by namespace and vmi name.
 # TYPE kubevirt_console_active_connections gauge
-kubevirt_console_active_connections{name="a",namespace="ns"} 1
+kubevirt_console_active_connections{namespace="ns",vmi="a"} 1
 # HELP kubevirt_vnc_active_connections Amount of active VNC connections, broken down by namespace and vmi name.
 # TYPE kubevirt_vnc_active_connections gauge
-kubevirt_vnc_active_connections{name="b",namespace="ns"} 1
+kubevirt_vnc_active_connections{namespace="ns",vmi="b"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), metrics.ConsoleConnectionsName, metrics.VNCConnectionsName); err != nil {
 		t.Error(err)

@@ -1,12 +1,14 @@
 package subresources_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -333,6 +335,63 @@ func TestThroughTheAggregator(t *testing.T) {
 		must(t, err)
 		if string(got) != "ping\n" {
 			t.Errorf("console echo %q", got)
+		}
+	})
+
+	t.Run("portforward and screenshot through the aggregator", func(t *testing.T) {
+		port := echoGuest(t)
+		vmi := w.runVMI(t, "web", "node-a")
+		guestAt(vmi, "127.0.0.1")
+		must(t, w.c.Status().Update(ctx, vmi))
+		alice, err := subresources.NewClient(w.alice)
+		must(t, err)
+		p, _ := strconv.Atoi(port)
+		s, err := alice.PortForward(ctx, "virtualmachineinstances", "default", "web", p, "tcp")
+		must(t, err)
+		defer s.Close()
+		_, err = s.Write([]byte("ping\n"))
+		must(t, err)
+		got := make([]byte, 5)
+		_, err = io.ReadFull(s, got)
+		must(t, err)
+		if string(got) != "ping\n" {
+			t.Errorf("portforward echo %q", got)
+		}
+		// KubeVirt's client: a websocket of binary messages, subprotocol
+		// plain.kubevirt.io.
+		conn := dialStream(t, w.alice, vmiPath("web", "portforward/"+port))
+		defer conn.Close()
+		must(t, conn.WriteMessage(websocket.BinaryMessage, []byte("kubevirt")))
+		var echoed []byte
+		for len(echoed) < len("kubevirt") {
+			typ, b, err := conn.ReadMessage()
+			must(t, err)
+			if typ != websocket.BinaryMessage {
+				t.Fatalf("message type %d, want binary", typ)
+			}
+			echoed = append(echoed, b...)
+		}
+		if string(echoed) != "kubevirt" {
+			t.Errorf("portforward echo to KubeVirt's client %q", echoed)
+		}
+		// RBAC sees the subresource portforward, without port or protocol.
+		_, resp, err := dialer(t, w.bob).Dial(wsURL(w.bob, vmiPath("web", "portforward/"+port+"/tcp")), nil)
+		if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("bob's portforward: %v, %v; want 403", err, resp)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if !strings.Contains(string(b), `resource \"virtualmachineinstances/portforward\"`) {
+			t.Errorf("bob's portforward refusal %s does not name virtualmachineinstances/portforward", b)
+		}
+		png, err := alice.Screenshot(ctx, "default", "web")
+		if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+			t.Errorf("alice's screenshot: %d bytes, %v; want a PNG", len(png), err)
+		}
+		// The apiserver itself authorizes the first segment after the name
+		// (virtualmachineinstances/vnc) before it proxies; the API then asks
+		// for vnc/screenshot (TestSubresourceAttributes).
+		if code, st := call(t, w.bob, "GET", vmiPath("web", "vnc/screenshot"), ""); code != 403 || !strings.Contains(st.Message, `"virtualmachineinstances/vnc"`) {
+			t.Errorf("bob's screenshot: %d %q, want 403", code, st.Message)
 		}
 	})
 

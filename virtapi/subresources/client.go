@@ -15,6 +15,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/internal/wsstream"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
 // Client calls the subresources API through the apiserver, on the wire as
@@ -190,6 +191,39 @@ func (c *Client) VNC(ctx context.Context, namespace, name string) (io.ReadWriteC
 	return c.stream(ctx, namespace, name, "vnc")
 }
 
+// Screenshot returns a VMI's display as a PNG (GET
+// virtualmachineinstances/NAME/vnc/screenshot).
+func (c *Client) Screenshot(ctx context.Context, namespace, name string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url("virtualmachineinstances", namespace, name, "vnc/screenshot"), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("screenshot %s/%s: %w", namespace, name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return nil, statusFrom(resp)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, nodeapi.MaxScreenshotBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("screenshot %s/%s: %w", namespace, name, err)
+	}
+	if len(b) > nodeapi.MaxScreenshotBytes {
+		return nil, fmt.Errorf("screenshot %s/%s: the image is larger than %d bytes", namespace, name, nodeapi.MaxScreenshotBytes)
+	}
+	return b, nil
+}
+
+// PortForward opens a stream to port of a VMI's (resource
+// "virtualmachineinstances") or a VM's ("virtualmachines") guest, protocol
+// "tcp" or "udp": reads are what the guest sends, writes reach it. Close
+// ends the stream.
+func (c *Client) PortForward(ctx context.Context, resource, namespace, name string, port int, protocol string) (io.ReadWriteCloser, error) {
+	return c.streamOf(ctx, resource, namespace, name, fmt.Sprintf("portforward/%d/%s", port, url.PathEscape(protocol)))
+}
+
 func (c *Client) url(resource, namespace, name, verb string) string {
 	return strings.TrimSuffix(c.cfg.Host, "/") + Prefix + "/namespaces/" + url.PathEscape(namespace) + "/" +
 		resource + "/" + url.PathEscape(name) + "/" + verb
@@ -217,6 +251,10 @@ func (c *Client) put(ctx context.Context, resource, namespace, name, verb string
 }
 
 func (c *Client) stream(ctx context.Context, namespace, name, verb string) (io.ReadWriteCloser, error) {
+	return c.streamOf(ctx, "virtualmachineinstances", namespace, name, verb)
+}
+
+func (c *Client) streamOf(ctx context.Context, resource, namespace, name, verb string) (io.ReadWriteCloser, error) {
 	tlsCfg, err := rest.TLSConfigFor(c.cfg)
 	if err != nil {
 		return nil, err
@@ -227,7 +265,7 @@ func (c *Client) stream(ctx context.Context, namespace, name, verb string) (io.R
 	if c.cfg.BearerToken != "" {
 		hdr.Set("Authorization", "Bearer "+c.cfg.BearerToken)
 	}
-	u := strings.Replace(c.url("virtualmachineinstances", namespace, name, verb), "https://", "wss://", 1)
+	u := strings.Replace(c.url(resource, namespace, name, verb), "https://", "wss://", 1)
 	ws, resp, err := d.DialContext(ctx, u, hdr)
 	if err != nil {
 		if resp != nil && resp.StatusCode >= 300 {

@@ -1,7 +1,8 @@
 // Package subresources serves the subresources.kubevirt.io/v1 aggregated API
 // the way KubeVirt's virt-api does, so KubeVirt's virtctl and Go client work
 // against virtkit unchanged: `virtctl start/stop/restart/migrate/pause/
-// unpause/softreboot/reset/console/vnc/addvolume/removevolume`.
+// unpause/softreboot/reset/console/vnc/vnc screenshot/port-forward/
+// addvolume/removevolume`.
 //
 // [Server] is one http.Handler. It owns:
 //   - discovery (/apis, /apis/subresources.kubevirt.io, .../v1), /healthz and
@@ -12,11 +13,14 @@
 //     controllers/vm; the two must agree), spec.runStrategy or spec.running,
 //     a VirtualMachineInstanceMigration, hotplug volumes in the VM template
 //     and the running VMI's spec, each honouring dryRun;
-//   - the VirtualMachineInstance verbs pause, unpause, softreboot, console and
-//     vnc, which only the VMI's node can do: they go to that node's handler
-//     through nodeapi (a [nodeapi.Locator] finds it, a [nodeapi.Client] calls
-//     it); console and vnc are websockets (subprotocol plain.kubevirt.io) of
-//     raw bytes in binary messages;
+//   - the VirtualMachineInstance verbs pause, unpause, softreboot, reset,
+//     console, vnc and vnc/screenshot, which only the VMI's node can do: they
+//     go to that node's handler through nodeapi (a [nodeapi.Locator] finds
+//     it, a [nodeapi.Client] calls it); console and vnc are websockets
+//     (subprotocol plain.kubevirt.io) of raw bytes in binary messages;
+//   - portforward on VMs and VMIs, a websocket of the same kind to a port of
+//     the VMI's first interface address, which virt-api dials itself as
+//     KubeVirt's does ([WithGuestDialer]);
 //   - authentication delegated to the aggregator ([frontproxy.Authenticator]) and
 //     authorization of every call with a SubjectAccessReview
 //     ([SubjectAccessReviewer]), with the resources and verbs KubeVirt's

@@ -178,6 +178,34 @@ func (s *Server) vnc(ctx context.Context, req *request) error {
 	}, nodeapi.Ops.VNC)
 }
 
+// screenshot is GET virtualmachineinstances/NAME/vnc/screenshot: the
+// guest's display as a PNG. KubeVirt's moveCursor parameter is accepted
+// and, as in KubeVirt, changes nothing.
+func (s *Server) screenshot(ctx context.Context, req *request) error {
+	vmi, err := s.getVMI(ctx, req, false)
+	if err != nil {
+		return err
+	}
+	if d := vmi.Spec.Domain.Devices.AutoattachGraphicsDevice; d != nil && !*d {
+		return badRequest("No graphics devices are present.")
+	}
+	if !vmi.IsRunning() {
+		return badRequest("Unable to connect to VirtualMachineInstance because phase is %s instead of %s", vmi.Status.Phase, virtv1.Running)
+	}
+	ops, err := s.opsFor(ctx, vmi)
+	if err != nil {
+		return err
+	}
+	b, err := ops.Screenshot(ctx, vmi.Namespace, vmi.Name)
+	if err != nil {
+		return nodeFailure(vmi, "screenshot", err)
+	}
+	req.w.Header().Set("Content-Type", "image/png")
+	req.w.WriteHeader(http.StatusOK)
+	_, _ = req.w.Write(b)
+	return nil
+}
+
 // stream opens the node's stream first, so every failure is still an HTTP
 // status, then upgrades the caller's connection and splices the two.
 func (s *Server) stream(ctx context.Context, req *request, verb string,

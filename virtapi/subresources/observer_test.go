@@ -54,7 +54,7 @@ func TestObserverCountsCallsAndStreams(t *testing.T) {
 	open := `
 # HELP kubevirt_console_active_connections Amount of active Console connections, broken down by namespace and vmi name.
 # TYPE kubevirt_console_active_connections gauge
-kubevirt_console_active_connections{name="vm",namespace="ns"} 1
+kubevirt_console_active_connections{namespace="ns",vmi="vm"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(open), metrics.ConsoleConnectionsName); err != nil {
 		t.Error(err)

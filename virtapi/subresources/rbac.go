@@ -25,7 +25,8 @@ const (
 // RBAC returns the ClusterRoles (and the binding of the default one) a
 // cluster needs for users to call this API: kubevirt.io:default (get, list
 // on version for system:authenticated), kubevirt.io:subresources-edit
-// (update on the VM and VMI verbs but migrate, get on console and vnc,
+// (update on the VM and VMI verbs but migrate, get on console, vnc,
+// vnc/screenshot, portforward and expand-spec,
 // aggregated into admin and edit) and kubevirt.io:migrate (the migrate verb
 // and VirtualMachineInstanceMigrations, bound by hand). The resource and
 // verb names are KubeVirt's, so Roles written for KubeVirt work unchanged.
@@ -48,7 +49,8 @@ func RBAC() (roles []*rbacv1.ClusterRole, binding *rbacv1.ClusterRoleBinding) {
 				"virtualmachineinstances/pause", "virtualmachineinstances/unpause", "virtualmachineinstances/softreboot", "virtualmachineinstances/reset",
 				"virtualmachineinstances/addvolume", "virtualmachineinstances/removevolume"}},
 			{APIGroups: []string{Group}, Verbs: []string{"get"}, Resources: []string{
-				"virtualmachineinstances/console", "virtualmachineinstances/vnc", "virtualmachines/expand-spec"}},
+				"virtualmachineinstances/console", "virtualmachineinstances/vnc", "virtualmachineinstances/vnc/screenshot",
+				"virtualmachineinstances/portforward", "virtualmachines/portforward", "virtualmachines/expand-spec"}},
 			{APIGroups: []string{Group}, Verbs: []string{"update"}, Resources: []string{ExpandVMSpecResource}},
 		},
 	}

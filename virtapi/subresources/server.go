@@ -38,6 +38,8 @@ type Server struct {
 	drainTaint DrainTaintFunc
 	// expander serves the expand calls (WithExpander); nil: not served.
 	expander Expander
+	// dialGuest reaches a guest's port for portforward (WithGuestDialer).
+	dialGuest GuestDialer
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -80,11 +82,12 @@ func WithLogger(l logr.Logger) Option { return func(s *Server) { s.log = l } }
 // create on subjectaccessreviews. It reads no Nodes.
 func New(c client.Client, opts ...Option) *Server {
 	s := &Server{
-		client:   c,
-		authz:    &SubjectAccessReviewer{Client: c},
-		version:  BuildVersion(),
-		log:      logr.Discard(),
-		observer: nopObserver{},
+		client:    c,
+		authz:     &SubjectAccessReviewer{Client: c},
+		version:   BuildVersion(),
+		log:       logr.Discard(),
+		observer:  nopObserver{},
+		dialGuest: defaultGuestDialer(),
 	}
 	for _, o := range opts {
 		o(s)
@@ -99,7 +102,10 @@ type request struct {
 	r         *http.Request
 	namespace string
 	name      string
-	user      frontproxy.User
+	// args are the path segments after the subresource's own (the port and
+	// protocol of portforward).
+	args []string
+	user frontproxy.User
 }
 
 // route is one subresource: its HTTP method and handler. The RBAC verb
@@ -130,6 +136,9 @@ func (s *Server) routeTable() map[string]route {
 		"virtualmachineinstances/evacuatecancel": put(s.vmiEvacuateCancel),
 		"virtualmachineinstances/console":        get(s.console),
 		"virtualmachineinstances/vnc":            get(s.vnc),
+		"virtualmachineinstances/vnc/screenshot": get(s.screenshot),
+		"virtualmachineinstances/portforward":    get(s.vmiPortForward),
+		"virtualmachines/portforward":            get(s.vmPortForward),
 	}
 	if s.expander != nil {
 		routes["virtualmachines/expand-spec"] = get(s.expandSpec)
@@ -167,12 +176,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The one call on a namespaced resource rather than an object's
 		// subresource: expand the VM of the body.
 		parts = []string{parts[0], ExpandVMSpecResource, "", ""}
-	} else if !ok || len(parts) != 4 || parts[0] == "" || parts[2] == "" {
+	} else if !ok || len(parts) < 4 || parts[0] == "" || parts[2] == "" || parts[3] == "" {
 		writeStatus(w, notFoundPath(r.URL.Path))
 		return
 	}
 	req := &request{w: w, r: r, namespace: parts[0], name: parts[2]}
-	key := parts[1] + "/" + parts[3]
+	// The subresource is the rest of the path (vnc/screenshot), except
+	// that portforward carries its port and protocol there, which RBAC does
+	// not see: as KubeVirt's authorizer.
+	sub := strings.Join(parts[3:], "/")
+	if parts[3] == portForwardSubresource {
+		sub, req.args = portForwardSubresource, parts[4:]
+	}
+	key := parts[1] + "/" + sub
 	if parts[1] == ExpandVMSpecResource {
 		key = ExpandVMSpecResource
 	}
@@ -183,7 +199,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := &statusRecorder{ResponseWriter: w}
 	w, req.w = rec, rec
-	defer func() { s.observer.Call(parts[1], parts[3], rec.outcome(rt.method)) }()
+	defer func() { s.observer.Call(parts[1], sub, rec.outcome(rt.method)) }()
 	if r.Method != rt.method {
 		writeStatus(w, methodNotAllowed(r.Method, key, rt.method))
 		return
@@ -199,7 +215,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req.user = user
 	attrs := Attributes{Namespace: req.namespace, Name: req.name, Verb: rbacVerb(r.Method),
-		Resource: parts[1], Subresource: parts[3]}
+		Resource: parts[1], Subresource: sub}
 	allowed, reason, err := s.authz.Authorize(r.Context(), user, attrs)
 	if err != nil {
 		s.log.Error(err, "authorization failed", "user", user.Name, "resource", key)
