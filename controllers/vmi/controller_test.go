@@ -52,7 +52,7 @@ func testLifecycle(t *testing.T, cl *cluster) {
 		t.Errorf("VMI finalizers = %v, want %s", vmi.Finalizers, Finalizer)
 	}
 	if d := cmp.Diff(map[string]string{"app": "demo", "kubevirt.io": "virt-launcher", "kubevirt.io/created-by": string(vmi.UID),
-		"vm.kubevirt.io/name": "vmi1"}, pod.Labels); d != "" {
+		"vm.kubevirt.io/name": "vmi1", "vmi.kubevirt.io/id": "vmi1"}, pod.Labels); d != "" {
 		t.Errorf("pod labels (-want +got):\n%s", d)
 	}
 	if got := pod.Spec.Containers[0].Resources.Requests.Memory().String(); got != "368Mi" {

@@ -148,6 +148,7 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 	labels[virtv1.AppLabel] = LauncherLabelValue
 	labels[virtv1.CreatedByLabel] = string(vmi.UID)
 	labels[virtv1.DeprecatedVirtualMachineNameLabel] = vmi.Name
+	labels[virtv1.VirtualMachineInstanceIDLabel] = spec.InstanceID(vmi.Name)
 
 	nodeSelector := map[string]string{}
 	for k, v := range opts.NodeSelector {

@@ -229,7 +229,7 @@ func TestRenderPodShape(t *testing.T) {
 
 	assert.Equal(t, pod.Name, "virt-launcher-vmi1-abcde")
 	assert.DeepEqual(t, pod.Labels, map[string]string{"app": "demo", "kubevirt.io": "virt-launcher",
-		"kubevirt.io/created-by": testUID, "vm.kubevirt.io/name": "vmi1"})
+		"kubevirt.io/created-by": testUID, "vm.kubevirt.io/name": "vmi1", "vmi.kubevirt.io/id": "vmi1"})
 	assert.DeepEqual(t, pod.Annotations, map[string]string{"kubevirt.io/domain": "vmi1"})
 	assert.DeepEqual(t, pod.OwnerReferences, []metav1.OwnerReference{{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachineInstance",
 		Name: "vmi1", UID: testUID, Controller: &yes, BlockOwnerDeletion: &yes}})

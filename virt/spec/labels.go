@@ -1,8 +1,11 @@
 package spec
 
 import (
+	"crypto/sha1" //nolint:gosec // not for security: KubeVirt's label value
+	"encoding/hex"
 	"sort"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	virtv1 "kubevirt.io/api/core/v1"
 )
@@ -51,4 +54,19 @@ func ValidateReservedLabels(path *field.Path, labels, old map[string]string) fie
 			"a reserved kubevirt.io label: only KubeVirt's own components may set, change or remove it"))
 	}
 	return errs
+}
+
+// InstanceID is the value of the vmi.kubevirt.io/id label
+// (virtv1.VirtualMachineInstanceIDLabel) on a VMI's launcher pods, as
+// KubeVirt computes it: the VMI's name when it fits a label value of 63
+// characters, else its first 54 characters, a dash and the first 8 hex
+// digits of the name's SHA-1. Services made by `virtctl expose` select
+// launcher pods by it.
+func InstanceID(vmiName string) string {
+	if len(vmiName) <= validation.DNS1035LabelMaxLength {
+		return vmiName
+	}
+	const hashLength = 8
+	sum := sha1.Sum([]byte(vmiName)) //nolint:gosec // KubeVirt's label value, not for security
+	return vmiName[:validation.DNS1035LabelMaxLength-hashLength-1] + "-" + hex.EncodeToString(sum[:])[:hashLength]
 }

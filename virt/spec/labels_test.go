@@ -62,3 +62,18 @@ func TestHotpluggable(t *testing.T) {
 		}
 	}
 }
+
+func TestInstanceID(t *testing.T) {
+	long := "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-very-long-virtual-machine-name-xyz"
+	for _, c := range []struct{ name, want string }{
+		{"tiny", "tiny"},
+		{long[:63], long[:63]},
+		// KubeVirt's value for a 75-character name: 54 characters, a dash,
+		// 8 hex digits of the name's SHA-1.
+		{long, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-very-long-vir-328f27d7"},
+	} {
+		if got := spec.InstanceID(c.name); got != c.want {
+			t.Errorf("InstanceID(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
