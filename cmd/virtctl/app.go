@@ -17,12 +17,15 @@ type command struct {
 	short   string
 	example string
 	args    int // how many positional arguments it takes
+	// moreArgs: args is the least number, more may follow.
+	moreArgs bool
 	// setup defines the command's flags on fs and returns what runs it once
 	// they are parsed.
 	setup func(fs *pflag.FlagSet) action
 	// subs are the commands named by the first argument (create vm, create
-	// instancetype...), each with flags of its own; a command with subs has
-	// no setup.
+	// instancetype...), each with flags of its own. A command with subs and
+	// no setup needs one; with a setup too (vnc) it runs itself unless its
+	// first argument names a sub.
 	subs []command
 }
 
@@ -45,7 +48,7 @@ func commands() []command {
 		startCommand(), stopCommand(), restartCommand(),
 		pauseCommand(), unpauseCommand(), softRebootCommand(), resetCommand(),
 		migrateCommand(), migrateCancelCommand(), evacuateCancelCommand(),
-		consoleCommand(), vncCommand(),
+		consoleCommand(), vncCommand(), portForwardCommand(), exposeCommand(),
 		addVolumeCommand(), removeVolumeCommand(),
 		imageUploadCommand(), createCommand(), expandCommand(), versionCommand(),
 	}
@@ -128,7 +131,11 @@ func dispatch(ctx context.Context, s *session, args []string) error {
 	// The global flags before the command were parsed already; parsing them
 	// again with the command's is harmless and keeps one code path.
 	before := args[:len(args)-len(rest)]
-	if c.subs != nil {
+	if sub, ok := c.sub(argAt(rest, 1)); ok && c.setup != nil {
+		// A command that runs by itself and has subcommands (vnc, vnc
+		// screenshot): the sub when named.
+		c, rest = sub, rest[1:]
+	} else if c.subs != nil && c.setup == nil {
 		if len(rest) < 2 || strings.HasPrefix(rest[1], "-") {
 			if len(rest) > 1 && (rest[1] == "--help" || rest[1] == "-h") {
 				printCommandUsage(s.stdout, c)
@@ -154,14 +161,26 @@ func dispatch(ctx context.Context, s *session, args []string) error {
 		}
 		return &usageError{cmd: c.name, err: err}
 	}
-	if n := fs.NArg(); n != c.args {
+	if n := fs.NArg(); n != c.args && !(c.moreArgs && n > c.args) {
 		got := fmt.Sprint(n)
 		if n > 0 {
 			got += ": " + strings.Join(fs.Args(), " ")
 		}
-		return &usageError{cmd: c.name, err: fmt.Errorf("wrong number of arguments: 'virtctl %s' takes %d, got %s", c.use, c.args, got)}
+		want := fmt.Sprint(c.args)
+		if c.moreArgs {
+			want = "at least " + want
+		}
+		return &usageError{cmd: c.name, err: fmt.Errorf("wrong number of arguments: 'virtctl %s' takes %s, got %s", c.use, want, got)}
 	}
 	return act(ctx, s, fs.Args())
+}
+
+// argAt is args[i], or "" past its end.
+func argAt(args []string, i int) string {
+	if i < len(args) {
+		return args[i]
+	}
+	return ""
 }
 
 func printUsage(w io.Writer) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -35,7 +36,10 @@ type fakeAPI struct {
 	errs    map[string]error
 	console func(n int) (io.ReadWriteCloser, error) // the n-th Console call, from 0
 	vnc     func() (io.ReadWriteCloser, error)
-	version subresources.VersionInfo
+	// forward opens a PortForward stream; nil: an echo.
+	forward    func() (io.ReadWriteCloser, error)
+	screenshot []byte
+	version    subresources.VersionInfo
 }
 
 var _ api = (*fakeAPI)(nil)
@@ -126,6 +130,32 @@ func (f *fakeAPI) VNC(_ context.Context, ns, name string) (io.ReadWriteCloser, e
 		return nil, err
 	}
 	return f.vnc()
+}
+
+func (f *fakeAPI) Screenshot(_ context.Context, ns, name string) ([]byte, error) {
+	return f.screenshot, f.record("Screenshot", ns, name, nil)
+}
+
+// forwardCall is the body recorded for a PortForward: where it went.
+type forwardCall struct {
+	Resource string
+	Port     int
+	Protocol string
+}
+
+func (f *fakeAPI) PortForward(_ context.Context, resource, ns, name string, port int, protocol string) (io.ReadWriteCloser, error) {
+	if err := f.record("PortForward", ns, name, forwardCall{resource, port, protocol}); err != nil {
+		return nil, err
+	}
+	if f.forward != nil {
+		return f.forward()
+	}
+	a, b := net.Pipe()
+	go func() {
+		defer b.Close()
+		_, _ = io.Copy(b, b)
+	}()
+	return a, nil
 }
 
 func (f *fakeAPI) Version(context.Context) (subresources.VersionInfo, error) {

@@ -40,6 +40,8 @@ type api interface {
 	ExpandVMSpec(ctx context.Context, namespace string, vm *virtv1.VirtualMachine) (*virtv1.VirtualMachine, error)
 	Console(ctx context.Context, namespace, name string) (io.ReadWriteCloser, error)
 	VNC(ctx context.Context, namespace, name string) (io.ReadWriteCloser, error)
+	Screenshot(ctx context.Context, namespace, name string) ([]byte, error)
+	PortForward(ctx context.Context, resource, namespace, name string, port int, protocol string) (io.ReadWriteCloser, error)
 	Version(ctx context.Context) (subresources.VersionInfo, error)
 }
 

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -31,6 +33,7 @@ var vncViewers = []struct {
 
 func vncCommand() command {
 	return command{name: "vnc", use: "vnc (VMI)", short: "Open a VNC connection to a virtual machine through a local proxy.", args: 1,
+		subs: []command{vncScreenshotCommand()},
 		example: "  # Open the screen of 'tiny' in remote-viewer or vncviewer:\n  virtctl vnc tiny\n" +
 			"  # Only serve the proxy, on port 5901, and connect a viewer yourself:\n  virtctl vnc tiny --proxy-only --port=5901",
 		setup: func(fs *pflag.FlagSet) action {
@@ -159,4 +162,34 @@ func (p *vncProxy) withViewer(ctx context.Context, bin string, args []string) er
 		return fmt.Errorf("%s: %w", bin, err)
 	}
 	return nil
+}
+
+func vncScreenshotCommand() command {
+	return command{name: "vnc screenshot", use: "vnc screenshot (VMI)", short: "Save a PNG screenshot of a virtual machine instance's display.", args: 1,
+		example: "  # Save the screen of 'tiny':\n  virtctl vnc screenshot tiny -f screenshot.png\n" +
+			"  # Show it at once:\n  virtctl vnc screenshot tiny -f - | display",
+		setup: func(fs *pflag.FlagSet) action {
+			file := fs.StringP("file", "f", "", "Where to write the PNG; - writes it to stdout. Required.")
+			fs.BoolP("move-cursor", "m", false, "Accepted for KubeVirt's virtctl's sake; changes nothing, as there.")
+			return func(ctx context.Context, s *session, args []string) error {
+				if *file == "" {
+					return &usageError{cmd: "vnc screenshot", err: errors.New("--file is required: a path, or - for stdout")}
+				}
+				if err := s.connect(); err != nil {
+					return err
+				}
+				png, err := s.sub.Screenshot(ctx, s.ns, args[0])
+				if err != nil {
+					return s.explain(op{"take a screenshot of", kindVMI, args[0]}, err)
+				}
+				if *file == "-" {
+					_, err = s.stdout.Write(png)
+					return err
+				}
+				if err := os.WriteFile(*file, png, 0o644); err != nil {
+					return fmt.Errorf("writing the screenshot of %s/%s: %w", s.ns, args[0], err)
+				}
+				return nil
+			}
+		}}
 }

@@ -73,7 +73,9 @@ func nodeName(suffix string) string {
 
 // TestVMTiny proves virt-local on the example manifest: it runs, its
 // console shows the guest's markers through the apiserver, its web server
-// answers through the pod network, virt-local's /metrics has its series,
+// answers through the pod network and through `virtctl port-forward`, its
+// screen through `virtctl vnc screenshot`, `virtctl expose` makes its
+// Service, virt-local's /metrics has its series,
 // `virtctl stop` (the binary) ends it gracefully and `virtctl
 // start` boots it again, and deleting the VM leaves nothing behind.
 func TestVMTiny(t *testing.T) {
@@ -92,6 +94,7 @@ func TestVMTiny(t *testing.T) {
 	waitFile(ctx, t, serial, "VIRTKIT-HOSTNAME tiny")
 	waitFile(ctx, t, serial, "hello from tiny") // cloud-init's user data ran
 	httpAnswers(ctx, t, "http://"+vmi.Status.Interfaces[0].IP+"/", "tiny")
+	w.dayTwoVerbs(ctx, t, vm, vmi)
 
 	// /metrics: every component's series, for the running VMI (docs/metrics.md).
 	vmiLabels := map[string]string{"namespace": vmi.Namespace, "name": vmi.Name, "node": vmi.Status.NodeName}
@@ -158,6 +161,8 @@ func TestVMTiny(t *testing.T) {
 			{"workqueue_depth", map[string]string{"name": "virtualmachine"}, func(v float64) bool { return v >= 0 }},
 			{"kubevirt_rest_client_requests_total", map[string]string{"component": "virt-handler", "resource": "virtualmachineinstances/status", "verb": "patch"}, func(v float64) bool { return v > 0 }},
 			{"virtkit_subresource_requests_total", map[string]string{"resource": "virtualmachineinstances", "subresource": "console", "code": "101"}, func(v float64) bool { return v > 0 }},
+			{"virtkit_subresource_requests_total", map[string]string{"resource": "virtualmachines", "subresource": "portforward", "code": "101"}, func(v float64) bool { return v > 0 }},
+			{"virtkit_subresource_requests_total", map[string]string{"resource": "virtualmachineinstances", "subresource": "vnc/screenshot", "code": "200"}, func(v float64) bool { return v > 0 }},
 		} {
 			if v := value(c.name, c.labels); !c.ok(v) {
 				missing = append(missing, fmt.Sprintf("%s%v = %v", c.name, c.labels, v))
