@@ -4,7 +4,9 @@
 // `make run` uses it directly until virt-local boots VMs from manifests.
 //
 // What the guest does (hack/guest/rootfs/init): prints "VIRTKIT-GUEST-BOOTED
-// kernel=..." on ttyS0; brings up its first NIC with DHCP ("VIRTKIT-NET ...");
+// kernel=..." on ttyS0; starts the QEMU guest agent when the domain has its
+// channel ("VIRTKIT-AGENT port=vportNpM"); brings up its first NIC with DHCP
+// ("VIRTKIT-NET ...");
 // reads a NoCloud (label cidata) or ConfigDrive (label config-2) disk, takes
 // its host name from meta-data and runs a user-data shell script
 // ("VIRTKIT-USERDATA-START" ... "VIRTKIT-USERDATA-DONE rc=N"); writes and reads

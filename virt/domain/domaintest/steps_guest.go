@@ -92,6 +92,10 @@ func stepStats(t *testing.T, s *suite) {
 func stepAgent(t *testing.T, s *suite) {
 	ctx, cancel := s.tg.ctx()
 	defer cancel()
+	if s.tg.Caps.Agent && s.tg.Caps.RealGuest {
+		// A real guest starts its agent some time after it booted.
+		s.eventually(t, "the guest agent answering", func() bool { return s.m.GuestAgentPing(ctx, s.name) == nil })
+	}
 	err := s.m.GuestAgentPing(ctx, s.name)
 	reply, cerr := s.m.GuestAgentCommand(ctx, s.name, `{"execute":"guest-ping"}`, 5*time.Second)
 	if !s.tg.Caps.Agent {

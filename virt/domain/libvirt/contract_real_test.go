@@ -20,8 +20,8 @@ import (
 )
 
 // The contract on a private libvirtd booting the test guest under software
-// emulation (TCG): real boots, console, ACPI, hotplug. The guest has no
-// agent, so the suite expects ErrAgentUnavailable.
+// emulation (TCG): real boots, console, ACPI, hotplug, and the guest's
+// QEMU guest agent.
 func TestContractRealLibvirtd(t *testing.T) {
 	domaintest.Run(t, func(t *testing.T) domaintest.Target {
 		d := testenv.Libvirtd(t)
@@ -69,6 +69,7 @@ func TestContractRealLibvirtd(t *testing.T) {
 				StartPaused:  true,
 				ACPIShutdown: true,
 				Console:      true,
+				Agent:        true,
 				Screenshot:   true,
 				Hotplug:      true,
 				DeviceEvents: true,
@@ -78,13 +79,17 @@ func TestContractRealLibvirtd(t *testing.T) {
 }
 
 // guestDocument boots the test guest with its first serial port on a pty
-// (libvirt streams only pty consoles) that also logs to consoleLog, and a
-// VGA display for screenshots.
+// (libvirt streams only pty consoles) that also logs to consoleLog, a VGA
+// display for screenshots and the guest agent's channel.
 func guestDocument(name string, g testguest.Artifacts, consoleLog string) *libvirtxml.Domain {
 	doc := testguest.Domain(name, g, 256, consoleLog)
 	doc.Devices.Serials[0].Source = &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}}
 	// Appending keeps the log across restarts of the domain.
 	doc.Devices.Serials[0].Log = &libvirtxml.DomainChardevLog{File: consoleLog, Append: "on"}
 	doc.Devices.Videos = []libvirtxml.DomainVideo{{Model: libvirtxml.DomainVideoModel{Type: "vga"}}}
+	doc.Devices.Channels = append(doc.Devices.Channels, libvirtxml.DomainChannel{
+		Source: &libvirtxml.DomainChardevSource{UNIX: &libvirtxml.DomainChardevSourceUNIX{Mode: "bind"}},
+		Target: &libvirtxml.DomainChannelTarget{VirtIO: &libvirtxml.DomainChannelTargetVirtIO{Name: "org.qemu.guest_agent.0"}},
+	})
 	return doc
 }
