@@ -78,6 +78,7 @@ var Pure = []string{
 	"virt/storage/upload",
 	"virt/storage/snapshot",
 	"virt/clone",
+	"virt/guestagent",
 	"virt/domain",
 	"virt/migrate",
 	"virt/hostfacts",

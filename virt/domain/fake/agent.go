@@ -8,13 +8,18 @@ import (
 	"github.com/virtkit/virtkit/virt/domain"
 )
 
+// FakeOS is the operating system name DefaultAgent reports.
+const FakeOS = "fake guest OS"
+
 // agentChannel is the virtio-serial channel name of the QEMU guest agent.
 const agentChannel = "org.qemu.guest_agent.0"
 
-// DefaultAgent models a QEMU guest agent: it answers guest-ping with
-// {"return":{}}, guest-info with a version, and anything else with the
-// agent's "command not found" error.
-func DefaultAgent(_, command string) (string, error) {
+// DefaultAgent models a QEMU guest agent with qemu-ga's replies: guest-ping,
+// guest-info (version "fake"), guest-get-osinfo (FakeOS), guest-get-host-name
+// (the domain's name), guest-get-timezone (UTC), no users, file systems or
+// NICs, and a freeze that freezes nothing; anything else gets the agent's
+// "command not found" error.
+func DefaultAgent(name, command string) (string, error) {
 	var req struct {
 		Execute string `json:"execute"`
 	}
@@ -26,6 +31,19 @@ func DefaultAgent(_, command string) (string, error) {
 		return `{"return":{}}`, nil
 	case "guest-info":
 		return `{"return":{"version":"fake","supported_commands":[{"name":"guest-ping","enabled":true},{"name":"guest-info","enabled":true}]}}`, nil
+	case "guest-get-osinfo":
+		return `{"return":{"name":"` + FakeOS + `","id":"fake","pretty-name":"` + FakeOS + `","version-id":"1","kernel-release":"fake","machine":"x86_64"}}`, nil
+	case "guest-get-host-name":
+		h, _ := json.Marshal(map[string]any{"return": map[string]string{"host-name": name}})
+		return string(h), nil
+	case "guest-get-timezone":
+		return `{"return":{"zone":"UTC","offset":0}}`, nil
+	case "guest-get-users", "guest-get-fsinfo", "guest-network-get-interfaces":
+		return `{"return":[]}`, nil
+	case "guest-fsfreeze-freeze", "guest-fsfreeze-thaw":
+		return `{"return":0}`, nil
+	case "guest-fsfreeze-status":
+		return `{"return":"thawed"}`, nil
 	}
 	return "", &domain.Error{Op: domain.OpGuestAgentCommand, Message: "internal error: unable to execute QEMU agent command '" + req.Execute + "': The command " + req.Execute + " has not been found"}
 }
