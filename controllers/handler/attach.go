@@ -294,6 +294,7 @@ func (r *Reconciler) openIn(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 		return nil, fmt.Errorf("handler: VMI %s: %w: %w", key, errLauncherUnreachable, err)
 	}
 	go r.forward(evCtx, g, ch)
+	go r.pollAgent(evCtx, g)
 	return g, nil
 }
 

@@ -51,6 +51,16 @@ type guest struct {
 	// ran for the guest (the source's side); nil when none.
 	outgoing *outgoing
 
+	// agent is what the guest's agent last said (pollAgent); nil before
+	// the first answer.
+	agent atomic.Pointer[AgentFacts]
+	// frozen: the handler froze the guest's file systems (Freeze); thaw
+	// thaws them when the unfreeze timeout passes. freezeMu orders
+	// Freeze and Unfreeze.
+	frozen   atomic.Bool
+	freezeMu sync.Mutex
+	thaw     *time.Timer
+
 	// startedAt is when the handler started the guest, until its Running
 	// status is written (StageReport); zero otherwise.
 	startedAt time.Time

@@ -226,6 +226,11 @@ func testRestart(t *testing.T, n *realNode) {
 	pod := n.schedule(t, vmi)
 	n.waitVMI(t, key, "Running", 2*time.Minute, phaseIs(virtv1.Running))
 	waitConsole(t, pod, `^`+testguest.ReadyMarker+`$`)
+	// Everything there is to report is reported: the guest's agent too.
+	n.waitVMI(t, key, "AgentConnected", time.Minute, func(v *virtv1.VirtualMachineInstance) bool {
+		c := condition(v, virtv1.VirtualMachineInstanceAgentConnected)
+		return c != nil && c.Status == corev1.ConditionTrue
+	})
 	qemu := pod.qemuPID(t, ns+"_vm1")
 
 	// The handler stops: its DHCP server goes with it, the guest runs on.

@@ -37,6 +37,10 @@ type Facts struct {
 	// LiveMigratable condition (and KubeVirt's tools) read their access
 	// modes; a volume with none here keeps what its status reported.
 	Claims map[string]*virtv1.PersistentVolumeClaimInfo
+	// Agent is what the guest's agent last said; nil before it was asked.
+	Agent *AgentFacts
+	// Frozen: the handler froze the guest's file systems.
+	Frozen bool
 	// Sizes are the sizes in bytes of the claims' disk images, by volume
 	// name, as the guest was started with them: volumeStatus' size, which
 	// the target of a migration that copies a claim reads to make an image
@@ -104,6 +108,7 @@ func Status(vmi *virtv1.VirtualMachineInstance, f Facts, now time.Time) virtv1.V
 	st.MigrationMethod = migrationMethod(vmi)
 	st.MigrationTransport = virtv1.MigrationTransportUnix
 	st.Interfaces = interfaces(vmi, f.Network)
+	agentStatus(&st, vmi.Status.Interfaces, f.Agent, f.Frozen, t)
 	if f.Running.Machine != "" {
 		st.Machine = &virtv1.Machine{Type: f.Running.Machine}
 	}
@@ -172,7 +177,7 @@ func failure(ds *domain.DomainState) (reason, message string) {
 // interfaces reports each planned interface in spec order: the guest's MAC,
 // and the addresses the guest is reached at, which are the pod's for both
 // bindings (masquerade forwards them; bridge hands them to the guest). The
-// guest's own name for the NIC needs the guest agent and is left out.
+// guest's own name for the NIC comes from its agent (agentStatus).
 func interfaces(vmi *virtv1.VirtualMachineInstance, plan network.Plan) []virtv1.VirtualMachineInstanceNetworkInterface {
 	var out []virtv1.VirtualMachineInstanceNetworkInterface
 	for _, iface := range vmi.Spec.Domain.Devices.Interfaces {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/virtkit/virtkit/controllers/handler"
 	"github.com/virtkit/virtkit/virt/domain"
+	"github.com/virtkit/virtkit/virt/guestagent"
 	"github.com/virtkit/virtkit/virt/launcher"
 	"github.com/virtkit/virtkit/virt/network"
 )
@@ -92,6 +93,54 @@ func TestStatus(t *testing.T) {
 				virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstancePaused, Status: corev1.ConditionTrue,
 					Reason: domain.ConditionPausedByUser, Message: "VMI was paused by user", LastTransitionTime: t0Meta}, migratable)
 			st.PhaseTransitionTimestamps[0].PhaseTransitionTimestamp = earlier
+			return st
+		}(),
+	}, {
+		name: "the guest's agent connects",
+		vmi:  runningVMI(),
+		facts: handler.Facts{Domain: running(domain.StateRunning, domain.ReasonRunningBooted), Network: masqueradePlan(), Running: runningDomain,
+			Agent: &handler.AgentFacts{Connected: true, Info: virtv1.VirtualMachineInstanceGuestAgentInfo{OS: virtv1.VirtualMachineInstanceGuestOSInfo{Name: "Debian", ID: "debian"}},
+				Interfaces: []guestagent.Interface{{Name: "enp1s0", MAC: "02:00:00:00:00:01", IPs: []string{"10.0.2.2"}}, {Name: "eth9", MAC: "02:99:99:99:99:99"}}}},
+		want: func() virtv1.VirtualMachineInstanceStatus {
+			st := runningStatus(ready(corev1.ConditionTrue, "", "", earlier), migratable,
+				virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceAgentConnected, Status: corev1.ConditionTrue, LastTransitionTime: t0Meta})
+			st.PhaseTransitionTimestamps[0].PhaseTransitionTimestamp = earlier
+			st.GuestOSInfo = virtv1.VirtualMachineInstanceGuestOSInfo{Name: "Debian", ID: "debian"}
+			st.Interfaces[0].InterfaceName, st.Interfaces[0].InfoSource = "enp1s0", "domain, guest-agent"
+			return st
+		}(),
+	}, {
+		name: "the guest's agent goes away; the handler froze the guest",
+		vmi: func() *virtv1.VirtualMachineInstance {
+			v := runningVMI()
+			v.Status.Conditions = append(v.Status.Conditions, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceAgentConnected, Status: corev1.ConditionTrue, LastTransitionTime: earlier})
+			v.Status.GuestOSInfo = virtv1.VirtualMachineInstanceGuestOSInfo{Name: "Debian"}
+			return v
+		}(),
+		facts: handler.Facts{Domain: running(domain.StateRunning, domain.ReasonRunningBooted), Network: masqueradePlan(), Running: runningDomain,
+			Agent: &handler.AgentFacts{}, Frozen: true},
+		want: func() virtv1.VirtualMachineInstanceStatus {
+			st := runningStatus(ready(corev1.ConditionTrue, "", "", earlier), migratable)
+			st.PhaseTransitionTimestamps[0].PhaseTransitionTimestamp = earlier
+			st.FSFreezeStatus = "frozen"
+			return st
+		}(),
+	}, {
+		name: "a restarted handler has not asked the agent yet: what was reported stays",
+		vmi: func() *virtv1.VirtualMachineInstance {
+			v := runningVMI()
+			v.Status.Conditions = append(v.Status.Conditions, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceAgentConnected, Status: corev1.ConditionTrue, LastTransitionTime: earlier})
+			v.Status.GuestOSInfo = virtv1.VirtualMachineInstanceGuestOSInfo{Name: "Debian"}
+			v.Status.Interfaces = []virtv1.VirtualMachineInstanceNetworkInterface{{Name: "default", MAC: "02:00:00:00:00:01", InterfaceName: "enp1s0", InfoSource: "domain, guest-agent"}}
+			return v
+		}(),
+		facts: handler.Facts{Domain: running(domain.StateRunning, domain.ReasonRunningBooted), Network: masqueradePlan(), Running: runningDomain},
+		want: func() virtv1.VirtualMachineInstanceStatus {
+			st := runningStatus(ready(corev1.ConditionTrue, "", "", earlier),
+				virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceAgentConnected, Status: corev1.ConditionTrue, LastTransitionTime: earlier}, migratable)
+			st.PhaseTransitionTimestamps[0].PhaseTransitionTimestamp = earlier
+			st.GuestOSInfo = virtv1.VirtualMachineInstanceGuestOSInfo{Name: "Debian"}
+			st.Interfaces[0].InterfaceName, st.Interfaces[0].InfoSource = "enp1s0", "domain, guest-agent"
 			return st
 		}(),
 	}, {

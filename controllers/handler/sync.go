@@ -129,7 +129,8 @@ func (r *Reconciler) report(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	st := Status(vmi, Facts{Domain: ds, Network: g.machine.NetworkPlan, Running: running, Hotplug: hot, Claims: g.claims, Sizes: claimSizes(g)}, r.clock.Now())
+	st := Status(vmi, Facts{Domain: ds, Network: g.machine.NetworkPlan, Running: running, Hotplug: hot, Claims: g.claims, Sizes: claimSizes(g),
+		Agent: g.agent.Load(), Frozen: g.frozen.Load()}, r.clock.Now())
 	if err := r.writeStatus(ctx, vmi, st); err != nil {
 		return res, err
 	}

@@ -3,12 +3,16 @@ package nodeapi
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+
+	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/internal/wsstream"
 )
@@ -83,31 +87,87 @@ func (c *Client) VNC(ctx context.Context, namespace, name string) (io.ReadWriteC
 
 // Screenshot implements Ops: the PNG, at most MaxScreenshotBytes.
 func (c *Client) Screenshot(ctx context.Context, namespace, name string) ([]byte, error) {
-	what := fmt.Sprintf("screenshot of VirtualMachineInstance %s/%s on the handler at %s", namespace, name, c.base.Host)
-	if err := c.secure(what); err != nil {
-		return nil, err
+	var b []byte
+	return b, c.do(ctx, http.MethodGet, namespace, name, VerbScreenshot, nil, MaxScreenshotBytes, &b)
+}
+
+// GuestOSInfo implements Ops.
+func (c *Client) GuestOSInfo(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceGuestAgentInfo, error) {
+	var v virtv1.VirtualMachineInstanceGuestAgentInfo
+	return v, c.getJSON(ctx, namespace, name, VerbGuestOSInfo, &v)
+}
+
+// UserList implements Ops.
+func (c *Client) UserList(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceGuestOSUserList, error) {
+	var v virtv1.VirtualMachineInstanceGuestOSUserList
+	return v, c.getJSON(ctx, namespace, name, VerbUserList, &v)
+}
+
+// FilesystemList implements Ops.
+func (c *Client) FilesystemList(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceFileSystemList, error) {
+	var v virtv1.VirtualMachineInstanceFileSystemList
+	return v, c.getJSON(ctx, namespace, name, VerbFilesystemList, &v)
+}
+
+// Freeze implements Ops; the timeout goes in whole seconds.
+func (c *Client) Freeze(ctx context.Context, namespace, name string, unfreezeTimeout time.Duration) error {
+	return c.do(ctx, http.MethodPut, namespace, name, VerbFreeze, url.Values{"unfreezeTimeout": {strconv.Itoa(int(unfreezeTimeout / time.Second))}}, 64<<10, nil)
+}
+
+// Unfreeze implements Ops.
+func (c *Client) Unfreeze(ctx context.Context, namespace, name string) error {
+	return c.put(ctx, namespace, name, VerbUnfreeze)
+}
+
+// maxInfoBytes bounds a JSON answer of the agent's verbs: the lists are
+// bounded by the handler (guestagent.MaxItems).
+const maxInfoBytes = 4 << 20
+
+func (c *Client) getJSON(ctx context.Context, namespace, name, verb string, out any) error {
+	var body []byte
+	if err := c.do(ctx, http.MethodGet, namespace, name, verb, nil, maxInfoBytes, &body); err != nil {
+		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url("", namespace, name, VerbScreenshot), nil)
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("%s of VirtualMachineInstance %s/%s on the handler at %s: decoding the answer: %w", verb, namespace, name, c.base.Host, err)
+	}
+	return nil
+}
+
+// do makes one call; the body of a success, at most limit bytes, goes to
+// *body when body is set.
+func (c *Client) do(ctx context.Context, method, namespace, name, verb string, query url.Values, limit int, body *[]byte) error {
+	what := fmt.Sprintf("%s VirtualMachineInstance %s/%s on the handler at %s", verb, namespace, name, c.base.Host)
+	if err := c.secure(what); err != nil {
+		return err
+	}
+	u := c.url("", namespace, name, verb)
+	if query != nil {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
+		return fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		return nil, errorFromResponse(resp.StatusCode, body, what)
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxScreenshotBytes+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
+		return fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
 	}
-	if len(b) > MaxScreenshotBytes {
-		return nil, fmt.Errorf("%s: the image is larger than %d bytes", what, MaxScreenshotBytes)
+	if resp.StatusCode/100 != 2 {
+		return errorFromResponse(resp.StatusCode, b, what)
 	}
-	return b, nil
+	if len(b) > limit {
+		return fmt.Errorf("%s: the answer is larger than %d bytes", what, limit)
+	}
+	if body != nil {
+		*body = b
+	}
+	return nil
 }
 
 func (c *Client) url(scheme, namespace, name, verb string) string {
@@ -129,24 +189,7 @@ func (c *Client) secure(what string) error {
 }
 
 func (c *Client) put(ctx context.Context, namespace, name, verb string) error {
-	what := fmt.Sprintf("%s VirtualMachineInstance %s/%s on the handler at %s", verb, namespace, name, c.base.Host)
-	if err := c.secure(what); err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.url("", namespace, name, verb), nil)
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode/100 == 2 {
-		return nil
-	}
-	return errorFromResponse(resp.StatusCode, body, what)
+	return c.do(ctx, http.MethodPut, namespace, name, verb, nil, 64<<10, nil)
 }
 
 func (c *Client) dial(ctx context.Context, namespace, name, verb string) (io.ReadWriteCloser, error) {

@@ -47,6 +47,14 @@ func contract(t *testing.T, ops nodeapi.Ops) {
 		{"console of an unreachable VMI", func() error { return closed(ops.Console(ctx, "ns", "cutoff")) }, nodeapi.ErrUnavailable},
 		{"screenshot without a graphics device", func() error { _, err := ops.Screenshot(ctx, "ns", "novnc"); return err }, nodeapi.ErrUnavailable},
 		{"screenshot of a VMI not on this node", func() error { _, err := ops.Screenshot(ctx, "ns", "absent"); return err }, nodeapi.ErrNotFound},
+		{"guestosinfo without an agent", func() error { _, err := ops.GuestOSInfo(ctx, "ns", "noagent"); return err }, nodeapi.ErrUnavailable},
+		{"userlist without an agent", func() error { _, err := ops.UserList(ctx, "ns", "noagent"); return err }, nodeapi.ErrUnavailable},
+		{"filesystemlist of a VMI not on this node", func() error { _, err := ops.FilesystemList(ctx, "ns", "absent"); return err }, nodeapi.ErrNotFound},
+		{"freeze without an agent", func() error { return ops.Freeze(ctx, "ns", "noagent", time.Minute) }, nodeapi.ErrUnavailable},
+		{"freeze", func() error { return ops.Freeze(ctx, "ns", "running", 90*time.Second) }, nil},
+		{"freeze again", func() error { return ops.Freeze(ctx, "ns", "running", 90*time.Second) }, nil},
+		{"unfreeze", func() error { return ops.Unfreeze(ctx, "ns", "running") }, nil},
+		{"unfreeze of a thawed guest", func() error { return ops.Unfreeze(ctx, "ns", "running") }, nil},
 	}
 	for _, s := range steps {
 		err := s.call()
@@ -57,6 +65,21 @@ func contract(t *testing.T, ops nodeapi.Ops) {
 			t.Errorf("%s: error %q does not name the VMI", s.name, err)
 		}
 	}
+
+	t.Run("the agent's verbs answer KubeVirt's types", func(t *testing.T) {
+		info, err := ops.GuestOSInfo(ctx, "ns", "running")
+		if err != nil || info.OS.Name != nodeapi.FakeOS || info.GAVersion == "" {
+			t.Errorf("GuestOSInfo = %+v, %v", info, err)
+		}
+		users, err := ops.UserList(ctx, "ns", "running")
+		if err != nil || users.Items == nil {
+			t.Errorf("UserList = %+v, %v; want a list, empty or not", users, err)
+		}
+		fss, err := ops.FilesystemList(ctx, "ns", "running")
+		if err != nil || len(fss.Items) == 0 || fss.Items[0].MountPoint != "/" {
+			t.Errorf("FilesystemList = %+v, %v", fss, err)
+		}
+	})
 
 	t.Run("screenshot is a PNG", func(t *testing.T) {
 		b, err := ops.Screenshot(ctx, "ns", "running")
@@ -130,6 +153,7 @@ func node() *nodeapi.Fake {
 	f.Set("ns", "running", nodeapi.FakeVMI{})
 	f.Set("ns", "novnc", nodeapi.FakeVMI{NoVNC: true})
 	f.Set("ns", "cutoff", nodeapi.FakeVMI{Unavailable: true})
+	f.Set("ns", "noagent", nodeapi.FakeVMI{NoAgent: true})
 	return f
 }
 
@@ -137,7 +161,7 @@ func TestContractFake(t *testing.T) {
 	f := node()
 	contract(t, f)
 	st, _ := f.State("ns", "running")
-	if diff := cmp.Diff(nodeapi.FakeVMI{SoftReboots: 1, Resets: 1}, st); diff != "" {
+	if diff := cmp.Diff(nodeapi.FakeVMI{SoftReboots: 1, Resets: 1, UnfreezeTimeout: 90 * time.Second}, st); diff != "" {
 		t.Errorf("state after the contract (-want +got):\n%s", diff)
 	}
 }
@@ -155,7 +179,7 @@ func TestContractClientServer(t *testing.T) {
 	}
 	contract(t, nodeapi.NewClient(ep))
 	st, _ := f.State("ns", "running")
-	if diff := cmp.Diff(nodeapi.FakeVMI{SoftReboots: 1, Resets: 1}, st); diff != "" {
+	if diff := cmp.Diff(nodeapi.FakeVMI{SoftReboots: 1, Resets: 1, UnfreezeTimeout: 90 * time.Second}, st); diff != "" {
 		t.Errorf("state after the contract (-want +got):\n%s", diff)
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"image/png"
 	"io"
 	"sync"
+	"time"
+
+	virtv1 "kubevirt.io/api/core/v1"
 )
 
 // Fake is an in-memory Ops for tests: VMIs added with Set run and can be
@@ -36,6 +39,12 @@ type FakeVMI struct {
 	// NoVNC makes VNC and Screenshot fail with ErrUnavailable (no
 	// graphics device).
 	NoVNC bool
+	// NoAgent makes the guest-agent verbs fail with ErrUnavailable.
+	NoAgent bool
+	// Frozen is whether the guest's file systems are frozen, and
+	// UnfreezeTimeout the limit the last Freeze gave.
+	Frozen          bool
+	UnfreezeTimeout time.Duration
 }
 
 // NewFake returns a Fake with no VMIs.
@@ -130,16 +139,20 @@ func (f *Fake) Console(_ context.Context, namespace, name string) (io.ReadWriteC
 	return newEcho(), nil
 }
 
-// Screenshot implements Ops with a black PNG of FakeScreenWidth x
-// FakeScreenHeight pixels.
-func (f *Fake) Screenshot(_ context.Context, namespace, name string) ([]byte, error) {
-	err := f.with(namespace, name, func(v *FakeVMI) error {
+// display fails unless namespace/name has a graphics device.
+func (f *Fake) display(namespace, name string) error {
+	return f.with(namespace, name, func(v *FakeVMI) error {
 		if v.NoVNC {
 			return fmt.Errorf("VirtualMachineInstance %s/%s has no graphics device: %w", namespace, name, ErrUnavailable)
 		}
 		return nil
 	})
-	if err != nil {
+}
+
+// Screenshot implements Ops with a black PNG of FakeScreenWidth x
+// FakeScreenHeight pixels.
+func (f *Fake) Screenshot(_ context.Context, namespace, name string) ([]byte, error) {
+	if err := f.display(namespace, name); err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer
@@ -155,15 +168,66 @@ const (
 	FakeScreenHeight = 400
 )
 
-// VNC implements Ops with an echoing stream.
-func (f *Fake) VNC(_ context.Context, namespace, name string) (io.ReadWriteCloser, error) {
-	err := f.with(namespace, name, func(v *FakeVMI) error {
-		if v.NoVNC {
-			return fmt.Errorf("VirtualMachineInstance %s/%s has no graphics device: %w", namespace, name, ErrUnavailable)
+// agent runs fn on a VMI whose agent answers.
+func (f *Fake) agent(namespace, name string, fn func(v *FakeVMI) error) error {
+	return f.with(namespace, name, func(v *FakeVMI) error {
+		if v.NoAgent {
+			return fmt.Errorf("VirtualMachineInstance %s/%s: no guest agent answers: %w", namespace, name, ErrUnavailable)
+		}
+		return fn(v)
+	})
+}
+
+// FakeOS is the OS name of a Fake's guests.
+const FakeOS = "fake guest OS"
+
+// GuestOSInfo implements Ops: agent version "fake", OS FakeOS, the VMI's
+// name as host name.
+func (f *Fake) GuestOSInfo(_ context.Context, namespace, name string) (virtv1.VirtualMachineInstanceGuestAgentInfo, error) {
+	var out virtv1.VirtualMachineInstanceGuestAgentInfo
+	err := f.agent(namespace, name, func(v *FakeVMI) error {
+		out = virtv1.VirtualMachineInstanceGuestAgentInfo{GAVersion: "fake", Hostname: name, Timezone: "UTC, 0",
+			OS: virtv1.VirtualMachineInstanceGuestOSInfo{Name: FakeOS, ID: "fake"}}
+		if v.Frozen {
+			out.FSFreezeStatus = "frozen"
 		}
 		return nil
 	})
-	if err != nil {
+	return out, err
+}
+
+// UserList implements Ops: nobody is logged in.
+func (f *Fake) UserList(_ context.Context, namespace, name string) (virtv1.VirtualMachineInstanceGuestOSUserList, error) {
+	return virtv1.VirtualMachineInstanceGuestOSUserList{Items: []virtv1.VirtualMachineInstanceGuestOSUser{}},
+		f.agent(namespace, name, func(*FakeVMI) error { return nil })
+}
+
+// FilesystemList implements Ops: one root file system.
+func (f *Fake) FilesystemList(_ context.Context, namespace, name string) (virtv1.VirtualMachineInstanceFileSystemList, error) {
+	return virtv1.VirtualMachineInstanceFileSystemList{Items: []virtv1.VirtualMachineInstanceFileSystem{
+			{DiskName: "vda1", MountPoint: "/", FileSystemType: "ext4", UsedBytes: 1 << 20, TotalBytes: 1 << 30}}},
+		f.agent(namespace, name, func(*FakeVMI) error { return nil })
+}
+
+// Freeze implements Ops.
+func (f *Fake) Freeze(_ context.Context, namespace, name string, unfreezeTimeout time.Duration) error {
+	return f.agent(namespace, name, func(v *FakeVMI) error {
+		v.Frozen, v.UnfreezeTimeout = true, unfreezeTimeout
+		return nil
+	})
+}
+
+// Unfreeze implements Ops.
+func (f *Fake) Unfreeze(_ context.Context, namespace, name string) error {
+	return f.agent(namespace, name, func(v *FakeVMI) error {
+		v.Frozen = false
+		return nil
+	})
+}
+
+// VNC implements Ops with an echoing stream.
+func (f *Fake) VNC(_ context.Context, namespace, name string) (io.ReadWriteCloser, error) {
+	if err := f.display(namespace, name); err != nil {
 		return nil, err
 	}
 	return newEcho(), nil

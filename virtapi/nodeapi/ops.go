@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
+
+	virtv1 "kubevirt.io/api/core/v1"
 )
 
 // Ops is what a node's handler does on request for one VMI it runs,
@@ -28,6 +31,20 @@ type Ops interface {
 	// Screenshot returns the guest's display as a PNG. A guest without a
 	// graphics device gives ErrUnavailable.
 	Screenshot(ctx context.Context, namespace, name string) ([]byte, error)
+	// GuestOSInfo is what the guest's agent says of itself: its version,
+	// the guest's OS, host name and time zone, users and file systems. A
+	// guest whose agent does not answer gives ErrUnavailable.
+	GuestOSInfo(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceGuestAgentInfo, error)
+	// UserList is the guest's logged-in users, from its agent.
+	UserList(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceGuestOSUserList, error)
+	// FilesystemList is the guest's mounted file systems, from its agent.
+	FilesystemList(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceFileSystemList, error)
+	// Freeze freezes the guest's file systems through its agent until
+	// Unfreeze, or until unfreezeTimeout passes (zero: no limit). Freezing
+	// a frozen guest succeeds and restarts the limit.
+	Freeze(ctx context.Context, namespace, name string, unfreezeTimeout time.Duration) error
+	// Unfreeze thaws the guest's file systems; a thawed guest stays so.
+	Unfreeze(ctx context.Context, namespace, name string) error
 }
 
 // MaxScreenshotBytes bounds a PNG the node API carries: the largest

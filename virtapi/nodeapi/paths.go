@@ -11,6 +11,8 @@ import (
 //	PUT /v1/namespaces/NS/virtualmachineinstances/NAME/{pause,unpause,softreboot,reset}
 //	GET /v1/namespaces/NS/virtualmachineinstances/NAME/{console,vnc}   (websocket, plain.kubevirt.io)
 //	GET /v1/namespaces/NS/virtualmachineinstances/NAME/vnc/screenshot  (image/png)
+//	GET /v1/namespaces/NS/virtualmachineinstances/NAME/{guestosinfo,userlist,filesystemlist}  (JSON, KubeVirt's types)
+//	PUT /v1/namespaces/NS/virtualmachineinstances/NAME/freeze?unfreezeTimeout=SECONDS, .../unfreeze
 //
 // Errors come back as an HTTP status (404, 409, 503, 500) with an [ErrorBody].
 const (
@@ -20,13 +22,18 @@ const (
 
 // Verbs of the node API, the last path segment.
 const (
-	VerbPause      = "pause"
-	VerbUnpause    = "unpause"
-	VerbSoftReboot = "softreboot"
-	VerbReset      = "reset"
-	VerbConsole    = "console"
-	VerbVNC        = "vnc"
-	VerbScreenshot = "vnc/screenshot"
+	VerbPause          = "pause"
+	VerbUnpause        = "unpause"
+	VerbSoftReboot     = "softreboot"
+	VerbReset          = "reset"
+	VerbConsole        = "console"
+	VerbVNC            = "vnc"
+	VerbScreenshot     = "vnc/screenshot"
+	VerbGuestOSInfo    = "guestosinfo"
+	VerbUserList       = "userlist"
+	VerbFilesystemList = "filesystemlist"
+	VerbFreeze         = "freeze"
+	VerbUnfreeze       = "unfreeze"
 )
 
 // ErrorBody is the JSON body of an error response.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/go-logr/logr"
 
@@ -46,6 +48,11 @@ func NewServer(ops Ops, opts ...ServerOption) *Server {
 	s.mux.HandleFunc("GET "+base+VerbConsole, s.stream(VerbConsole, ops.Console))
 	s.mux.HandleFunc("GET "+base+VerbVNC, s.stream(VerbVNC, ops.VNC))
 	s.mux.HandleFunc("GET "+base+VerbScreenshot, s.screenshot)
+	s.mux.HandleFunc("GET "+base+VerbGuestOSInfo, getJSON(ops.GuestOSInfo))
+	s.mux.HandleFunc("GET "+base+VerbUserList, getJSON(ops.UserList))
+	s.mux.HandleFunc("GET "+base+VerbFilesystemList, getJSON(ops.FilesystemList))
+	s.mux.HandleFunc("PUT "+base+VerbFreeze, s.freeze)
+	s.mux.HandleFunc("PUT "+base+VerbUnfreeze, s.put(ops.Unfreeze))
 	return s
 }
 
@@ -60,6 +67,34 @@ func (s *Server) put(op func(ctx context.Context, namespace, name string) error)
 		}
 		w.WriteHeader(http.StatusOK)
 	}
+}
+
+// getJSON serves what get returns as JSON.
+func getJSON[T any](get func(ctx context.Context, namespace, name string) (T, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := get(r.Context(), r.PathValue("namespace"), r.PathValue("name"))
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(v)
+	}
+}
+
+func (s *Server) freeze(w http.ResponseWriter, r *http.Request) {
+	secs, err := strconv.ParseUint(r.URL.Query().Get("unfreezeTimeout"), 10, 32)
+	if err != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(ErrorBody{Reason: "BadRequest", Message: "unfreezeTimeout: want a whole number of seconds"})
+		return
+	}
+	if err := s.ops.Freeze(r.Context(), r.PathValue("namespace"), r.PathValue("name"), time.Duration(secs)*time.Second); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
 }
 
 func (s *Server) screenshot(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,249 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	k8sv1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/virtkit/virtkit/controllers/conditions"
+	"github.com/virtkit/virtkit/virt/domain"
+	"github.com/virtkit/virtkit/virt/guestagent"
+	"github.com/virtkit/virtkit/virtapi/nodeapi"
+)
+
+// How often the handler asks a guest's agent what it knows: often while
+// none answers, so AgentConnected shows soon after the guest starts its
+// agent, and then as KubeVirt's launcher polls it.
+const (
+	agentPollWaiting   = 3 * time.Second
+	agentPollConnected = 10 * time.Second
+)
+
+// AgentFacts are what a guest's agent last told the handler.
+type AgentFacts struct {
+	// Connected: the agent answered guest-info.
+	Connected bool
+	// Info is its version and commands, the guest's OS, host name and
+	// time zone.
+	Info virtv1.VirtualMachineInstanceGuestAgentInfo
+	// Interfaces are the guest's NICs as the agent names them.
+	Interfaces []guestagent.Interface
+}
+
+// pollAgent asks g's agent what it knows every agentPollWaiting (none
+// answers) or agentPollConnected, and has the VMI reconciled when the
+// answer changes, so its status shows it. It returns when ctx ends.
+func (r *Reconciler) pollAgent(ctx context.Context, g *guest) {
+	wait := time.Duration(0)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+		f := AgentFacts{}
+		if info, err := guestagent.Info(callCtx, g.dom, g.domain); err == nil {
+			f.Connected, f.Info = true, info
+			// A guest without the command still counts as connected.
+			f.Interfaces, _ = guestagent.Interfaces(callCtx, g.dom, g.domain)
+		}
+		cancel()
+		wait = agentPollWaiting
+		if f.Connected {
+			wait = agentPollConnected
+		}
+		if old := g.agent.Load(); old != nil && cmp.Equal(*old, f) {
+			continue
+		}
+		g.agent.Store(&f)
+		if g.target.Load() != nil {
+			continue // a migration's target: its VMI is still the source's
+		}
+		r.log.V(1).Info("guest agent changed", "vmi", g.key.String(), "connected", f.Connected, "version", f.Info.GAVersion)
+		select {
+		case r.events <- event.TypedGenericEvent[types.NamespacedName]{Object: g.key}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// agentStatus reports the agent in st, as KubeVirt's handler does: the
+// AgentConnected condition, the guest's OS, and the guest's name of each
+// NIC the agent knows by its MAC. Without an agent all of it goes; before
+// the handler asked (f nil) it stays as reported.
+func agentStatus(st *virtv1.VirtualMachineInstanceStatus, prev []virtv1.VirtualMachineInstanceNetworkInterface, f *AgentFacts, frozen bool, t metav1.Time) {
+	st.FSFreezeStatus = ""
+	if frozen {
+		st.FSFreezeStatus = guestagent.Frozen
+	}
+	if f == nil {
+		// Not asked yet (a restarted handler): what was reported stays.
+		for i := range st.Interfaces {
+			for _, p := range prev {
+				if p.MAC != "" && p.MAC == st.Interfaces[i].MAC {
+					st.Interfaces[i].InterfaceName, st.Interfaces[i].InfoSource = p.InterfaceName, p.InfoSource
+				}
+			}
+		}
+		return
+	}
+	if !f.Connected {
+		conditions.VMI().Remove(&st.Conditions, virtv1.VirtualMachineInstanceAgentConnected)
+		st.GuestOSInfo = virtv1.VirtualMachineInstanceGuestOSInfo{}
+		return
+	}
+	conditions.VMI().Set(&st.Conditions, virtv1.VirtualMachineInstanceCondition{
+		Type: virtv1.VirtualMachineInstanceAgentConnected, Status: k8sv1.ConditionTrue}, t)
+	st.GuestOSInfo = f.Info.OS
+	for i := range st.Interfaces {
+		for _, n := range f.Interfaces {
+			if n.MAC != "" && n.MAC == st.Interfaces[i].MAC {
+				st.Interfaces[i].InterfaceName = n.Name
+				st.Interfaces[i].InfoSource = "domain, guest-agent"
+			}
+		}
+	}
+}
+
+// agentOf returns the running guest of namespace/name for an agent verb.
+func (r *Reconciler) agentOf(namespace, name string) (*guest, error) {
+	return r.running(namespace, name)
+}
+
+// agentError maps a failed agent call: no agent answering is the node
+// API's ErrUnavailable.
+func agentError(g *guest, what string, err error) error {
+	if errors.Is(err, domain.ErrAgentUnavailable) {
+		return fmt.Errorf("handler: %s of VMI %s: no guest agent answers: %w: %w", what, g.key, nodeapi.ErrUnavailable, err)
+	}
+	return opError(g, what, err)
+}
+
+// GuestOSInfo asks the guest's agent what KubeVirt's guestosinfo shows
+// (nodeapi.Ops): version, OS, host name, time zone, users, file systems,
+// and whether the handler froze it.
+func (r *Reconciler) GuestOSInfo(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceGuestAgentInfo, error) {
+	g, err := r.agentOf(namespace, name)
+	if err != nil {
+		return virtv1.VirtualMachineInstanceGuestAgentInfo{}, err
+	}
+	info, err := guestagent.Info(ctx, g.dom, g.domain)
+	if err != nil {
+		return info, agentError(g, "guestosinfo", err)
+	}
+	info.UserList, _ = guestagent.Users(ctx, g.dom, g.domain)
+	info.FSInfo.Filesystems, _ = guestagent.Filesystems(ctx, g.dom, g.domain)
+	if g.frozen.Load() {
+		info.FSFreezeStatus = guestagent.Frozen
+	}
+	return info, nil
+}
+
+// UserList is the guest's logged-in users, from its agent (nodeapi.Ops).
+func (r *Reconciler) UserList(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceGuestOSUserList, error) {
+	g, err := r.agentOf(namespace, name)
+	if err != nil {
+		return virtv1.VirtualMachineInstanceGuestOSUserList{}, err
+	}
+	users, err := guestagent.Users(ctx, g.dom, g.domain)
+	if err != nil {
+		return virtv1.VirtualMachineInstanceGuestOSUserList{}, agentError(g, "userlist", err)
+	}
+	return virtv1.VirtualMachineInstanceGuestOSUserList{Items: users}, nil
+}
+
+// FilesystemList is the guest's mounted file systems, from its agent
+// (nodeapi.Ops).
+func (r *Reconciler) FilesystemList(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceFileSystemList, error) {
+	g, err := r.agentOf(namespace, name)
+	if err != nil {
+		return virtv1.VirtualMachineInstanceFileSystemList{}, err
+	}
+	fss, err := guestagent.Filesystems(ctx, g.dom, g.domain)
+	if err != nil {
+		return virtv1.VirtualMachineInstanceFileSystemList{}, agentError(g, "filesystemlist", err)
+	}
+	return virtv1.VirtualMachineInstanceFileSystemList{Items: fss}, nil
+}
+
+// Freeze freezes the guest's file systems through its agent (nodeapi.Ops)
+// and thaws them by itself once unfreezeTimeout passes (zero: never), so a
+// snapshot that never comes back cannot leave the guest frozen. Freezing a
+// frozen guest only restarts the limit. The VMI's status says
+// fsFreezeStatus: frozen meanwhile.
+func (r *Reconciler) Freeze(ctx context.Context, namespace, name string, unfreezeTimeout time.Duration) error {
+	g, err := r.agentOf(namespace, name)
+	if err != nil {
+		return err
+	}
+	g.freezeMu.Lock()
+	defer g.freezeMu.Unlock()
+	st, err := guestagent.FreezeStatus(ctx, g.dom, g.domain)
+	if err != nil {
+		return agentError(g, "freeze", err)
+	}
+	if st != guestagent.Frozen {
+		if _, err := guestagent.Freeze(ctx, g.dom, g.domain); err != nil {
+			return agentError(g, "freeze", err)
+		}
+	}
+	if g.thaw != nil {
+		g.thaw.Stop()
+		g.thaw = nil
+	}
+	if unfreezeTimeout > 0 {
+		g.thaw = time.AfterFunc(unfreezeTimeout, func() {
+			tctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+			defer cancel()
+			if err := r.Unfreeze(tctx, namespace, name); err != nil {
+				r.log.Error(err, "thawing the guest after its unfreeze timeout", "vmi", g.key.String())
+			} else {
+				r.log.Info("thawed the guest: its unfreeze timeout passed", "vmi", g.key.String(), "timeout", unfreezeTimeout)
+			}
+		})
+	}
+	if !g.frozen.Swap(true) {
+		r.changed(g)
+	}
+	return nil
+}
+
+// Unfreeze thaws the guest's file systems (nodeapi.Ops).
+func (r *Reconciler) Unfreeze(ctx context.Context, namespace, name string) error {
+	g, err := r.agentOf(namespace, name)
+	if err != nil {
+		return err
+	}
+	g.freezeMu.Lock()
+	defer g.freezeMu.Unlock()
+	if g.thaw != nil {
+		g.thaw.Stop()
+		g.thaw = nil
+	}
+	if _, err := guestagent.Thaw(ctx, g.dom, g.domain); err != nil {
+		return agentError(g, "unfreeze", err)
+	}
+	if g.frozen.Swap(false) {
+		r.changed(g)
+	}
+	return nil
+}
+
+// changed has g's VMI reconciled, without waiting for the queue.
+func (r *Reconciler) changed(g *guest) {
+	select {
+	case r.events <- event.TypedGenericEvent[types.NamespacedName]{Object: g.key}:
+	default:
+		go func() { r.events <- event.TypedGenericEvent[types.NamespacedName]{Object: g.key} }()
+	}
+}
