@@ -49,6 +49,7 @@ func commands() []command {
 		pauseCommand(), unpauseCommand(), softRebootCommand(), resetCommand(),
 		migrateCommand(), migrateCancelCommand(), evacuateCancelCommand(),
 		consoleCommand(), vncCommand(), portForwardCommand(), exposeCommand(),
+		guestOSInfoCommand(), userListCommand(), fsListCommand(),
 		addVolumeCommand(), removeVolumeCommand(),
 		imageUploadCommand(), createCommand(), expandCommand(), versionCommand(),
 	}

@@ -132,6 +132,18 @@ func (f *fakeAPI) VNC(_ context.Context, ns, name string) (io.ReadWriteCloser, e
 	return f.vnc()
 }
 
+func (f *fakeAPI) GuestOSInfo(_ context.Context, ns, name string) (virtv1.VirtualMachineInstanceGuestAgentInfo, error) {
+	return virtv1.VirtualMachineInstanceGuestAgentInfo{GAVersion: "7.2", Hostname: name}, f.record("GuestOSInfo", ns, name, nil)
+}
+
+func (f *fakeAPI) UserList(_ context.Context, ns, name string) (virtv1.VirtualMachineInstanceGuestOSUserList, error) {
+	return virtv1.VirtualMachineInstanceGuestOSUserList{Items: []virtv1.VirtualMachineInstanceGuestOSUser{{UserName: "root"}}}, f.record("UserList", ns, name, nil)
+}
+
+func (f *fakeAPI) FilesystemList(_ context.Context, ns, name string) (virtv1.VirtualMachineInstanceFileSystemList, error) {
+	return virtv1.VirtualMachineInstanceFileSystemList{Items: []virtv1.VirtualMachineInstanceFileSystem{{MountPoint: "/"}}}, f.record("FilesystemList", ns, name, nil)
+}
+
 func (f *fakeAPI) Screenshot(_ context.Context, ns, name string) ([]byte, error) {
 	return f.screenshot, f.record("Screenshot", ns, name, nil)
 }

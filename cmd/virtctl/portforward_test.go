@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"image"
 	"image/png"
 	"io"
@@ -232,3 +233,21 @@ func TestExpose(t *testing.T) {
 }
 
 func image1x1() *image.Gray { return image.NewGray(image.Rect(0, 0, 1, 1)) }
+
+func TestGuestAgentCommands(t *testing.T) {
+	h := newHarness(t, "lab")
+	for _, c := range []struct{ cmd, has string }{
+		{"guestosinfo", `"guestAgentVersion": "7.2"`},
+		{"userlist", `"userName": "root"`},
+		{"fslist", `"mountPoint": "/"`},
+	} {
+		h.stdout = &syncBuffer{}
+		if code := h.run(c.cmd, "tiny"); code != 0 || !strings.Contains(h.stdout.String(), c.has) {
+			t.Errorf("%s: exit %d, stdout %q, want %q", c.cmd, code, h.stdout, c.has)
+		}
+	}
+	h.api.errs["UserList"] = errors.New("VMI does not have guest agent connected")
+	if code := h.run("userlist", "tiny"); code == 0 || !strings.Contains(h.stderr.String(), "guest agent") {
+		t.Errorf("refused userlist: exit %d, stderr %q", code, h.stderr)
+	}
+}

@@ -42,6 +42,9 @@ type api interface {
 	VNC(ctx context.Context, namespace, name string) (io.ReadWriteCloser, error)
 	Screenshot(ctx context.Context, namespace, name string) ([]byte, error)
 	PortForward(ctx context.Context, resource, namespace, name string, port int, protocol string) (io.ReadWriteCloser, error)
+	GuestOSInfo(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceGuestAgentInfo, error)
+	UserList(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceGuestOSUserList, error)
+	FilesystemList(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceFileSystemList, error)
 	Version(ctx context.Context) (subresources.VersionInfo, error)
 }
 

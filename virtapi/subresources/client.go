@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -214,6 +215,58 @@ func (c *Client) Screenshot(ctx context.Context, namespace, name string) ([]byte
 		return nil, fmt.Errorf("screenshot %s/%s: the image is larger than %d bytes", namespace, name, nodeapi.MaxScreenshotBytes)
 	}
 	return b, nil
+}
+
+// GuestOSInfo is what a VMI's guest agent says (GET
+// virtualmachineinstances/NAME/guestosinfo).
+func (c *Client) GuestOSInfo(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceGuestAgentInfo, error) {
+	var v virtv1.VirtualMachineInstanceGuestAgentInfo
+	return v, c.getJSON(ctx, namespace, name, "guestosinfo", &v)
+}
+
+// UserList is a VMI's guest's logged-in users (GET .../userlist).
+func (c *Client) UserList(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceGuestOSUserList, error) {
+	var v virtv1.VirtualMachineInstanceGuestOSUserList
+	return v, c.getJSON(ctx, namespace, name, "userlist", &v)
+}
+
+// FilesystemList is a VMI's guest's file systems (GET .../filesystemlist).
+func (c *Client) FilesystemList(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceFileSystemList, error) {
+	var v virtv1.VirtualMachineInstanceFileSystemList
+	return v, c.getJSON(ctx, namespace, name, "filesystemlist", &v)
+}
+
+// Freeze freezes a VMI's guest's file systems until Unfreeze or
+// unfreezeTimeout (PUT .../freeze).
+func (c *Client) Freeze(ctx context.Context, namespace, name string, unfreezeTimeout time.Duration) error {
+	return c.put(ctx, "virtualmachineinstances", namespace, name, "freeze", virtv1.FreezeUnfreezeTimeout{UnfreezeTimeout: &metav1.Duration{Duration: unfreezeTimeout}})
+}
+
+// Unfreeze thaws a VMI's guest's file systems (PUT .../unfreeze).
+func (c *Client) Unfreeze(ctx context.Context, namespace, name string) error {
+	return c.put(ctx, "virtualmachineinstances", namespace, name, "unfreeze", struct{}{})
+}
+
+// maxAgentBody bounds the answer of an agent verb.
+const maxAgentBody = 4 << 20
+
+func (c *Client) getJSON(ctx context.Context, namespace, name, verb string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url("virtualmachineinstances", namespace, name, verb), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s/%s: %w", verb, namespace, name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return statusFrom(resp)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAgentBody)).Decode(out); err != nil {
+		return fmt.Errorf("%s %s/%s: decoding the answer: %w", verb, namespace, name, err)
+	}
+	return nil
 }
 
 // PortForward opens a stream to port of a VMI's (resource

@@ -47,10 +47,12 @@ func RBAC() (roles []*rbacv1.ClusterRole, binding *rbacv1.ClusterRoleBinding) {
 				"virtualmachines/start", "virtualmachines/stop", "virtualmachines/restart",
 				"virtualmachines/addvolume", "virtualmachines/removevolume",
 				"virtualmachineinstances/pause", "virtualmachineinstances/unpause", "virtualmachineinstances/softreboot", "virtualmachineinstances/reset",
-				"virtualmachineinstances/addvolume", "virtualmachineinstances/removevolume"}},
+				"virtualmachineinstances/addvolume", "virtualmachineinstances/removevolume",
+				"virtualmachineinstances/freeze", "virtualmachineinstances/unfreeze"}},
 			{APIGroups: []string{Group}, Verbs: []string{"get"}, Resources: []string{
 				"virtualmachineinstances/console", "virtualmachineinstances/vnc", "virtualmachineinstances/vnc/screenshot",
-				"virtualmachineinstances/portforward", "virtualmachines/portforward", "virtualmachines/expand-spec"}},
+				"virtualmachineinstances/portforward", "virtualmachines/portforward", "virtualmachines/expand-spec",
+				"virtualmachineinstances/guestosinfo", "virtualmachineinstances/userlist", "virtualmachineinstances/filesystemlist"}},
 			{APIGroups: []string{Group}, Verbs: []string{"update"}, Resources: []string{ExpandVMSpecResource}},
 		},
 	}

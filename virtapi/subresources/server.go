@@ -139,6 +139,11 @@ func (s *Server) routeTable() map[string]route {
 		"virtualmachineinstances/vnc/screenshot": get(s.screenshot),
 		"virtualmachineinstances/portforward":    get(s.vmiPortForward),
 		"virtualmachines/portforward":            get(s.vmPortForward),
+		"virtualmachineinstances/guestosinfo":    get(agentGet(s, "guestosinfo", nodeapi.Ops.GuestOSInfo)),
+		"virtualmachineinstances/userlist":       get(agentGet(s, "userlist", nodeapi.Ops.UserList)),
+		"virtualmachineinstances/filesystemlist": get(agentGet(s, "filesystemlist", nodeapi.Ops.FilesystemList)),
+		"virtualmachineinstances/freeze":         put(s.freeze),
+		"virtualmachineinstances/unfreeze":       put(s.unfreeze),
 	}
 	if s.expander != nil {
 		routes["virtualmachines/expand-spec"] = get(s.expandSpec)
