@@ -1,8 +1,6 @@
 package controllers
 
 import (
-	"github.com/virtkit/virtkit/controllers/nodehealth"
-
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +8,8 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/controllers/nodehealth"
+	"github.com/virtkit/virtkit/controllers/snapshot"
 	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt/clusterconfig"
 	"github.com/virtkit/virtkit/virt/spec"
@@ -25,6 +25,11 @@ type Config struct {
 	Emulation bool
 	// LauncherImage is the image launcher pods run.
 	LauncherImage string
+	// Freezer freezes a running guest's file systems for an online
+	// snapshot (the freeze and unfreeze subresources, as KubeVirt's
+	// snapshot controller calls them); nil: snapshots do not freeze. Not in
+	// the KubeVirt CR.
+	Freezer snapshot.Freezer
 	// ImporterImage is the image DataVolume importer pods run
 	// (virt-importer); empty: the DataVolume controller does not run. Not in
 	// the KubeVirt CR.

@@ -74,7 +74,7 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 	if err := nodehealth.New(nodehealth.WithOptions(cfg.NodeHealth)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: node controller: %w", err)
 	}
-	if err := addSnapshots(mgr); err != nil {
+	if err := addSnapshots(mgr, cfg.Freezer); err != nil {
 		return err
 	}
 	if cfg.ImporterImage != "" {
@@ -104,7 +104,7 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 // serves CSI VolumeSnapshots (snapshot.storage.k8s.io/v1, which come with
 // the cluster's snapshot controller), the VM snapshot controller; without
 // them a VirtualMachineSnapshot waits, and fails at its deadline.
-func addSnapshots(mgr ctrl.Manager) error {
+func addSnapshots(mgr ctrl.Manager, freezer snapshot.Freezer) error {
 	if err := snapshot.NewRestoreReconciler().SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: VirtualMachineRestore controller: %w", err)
 	}
@@ -115,7 +115,11 @@ func addSnapshots(mgr ctrl.Manager) error {
 	} else if err != nil {
 		return fmt.Errorf("controllers: VolumeSnapshots: %w", err)
 	}
-	if err := snapshot.NewSnapshotReconciler().SetupWithManager(mgr); err != nil {
+	var opts []snapshot.Option
+	if freezer != nil {
+		opts = append(opts, snapshot.WithFreezer(freezer))
+	}
+	if err := snapshot.NewSnapshotReconciler(opts...).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: VirtualMachineSnapshot controller: %w", err)
 	}
 	// A clone is a snapshot restored to a new VM.

@@ -108,7 +108,8 @@ func ControllerObjects(c Controller) ([]client.Object, error) {
 // controllerRules is what virt-controller does with the API: it turns pools
 // into VMs, VMs and replica sets into VMIs and VMIs into launcher pods,
 // fills DataVolumes, runs migrations (target pods,
-// evictions of sources, copies of ReadWriteOnce claims), reads the claims,
+// evictions of sources, copies of ReadWriteOnce claims), freezes guests for
+// online snapshots, reads the claims,
 // Nodes and the KubeVirt CR the pods depend on, writes the count of outdated VMIs to the CR's status,
 // and records events.
 func controllerRules() []rbacv1.PolicyRule {
@@ -119,6 +120,10 @@ func controllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{kv}, Resources: []string{"virtualmachines", "virtualmachineinstances", "virtualmachineinstancemigrations"}, Verbs: all},
 		{APIGroups: []string{kv}, Resources: []string{"virtualmachines/status", "virtualmachineinstances/status", "virtualmachineinstancemigrations/status",
 			"virtualmachines/finalizers", "virtualmachineinstances/finalizers", "virtualmachineinstancemigrations/finalizers"}, Verbs: []string{"update", "patch"}},
+		// Online snapshots freeze and thaw the guest's file systems through
+		// virt-api, as KubeVirt's snapshot controller does.
+		{APIGroups: []string{virtv1.SubresourceGroupName}, Resources: []string{"virtualmachineinstances/freeze", "virtualmachineinstances/unfreeze"},
+			Verbs: []string{"update"}},
 		// Replica sets: read, their status written; their finalizers
 		// subresource lets it set blockOwnerDeletion on the VMIs they own.
 		{APIGroups: []string{kv}, Resources: []string{"virtualmachineinstancereplicasets"}, Verbs: read},

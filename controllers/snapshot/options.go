@@ -1,6 +1,9 @@
 package snapshot
 
 import (
+	"context"
+	"time"
+
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,7 +18,22 @@ type base struct {
 	client   client.Client
 	clock    clock.PassiveClock
 	recorder events.Recorder
+	freezer  Freezer
 }
+
+// Freezer freezes and thaws a running VMI's file systems through its guest
+// agent, as the subresources freeze and unfreeze do (subresources.Client is
+// one). Declared here, where it is used.
+type Freezer interface {
+	Freeze(ctx context.Context, namespace, name string, unfreezeTimeout time.Duration) error
+	Unfreeze(ctx context.Context, namespace, name string) error
+}
+
+// WithFreezer has online snapshots of VMs whose guest agent is connected
+// freeze the guest's file systems while their volumes are cut, as
+// KubeVirt's do (indication GuestAgent). Without one such snapshots are
+// crash-consistent and say NoGuestAgent.
+func WithFreezer(f Freezer) Option { return func(b *base) { b.freezer = f } }
 
 func newBase(opts []Option) base {
 	b := base{clock: clock.RealClock{}}

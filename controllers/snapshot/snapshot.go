@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/virtkit/virtkit/controllers/events"
@@ -100,6 +101,7 @@ func (r *SnapshotReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, err
 	}
 	if s.DeletionTimestamp != nil {
+		r.thawUnfinished(ctx, s, vmi)
 		return ctrl.Result{}, r.finalize(ctx, s, vm, content)
 	}
 	if !controllerutil.ContainsFinalizer(s, snapshot.SnapshotFinalizer) {
@@ -148,6 +150,9 @@ func (r *SnapshotReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		readyCond = snapshot.Condition(vmsnapshotv1.ConditionReady, corev1.ConditionTrue, "Ready", now)
 	}
 	st.Conditions = snapshot.SetCondition(st.Conditions, readyCond)
+	if st.Phase == vmsnapshotv1.Failed {
+		r.thawUnfinished(ctx, next, vmi)
+	}
 	if st.Phase == vmsnapshotv1.Failed && content != nil && !contentReady(content) {
 		// An unready content is of no use: it goes, and its copies.
 		if err := r.deleteContent(ctx, content); err != nil {
@@ -163,6 +168,18 @@ func (r *SnapshotReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, r.unlock(ctx, vm, s.Name)
 	}
 	return ctrl.Result{RequeueAfter: retry}, nil
+}
+
+// thawUnfinished thaws the guest of a snapshot that froze it and ends (fails
+// or goes) before its volumes were cut; a failure is only logged, since the
+// guest thaws by itself at the snapshot's deadline.
+func (r *SnapshotReconciler) thawUnfinished(ctx context.Context, s *vmsnapshotv1.VirtualMachineSnapshot, vmi *virtv1.VirtualMachineInstance) {
+	if r.freezer == nil || !snapshot.Freezes(s.Status) || s.Status.CreationTime != nil || vmi == nil || vmi.Status.Phase != virtv1.Running {
+		return
+	}
+	if err := r.freezer.Unfreeze(ctx, vmi.Namespace, vmi.Name); err != nil {
+		logf.FromContext(ctx).Error(err, "thawing the guest of an unfinished snapshot", "vmi", vmi.Namespace+"/"+vmi.Name)
+	}
 }
 
 // failure is an error that fails a snapshot or a restore for good.
@@ -231,14 +248,7 @@ func (r *SnapshotReconciler) step(ctx context.Context, s, next *vmsnapshotv1.Vir
 		if why, err := r.lock(ctx, vm, s.Name, online, claims); err != nil || why != "" {
 			return why, err
 		}
-		var running *virtv1.VirtualMachineInstance
-		if online {
-			running = vmi
-		}
-		// Both fields, as KubeVirt writes them: clients of older releases
-		// read the deprecated one.
-		//lint:ignore SA1019 KubeVirt still writes status.indications beside sourceIndications
-		st.Indications, st.SourceIndications = snapshot.Indications(running)
+		r.indicate(st, vmi)
 		content = snapshot.Content(s, vm, plan, facts.Claims)
 		if err := r.client.Create(ctx, content); err != nil && !apierrors.IsAlreadyExists(err) {
 			return "", fmt.Errorf("creating VirtualMachineSnapshotContent %s: %w", content.Name, err)
@@ -248,7 +258,17 @@ func (r *SnapshotReconciler) step(ctx context.Context, s, next *vmsnapshotv1.Vir
 		return "", nil
 	}
 	st.VirtualMachineSnapshotContentName = ptr.To(content.Name)
-	if err := r.syncVolumeSnapshots(ctx, content, facts, now); err != nil {
+	if s.Status == nil || s.Status.VirtualMachineSnapshotContentName == nil {
+		// The content is made but the status that records it is not seen
+		// (a cache behind, or a status write that failed): write it first,
+		// so that the VolumeSnapshots, and whether the guest is frozen for
+		// them, follow the indications the status says.
+		if s.Status == nil || s.Status.SourceIndications == nil {
+			r.indicate(st, vmi)
+		}
+		return "", nil
+	}
+	if err := r.syncVolumeSnapshots(ctx, s, vmi, content, facts, now); err != nil {
 		return "", err
 	}
 	cst := ptr.Deref(content.Status, vmsnapshotv1.VirtualMachineSnapshotContentStatus{})
@@ -259,6 +279,19 @@ func (r *SnapshotReconciler) step(ctx context.Context, s, next *vmsnapshotv1.Vir
 		st.SnapshotVolumes = volumeLists(content)
 	}
 	return "", nil
+}
+
+// indicate writes the indications of a snapshot of a VM whose instance is
+// vmi (nil, or ended, when it does not run) into st.
+func (r *SnapshotReconciler) indicate(st *vmsnapshotv1.VirtualMachineSnapshotStatus, vmi *virtv1.VirtualMachineInstance) {
+	var running *virtv1.VirtualMachineInstance
+	if vmi != nil && !vmi.IsFinal() {
+		running = vmi
+	}
+	// Both fields, as KubeVirt writes them: clients of older releases read
+	// the deprecated one.
+	//lint:ignore SA1019 KubeVirt still writes status.indications beside sourceIndications
+	st.Indications, st.SourceIndications = snapshot.Indications(running, r.freezer != nil)
 }
 
 // volumeLists are the volumes of a content's VM it copied and left out.
@@ -282,8 +315,15 @@ func volumeLists(c *vmsnapshotv1.VirtualMachineSnapshotContent) *vmsnapshotv1.Sn
 
 // syncVolumeSnapshots makes the content's missing VolumeSnapshots (before
 // it is created: one gone afterwards is reported missing) and writes the
-// content's status from them.
-func (r *SnapshotReconciler) syncVolumeSnapshots(ctx context.Context, content *vmsnapshotv1.VirtualMachineSnapshotContent, facts snapshot.Facts, now metav1.Time) error {
+// content's status from them. A snapshot that freezes (indication
+// GuestAgent) freezes the running guest's file systems before it makes
+// them, and thaws them once every one is cut (has a creation time); the
+// guest thaws by itself at the snapshot's deadline, should this never
+// come back.
+func (r *SnapshotReconciler) syncVolumeSnapshots(ctx context.Context, s *vmsnapshotv1.VirtualMachineSnapshot, vmi *virtv1.VirtualMachineInstance,
+	content *vmsnapshotv1.VirtualMachineSnapshotContent, facts snapshot.Facts, now metav1.Time) error {
+	freezes := r.freezer != nil && snapshot.Freezes(s.Status) && vmi != nil && vmi.Status.Phase == virtv1.Running
+	frozen := false
 	next := content.DeepCopy()
 	if next.Status == nil {
 		next.Status = &vmsnapshotv1.VirtualMachineSnapshotContentStatus{}
@@ -309,6 +349,13 @@ func (r *SnapshotReconciler) syncVolumeSnapshots(ctx context.Context, content *v
 			if cerr != nil {
 				return failed("volume %q: claim %q: %v", b.VolumeName, b.PersistentVolumeClaim.Name, cerr)
 			}
+			if freezes && !frozen {
+				limit := max(r.deadline(s).Sub(r.clock.Now()), 30*time.Second)
+				if err := r.freezer.Freeze(ctx, vmi.Namespace, vmi.Name, limit); err != nil {
+					return fmt.Errorf("freezing the file systems of VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)
+				}
+				frozen = true
+			}
 			vs = snapshot.VolumeSnapshot(content, b, class)
 			if err := r.client.Create(ctx, vs); err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("creating VolumeSnapshot %s: %w", vs.Name, err)
@@ -333,6 +380,11 @@ func (r *SnapshotReconciler) syncVolumeSnapshots(ctx context.Context, content *v
 	}
 	st := next.Status
 	if allCreated && st.CreationTime == nil {
+		if freezes {
+			if err := r.freezer.Unfreeze(ctx, vmi.Namespace, vmi.Name); err != nil {
+				return fmt.Errorf("thawing the file systems of VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)
+			}
+		}
 		st.CreationTime = &now
 	}
 	st.ReadyToUse = ptr.To(allReady && problem == "")

@@ -32,6 +32,7 @@ import (
 	virtmetrics "github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/virt/clusterconfig"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
+	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
 func main() {
@@ -94,6 +95,10 @@ func run(base controllers.Config, leaderElect bool, metrics, probes string) erro
 	restCfg, follow, err := clientrate.Setup(ctx, restCfg, namespace, clusterconfig.ClientController, ctrl.Log.WithName("clientrate"))
 	if err != nil {
 		return err
+	}
+	// Online snapshots freeze guests through virt-api's freeze verb.
+	if base.Freezer, err = subresources.NewClient(restCfg); err != nil {
+		return fmt.Errorf("subresources client: %w", err)
 	}
 	s := scheme.New()
 	reader, err := client.New(restCfg, client.Options{Scheme: s})

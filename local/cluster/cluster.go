@@ -240,7 +240,14 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	log.Info("starting the VM and VMI controllers")
 	c.ctrl, err = startManager(ComponentController, c.clientConfig(ComponentController), ctrl.Options{},
 		func(mgr ctrl.Manager) error {
-			if err := controllers.AddToManager(mgr, c.base); err != nil {
+			// Online snapshots freeze guests through virt-api's freeze verb.
+			base := c.base
+			freezer, err := subresources.NewClient(mgr.GetConfig())
+			if err != nil {
+				return err
+			}
+			base.Freezer = freezer
+			if err := controllers.AddToManager(mgr, base); err != nil {
 				return err
 			}
 			return controllers.AddMetrics(mgr, c.metrics, metrics.WithLogger(log.WithName("metrics")))

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image/png"
 	"os"
@@ -73,6 +74,26 @@ func (w *world) dayTwoVerbs(ctx context.Context, t *testing.T, vm *virtv1.Virtua
 		t.Errorf("screenshot of %v, want a display of at least 320x200", r)
 	}
 
+	// The guest agent: AgentConnected, the guest's OS and NIC name in the
+	// status, and guestosinfo, userlist and fslist through virtctl.
+	agent := w.waitAgent(ctx, t, vmi)
+	if agent.Status.GuestOSInfo.ID != "virtkit" || len(agent.Status.Interfaces) == 0 || agent.Status.Interfaces[0].InterfaceName != "eth0" {
+		t.Errorf("with the agent: guestOSInfo %+v, interfaces %+v; want the test guest's OS and eth0", agent.Status.GuestOSInfo, agent.Status.Interfaces)
+	}
+	infoOut := w.virtctlOut(ctx, t, "guestosinfo", vmi.Name, "-n", vmi.Namespace)
+	var info virtv1.VirtualMachineInstanceGuestAgentInfo
+	if err := json.Unmarshal(infoOut, &info); err != nil || info.Hostname != "tiny" || info.OS.PrettyName != "virtkit test guest 1" || info.GAVersion == "" {
+		t.Errorf("virtctl guestosinfo: %v\n%s", err, infoOut)
+	}
+	var users virtv1.VirtualMachineInstanceGuestOSUserList
+	if out := w.virtctlOut(ctx, t, "userlist", vmi.Name, "-n", vmi.Namespace); json.Unmarshal(out, &users) != nil || users.Items == nil {
+		t.Errorf("virtctl userlist: %s", out)
+	}
+	var fss virtv1.VirtualMachineInstanceFileSystemList
+	if out := w.virtctlOut(ctx, t, "fslist", vmi.Name, "-n", vmi.Namespace); json.Unmarshal(out, &fss) != nil || fss.Items == nil {
+		t.Errorf("virtctl fslist: %s", out)
+	}
+
 	// expose: a Service whose endpoints are the launcher pod's address.
 	w.virtctl(ctx, t, "expose", "vm", vm.Name, "-n", vm.Namespace, "--name="+vm.Name+"-http", "--port=80")
 	svc := &corev1.Service{}
@@ -91,4 +112,35 @@ func (w *world) dayTwoVerbs(ctx context.Context, t *testing.T, vm *virtv1.Virtua
 		}
 		return strings.Contains(strings.Join(got, " "), vmi.Status.Interfaces[0].IP), fmt.Sprintf("endpoints %v, want %s", got, vmi.Status.Interfaces[0].IP)
 	})
+}
+
+// waitAgent waits for vmi's AgentConnected condition and returns the VMI.
+func (w *world) waitAgent(ctx context.Context, t *testing.T, vmi *virtv1.VirtualMachineInstance) *virtv1.VirtualMachineInstance {
+	t.Helper()
+	v := &virtv1.VirtualMachineInstance{}
+	eventually(ctx, t, "VMI "+vmi.Name+" AgentConnected", func() (bool, string) {
+		if err := w.c.Get(ctx, client.ObjectKeyFromObject(vmi), v); err != nil {
+			return false, err.Error()
+		}
+		for _, c := range v.Status.Conditions {
+			if c.Type == virtv1.VirtualMachineInstanceAgentConnected && c.Status == corev1.ConditionTrue {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("conditions %+v", v.Status.Conditions)
+	})
+	return v
+}
+
+// virtctlOut runs the virtctl binary and returns its standard output.
+func (w *world) virtctlOut(ctx context.Context, t *testing.T, args ...string) []byte {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, testenv.Output(t, "bin", "virtctl"), append(args, "--kubeconfig", w.kubeconfig)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("virtctl %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out
 }

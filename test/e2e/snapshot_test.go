@@ -25,7 +25,8 @@ import (
 
 // TestVMSnapshotAndRestore is the snapshot proof on virt-local's CSI
 // storage: the guest writes marker 1 on its claim; an online snapshot
-// (Online and NoGuestAgent: the test guest runs no agent) copies the claim
+// (Online and GuestAgent: the test guest's agent freezes its file systems
+// while the claim is cut, and thaws them after) copies the claim
 // and names the containerDisk and cloud-init volumes as left out; restored
 // to a new VM with a patched MAC while the original runs, the copy boots
 // reading marker 1; the original writes marker 2 on its next boot; a
@@ -43,16 +44,25 @@ func TestVMSnapshotAndRestore(t *testing.T) {
 	vm, pvc := w.tinyWithClaim(ctx, t, ns, "snappy", nil)
 	first := w.waitRunning(ctx, t, vm)
 	// vda is the containerDisk, vdb cloud-init's, vdc the claim's.
-	waitFile(ctx, t, w.serialLog(ctx, t, first), "VIRTKIT-DISK vdc previous=none wrote=1 readback=ok")
+	serial := w.serialLog(ctx, t, first)
+	waitFile(ctx, t, serial, "VIRTKIT-DISK vdc previous=none wrote=1 readback=ok")
+	w.waitAgent(ctx, t, first)
 
-	// An online snapshot.
+	// An online snapshot: the guest is frozen while its claim is cut.
 	snap := w.snapshotOf(ctx, t, ns, "snappy-1", vm.Name)
 	var indications []string
 	for _, i := range snap.Status.SourceIndications {
 		indications = append(indications, string(i.Indication))
 	}
-	if got := fmt.Sprint(indications); got != "[NoGuestAgent Online]" {
-		t.Errorf("indications %s, want [NoGuestAgent Online]", got)
+	if got := fmt.Sprint(indications); got != "[GuestAgent Online]" {
+		t.Errorf("indications %s, want [GuestAgent Online]", got)
+	}
+	waitFile(ctx, t, serial, "VIRTKIT-FSFREEZE freeze")
+	waitFile(ctx, t, serial, "VIRTKIT-FSFREEZE thaw")
+	thawed := &virtv1.VirtualMachineInstance{}
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(first), thawed))
+	if thawed.Status.FSFreezeStatus != "" {
+		t.Errorf("after the snapshot the VMI says fsFreezeStatus %q, want none", thawed.Status.FSFreezeStatus)
 	}
 	if l := snap.Status.SnapshotVolumes; l == nil || fmt.Sprint(l.IncludedVolumes) != "[data]" || len(l.ExcludedVolumes) != len(vm.Spec.Template.Spec.Volumes)-1 {
 		t.Errorf("snapshotVolumes %+v: want data included, the other volumes excluded", l)

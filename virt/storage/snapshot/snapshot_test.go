@@ -270,16 +270,28 @@ func TestValidatePatches(t *testing.T) {
 
 func TestIndications(t *testing.T) {
 	vmi := &virtv1.VirtualMachineInstance{}
-	if got, _ := snapshot.Indications(nil); got != nil {
+	if got, _ := snapshot.Indications(nil, true); got != nil {
 		t.Errorf("stopped VM: %v, want none", got)
 	}
-	got, src := snapshot.Indications(vmi)
+	got, src := snapshot.Indications(vmi, true)
 	if diff := cmp.Diff([]vmsnapshotv1.Indication{"NoGuestAgent", "Online"}, got); diff != "" || len(src) != 2 || src[0].Message == "" {
 		t.Errorf("running VM without an agent (-want +got):\n%s %v", diff, src)
 	}
 	vmi.Status.Conditions = []virtv1.VirtualMachineInstanceCondition{{Type: virtv1.VirtualMachineInstanceAgentConnected, Status: corev1.ConditionTrue}}
-	if got, _ := snapshot.Indications(vmi); !cmp.Equal(got, []vmsnapshotv1.Indication{"GuestAgent", "Online"}) {
+	got, src = snapshot.Indications(vmi, true)
+	if !cmp.Equal(got, []vmsnapshotv1.Indication{"GuestAgent", "Online"}) {
 		t.Errorf("with the agent: %v", got)
+	}
+	if !snapshot.Freezes(&vmsnapshotv1.VirtualMachineSnapshotStatus{SourceIndications: src}) {
+		t.Errorf("a snapshot that says GuestAgent does not freeze")
+	}
+	// Nobody to freeze the guest: it is not said to be.
+	got, src = snapshot.Indications(vmi, false)
+	if !cmp.Equal(got, []vmsnapshotv1.Indication{"NoGuestAgent", "Online"}) {
+		t.Errorf("with the agent, without a freezer: %v", got)
+	}
+	if snapshot.Freezes(&vmsnapshotv1.VirtualMachineSnapshotStatus{SourceIndications: src}) || snapshot.Freezes(nil) {
+		t.Errorf("a snapshot that says NoGuestAgent freezes")
 	}
 }
 

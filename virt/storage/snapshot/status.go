@@ -46,8 +46,9 @@ var indicationMessages = map[vmsnapshotv1.Indication]string{
 // Indications are what a snapshot of a VM whose instance is vmi (nil when
 // it does not run) says about its consistency, as KubeVirt says it: none
 // for a stopped VM; Online, and Paused, GuestAgent or NoGuestAgent, for a
-// running one.
-func Indications(vmi *virtv1.VirtualMachineInstance) ([]vmsnapshotv1.Indication, []vmsnapshotv1.SourceIndication) {
+// running one. GuestAgent needs both a connected agent and canFreeze (the
+// snapshot will freeze the guest's file systems).
+func Indications(vmi *virtv1.VirtualMachineInstance, canFreeze bool) ([]vmsnapshotv1.Indication, []vmsnapshotv1.SourceIndication) {
 	if vmi == nil {
 		return nil, nil
 	}
@@ -55,7 +56,7 @@ func Indications(vmi *virtv1.VirtualMachineInstance) ([]vmsnapshotv1.Indication,
 	switch {
 	case hasCondition(vmi, virtv1.VirtualMachineInstancePaused):
 		set = append(set, vmsnapshotv1.VMSnapshotPausedIndication)
-	case hasCondition(vmi, virtv1.VirtualMachineInstanceAgentConnected):
+	case canFreeze && hasCondition(vmi, virtv1.VirtualMachineInstanceAgentConnected):
 		set = append(set, vmsnapshotv1.VMSnapshotGuestAgentIndication)
 	default:
 		set = append(set, vmsnapshotv1.VMSnapshotNoGuestAgentIndication)
@@ -71,6 +72,20 @@ func Indications(vmi *virtv1.VirtualMachineInstance) ([]vmsnapshotv1.Indication,
 func hasCondition(vmi *virtv1.VirtualMachineInstance, t virtv1.VirtualMachineInstanceConditionType) bool {
 	for _, c := range vmi.Status.Conditions {
 		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// Freezes reports whether a snapshot with status st freezes its source's
+// file systems: it said GuestAgent.
+func Freezes(st *vmsnapshotv1.VirtualMachineSnapshotStatus) bool {
+	if st == nil {
+		return false
+	}
+	for _, i := range st.SourceIndications {
+		if i.Indication == vmsnapshotv1.VMSnapshotGuestAgentIndication {
 			return true
 		}
 	}
