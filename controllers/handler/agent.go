@@ -49,14 +49,7 @@ func (r *Reconciler) pollAgent(ctx context.Context, g *guest) {
 			return
 		case <-time.After(wait):
 		}
-		callCtx, cancel := context.WithTimeout(ctx, callTimeout)
-		f := AgentFacts{}
-		if info, err := guestagent.Info(callCtx, g.dom, g.domain); err == nil {
-			f.Connected, f.Info = true, info
-			// A guest without the command still counts as connected.
-			f.Interfaces, _ = guestagent.Interfaces(callCtx, g.dom, g.domain)
-		}
-		cancel()
+		f := askAgent(ctx, g)
 		wait = agentPollWaiting
 		if f.Connected {
 			wait = agentPollConnected
@@ -75,6 +68,32 @@ func (r *Reconciler) pollAgent(ctx context.Context, g *guest) {
 			return
 		}
 	}
+}
+
+// askAgent asks g's agent what the status reports of it.
+func askAgent(ctx context.Context, g *guest) AgentFacts {
+	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	f := AgentFacts{}
+	if info, err := guestagent.Info(callCtx, g.dom, g.domain); err == nil {
+		f.Connected, f.Info = true, info
+		// A guest without the command still counts as connected.
+		f.Interfaces, _ = guestagent.Interfaces(callCtx, g.dom, g.domain)
+	}
+	return f
+}
+
+// agentFacts are g's agent facts for a status write. The write that makes
+// the VMI Running asks the agent first when it has not answered yet, so an
+// agent already up is reported in that write rather than in one more; an
+// agent that is not up answers at once that it is not (libvirt knows its
+// channel is closed).
+func agentFacts(ctx context.Context, vmi *virtv1.VirtualMachineInstance, g *guest) *AgentFacts {
+	if f := g.agent.Load(); vmi.Status.Phase != virtv1.Running && (f == nil || !f.Connected) {
+		now := askAgent(ctx, g)
+		g.agent.Store(&now)
+	}
+	return g.agent.Load()
 }
 
 // agentStatus reports the agent in st, as KubeVirt's handler does: the

@@ -81,6 +81,12 @@ func (g *guest) close() error {
 		if g.stopEvents != nil {
 			g.stopEvents()
 		}
+		g.freezeMu.Lock()
+		if g.thaw != nil {
+			g.thaw.Stop() // the guest is not this handler's any more
+			g.thaw = nil
+		}
+		g.freezeMu.Unlock()
 		if o := g.outgoing; o != nil && !o.finished() {
 			// Without its connection the migration cannot be watched:
 			// abort it, the guest stays here.

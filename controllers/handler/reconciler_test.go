@@ -348,3 +348,29 @@ func TestHotplug(t *testing.T) {
 	assert.Assert(t, !still, "the disk is still attached")
 	assert.DeepEqual(t, n.vmi("vm1").Status.VolumeStatus, []virtv1.VolumeStatus{{Name: "root", Target: "vda"}})
 }
+
+// A freeze holds until Unfreeze, or thaws by itself once its unfreeze
+// timeout passes: a snapshot that never comes back cannot leave the guest
+// frozen.
+func TestFreezeThawsAtItsTimeout(t *testing.T) {
+	n := newFakeNode(t)
+	n.running("vm1")
+	ctx := context.Background()
+	freeze := func() string {
+		info, err := n.r.GuestOSInfo(ctx, "default", "vm1")
+		assert.NilError(t, err)
+		return info.FSFreezeStatus
+	}
+	assert.NilError(t, n.r.Freeze(ctx, "default", "vm1", 0))
+	assert.Equal(t, freeze(), "frozen")
+	assert.NilError(t, n.r.Unfreeze(ctx, "default", "vm1"))
+	assert.Equal(t, freeze(), "")
+
+	assert.NilError(t, n.r.Freeze(ctx, "default", "vm1", 200*time.Millisecond))
+	assert.Equal(t, freeze(), "frozen")
+	deadline := time.Now().Add(10 * time.Second)
+	for freeze() == "frozen" && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.Equal(t, freeze(), "", "still frozen past its unfreeze timeout")
+}

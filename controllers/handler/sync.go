@@ -130,7 +130,7 @@ func (r *Reconciler) report(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 		return ctrl.Result{}, err
 	}
 	st := Status(vmi, Facts{Domain: ds, Network: g.machine.NetworkPlan, Running: running, Hotplug: hot, Claims: g.claims, Sizes: claimSizes(g),
-		Agent: g.agent.Load(), Frozen: g.frozen.Load()}, r.clock.Now())
+		Agent: agentFacts(ctx, vmi, g), Frozen: g.frozen.Load()}, r.clock.Now())
 	if err := r.writeStatus(ctx, vmi, st); err != nil {
 		return res, err
 	}
