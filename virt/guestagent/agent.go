@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // Commander sends one agent command (JSON such as {"execute":"guest-info"})
@@ -22,6 +23,23 @@ const CommandTimeout = 5 * time.Second
 // interfaces and their addresses, commands), as KubeVirt bounds users and
 // file systems: a guest cannot make the handler hold or write more.
 const MaxItems = 64
+
+// MaxText bounds each string taken from the guest (names, versions, paths
+// as text): a guest cannot make the VMI's status or an answer grow past
+// what its object may hold.
+const MaxText = 256
+
+// text is s cut to MaxText bytes, at a character boundary.
+func text(s string) string {
+	if len(s) <= MaxText {
+		return s
+	}
+	s = s[:MaxText]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
 
 // ErrReply marks an answer that is not what the agent's protocol says.
 var ErrReply = errors.New("guest agent: unexpected reply")

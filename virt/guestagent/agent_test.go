@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -119,6 +120,10 @@ func TestBoundsAndBadReplies(t *testing.T) {
 	users, err := guestagent.Users(ctx, agent{"guest-get-users": `{"return":[` + strings.Join(many, ",") + `]}`}, "ns_vm")
 	if err != nil || len(users) != guestagent.MaxItems {
 		t.Errorf("Users of 1000: %d, %v; want %d", len(users), err, guestagent.MaxItems)
+	}
+	long, err := guestagent.Info(ctx, agent{"guest-info": `{"return":{"version":"` + strings.Repeat("é", 1000) + `"}}`}, "ns_vm")
+	if err != nil || len(long.GAVersion) > guestagent.MaxText || !strings.HasPrefix(long.GAVersion, "éé") || !utf8.ValidString(long.GAVersion) {
+		t.Errorf("a 2000-byte version: %d bytes, %v; want at most %d, whole characters", len(long.GAVersion), err, guestagent.MaxText)
 	}
 	for _, reply := range []string{`not json`, `{"error":{"class":"GenericError","desc":"x"}}`, `{"return":"a string"}`} {
 		_, err := guestagent.Filesystems(ctx, agent{"guest-get-fsinfo": reply}, "ns_vm")

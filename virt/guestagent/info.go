@@ -24,9 +24,9 @@ func Info(ctx context.Context, c Commander, domain string) (virtv1.VirtualMachin
 	if err := call(ctx, c, domain, "guest-info", nil, &gi); err != nil {
 		return out, err
 	}
-	out.GAVersion = gi.Version
+	out.GAVersion = text(gi.Version)
 	for _, cmd := range first(gi.Commands) {
-		out.SupportedCommands = append(out.SupportedCommands, virtv1.GuestAgentCommandInfo{Name: cmd.Name, Enabled: cmd.Enabled})
+		out.SupportedCommands = append(out.SupportedCommands, virtv1.GuestAgentCommandInfo{Name: text(cmd.Name), Enabled: cmd.Enabled})
 	}
 	var os struct {
 		Name          string `json:"name"`
@@ -39,14 +39,14 @@ func Info(ctx context.Context, c Commander, domain string) (virtv1.VirtualMachin
 		ID            string `json:"id"`
 	}
 	if call(ctx, c, domain, "guest-get-osinfo", nil, &os) == nil {
-		out.OS = virtv1.VirtualMachineInstanceGuestOSInfo{Name: os.Name, KernelRelease: os.KernelRelease, Version: os.Version,
-			PrettyName: os.PrettyName, VersionID: os.VersionID, KernelVersion: os.KernelVersion, Machine: os.Machine, ID: os.ID}
+		out.OS = virtv1.VirtualMachineInstanceGuestOSInfo{Name: text(os.Name), KernelRelease: text(os.KernelRelease), Version: text(os.Version),
+			PrettyName: text(os.PrettyName), VersionID: text(os.VersionID), KernelVersion: text(os.KernelVersion), Machine: text(os.Machine), ID: text(os.ID)}
 	}
 	var host struct {
 		HostName string `json:"host-name"`
 	}
 	if call(ctx, c, domain, "guest-get-host-name", nil, &host) == nil {
-		out.Hostname = host.HostName
+		out.Hostname = text(host.HostName)
 	}
 	var tz struct {
 		Zone   string `json:"zone"`
@@ -54,7 +54,7 @@ func Info(ctx context.Context, c Commander, domain string) (virtv1.VirtualMachin
 	}
 	if call(ctx, c, domain, "guest-get-timezone", nil, &tz) == nil {
 		// KubeVirt's form: the zone's name and its offset in seconds.
-		out.Timezone = fmt.Sprintf("%s, %d", tz.Zone, tz.Offset)
+		out.Timezone = fmt.Sprintf("%s, %d", text(tz.Zone), tz.Offset)
 	}
 	return out, nil
 }
@@ -71,7 +71,7 @@ func Users(ctx context.Context, c Commander, domain string) ([]virtv1.VirtualMac
 	}
 	out := []virtv1.VirtualMachineInstanceGuestOSUser{}
 	for _, u := range first(users) {
-		out = append(out, virtv1.VirtualMachineInstanceGuestOSUser{UserName: u.User, Domain: u.Domain, LoginTime: u.LoginTime})
+		out = append(out, virtv1.VirtualMachineInstanceGuestOSUser{UserName: text(u.User), Domain: text(u.Domain), LoginTime: u.LoginTime})
 	}
 	return out, nil
 }
@@ -95,10 +95,10 @@ func Filesystems(ctx context.Context, c Commander, domain string) ([]virtv1.Virt
 	}
 	out := []virtv1.VirtualMachineInstanceFileSystem{}
 	for _, fs := range first(fss) {
-		f := virtv1.VirtualMachineInstanceFileSystem{DiskName: fs.Name, MountPoint: fs.Mountpoint, FileSystemType: fs.Type,
+		f := virtv1.VirtualMachineInstanceFileSystem{DiskName: text(fs.Name), MountPoint: text(fs.Mountpoint), FileSystemType: text(fs.Type),
 			UsedBytes: fs.UsedBytes, TotalBytes: fs.TotalBytes}
 		for _, d := range first(fs.Disk) {
-			f.Disk = append(f.Disk, virtv1.VirtualMachineInstanceFileSystemDisk{Serial: d.Serial, BusType: d.BusType})
+			f.Disk = append(f.Disk, virtv1.VirtualMachineInstanceFileSystemDisk{Serial: text(d.Serial), BusType: text(d.BusType)})
 		}
 		out = append(out, f)
 	}

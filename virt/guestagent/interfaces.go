@@ -35,9 +35,9 @@ func Interfaces(ctx context.Context, c Commander, domain string) ([]Interface, e
 		if n.Name == "lo" {
 			continue
 		}
-		i := Interface{Name: n.Name, MAC: strings.ToLower(n.MAC)}
+		i := Interface{Name: text(n.Name), MAC: text(strings.ToLower(n.MAC))}
 		for _, a := range first(n.Addresses) {
-			i.IPs = append(i.IPs, a.Address)
+			i.IPs = append(i.IPs, text(a.Address))
 		}
 		out = append(out, i)
 	}
