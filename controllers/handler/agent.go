@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	k8sv1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -54,7 +54,7 @@ func (r *Reconciler) pollAgent(ctx context.Context, g *guest) {
 		if f.Connected {
 			wait = agentPollConnected
 		}
-		if old := g.agent.Load(); old != nil && cmp.Equal(*old, f) {
+		if old := g.agent.Load(); old != nil && equality.Semantic.DeepEqual(*old, f) {
 			continue
 		}
 		g.agent.Store(&f)
@@ -134,11 +134,6 @@ func agentStatus(st *virtv1.VirtualMachineInstanceStatus, prev []virtv1.VirtualM
 	}
 }
 
-// agentOf returns the running guest of namespace/name for an agent verb.
-func (r *Reconciler) agentOf(namespace, name string) (*guest, error) {
-	return r.running(namespace, name)
-}
-
 // agentError maps a failed agent call: no agent answering is the node
 // API's ErrUnavailable.
 func agentError(g *guest, what string, err error) error {
@@ -152,7 +147,7 @@ func agentError(g *guest, what string, err error) error {
 // (nodeapi.Ops): version, OS, host name, time zone, users, file systems,
 // and whether the handler froze it.
 func (r *Reconciler) GuestOSInfo(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceGuestAgentInfo, error) {
-	g, err := r.agentOf(namespace, name)
+	g, err := r.running(namespace, name)
 	if err != nil {
 		return virtv1.VirtualMachineInstanceGuestAgentInfo{}, err
 	}
@@ -170,7 +165,7 @@ func (r *Reconciler) GuestOSInfo(ctx context.Context, namespace, name string) (v
 
 // UserList is the guest's logged-in users, from its agent (nodeapi.Ops).
 func (r *Reconciler) UserList(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceGuestOSUserList, error) {
-	g, err := r.agentOf(namespace, name)
+	g, err := r.running(namespace, name)
 	if err != nil {
 		return virtv1.VirtualMachineInstanceGuestOSUserList{}, err
 	}
@@ -184,7 +179,7 @@ func (r *Reconciler) UserList(ctx context.Context, namespace, name string) (virt
 // FilesystemList is the guest's mounted file systems, from its agent
 // (nodeapi.Ops).
 func (r *Reconciler) FilesystemList(ctx context.Context, namespace, name string) (virtv1.VirtualMachineInstanceFileSystemList, error) {
-	g, err := r.agentOf(namespace, name)
+	g, err := r.running(namespace, name)
 	if err != nil {
 		return virtv1.VirtualMachineInstanceFileSystemList{}, err
 	}
@@ -201,7 +196,7 @@ func (r *Reconciler) FilesystemList(ctx context.Context, namespace, name string)
 // frozen guest only restarts the limit. The VMI's status says
 // fsFreezeStatus: frozen meanwhile.
 func (r *Reconciler) Freeze(ctx context.Context, namespace, name string, unfreezeTimeout time.Duration) error {
-	g, err := r.agentOf(namespace, name)
+	g, err := r.running(namespace, name)
 	if err != nil {
 		return err
 	}
@@ -239,7 +234,7 @@ func (r *Reconciler) Freeze(ctx context.Context, namespace, name string, unfreez
 
 // Unfreeze thaws the guest's file systems (nodeapi.Ops).
 func (r *Reconciler) Unfreeze(ctx context.Context, namespace, name string) error {
-	g, err := r.agentOf(namespace, name)
+	g, err := r.running(namespace, name)
 	if err != nil {
 		return err
 	}
