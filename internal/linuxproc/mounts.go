@@ -16,6 +16,9 @@ type Mount struct {
 	MountPoint string
 	// FSType and Source are the filesystem type and source device.
 	FSType, Source string
+	// Shared: the mount is in a peer group (its optional fields have
+	// "shared:N"), so mounts below it propagate to its peers and slaves.
+	Shared bool
 }
 
 // ReadMounts parses a mountinfo file such as /proc/self/mountinfo.
@@ -36,6 +39,9 @@ func ReadMounts(path string) ([]Mount, error) {
 		}
 		m := Mount{Root: unescape(fields[3]), MountPoint: unescape(fields[4])}
 		for i := 6; i < len(fields); i++ {
+			if strings.HasPrefix(fields[i], "shared:") {
+				m.Shared = true
+			}
 			if fields[i] == "-" && i+2 < len(fields) {
 				m.FSType, m.Source = fields[i+1], unescape(fields[i+2])
 				break

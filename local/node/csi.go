@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/internal/linuxproc"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 // WithCSIDriver lets the node publish the PersistentVolumes of the CSI
@@ -93,8 +94,8 @@ func (r *podRun) publishCSI(ctx context.Context, pv *corev1.PersistentVolume, re
 	if err != nil {
 		return "", fmt.Errorf("persistentVolume %q: %w", pv.Name, err)
 	}
-	dir := filepath.Join(r.dir, "volumes", csiPluginDir, pv.Name)
-	target := filepath.Join(dir, "mount")
+	target := contract.CSIVolumeDir(r.p.cfg.PodsDir(), r.uid, pv.Name)
+	dir := filepath.Dir(target)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return "", err
 	}

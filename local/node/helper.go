@@ -54,6 +54,11 @@ func helperMain(spec, status *os.File) int {
 		}
 		netns = fd
 	}
+	// Nothing mounted here may reach the node: every mount becomes a
+	// slave (a private one where the node's is not shared).
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
+		return fail(fmt.Errorf("making the mount namespace a slave of the node's: %w", err))
+	}
 	if err := detachNamespaceFiles(); err != nil {
 		return fail(err)
 	}

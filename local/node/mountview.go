@@ -56,6 +56,11 @@ func (v *mountView) bind(m Mount) error {
 			return fmt.Errorf("read-only %s: %w", target, err)
 		}
 	}
+	if !m.HostToContainer {
+		if err := unix.Mount("", target, "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			return fmt.Errorf("private %s: %w", target, err)
+		}
+	}
 	if st.IsDir() {
 		if real, err := filepath.EvalSymlinks(target); err == nil {
 			v.own[real] = true

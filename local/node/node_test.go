@@ -17,6 +17,7 @@ import (
 	"github.com/go-logr/logr/testr"
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -314,7 +315,16 @@ test "$(stat -c %g /vkt-scratch/f)" = 4200
 	nonRoot := shPod("nonroot", "true", func(p *corev1.Pod) {
 		p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: &yes}
 	})
-	for _, p := range []*corev1.Pod{web, done, ok, image, noImage, user, nonRoot} {
+	// shared sees what the node mounts below its HostToContainer emptyDir
+	// after it started, and not below its other one.
+	shared := shPod("shared", `for i in $(seq 300); do [ "$(cat /hp/x 2>/dev/null)" = bound ] && break; sleep 0.1; done
+test "$(cat /hp/x)" = bound && test ! -s /priv/x`, func(p *corev1.Pod) {
+		mount(p, corev1.Volume{Name: "hp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}, "/hp")
+		mount(p, corev1.Volume{Name: "priv", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}, "/priv")
+		toContainer := corev1.MountPropagationHostToContainer
+		p.Spec.Containers[0].VolumeMounts[0].MountPropagation = &toContainer
+	})
+	for _, p := range []*corev1.Pod{web, done, ok, image, noImage, user, nonRoot, shared} {
 		if _, err := cs.CoreV1().Pods("t").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -334,6 +344,32 @@ test "$(stat -c %g /vkt-scratch/f)" = 4200
 		t.Errorf("nonroot: %+v, want a container that did not start because of runAsNonRoot", got.Status.ContainerStatuses[0].State)
 	}
 	c.waitPod(ctx, "image", "Succeeded", phaseIs(corev1.PodSucceeded))
+	got = c.waitPod(ctx, "shared", "Running", phaseIs(corev1.PodRunning))
+	src := filepath.Join(c.dir, "bound")
+	if err := os.WriteFile(src, []byte("bound"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, vol := range []string{"hp", "priv"} {
+		target := filepath.Join(c.cfg.PodsDir(), string(got.UID), "volumes", "kubernetes.io~empty-dir", vol, "x")
+		if err := os.WriteFile(target, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Mount(src, target, "", unix.MS_BIND, ""); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = unix.Unmount(target, unix.MNT_DETACH) })
+	}
+	got = c.waitPod(ctx, "shared", "ended", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
+	if got.Status.Phase != corev1.PodSucceeded {
+		t.Errorf("shared: %s %+v; want it to see the node's mount below its HostToContainer volume only", got.Status.Phase, got.Status.ContainerStatuses)
+	}
+	for _, vol := range []string{"hp", "priv"} {
+		if err := unix.Unmount(filepath.Join(c.cfg.PodsDir(), string(got.UID), "volumes", "kubernetes.io~empty-dir", vol, "x"), unix.MNT_DETACH); err != nil {
+			t.Error(err)
+		}
+	}
 	got = c.waitPod(ctx, "noimage", "ErrImagePull", func(p *corev1.Pod) bool {
 		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil &&
 			p.Status.ContainerStatuses[0].State.Waiting.Reason == "ErrImagePull"
@@ -394,7 +430,7 @@ test "$(stat -c %g /vkt-scratch/f)" = 4200
 	if _, err := net.DialTimeout("tcp", net.JoinHostPort(ip, "8080"), time.Second); err == nil {
 		t.Error("web: still answers after its deletion")
 	}
-	for _, name := range []string{"noimage", "done", "ok", "image", "user", "nonroot"} {
+	for _, name := range []string{"noimage", "done", "ok", "image", "user", "nonroot", "shared"} {
 		if err := cs.CoreV1().Pods("t").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -54,6 +54,11 @@ type Mount struct {
 	// need not exist on the host (the host is not changed to create it).
 	Source, Target string
 	ReadOnly       bool
+	// HostToContainer lets mounts the node makes below Source later appear
+	// in the view (Kubernetes' mountPropagation HostToContainer; Source
+	// must be below a shared mount, as the node's pods folder is). Other
+	// mounts are private, as the kubelet makes them by default.
+	HostToContainer bool
 }
 
 // Process is a started container process.

@@ -92,8 +92,13 @@ func NewProvider(ctx context.Context, cfg Config, client kubernetes.Interface, o
 		o.images = &RegistryImageStore{Registry: cfg.Registry, Dir: cfg.ImageDir, Logger: cfg.Logger.WithName("images")}
 	}
 	if err := os.MkdirAll(cfg.PodsDir(), 0o700); err != nil {
-		return nil, fmt.Errorf("node: Config.StateDir: %w", err)
+		return nil, errors.Join(fmt.Errorf("node: Config.StateDir: %w", err), closeAll(closers))
 	}
+	unshare, err := sharePodsDir(cfg.PodsDir(), filepath.Join(cfg.StateDir, "pods.shared"))
+	if err != nil {
+		return nil, errors.Join(err, closeAll(closers))
+	}
+	closers = append(closers, unshare)
 	csiClients := &csiClients{endpoints: o.csiDrivers}
 	closers = append(closers, csiClients.Close)
 	p := &Provider{cfg: cfg, opts: o, client: client, log: cfg.Logger, hostIP: cfg.InternalIP,
@@ -111,11 +116,17 @@ func NewProvider(ctx context.Context, cfg Config, client kubernetes.Interface, o
 // (pod processes still running get SIGKILL) and the default CNI network's
 // bridge. Call Shutdown first.
 func (p *Provider) Close() error {
-	var errs []error
-	for i := len(p.closers) - 1; i >= 0; i-- {
-		errs = append(errs, p.closers[i]())
-	}
+	err := closeAll(p.closers)
 	p.closers = nil
+	return err
+}
+
+// closeAll calls closers, last first.
+func closeAll(closers []func() error) error {
+	var errs []error
+	for i := len(closers) - 1; i >= 0; i-- {
+		errs = append(errs, closers[i]())
+	}
 	return errors.Join(errs...)
 }
 

@@ -133,9 +133,12 @@ func (h *HostRunner) Start(ctx context.Context, spec ProcessSpec) (Process, erro
 	cmd.Stdout, cmd.Stderr = spec.Log, spec.Log
 	cmd.ExtraFiles = []*os.File{specR, statusW} // fds 3 and 4
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:      true,
-		Pdeathsig:    syscall.SIGKILL,
-		Unshareflags: syscall.CLONE_NEWNS, // and every mount made private
+		Setpgid:   true,
+		Pdeathsig: syscall.SIGKILL,
+		// A mount namespace of its own, by clone: unshare would make every
+		// mount private, and a HostToContainer volume must stay a slave of
+		// the node's pods folder. The helper makes "/" a slave first thing.
+		Cloneflags: syscall.CLONE_NEWNS,
 	}
 	err = h.spawn.Start(cmd)
 	specR.Close()

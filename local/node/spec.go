@@ -59,7 +59,10 @@ func (r *podRun) processSpec(c *corev1.Container) (ProcessSpec, error) {
 				}
 			}
 		}
-		mounts = append(mounts, Mount{Source: src, Target: m.MountPath, ReadOnly: m.ReadOnly || v.readOnly})
+		// Bidirectional would also carry the container's mounts out to
+		// the node: the local node gives it HostToContainer's half only.
+		prop := m.MountPropagation != nil && (*m.MountPropagation == corev1.MountPropagationHostToContainer || *m.MountPropagation == corev1.MountPropagationBidirectional)
+		mounts = append(mounts, Mount{Source: src, Target: m.MountPath, ReadOnly: m.ReadOnly || v.readOnly, HostToContainer: prop})
 	}
 	termPath := c.TerminationMessagePath
 	if termPath == "" {
