@@ -148,6 +148,8 @@ func apiRules() []rbacv1.PolicyRule {
 		// its instancetype and preference from; the upload proxy reads a
 		// claim's, and its upload pod's, readiness.
 		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get"}},
+		// addvolume checks that the DataVolume it hotplugs exists.
+		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datavolumes"}, Verbs: []string{"get"}},
 		// The validating webhook finds the claim a clone's DataSource
 		// names, to ask RBAC whether the user may clone from its namespace.
 		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datasources"}, Verbs: []string{"get"}},

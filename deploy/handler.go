@@ -205,6 +205,9 @@ func handlerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
 		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get"}},
+		// A hotplugged claim's volume: where the node mounted it for the
+		// attachment pod.
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumes"}, Verbs: []string{"get"}},
 		// A VMI's DataVolumes, read before its guest starts: none may be
 		// still filling.
 		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datavolumes"}, Verbs: []string{"get"}},
@@ -225,6 +228,7 @@ const handlerMigrationCADir = "/etc/virt-handler/migration-ca"
 // handlerPod is the DaemonSet's pod.
 func handlerPod(h Handler) corev1.PodSpec {
 	yes, no := true, false
+	bidirectional := corev1.MountPropagationBidirectional
 	dirOrCreate, dir := corev1.HostPathDirectoryOrCreate, corev1.HostPathDirectory
 	hostPath := func(name, p string) corev1.Volume {
 		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p, Type: &dirOrCreate}}}
@@ -281,7 +285,10 @@ func handlerPod(h Handler) corev1.PodSpec {
 				Privileged: &yes, RunAsUser: new(int64), RunAsNonRoot: &no,
 			},
 			VolumeMounts: []corev1.VolumeMount{
-				{Name: "kubelet-pods", MountPath: contract.PodsDir},
+				// Bidirectional: the claims the kubelet mounts for
+				// attachment pods appear here, and the hotplugged images
+				// the handler binds into launcher pods reach them.
+				{Name: "kubelet-pods", MountPath: contract.PodsDir, MountPropagation: &bidirectional},
 				{Name: "records", MountPath: contract.HandlerStateDir},
 				{Name: "device-plugins", MountPath: handlerPluginDir},
 				{Name: "certs", MountPath: handlerCertDir, ReadOnly: true},

@@ -26,6 +26,7 @@ type guest struct {
 	domain string          // libvirt name
 	folder types.UID       // the launcher's folder key (launcherPod)
 	host   launcher.Layout // the launcher folder as the node sees it
+	podUID types.UID       // the launcher pod's UID
 	dom    domain.Manager
 	pod    *Pod
 	// dir is the launcher folder (host), opened once: its sockets and
@@ -155,6 +156,13 @@ func (r *Reconciler) finish(ctx context.Context, g *guest) {
 				level = 1
 			}
 			r.log.V(level).Info("stopping the guest left errors", "vmi", g.key, "error", err.Error())
+		}
+	}
+	if g.podUID != "" {
+		// The hotplugged images: the pod's folder cannot go while they
+		// are bound in it, nor their attachment pods' claims.
+		if err := r.binder.Unbind(context.WithoutCancel(ctx), g.podUID, ""); err != nil {
+			r.log.Error(err, "unbinding hotplugged images", "vmi", g.key)
 		}
 	}
 	_ = g.close()

@@ -114,6 +114,10 @@ type Option func(*Reconciler)
 // (required).
 func WithConnector(c Connector) Option { return func(r *Reconciler) { r.connect = c } }
 
+// WithImageBinder sets how hotplugged images reach launcher pods (default
+// NodeBinder on Config.PodsDir).
+func WithImageBinder(b ImageBinder) Option { return func(r *Reconciler) { r.binder = b } }
+
 // WithPodOpener sets how the handler finds a launcher pod's network
 // namespace and file system from its libvirt socket. The default is
 // OpenPod (the socket's peer credentials and /proc).

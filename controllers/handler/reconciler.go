@@ -63,6 +63,7 @@ type Reconciler struct {
 	nodeFS      fs.FS
 	starts      StartObserver
 	waits       startWaits
+	binder      ImageBinder
 
 	// events carries the keys of VMIs whose domain or launcher connection
 	// reported something; the controller watches it.
@@ -107,6 +108,7 @@ func New(cfg Config, opts ...Option) (*Reconciler, error) {
 		recorder:    events.Discard(),
 		starts:      nopStarts{},
 		lostTimeout: DefaultLauncherLostTimeout,
+		binder:      NodeBinder{PodsDir: cfg.PodsDir},
 		workers:     10,
 		states:      state.Store{Dir: cfg.StateDir},
 		events:      make(chan event.TypedGenericEvent[types.NamespacedName], 256),

@@ -319,7 +319,7 @@ func TestHotplug(t *testing.T) {
 	vs := n.vmi("vm1").Status.VolumeStatus
 	assert.Equal(t, len(vs), 2, "%+v", vs)
 	assert.Equal(t, vs[1].Phase, virtv1.VolumePending)
-	assert.Equal(t, vs[1].Reason, handler.ReasonVolumeNotMounted)
+	assert.Equal(t, vs[1].Reason, handler.ReasonPVCNotFound)
 
 	// The image reaches the pod (the planner's preview puts it in the claim's folder).
 	n.files.Images["/var/run/kubevirt-private/vmi-disks/data/disk.img"] = storage.ImageInfo{Format: storage.FormatRaw, VirtualSize: 1 << 30, Length: 1 << 30}

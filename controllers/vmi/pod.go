@@ -14,6 +14,7 @@ import (
 
 	"github.com/virtkit/virtkit/virt/launcher/contract"
 	"github.com/virtkit/virtkit/virt/spec"
+	"github.com/virtkit/virtkit/virt/storage"
 )
 
 // ErrInvalidVMI is returned (wrapped, with the field) when a VMI cannot be
@@ -170,11 +171,16 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 	}
 	// The pod's folder is its own: an emptyDir, not a node folder a
 	// hostPath would give it (and every pod that names the same path).
+	// The hotplug folder receives the images the handler binds in from
+	// attachment pods while the pod runs: HostToContainer, as KubeVirt's.
+	toContainer := corev1.MountPropagationHostToContainer
 	vols = append([]corev1.Volume{
 		{Name: runVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: configVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: contract.HotplugVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}, vols...)
-	mounts = append([]corev1.VolumeMount{{Name: runVolume, MountPath: dir}, {Name: configVolume, MountPath: configPath}}, mounts...)
+	mounts = append([]corev1.VolumeMount{{Name: runVolume, MountPath: dir}, {Name: configVolume, MountPath: configPath},
+		{Name: contract.HotplugVolume, MountPath: storage.DefaultLayout().HotplugDir, MountPropagation: &toContainer}}, mounts...)
 	command := []string{contract.Binary,
 		"--" + contract.FlagDir, dir,
 		"--" + contract.FlagLibvirtConfigDir, configPath,

@@ -315,7 +315,7 @@ func TestRenderPodVolumes(t *testing.T) {
 		{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/vm-disks", Type: &dir}}},
 		{Name: "hostnew", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/vm-disks/new", Type: &dirOrCreate}}},
 	}
-	assert.DeepEqual(t, pod.Spec.Volumes[2:], wantVols)
+	assert.DeepEqual(t, pod.Spec.Volumes[3:], wantVols)
 	wantMounts := []corev1.VolumeMount{
 		{Name: "rootdisk", MountPath: "/var/run/kubevirt/container-disks/rootdisk", ReadOnly: true},
 		{Name: "data", MountPath: "/var/run/kubevirt-private/vmi-disks/data"},
@@ -326,7 +326,7 @@ func TestRenderPodVolumes(t *testing.T) {
 		{Name: "host", MountPath: "/var/run/kubevirt-private/vmi-disks/host"},
 		{Name: "hostnew", MountPath: "/var/run/kubevirt-private/vmi-disks/hostnew"},
 	}
-	assert.DeepEqual(t, pod.Spec.Containers[0].VolumeMounts[2:], wantMounts)
+	assert.DeepEqual(t, pod.Spec.Containers[0].VolumeMounts[3:], wantMounts)
 	assert.Equal(t, pod.Spec.ServiceAccountName, "sa1")
 	assert.Equal(t, *pod.Spec.AutomountServiceAccountToken, true)
 
@@ -391,8 +391,8 @@ func TestRenderPodCloudInitSecrets(t *testing.T) {
 	secret := func(name, of string) corev1.Volume {
 		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: of}}}
 	}
-	assert.DeepEqual(t, pod.Spec.Volumes[2:], []corev1.Volume{secret("ci-udata", "user"), secret("ci-ndata", "net"), secret("cd-udata", "user")})
-	assert.DeepEqual(t, pod.Spec.Containers[0].VolumeMounts[2:], []corev1.VolumeMount{
+	assert.DeepEqual(t, pod.Spec.Volumes[3:], []corev1.Volume{secret("ci-udata", "user"), secret("ci-ndata", "net"), secret("cd-udata", "user")})
+	assert.DeepEqual(t, pod.Spec.Containers[0].VolumeMounts[3:], []corev1.VolumeMount{
 		{Name: "ci-udata", MountPath: "/var/run/kubevirt-private/secret/ci/userdata", ReadOnly: true},
 		{Name: "ci-ndata", MountPath: "/var/run/kubevirt-private/secret/ci/networkdata", ReadOnly: true},
 		{Name: "cd-udata", MountPath: "/var/run/kubevirt-private/secret/cd/userdata", ReadOnly: true},

@@ -24,6 +24,7 @@ import (
 
 	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/controllers/stale"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 // Reconciler is the VirtualMachineInstance controller. Build it with New,
@@ -75,6 +76,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("virtualmachineinstance").
 		For(&virtv1.VirtualMachineInstance{}).
 		Owns(&corev1.Pod{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(attachPodVMI)).
 		Watches(&cdiv1.DataVolume{}, handler.EnqueueRequestsFromMapFunc(r.vmisNamingDataVolume)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers}).
 		Complete(r)
@@ -139,6 +141,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 
+	if err := r.syncAttachPods(ctx, vmi, pod); err != nil {
+		return ctrl.Result{}, err
+	}
+
 	now := r.clock.Now()
 	next := NextStatus(vmi, pod, createErr, now)
 	if vmi.DeletionTimestamp == nil && !vmi.IsFinal() {
@@ -175,14 +181,30 @@ func (r *Reconciler) launcherPod(ctx context.Context, vmi *virtv1.VirtualMachine
 	return findPod(ctx, r.reader, vmi, client.MatchingLabels{virtv1.CreatedByLabel: string(vmi.UID)})
 }
 
+// attachPodVMI maps an attachment pod to its VMI (its annotation; the pod
+// is controlled by the launcher pod, so Owns does not see it).
+func attachPodVMI(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetAnnotations()[contract.OwnerVMINameAnnotation]
+	if o.GetLabels()[virtv1.AppLabel] != contract.HotplugLabelValue || name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
 // podsByVMI names the cache's index of pods by the UID of the VMI that
 // created them (createdBy).
 const podsByVMI = "vmi.virtkit.io/created-by"
 
-// createdBy is a pod's key in podsByVMI: its kubevirt.io/created-by label.
+// createdBy is a pod's key in podsByVMI: a launcher pod's
+// kubevirt.io/created-by label, an attachment pod's owner VMI annotation.
 func createdBy(o client.Object) []string {
 	if uid := o.GetLabels()[virtv1.CreatedByLabel]; uid != "" {
 		return []string{uid}
+	}
+	if o.GetLabels()[virtv1.AppLabel] == contract.HotplugLabelValue {
+		if uid := o.GetAnnotations()[contract.OwnerVMIUIDAnnotation]; uid != "" {
+			return []string{uid}
+		}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/virtkit/virtkit/virt/spec"
 	"github.com/virtkit/virtkit/virt/storage"
 )
 
@@ -38,9 +39,12 @@ type serviceAccount struct {
 //     automounted (/var/run/secrets/kubernetes.io/serviceaccount), which is
 //     where KubeVirt's launcher reads it too; without one, no token is mounted.
 //
-// Other kinds (cloud-init data given inline, emptyDisk, ephemeral, sysprep, memory
-// dumps, hotplugged volumes) need no pod volume here or are not handled yet;
-// the handler prepares them in the VMI's folder.
+// Hotpluggable claims and data volumes are not the launcher pod's: as in
+// KubeVirt, an attachment pod mounts each once the VMI runs (attachPod),
+// also those the VMI starts with. Other kinds (cloud-init data given
+// inline, emptyDisk, ephemeral, sysprep, memory dumps) need no pod volume
+// here or are not handled yet; the handler prepares them in the VMI's
+// folder.
 func podVolumes(vmi *virtv1.VirtualMachineInstance) ([]corev1.Volume, []corev1.VolumeMount, serviceAccount, error) {
 	var vols []corev1.Volume
 	var mounts []corev1.VolumeMount
@@ -51,6 +55,9 @@ func podVolumes(vmi *virtv1.VirtualMachineInstance) ([]corev1.Volume, []corev1.V
 	}
 	for i, v := range vmi.Spec.Volumes {
 		field := fmt.Sprintf("spec.volumes[%d]", i)
+		if spec.Hotpluggable(&v) {
+			continue // an attachment pod's (attachPod), once the VMI runs
+		}
 		switch {
 		case v.ContainerDisk != nil:
 			if v.ContainerDisk.Image == "" {

@@ -5,7 +5,9 @@
 //
 // With --probe-host-cpu DIR it runs no VMI: it writes what a guest's CPU
 // can be on this node into DIR for the handler's node labels (see
-// virt/launcher/contract) and exits.
+// virt/launcher/contract) and exits. With --hold it runs none either: it
+// holds a volume hotplug attachment pod's volumes, sleeping until SIGTERM
+// or SIGINT, and exits 0.
 //
 // Exit codes and the per-VMI folder are documented in docs/sdk/launcher.md.
 // SIGTERM or SIGINT asks for a stop: a graceful guest shutdown within the
@@ -46,8 +48,15 @@ func main() {
 		verbose   = flag.Bool("v", false, "debug logging")
 		probe     = flag.String(contract.FlagProbeHostCPU, "", "instead of running a VMI: write what a guest's CPU can be on this node into this folder, and exit (the node labeller)")
 		virtType  = flag.String(contract.FlagVirtType, contract.VirtTypeKVM, "with --"+contract.FlagProbeHostCPU+": the domain type to ask about, kvm, qemu (software emulation) or auto (kvm where /dev/kvm exists)")
+		hold      = flag.Bool(contract.FlagHold, false, "instead of running a VMI: sleep until SIGTERM or SIGINT and exit 0 (a volume hotplug attachment pod's command)")
 	)
 	flag.Parse()
+	if *hold {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		<-ctx.Done()
+		stop()
+		return
+	}
 	if *probe != "" {
 		log := logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, nil))
 		lv := libvirtd.Config{Binary: *binary, CacheDir: *cacheDir, Drivers: strings.Split(*drivers, ","),

@@ -302,6 +302,37 @@ func TestSetupFailureExitsWithReason(t *testing.T) {
 	}
 }
 
+// An attachment pod's command holds until SIGTERM and exits 0, without a
+// VMI's flags and without starting libvirtd.
+func TestHoldExitsZeroOnSIGTERM(t *testing.T) {
+	testenv.Integration(t)
+	cmd := exec.Command(buildLauncher(t), "--"+contract.FlagHold, "--libvirtd", "/bin/false")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		t.Fatalf("ended before SIGTERM: %v; output:\n%s", err, out.String())
+	case <-time.After(500 * time.Millisecond):
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit: %v, want 0; output:\n%s", err, out.String())
+		}
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("still running 10 s after SIGTERM")
+	}
+}
+
 // A launcher that is not root, as a launcher pod runs under KubeVirt's qemu
 // user: its libvirtd runs in session mode, in no mount namespace of its own
 // and with no capability, and QEMU as the same user with none; the guest

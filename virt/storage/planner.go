@@ -284,7 +284,7 @@ func (p *planner) newClaimImage(d DiskPlan) (DiskPlan, error) {
 	if src > 0 {
 		c = src // the source's image was made from its claim's capacity, as this one is
 	}
-	size := int64(float64(c)*(1-p.m.o.fsOverhead)) &^ (1<<20 - 1)
+	size := ClaimImageSize(c, p.m.o.fsOverhead)
 	if size <= 0 {
 		return d, p.fail(d.Path, ErrInvalid, "the claim's capacity %d bytes leaves no room for a disk image", c)
 	}
@@ -488,4 +488,12 @@ func (p *planner) configDisk(kind Kind, defaultDir string, optional bool, label 
 		}
 	}
 	return d, nil
+}
+
+// ClaimImageSize is the size of the disk.img made in a file system claim of
+// capacity bytes that has none: the capacity less the file system's
+// overhead (a fraction, DefaultFilesystemOverhead unless configured), in
+// whole MiB. Zero or less means there is no room.
+func ClaimImageSize(capacity int64, overhead float64) int64 {
+	return int64(float64(capacity)*(1-overhead)) &^ (1<<20 - 1)
 }

@@ -29,7 +29,10 @@ func (m *Manager) Prepare(ctx context.Context, vmi *virtv1.VirtualMachineInstanc
 	}()
 	names := make([]string, 0, len(plan))
 	for n, p := range plan {
-		if p.Create {
+		// A hotpluggable claim's image in the hotplug folder is made in
+		// the claim, where its attachment pod mounts it, and bound in
+		// later: a blank one here would be attached in its place.
+		if p.Create && !(p.Hotpluggable && filepath.Dir(p.Path) == m.o.layout.HotplugDir) {
 			names = append(names, n)
 		}
 	}

@@ -433,3 +433,31 @@ func TestPrepareDoesNotGiveALinksTarget(t *testing.T) {
 		t.Errorf("the link's target became %d's", sys.Uid)
 	}
 }
+
+// A hotpluggable claim that is not mounted in the pod is planned in the
+// hotplug folder with the size of the image to make, but Prepare makes
+// none there: the image is made in the claim and bound in later, and a
+// blank one in its place would be attached instead.
+func TestPrepareLeavesHotplugImagesToTheirClaims(t *testing.T) {
+	ctx := context.Background()
+	_, l := podRoot(t)
+	mkdir(t, l.HotplugDir)
+	vmi := vmiWith(vol("hot", virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+		PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "hot-claim"}, Hotpluggable: true}}))
+	pod := storage.Pod{Volumes: map[string]storage.VolumeFacts{"hot": {CapacityBytes: 64 << 20}}}
+	m := storage.New(storage.WithLayout(l))
+	plan, err := m.Plan(ctx, vmi, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := plan["hot"]
+	if want := filepath.Join(l.HotplugDir, "hot.img"); !p.Create || p.Path != want || p.CapacityBytes != 60<<20 {
+		t.Fatalf("plan %+v: want Create at %s, 60 MiB", p, want)
+	}
+	if err := m.Prepare(ctx, vmi, pod, plan); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(p.Path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Prepare made %s: %v", p.Path, err)
+	}
+}

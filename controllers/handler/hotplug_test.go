@@ -1,0 +1,130 @@
+package handler_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gotest.tools/v3/assert"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/controllers/handler"
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
+	"github.com/virtkit/virtkit/virt/domain"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
+	"github.com/virtkit/virtkit/virt/storage"
+)
+
+// recordingBinder is an ImageBinder that records its calls and, on Bind,
+// puts the image where the pod's planner looks for it.
+type recordingBinder struct {
+	mu      sync.Mutex
+	binds   []handler.Binding
+	unbinds []string
+	place   func(handler.Binding)
+}
+
+func (b *recordingBinder) Bind(_ context.Context, bd handler.Binding) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.binds = append(b.binds, bd)
+	b.place(bd)
+	return nil
+}
+
+func (b *recordingBinder) Unbind(_ context.Context, launcher types.UID, volume string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.unbinds = append(b.unbinds, string(launcher)+"/"+volume)
+	return nil
+}
+
+// A hotplugged claim reaches the pod from its attachment pod: Bound while
+// there is none, bound into the launcher pod from the CSI volume's
+// publication for the attachment pod once it runs, then attached and
+// Ready with the attachment pod named; on removal the disk is detached
+// and the image unbound, and the volume leaves the status (the VMI
+// controller then deletes the attachment pod).
+func TestHotplugFromAttachmentPod(t *testing.T) {
+	bind := &recordingBinder{}
+	n := newFakeNode(t,
+		&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-claim", Namespace: "default"},
+			Spec:   corev1.PersistentVolumeClaimSpec{VolumeName: "pv-data"},
+			Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
+		&corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-data"},
+			Spec: corev1.PersistentVolumeSpec{PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "example.csi", VolumeHandle: "h1"}}}})
+	bind.place = func(handler.Binding) {
+		n.files.Images["/var/run/kubevirt-private/vmi-disks/data/disk.img"] = storage.ImageInfo{Format: storage.FormatRaw, VirtualSize: 1 << 30, Length: 1 << 30}
+	}
+	n.extra = append(n.extra, handler.WithImageBinder(bind))
+	n.r = n.handler()
+	vmi, _ := n.running("vm1")
+	ctx := context.Background()
+	vol := virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{Hotpluggable: true,
+		PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-claim"}}}}
+	vmi.Spec.Volumes = append(vmi.Spec.Volumes, vol)
+	vmi.Spec.Domain.Devices.Disks = append(vmi.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "data",
+		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusSCSI}}})
+	assert.NilError(t, n.c.Update(ctx, vmi))
+
+	res := n.reconcile("vm1")
+	assert.Assert(t, res.RequeueAfter > 0, "waits for the attachment pod")
+	want := []virtv1.VolumeStatus{{Name: "root", Target: "vda"}, {Name: "data", Phase: virtv1.VolumeBound,
+		Reason: handler.ReasonPVCNotReady, Message: "PVC is in phase Bound", HotplugVolume: &virtv1.HotplugVolumeStatus{}}}
+	if d := cmp.Diff(want, n.vmi("vm1").Status.VolumeStatus); d != "" {
+		t.Errorf("volume status without an attachment pod (-want +got):\n%s", d)
+	}
+
+	// The VMI controller's attachment pod, running on this node; and a
+	// look-alike someone else made, which is not the launcher pod's.
+	var pods corev1.PodList
+	assert.NilError(t, n.c.List(ctx, &pods, client.MatchingLabels{virtv1.CreatedByLabel: string(vmi.UID)}))
+	assert.Equal(t, len(pods.Items), 1)
+	launcherPod := pods.Items[0]
+	hpName := vmictl.AttachPodName(launcherPod.UID, "data")
+	for _, owner := range []*corev1.Pod{&launcherPod, nil} {
+		hp, err := vmictl.AttachPodFor(vmi, &launcherPod, &vol, false, vmictl.PodOptions{LauncherImage: "example/virt-launcher:1"})
+		assert.NilError(t, err)
+		hp.Spec.NodeName = node
+		if owner == nil {
+			hp.Name = "hp-volume-fake0"
+			hp.OwnerReferences[0].UID = "someone-else"
+		}
+		hp.UID = types.UID("hp-uid-" + hp.Name)
+		hp.Status.Phase = corev1.PodRunning
+		assert.NilError(t, n.c.Create(ctx, hp))
+	}
+	n.reconcile("vm1")
+	assert.Equal(t, len(bind.binds), 1)
+	wantBind := handler.Binding{Launcher: launcherPod.UID, Volume: "data",
+		Source: contract.CSIVolumeDir(n.run, types.UID("hp-uid-"+hpName), "pv-data")}
+	if d := cmp.Diff(wantBind, bind.binds[0]); d != "" {
+		t.Errorf("bind (-want +got):\n%s", d)
+	}
+	hv := &virtv1.HotplugVolumeStatus{AttachPodName: hpName, AttachPodUID: types.UID("hp-uid-" + hpName)}
+	want[1] = virtv1.VolumeStatus{Name: "data", Target: "sda", Phase: virtv1.VolumeReady, Reason: "VolumeReady",
+		Message: "Successfully attach hotplugged volume data to VM", HotplugVolume: hv}
+	if d := cmp.Diff(want, n.vmi("vm1").Status.VolumeStatus); d != "" {
+		t.Errorf("volume status once bound (-want +got):\n%s", d)
+	}
+	n.reconcile("vm1")
+	assert.Equal(t, len(bind.binds), 1, "bound again")
+
+	vmi = n.vmi("vm1")
+	vmi.Spec.Volumes = vmi.Spec.Volumes[:1]
+	vmi.Spec.Domain.Devices.Disks = vmi.Spec.Domain.Devices.Disks[:1]
+	assert.NilError(t, n.c.Update(ctx, vmi))
+	n.reconcile("vm1")
+	doc, err := n.dom.XML(ctx, "default_vm1", domain.XMLOptions{})
+	assert.NilError(t, err)
+	_, still := handler.RunningDomainOf(doc).Targets["data"]
+	assert.Assert(t, !still, "the disk is still attached")
+	assert.DeepEqual(t, bind.unbinds, []string{string(launcherPod.UID) + "/data"})
+	assert.DeepEqual(t, n.vmi("vm1").Status.VolumeStatus, []virtv1.VolumeStatus{{Name: "root", Target: "vda"}})
+}

@@ -1,0 +1,123 @@
+package vmi
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gotest.tools/v3/assert"
+	"gotest.tools/v3/golden"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+func hotVolume(name, claim string) virtv1.Volume {
+	return virtv1.Volume{Name: name, VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+		PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}, Hotpluggable: true}}}
+}
+
+func withHotplug(names ...string) vmiOpt {
+	return func(v *virtv1.VirtualMachineInstance) {
+		for _, n := range names {
+			v.Spec.Volumes = append(v.Spec.Volumes, hotVolume(n, n+"-claim"))
+			v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtv1.Disk{Name: n})
+		}
+	}
+}
+
+// TestAttachPodGolden renders the attachment pod of a filesystem claim
+// (testdata/attach-pod.yaml; regenerate with go test -update) and checks
+// that a block claim gets a device instead of a mount.
+func TestAttachPodGolden(t *testing.T) {
+	vmi := newVMI(withHotplug("data"), phase(virtv1.Running))
+	launcher := newPod(onNode("node-a"), func(p *corev1.Pod) {
+		p.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "vms", Effect: corev1.TaintEffectNoSchedule}}
+	})
+	pod, err := AttachPodFor(vmi, launcher, &vmi.Spec.Volumes[0], false, tcgOpts)
+	assert.NilError(t, err)
+	b, err := yaml.Marshal(pod)
+	assert.NilError(t, err)
+	golden.Assert(t, string(b), "attach-pod.yaml")
+	assert.Equal(t, AttachedVolume(pod), "data")
+	assert.Equal(t, pod.Name, AttachPodName(launcher.UID, "data"))
+	assert.Assert(t, AttachPodName(launcher.UID, "other") != pod.Name && AttachPodName("other-launcher", "data") != pod.Name)
+	assert.Assert(t, metav1.IsControlledBy(pod, launcher))
+
+	block, err := AttachPodFor(vmi, launcher, &vmi.Spec.Volumes[0], true, tcgOpts)
+	assert.NilError(t, err)
+	c := block.Spec.Containers[0]
+	if d := cmp.Diff([]corev1.VolumeDevice{{Name: "data", DevicePath: "/path/data"}}, c.VolumeDevices); d != "" || len(c.VolumeMounts) != 0 {
+		t.Errorf("block claim: devices (-want +got):\n%s mounts %+v", d, c.VolumeMounts)
+	}
+
+	_, err = AttachPodFor(vmi, newPod(), &vmi.Spec.Volumes[0], false, tcgOpts)
+	assert.ErrorContains(t, err, "not on a node yet")
+}
+
+// PlanAttachPods: a running VMI's hotpluggable volumes with disks get one
+// pod each; a pod goes once its volume left the spec and the handler no
+// longer reports it, when it belongs to a former launcher pod the handler
+// let go of, and when the VMI is final.
+func TestPlanAttachPods(t *testing.T) {
+	launcher := newPod(onNode("node-a"))
+	other := newPod(onNode("node-b"), func(p *corev1.Pod) { p.UID = "old-launcher" })
+	vmi := newVMI(withHotplug("a", "b"), phase(virtv1.Running))
+	pod := func(owner *corev1.Pod, vol string) *corev1.Pod {
+		p, err := AttachPodFor(vmi, owner, &virtv1.Volume{Name: vol, VolumeSource: hotVolume(vol, vol+"-claim").VolumeSource}, false,
+			PodOptions{LauncherImage: "x"})
+		assert.NilError(t, err)
+		p.Name = "hp-" + vol + "-" + string(owner.UID)
+		return p
+	}
+	reported := func(names ...string) vmiOpt {
+		return func(v *virtv1.VirtualMachineInstance) {
+			for _, n := range names {
+				v.Status.VolumeStatus = append(v.Status.VolumeStatus, virtv1.VolumeStatus{Name: n, HotplugVolume: &virtv1.HotplugVolumeStatus{}})
+			}
+		}
+	}
+	names := func(ps []*corev1.Pod) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name         string
+		vmi          *virtv1.VirtualMachineInstance
+		launcher     *corev1.Pod
+		have         []*corev1.Pod
+		create, gone []string
+	}{
+		{"none yet", vmi, launcher, nil, []string{"a", "b"}, nil},
+		{"one there", vmi, launcher, []*corev1.Pod{pod(launcher, "a")}, []string{"b"}, nil},
+		{"not running yet", newVMI(withHotplug("a"), phase(virtv1.Scheduled)), launcher, nil, nil, nil},
+		{"a volume without a disk", newVMI(phase(virtv1.Running), func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Volumes = []virtv1.Volume{hotVolume("a", "a-claim")}
+		}), launcher, nil, nil, nil},
+		{"removed, still reported", newVMI(withHotplug("a"), phase(virtv1.Running), reported("b")), launcher,
+			[]*corev1.Pod{pod(launcher, "a"), pod(launcher, "b")}, nil, nil},
+		{"removed and let go", newVMI(withHotplug("a"), phase(virtv1.Running)), launcher,
+			[]*corev1.Pod{pod(launcher, "a"), pod(launcher, "b")}, nil, []string{"hp-b-pod-uid"}},
+		{"a former launcher's, let go", newVMI(withHotplug("a"), phase(virtv1.Running)), launcher,
+			[]*corev1.Pod{pod(other, "a")}, []string{"a"}, []string{"hp-a-old-launcher"}},
+		{"final", newVMI(withHotplug("a"), phase(virtv1.Succeeded), reported("a")), launcher,
+			[]*corev1.Pod{pod(launcher, "a")}, nil, []string{"hp-a-pod-uid"}},
+		{"being deleted, still reported", newVMI(withHotplug("a"), phase(virtv1.Running), vmiDeleting(), reported("a")), launcher,
+			[]*corev1.Pod{pod(launcher, "a")}, nil, nil},
+		{"the launcher pod is gone", newVMI(withHotplug("a"), phase(virtv1.Running), reported("a")), nil,
+			[]*corev1.Pod{pod(launcher, "a")}, nil, []string{"hp-a-pod-uid"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := PlanAttachPods(c.vmi, c.launcher, c.have)
+			if d := cmp.Diff(c.create, got.Create); d != "" {
+				t.Errorf("create (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(c.gone, names(got.Delete)); d != "" {
+				t.Errorf("delete (-want +got):\n%s", d)
+			}
+		})
+	}
+}
