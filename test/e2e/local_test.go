@@ -350,14 +350,24 @@ func httpAnswers(ctx context.Context, t *testing.T, url, want string) {
 	})
 }
 
+// waitFile waits until the file at path holds want. Meanwhile it reports
+// the file's size and its last lines that start as
+// want does (its first word).
 func waitFile(ctx context.Context, t *testing.T, path, want string) {
 	t.Helper()
+	word, _, _ := strings.Cut(want, " ")
 	eventually(ctx, t, path+" showing "+want, func() (bool, string) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return false, err.Error()
 		}
-		return strings.Contains(string(b), want), fmt.Sprintf("%d bytes", len(b))
+		var like []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); strings.HasPrefix(l, word) {
+				like = append(like, l)
+			}
+		}
+		return strings.Contains(string(b), want), fmt.Sprintf("%d bytes; last lines like it: %q", len(b), like[max(0, len(like)-5):])
 	})
 }
 

@@ -122,16 +122,6 @@ func unsupportedRows() []unsupportedRow {
 			func(s *spec) []int { return volumes(s, func(v *virtv1.Volume) bool { return v.MemoryDump != nil }) }},
 		{UnsupportedFeature{"volumes[*].containerPath", "container path volumes are not implemented"},
 			func(s *spec) []int { return volumes(s, func(v *virtv1.Volume) bool { return v.ContainerPath != nil }) }},
-		{UnsupportedFeature{"volumes[*].persistentVolumeClaim.hotpluggable", "volume hotplug is not implemented"},
-			func(s *spec) []int {
-				return volumes(s, func(v *virtv1.Volume) bool {
-					return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.Hotpluggable
-				})
-			}},
-		{UnsupportedFeature{"volumes[*].dataVolume.hotpluggable", "volume hotplug is not implemented"},
-			func(s *spec) []int {
-				return volumes(s, func(v *virtv1.Volume) bool { return v.DataVolume != nil && v.DataVolume.Hotpluggable })
-			}},
 		{UnsupportedFeature{"utilityVolumes", "utility volumes (memory dump, backup) are not implemented"},
 			func(s *spec) []int { return flag(len(s.UtilityVolumes) > 0) }},
 		{UnsupportedFeature{"accessCredentials", "SSH key and password propagation is not implemented"},

@@ -96,14 +96,6 @@ func TestUnsupportedTable(t *testing.T) {
 		"volumes[*].containerPath": {func(v *virtv1.VirtualMachineInstance) {
 			addVolume(v, virtv1.VolumeSource{ContainerPath: &virtv1.ContainerPathVolumeSource{Path: "/x"}})
 		}, "spec.volumes[2].containerPath"},
-		"volumes[*].persistentVolumeClaim.hotpluggable": {func(v *virtv1.VirtualMachineInstance) {
-			hp := *pvc
-			hp.Hotpluggable = true
-			addVolume(v, virtv1.VolumeSource{PersistentVolumeClaim: &hp})
-		}, "spec.volumes[2].persistentVolumeClaim.hotpluggable"},
-		"volumes[*].dataVolume.hotpluggable": {func(v *virtv1.VirtualMachineInstance) {
-			addVolume(v, virtv1.VolumeSource{DataVolume: &virtv1.DataVolumeSource{Name: "dv", Hotpluggable: true}})
-		}, "spec.volumes[2].dataVolume.hotpluggable"},
 		"utilityVolumes": {func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.UtilityVolumes = []virtv1.UtilityVolume{{Name: "u"}}
 		}, "spec.utilityVolumes"},

@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/websocket"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -198,6 +199,17 @@ func TestThroughTheAggregator(t *testing.T) {
 		w.createVM(t, "hotplug", virtv1.RunStrategyAlways)
 		w.runVMI(t, "hotplug", "node-a")
 		body := `{"name":"data","disk":{"disk":{"bus":"scsi"}},"volumeSource":{"persistentVolumeClaim":{"claimName":"pvc-data"}}}`
+		// A claim that does not exist is refused before anything is written.
+		if code, st := call(t, w.alice, "PUT", vmPath("hotplug", "addvolume"), body); code != 400 ||
+			!strings.Contains(st.Message, "volumeSource.persistentVolumeClaim.claimName: PersistentVolumeClaim pvc-data does not exist") {
+			t.Errorf("addvolume of a missing claim: %d %q, want 400 naming the field", code, st.Message)
+		}
+		if got := w.getVM(t, "hotplug").Spec.Template.Spec.Volumes; len(got) != 1 {
+			t.Errorf("a refused addvolume changed the template: %+v", got)
+		}
+		must(t, w.c.Create(context.Background(), &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pvc-data"},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}))
 		if code, st := call(t, w.alice, "PUT", vmPath("hotplug", "addvolume"), body); code != 202 {
 			t.Fatalf("addvolume: %d %s", code, st.Message)
 		}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/virtapi/subresources/requests"
@@ -61,6 +64,9 @@ func (s *Server) vmVolume(ctx context.Context, req *request, add bool) error {
 	if msg := vr.Verify(vm.Spec.Template.Spec.Volumes); msg != "" {
 		return conflict(vmResource(), req.name, "%s", msg)
 	}
+	if err := s.sourceExists(ctx, req.namespace, vr); err != nil {
+		return err
+	}
 	vmi, err := s.getVMI(ctx, req, true)
 	if err != nil {
 		return err
@@ -93,6 +99,9 @@ func (s *Server) vmiVolume(ctx context.Context, req *request, add bool) error {
 	if msg := vr.Verify(vmi.Spec.Volumes); msg != "" {
 		return conflict(vmiResource(), req.name, "%s", msg)
 	}
+	if err := s.sourceExists(ctx, req.namespace, vr); err != nil {
+		return err
+	}
 	if err := s.patchVolumes(ctx, vmi, vmiResource(), "", &vmi.Spec, vr, dry); err != nil {
 		return err
 	}
@@ -106,6 +115,42 @@ func (s *Server) patchVolumes(ctx context.Context, obj client.Object, gr schema.
 	}
 	if err := s.client.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, patch), patchOpts(dry)...); err != nil {
 		return writeFailure(gr, obj.GetName(), fmt.Sprintf("patching %s/spec/volumes of %s %s/%s", prefix, gr.Resource, obj.GetNamespace(), obj.GetName()), err)
+	}
+	return nil
+}
+
+// sourceExists refuses an added volume whose source is not there: a claim
+// that does not exist, or a DataVolume of which neither the DataVolume nor
+// its claim does (a DataVolume still importing is fine). Nothing is
+// written before it answers.
+func (s *Server) sourceExists(ctx context.Context, namespace string, vr requests.Volume) error {
+	if vr.Add == nil {
+		return nil
+	}
+	src := vr.Add.VolumeSource
+	var name, field string
+	switch {
+	case src.PersistentVolumeClaim != nil:
+		name, field = src.PersistentVolumeClaim.ClaimName, "volumeSource.persistentVolumeClaim.claimName"
+	case src.DataVolume != nil:
+		name, field = src.DataVolume.Name, "volumeSource.dataVolume.name"
+	default:
+		return nil
+	}
+	key := types.NamespacedName{Namespace: namespace, Name: name}
+	err := s.client.Get(ctx, key, &corev1.PersistentVolumeClaim{})
+	if apierrors.IsNotFound(err) && src.DataVolume != nil {
+		err = s.client.Get(ctx, key, &cdiv1.DataVolume{})
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		kind := "PersistentVolumeClaim"
+		if src.DataVolume != nil {
+			kind = "DataVolume"
+		}
+		return badRequest("AddVolumeOptions %s: %s %s does not exist in namespace %s", field, kind, name, namespace)
+	case err != nil:
+		return fmt.Errorf("addvolume: reading %s: %w", key, err)
 	}
 	return nil
 }

@@ -1,0 +1,198 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/internal/linuxproc"
+	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
+)
+
+// Volume hotplug end to end, with virtctl: a claim added to a running VM
+// gets an attachment pod on the VMI's node, its image is bound into the
+// launcher pod and attached on SCSI, and the guest sees the disk and
+// writes to it; removed, the guest sees it go and the attachment pod and
+// the bind go too. Added again with --persist it is in the VM's template
+// and comes back, with what the guest wrote, after a restart. A claim that
+// does not exist and a name in use are refused, naming why, with nothing
+// written; so is a hotplug into a VM that is stopped. Stopping the VM
+// leaves no attachment pod and no bind.
+func TestVolumeHotplug(t *testing.T) {
+	w := up(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	ns := "default"
+
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hotty-disk"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}
+	must(t, w.c.Create(ctx, pvc))
+	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	vm.Name = "hotty"
+	must(t, w.c.Create(ctx, vm))
+	first := w.waitRunning(ctx, t, vm)
+	serial := w.serialLog(ctx, t, first)
+	waitFile(ctx, t, serial, "VIRTKIT-READY")
+
+	// Refused, with nothing written: a claim that is not there, a name in use.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"addvolume", vm.Name, "--volume-name=no-such-claim"}, "no-such-claim is not a DataVolume or PersistentVolumeClaim"},
+		{[]string{"addvolume", vm.Name, "--volume-name=hotty-disk", "--disk-name=containerdisk"}, "already exists"},
+	} {
+		if out, err := w.virtctlFails(ctx, t, c.args...); !strings.Contains(out, c.want) {
+			t.Errorf("virtctl %s: %v, %q; want it refused saying %q", strings.Join(c.args, " "), err, out, c.want)
+		}
+	}
+
+	w.virtctl(ctx, t, "addvolume", vm.Name, "-n", ns, "--volume-name=hotty-disk")
+	hot := w.waitVolume(ctx, t, first, "hotty-disk", virtv1.VolumeReady)
+	if hot.Target != "sda" || hot.HotplugVolume == nil || hot.HotplugVolume.AttachPodName == "" {
+		t.Errorf("volume status %+v: want target sda and the attachment pod named", hot)
+	}
+	hp := &corev1.Pod{}
+	must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: hot.HotplugVolume.AttachPodName}, hp))
+	if hp.Spec.NodeName != first.Status.NodeName || hp.Status.Phase != corev1.PodRunning {
+		t.Errorf("attachment pod %s on %q in phase %s; want Running on the VMI's node %s", hp.Name, hp.Spec.NodeName, hp.Status.Phase, first.Status.NodeName)
+	}
+	waitFile(ctx, t, serial, "VIRTKIT-DISK-ADDED sda")
+	waitFile(ctx, t, serial, "VIRTKIT-DISK sda previous=none wrote=1 readback=ok")
+	if n := hotplugBinds(t); n != 1 {
+		t.Errorf("%d hotplug binds on the node, want 1", n)
+	}
+
+	w.virtctl(ctx, t, "removevolume", vm.Name, "-n", ns, "--volume-name=hotty-disk")
+	waitFile(ctx, t, serial, "VIRTKIT-DISK-REMOVED sda")
+	w.waitNoHotplug(ctx, t, first)
+
+	// Persisted: in the template, and back after a restart with the
+	// guest's marker.
+	w.virtctl(ctx, t, "addvolume", vm.Name, "-n", ns, "--volume-name=hotty-disk", "--persist")
+	w.waitVolume(ctx, t, first, "hotty-disk", virtv1.VolumeReady)
+	waitFile(ctx, t, serial, "VIRTKIT-DISK sda previous=1 wrote=2 readback=ok")
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(vm), vm))
+	if !hasVolume(vm.Spec.Template.Spec.Volumes, "hotty-disk") {
+		t.Errorf("the VM's template has no volume hotty-disk after --persist: %+v", vm.Spec.Template.Spec.Volumes)
+	}
+	w.virtctl(ctx, t, "restart", vm.Name, "-n", ns)
+	var second *virtv1.VirtualMachineInstance
+	eventually(ctx, t, "the VM restarted", func() (bool, string) {
+		v := &virtv1.VirtualMachineInstance{}
+		err := w.c.Get(ctx, client.ObjectKeyFromObject(vm), v)
+		second = v
+		return err == nil && v.UID != first.UID && v.Status.Phase == virtv1.Running, fmt.Sprint(err)
+	})
+	w.waitVolume(ctx, t, second, "hotty-disk", virtv1.VolumeReady)
+	waitFile(ctx, t, w.serialLog(ctx, t, second), "VIRTKIT-DISK sda previous=2 wrote=3 readback=ok")
+
+	// Stopped: nothing is left on the node, and a hotplug is refused.
+	w.virtctl(ctx, t, "stop", vm.Name, "-n", ns)
+	w.waitNoVMI(ctx, t, vm)
+	w.waitNoHotplug(ctx, t, nil)
+	if out, _ := w.virtctlFails(ctx, t, "addvolume", vm.Name, "--volume-name=hotty-disk", "--disk-name=again"); !strings.Contains(out, `VirtualMachineInstance "hotty" does not run`) {
+		t.Errorf("a hotplug into the stopped VM: %q, want it refused as the VMI does not run", out)
+	}
+
+	must(t, w.c.Delete(ctx, vm))
+	must(t, w.c.Delete(ctx, pvc))
+	w.waitStorageEmpty(ctx, t)
+}
+
+// virtctlFails runs virtctl expecting it to fail; it returns the output.
+func (w *world) virtctlFails(ctx context.Context, t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, testenv.Output(t, "bin", "virtctl"), append(args, "--kubeconfig", w.kubeconfig)...)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Errorf("virtctl %s succeeded: %s", strings.Join(args, " "), out)
+	}
+	return string(out), err
+}
+
+// waitVolume waits until v's volume name has phase and returns its status.
+func (w *world) waitVolume(ctx context.Context, t *testing.T, v *virtv1.VirtualMachineInstance, name string, phase virtv1.VolumePhase) virtv1.VolumeStatus {
+	t.Helper()
+	var got virtv1.VolumeStatus
+	eventually(ctx, t, "volume "+name+" "+string(phase), func() (bool, string) {
+		cur := &virtv1.VirtualMachineInstance{}
+		if err := w.c.Get(ctx, client.ObjectKeyFromObject(v), cur); err != nil {
+			return false, err.Error()
+		}
+		for _, s := range cur.Status.VolumeStatus {
+			if s.Name == name {
+				got = s
+				return s.Phase == phase, fmt.Sprintf("%+v", s)
+			}
+		}
+		return false, fmt.Sprintf("not in %+v", cur.Status.VolumeStatus)
+	})
+	return got
+}
+
+// waitNoHotplug waits until no attachment pod exists, no hotplug bind is
+// on the node and (with v) v reports no hotplugged volume.
+func (w *world) waitNoHotplug(ctx context.Context, t *testing.T, v *virtv1.VirtualMachineInstance) {
+	t.Helper()
+	eventually(ctx, t, "no attachment pod, hotplug bind or hotplug volume status", func() (bool, string) {
+		var pods corev1.PodList
+		if err := w.c.List(ctx, &pods, client.MatchingLabels{virtv1.AppLabel: contract.HotplugLabelValue}); err != nil {
+			return false, err.Error()
+		}
+		if len(pods.Items) > 0 {
+			return false, fmt.Sprintf("%d attachment pods", len(pods.Items))
+		}
+		if n := hotplugBinds(t); n > 0 {
+			return false, fmt.Sprintf("%d binds", n)
+		}
+		if v == nil {
+			return true, ""
+		}
+		cur := &virtv1.VirtualMachineInstance{}
+		if err := w.c.Get(ctx, client.ObjectKeyFromObject(v), cur); err != nil {
+			return false, err.Error()
+		}
+		for _, s := range cur.Status.VolumeStatus {
+			if s.HotplugVolume != nil {
+				return false, fmt.Sprintf("%+v", s)
+			}
+		}
+		return true, ""
+	})
+}
+
+// hotplugBinds counts the images bound into launcher pods' hotplug folders
+// on this machine's nodes.
+func hotplugBinds(t *testing.T) int {
+	t.Helper()
+	mounts, err := linuxproc.ReadMounts("/proc/self/mountinfo")
+	must(t, err)
+	n := 0
+	for _, m := range mounts {
+		if strings.Contains(m.MountPoint, "/kubernetes.io~empty-dir/"+contract.HotplugVolume+"/") {
+			n++
+		}
+	}
+	return n
+}
+
+func hasVolume(vols []virtv1.Volume, name string) bool {
+	for _, v := range vols {
+		if v.Name == name {
+			return true
+		}
+	}
+	return false
+}
