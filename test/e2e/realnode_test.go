@@ -34,8 +34,9 @@ import (
 // container from the launcher image, with a containerDisk mounted by the
 // kubelet as an image volume; its console reaches virt-api's pod through
 // the handler's node API over TLS, its web server answers through the node's
-// pod network, `virtctl stop` and `start` work, deleting it leaves
-// nothing, and Down leaves the host as it was.
+// pod network, a claim hotplugged with virtctl reaches the guest and goes
+// again, `virtctl stop` and `start` work, deleting it leaves nothing, and
+// Down leaves the host as it was.
 func TestRealNode(t *testing.T) {
 	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
@@ -180,6 +181,23 @@ func TestRealNode(t *testing.T) {
 	w.consoleShows(ctx, t, vmi, "VIRTKIT-HEARTBEAT")
 	launcherConfined(t, launcher)
 	httpAnswers(ctx, t, "http://"+vmi.Status.Interfaces[0].IP+"/", "tiny")
+
+	// A claim hotplugged into the running VM: the kubelet mounts it for
+	// the attachment pod, the handler's pod binds its image into the
+	// launcher container through the kubelet's pods folder (Bidirectional
+	// there, HostToContainer in the launcher), and the guest writes to it.
+	hot := data.DeepCopy()
+	hot.ObjectMeta = metav1.ObjectMeta{Namespace: vm.Namespace, Name: "real-hot"}
+	hot.Spec.VolumeName, hot.Status = "", corev1.PersistentVolumeClaimStatus{}
+	must(t, w.c.Create(ctx, hot))
+	w.virtctl(ctx, t, "addvolume", vm.Name, "-n", vm.Namespace, "--volume-name="+hot.Name)
+	hotStatus := w.waitVolume(ctx, t, vmi, hot.Name, virtv1.VolumeReady)
+	assert.Equal(t, hotStatus.Target, "sda")
+	waitFile(ctx, t, w.serialLog(ctx, t, vmi), "VIRTKIT-DISK sda previous=none wrote=1 readback=ok")
+	w.virtctl(ctx, t, "removevolume", vm.Name, "-n", vm.Namespace, "--volume-name="+hot.Name)
+	w.waitNoHotplug(ctx, t, vmi)
+	must(t, w.c.Delete(ctx, hot))
+
 	w.stopStartDelete(ctx, t, vm, vmi)
 	must(t, w.c.Delete(ctx, data))
 	testenv.Eventually(ctx, t, "the claim's volume gone", func() (bool, string) {
