@@ -125,19 +125,11 @@ func (c *Client) RemoveVMIVolume(ctx context.Context, namespace, name string, op
 // Version returns virt-api's version (GET .../v1/version).
 func (c *Client) Version(ctx context.Context) (VersionInfo, error) {
 	var v VersionInfo
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.cfg.Host, "/")+Prefix+"/version", nil)
+	b, err := c.do(ctx, http.MethodGet, strings.TrimSuffix(c.cfg.Host, "/")+Prefix+"/version", nil, "version", 64<<10)
 	if err != nil {
 		return v, err
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return v, fmt.Errorf("version: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return v, statusFrom(resp)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&v); err != nil {
+	if err := json.Unmarshal(b, &v); err != nil {
 		return v, fmt.Errorf("version: decoding the answer: %w", err)
 	}
 	return v, nil
@@ -161,21 +153,12 @@ func (c *Client) ExpandVMSpec(ctx context.Context, namespace string, vm *virtv1.
 }
 
 func (c *Client) expand(ctx context.Context, method, u string, body []byte) (*virtv1.VirtualMachine, error) {
-	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	b, err := c.do(ctx, method, u, body, "expand", maxVMBody)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("expand: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return nil, statusFrom(resp)
-	}
 	vm := &virtv1.VirtualMachine{}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxVMBody)).Decode(vm); err != nil {
+	if err := json.Unmarshal(b, vm); err != nil {
 		return nil, fmt.Errorf("expand: decoding the answer: %w", err)
 	}
 	return vm, nil
@@ -195,26 +178,8 @@ func (c *Client) VNC(ctx context.Context, namespace, name string) (io.ReadWriteC
 // Screenshot returns a VMI's display as a PNG (GET
 // virtualmachineinstances/NAME/vnc/screenshot).
 func (c *Client) Screenshot(ctx context.Context, namespace, name string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url("virtualmachineinstances", namespace, name, "vnc/screenshot"), nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("screenshot %s/%s: %w", namespace, name, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return nil, statusFrom(resp)
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, nodeapi.MaxScreenshotBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("screenshot %s/%s: %w", namespace, name, err)
-	}
-	if len(b) > nodeapi.MaxScreenshotBytes {
-		return nil, fmt.Errorf("screenshot %s/%s: the image is larger than %d bytes", namespace, name, nodeapi.MaxScreenshotBytes)
-	}
-	return b, nil
+	return c.do(ctx, http.MethodGet, c.url("virtualmachineinstances", namespace, name, "vnc/screenshot"), nil,
+		"screenshot "+namespace+"/"+name, nodeapi.MaxScreenshotBytes)
 }
 
 // GuestOSInfo is what a VMI's guest agent says (GET
@@ -251,20 +216,13 @@ func (c *Client) Unfreeze(ctx context.Context, namespace, name string) error {
 const maxAgentBody = 4 << 20
 
 func (c *Client) getJSON(ctx context.Context, namespace, name, verb string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url("virtualmachineinstances", namespace, name, verb), nil)
+	what := verb + " " + namespace + "/" + name
+	b, err := c.do(ctx, http.MethodGet, c.url("virtualmachineinstances", namespace, name, verb), nil, what, maxAgentBody)
 	if err != nil {
 		return err
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s %s/%s: %w", verb, namespace, name, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return statusFrom(resp)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAgentBody)).Decode(out); err != nil {
-		return fmt.Errorf("%s %s/%s: decoding the answer: %w", verb, namespace, name, err)
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("%s: decoding the answer: %w", what, err)
 	}
 	return nil
 }
@@ -287,20 +245,41 @@ func (c *Client) put(ctx context.Context, resource, namespace, name, verb string
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.url(resource, namespace, name, verb), bytes.NewReader(b))
-	if err != nil {
-		return err
+	_, err = c.do(ctx, http.MethodPut, c.url(resource, namespace, name, verb), b, verb+" "+namespace+"/"+name, 64<<10)
+	return err
+}
+
+// do sends one request (a JSON body when body is not nil) and returns the
+// answer's body, at most limit bytes (a longer one is an error naming
+// what), or the Status of an answer that is not 2xx.
+func (c *Client) do(ctx context.Context, method, u string, body []byte, what string, limit int64) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s/%s: %w", verb, namespace, name, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode/100 == 2 {
-		return nil
+	if resp.StatusCode/100 != 2 {
+		return nil, statusFrom(resp)
 	}
-	return statusFrom(resp)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: the answer is larger than %d bytes", what, limit)
+	}
+	return b, nil
 }
 
 func (c *Client) stream(ctx context.Context, namespace, name, verb string) (io.ReadWriteCloser, error) {
