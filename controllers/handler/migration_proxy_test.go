@@ -106,20 +106,10 @@ func fakeTargetLauncher(t *testing.T, dst launcher.Layout) {
 		assert.NilError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		ln, err := net.Listen("unix", path)
 		assert.NilError(t, err)
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					b, _ := io.ReadAll(c) // until the source's half close
-					_, _ = io.WriteString(c, string(ch)+" got "+string(b)+"\n")
-				}()
-			}
-		}()
+		testenv.Serve(t, ln, func(c net.Conn) {
+			b, _ := io.ReadAll(c) // until the source's half close
+			_, _ = io.WriteString(c, string(ch)+" got "+string(b)+"\n")
+		})
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/internal/wsstream"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 	"github.com/virtkit/virtkit/virtapi/subresources"
@@ -32,19 +33,7 @@ func echoGuest(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_, _ = io.Copy(c, c)
-			}()
-		}
-	}()
+	testenv.Serve(t, ln, func(c net.Conn) { _, _ = io.Copy(c, c) })
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	return port
 }
