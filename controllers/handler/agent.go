@@ -20,12 +20,27 @@ import (
 )
 
 // How often the handler asks a guest's agent what it knows: often while
-// none answers, so AgentConnected shows soon after the guest starts its
-// agent, and then as KubeVirt's launcher polls it.
+// none has answered yet, so AgentConnected shows soon after the guest
+// starts its agent, less and less often (up to agentPollIdle) for a guest
+// that runs none, and as KubeVirt's launcher polls it once one answers.
 const (
 	agentPollWaiting   = 3 * time.Second
+	agentPollIdle      = 30 * time.Second
 	agentPollConnected = 10 * time.Second
 )
+
+// nextAgentPoll is the wait before the next question to an agent after
+// waiting prev: agentPollConnected while it answers; without an answer,
+// twice prev from agentPollWaiting on, at most agentPollIdle.
+func nextAgentPoll(prev time.Duration, connected bool) time.Duration {
+	switch {
+	case connected:
+		return agentPollConnected
+	case prev < agentPollWaiting || prev == agentPollConnected:
+		return agentPollWaiting
+	}
+	return min(2*prev, agentPollIdle)
+}
 
 // AgentFacts are what a guest's agent last told the handler.
 type AgentFacts struct {
@@ -38,8 +53,8 @@ type AgentFacts struct {
 	Interfaces []guestagent.Interface
 }
 
-// pollAgent asks g's agent what it knows every agentPollWaiting (none
-// answers) or agentPollConnected, and has the VMI reconciled when the
+// pollAgent asks g's agent what it knows (at the waits nextAgentPoll
+// says), and has the VMI reconciled when the
 // answer changes, so its status shows it. It returns when ctx ends.
 func (r *Reconciler) pollAgent(ctx context.Context, g *guest) {
 	wait := time.Duration(0)
@@ -50,10 +65,7 @@ func (r *Reconciler) pollAgent(ctx context.Context, g *guest) {
 		case <-time.After(wait):
 		}
 		f := askAgent(ctx, g)
-		wait = agentPollWaiting
-		if f.Connected {
-			wait = agentPollConnected
-		}
+		wait = nextAgentPoll(wait, f.Connected)
 		if old := g.agent.Load(); old != nil && equality.Semantic.DeepEqual(*old, f) {
 			continue
 		}
