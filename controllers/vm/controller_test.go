@@ -16,6 +16,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/virtkit/virtkit/internal/testenv"
 )
 
 const hold = "virtkit.test/hold" // plays the VMI controller's finalizer
@@ -39,6 +41,7 @@ func TestController(t *testing.T) {
 	t.Run("Instancetype", func(t *testing.T) { testInstancetype(t, cl) })
 	t.Run("DataVolumeTemplates", func(t *testing.T) { testDataVolumeTemplates(t, cl) })
 	t.Run("WaitingForVolumeBinding", func(t *testing.T) { testWaitingForVolumeBinding(t, cl) })
+	t.Run("DeclaredHotplug", func(t *testing.T) { testDeclaredHotplug(t, cl) })
 }
 
 func testRunStrategies(t *testing.T, cl *cluster) {
@@ -180,6 +183,45 @@ func testStopRequest(t *testing.T, cl *cluster) {
 	cl.waitVMI(t, key, vmi.UID)
 	cl.waitVM(t, key, virtv1.VirtualMachineStatusStarting, func(vm *virtv1.VirtualMachine) bool {
 		return len(vm.Status.StateChangeRequests) == 0
+	})
+}
+
+// A hotpluggable claim added to a running VM's template reaches its VMI
+// with its disk; dropped from the template, it leaves; a change of a volume
+// that is not hotpluggable is not carried.
+func testDeclaredHotplug(t *testing.T, cl *cluster) {
+	key, _ := cl.startRunning(t, "declared", virtv1.RunStrategyAlways, false)
+	hot := virtv1.Volume{Name: "hot", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+		PersistentVolumeClaimVolumeSource: k8sv1.PersistentVolumeClaimVolumeSource{ClaimName: "hot-claim"}, Hotpluggable: true}}}
+	cl.mutateVM(t, key, false, func(vm *virtv1.VirtualMachine) {
+		vm.Spec.Template.Spec.Volumes = append(vm.Spec.Template.Spec.Volumes, hot)
+		vm.Spec.Template.Spec.Domain.Devices.Disks = append(vm.Spec.Template.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "hot"})
+		vm.Spec.Template.Spec.Hostname = "not-live"
+	})
+	has := func(v *virtv1.VirtualMachineInstance) bool {
+		vol, disk := false, false
+		for _, x := range v.Spec.Volumes {
+			vol = vol || x.Name == "hot"
+		}
+		for _, x := range v.Spec.Domain.Devices.Disks {
+			disk = disk || x.Name == "hot"
+		}
+		return vol && disk
+	}
+	testenv.Eventually(context.Background(), t, "the hotplugged volume in the VMI", func() (bool, string) {
+		v := cl.vmi(t, key)
+		return has(v), fmt.Sprintf("volumes %+v", v.Spec.Volumes)
+	})
+	if v := cl.vmi(t, key); v.Spec.Hostname == "not-live" {
+		t.Error("a change that is not hotplug's reached the running VMI")
+	}
+	cl.mutateVM(t, key, false, func(vm *virtv1.VirtualMachine) {
+		vm.Spec.Template.Spec.Volumes = vm.Spec.Template.Spec.Volumes[:len(vm.Spec.Template.Spec.Volumes)-1]
+		vm.Spec.Template.Spec.Domain.Devices.Disks = vm.Spec.Template.Spec.Domain.Devices.Disks[:len(vm.Spec.Template.Spec.Domain.Devices.Disks)-1]
+	})
+	testenv.Eventually(context.Background(), t, "the hotplugged volume out of the VMI", func() (bool, string) {
+		v := cl.vmi(t, key)
+		return !has(v), fmt.Sprintf("volumes %+v", v.Spec.Volumes)
 	})
 }
 

@@ -160,6 +160,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if retry > 0 && (plan.RequeueAfter == 0 || retry < plan.RequeueAfter) {
 			plan.RequeueAfter = retry
 		}
+		if syncErr == nil {
+			syncErr = r.syncDeclaredHotplug(ctx, work, vmi)
+		}
 	}
 	if plan.AddStartRequest && syncErr == nil {
 		work.Status.StateChangeRequests = append(work.Status.StateChangeRequests,
