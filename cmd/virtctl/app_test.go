@@ -76,22 +76,22 @@ func TestCommandsSendKubeVirtsRequests(t *testing.T) {
 		{name: "migrate with a node selector", args: "migrate vm1 --addedNodeSelector zone=b,disk=ssd",
 			want:   []call{{"Migrate", "default", "vm1", virtv1.MigrateOptions{AddedNodeSelector: map[string]string{"zone": "b", "disk": "ssd"}}}},
 			stdout: "VM vm1 was scheduled to migrate\n"},
-		{name: "addvolume to the running VMI", args: "addvolume vm1 --volume-name=data",
-			want: []call{{"AddVMIVolume", "default", "vm1", virtv1.AddVolumeOptions{Name: "data",
+		{name: "addvolume to the VM, which hotplugs it", args: "addvolume vm1 --volume-name=data",
+			want: []call{{"AddVolume", "default", "vm1", virtv1.AddVolumeOptions{Name: "data",
 				Disk: &virtv1.Disk{Serial: "data", DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: "scsi"}}}, VolumeSource: hotplugPVC("data")}}},
 			stdout: "Successfully submitted add volume request to VM vm1 for volume data\n"},
-		{name: "addvolume persisted, as a LUN with a serial and a cache mode", args: "addvolume vm1 --volume-name=data --persist --serial=S1 --disk-type=lun --cache=none --disk-name=d",
+		{name: "addvolume with the deprecated --persist, as a LUN with a serial and a cache mode", args: "addvolume vm1 --volume-name=data --persist --serial=S1 --disk-type=lun --cache=none --disk-name=d",
 			want: []call{{"AddVolume", "default", "vm1", virtv1.AddVolumeOptions{Name: "d",
 				Disk: &virtv1.Disk{Serial: "S1", Cache: "none", DiskDevice: virtv1.DiskDevice{LUN: &virtv1.LunTarget{Bus: "scsi"}}}, VolumeSource: hotplugPVC("data")}}},
 			stdout: "Successfully submitted add volume request to VM vm1 for volume data\n"},
 		{name: "addvolume on virtio, dry run", args: "addvolume vm1 --volume-name=data --bus=virtio --dry-run",
-			want: []call{{"AddVMIVolume", "default", "vm1", virtv1.AddVolumeOptions{Name: "data", DryRun: dry,
+			want: []call{{"AddVolume", "default", "vm1", virtv1.AddVolumeOptions{Name: "data", DryRun: dry,
 				Disk: &virtv1.Disk{Serial: "data", DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: "virtio"}}}, VolumeSource: hotplugPVC("data")}}},
 			stdout: "Dry Run execution\nSuccessfully submitted add volume request to VM vm1 for volume data\n"},
-		{name: "removevolume from the running VMI", args: "removevolume vm1 --volume-name=data",
-			want:   []call{{"RemoveVMIVolume", "default", "vm1", virtv1.RemoveVolumeOptions{Name: "data"}}},
+		{name: "removevolume from the VM, which unplugs it", args: "removevolume vm1 --volume-name=data",
+			want:   []call{{"RemoveVolume", "default", "vm1", virtv1.RemoveVolumeOptions{Name: "data"}}},
 			stdout: "Successfully submitted remove volume request to VM vm1 for volume data\n"},
-		{name: "removevolume persisted", args: "removevolume vm1 --volume-name=data --persist --dry-run",
+		{name: "removevolume with the deprecated --persist", args: "removevolume vm1 --volume-name=data --persist --dry-run",
 			want:   []call{{"RemoveVolume", "default", "vm1", virtv1.RemoveVolumeOptions{Name: "data", DryRun: dry}}},
 			stdout: "Dry Run execution\nSuccessfully submitted remove volume request to VM vm1 for volume data\n"},
 		{name: "version", args: "version",
@@ -118,6 +118,27 @@ func TestCommandsSendKubeVirtsRequests(t *testing.T) {
 				t.Errorf("stderr: %q", h.stderr)
 			}
 		})
+	}
+}
+
+// A VMI that no VM owns gets its volume requests itself, as with
+// KubeVirt's virtctl: the VM's endpoint answers that there is no such VM.
+func TestVolumeOfAStandaloneVMI(t *testing.T) {
+	h := newHarness(t, "", pvc("default", "data"))
+	notFound := status(404, `virtualmachine.kubevirt.io "solo" not found`, &metav1.StatusDetails{Name: "solo", Group: "kubevirt.io", Kind: "virtualmachine"})
+	h.api.errs = map[string]error{"AddVolume": notFound, "RemoveVolume": notFound}
+	if code := h.run("addvolume", "solo", "--volume-name=data"); code != 0 {
+		t.Fatalf("addvolume: exit %d; stderr:\n%s", code, h.stderr)
+	}
+	if code := h.run("removevolume", "solo", "--volume-name=data"); code != 0 {
+		t.Fatalf("removevolume: exit %d; stderr:\n%s", code, h.stderr)
+	}
+	var methods []string
+	for _, c := range h.api.recorded() {
+		methods = append(methods, c.Method)
+	}
+	if d := cmp.Diff([]string{"AddVolume", "AddVMIVolume", "RemoveVolume", "RemoveVMIVolume"}, methods); d != "" {
+		t.Errorf("requests (-want +got):\n%s", d)
 	}
 }
 

@@ -207,18 +207,26 @@ func TestVirtctlBinary(t *testing.T) {
 				t.Errorf("VMI volumes (-want +got):\n%s", diff)
 			}
 		}
+		// The VM's template (its controller, not running here, hotplugs it
+		// into the VMI).
 		ok(t, "Successfully submitted add volume request to VM hp for volume data\n", "addvolume", "hp", "--volume-name=data", "--serial=DATA1")
-		check(t, []string{"root"}, []string{"root", "data"})
-		disks := w.getVMI(t, "hp").Spec.Domain.Devices.Disks
+		check(t, []string{"root", "data"}, []string{"root"})
+		disks := w.getVM(t, "default", "hp").Spec.Template.Spec.Domain.Devices.Disks
 		if len(disks) != 2 || disks[1].Serial != "DATA1" || disks[1].Disk == nil || disks[1].Disk.Bus != virtv1.DiskBusSCSI {
-			t.Errorf("VMI disks %+v, want data on scsi with serial DATA1", disks)
+			t.Errorf("template disks %+v, want data on scsi with serial DATA1", disks)
 		}
 		ok(t, "Successfully submitted remove volume request to VM hp for volume data\n", "removevolume", "hp", "--volume-name=data")
 		check(t, []string{"root"}, []string{"root"})
 		ok(t, "", "addvolume", "hp", "--volume-name=data", "--persist")
-		check(t, []string{"root", "data"}, []string{"root", "data"})
+		check(t, []string{"root", "data"}, []string{"root"})
 		ok(t, "", "removevolume", "hp", "--volume-name=data", "--persist")
 		check(t, []string{"root"}, []string{"root"})
+		// A VMI that no VM owns gets it itself.
+		w.runVMI(t, "solo", virtv1.Running)
+		ok(t, "", "addvolume", "solo", "--volume-name=data")
+		if vols := w.getVMI(t, "solo").Spec.Volumes; len(vols) != 2 || vols[1].Name != "data" {
+			t.Errorf("the standalone VMI's volumes: %+v, want data added", vols)
+		}
 		fails(t, w.alice, []string{"Volume nope is not a DataVolume or PersistentVolumeClaim", "kubectl get pvc -n default"}, "addvolume", "hp", "--volume-name=nope")
 	})
 

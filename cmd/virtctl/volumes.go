@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
@@ -10,14 +12,29 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
-const persistUsage = "If true, the change is made to the VM's template too (it survives a restart); else only to the running VMI."
+const persistUsage = "Deprecated, has no effect: the change is made to the VM (which hotplugs it into its running VMI), or to the VMI when no VM owns it."
+
+// toVMOrVMI makes a volume request of a VM, as KubeVirt's virtctl does: the
+// VM's template changes and the VM controller hotplugs it into the running
+// VMI; a VMI that no VM owns (the VM is not found) gets it itself.
+func toVMOrVMI[T any](ctx context.Context, s *session, o *op, vm, vmi func(context.Context, string, string, T) error, opts T) error {
+	err := vm(ctx, s.ns, o.name, opts)
+	var se *subresources.StatusError
+	if errors.As(err, &se) && se.Status.Code == http.StatusNotFound && se.Status.Details != nil && se.Status.Details.Kind == "virtualmachine" {
+		o.kind = kindVMI
+		err = vmi(ctx, s.ns, o.name, opts)
+	}
+	return err
+}
 
 func addVolumeCommand() command {
 	return command{name: "addvolume", use: "addvolume (VM) --volume-name=PVC", short: "Hotplug a PersistentVolumeClaim into a running virtual machine.", args: 1,
-		example: "  # Attach the claim 'data' to the running VM 'tiny', until it restarts:\n  virtctl addvolume tiny --volume-name=data\n" +
-			"  # Attach it for good, with a serial the guest sees:\n  virtctl addvolume tiny --volume-name=data --serial=DATA1 --persist",
+		example: "  # Attach the claim 'data' to the running VM 'tiny' (and to its template, so that it stays after a restart):\n  virtctl addvolume tiny --volume-name=data\n" +
+			"  # With a serial the guest sees:\n  virtctl addvolume tiny --volume-name=data --serial=DATA1",
 		setup: func(fs *pflag.FlagSet) action {
 			volume := fs.String("volume-name", "", "Name of the PersistentVolumeClaim to attach (required).")
 			diskName := fs.String("disk-name", "", "Name of the disk and volume in the VM's spec; default --volume-name.")
@@ -43,13 +60,8 @@ func addVolumeCommand() command {
 					return err
 				}
 				opts.DryRun = s.dryRun(*dry)
-				call := s.sub.AddVMIVolume
-				if *persist {
-					call = s.sub.AddVolume
-				} else {
-					o.kind = kindVMI
-				}
-				if err := call(ctx, s.ns, args[0], opts); err != nil {
+				_ = *persist
+				if err := toVMOrVMI(ctx, s, &o, s.sub.AddVolume, s.sub.AddVMIVolume, opts); err != nil {
 					return s.explain(o, err)
 				}
 				fmt.Fprintf(s.stdout, "Successfully submitted add volume request to VM %s for volume %s\n", args[0], *volume)
@@ -117,8 +129,7 @@ func (s *session) volumeSource(ctx context.Context, o op, volume string) (*virtv
 
 func removeVolumeCommand() command {
 	return command{name: "removevolume", use: "removevolume (VM) --volume-name=NAME", short: "Unplug a hotplugged volume from a running virtual machine.", args: 1,
-		example: "  # Detach the volume 'data' from the running VM 'tiny':\n  virtctl removevolume tiny --volume-name=data\n" +
-			"  # Detach it from the VM's template too:\n  virtctl removevolume tiny --volume-name=data --persist",
+		example: "  # Detach the volume 'data' from the running VM 'tiny' and its template:\n  virtctl removevolume tiny --volume-name=data",
 		setup: func(fs *pflag.FlagSet) action {
 			volume := fs.String("volume-name", "", "Name of the volume in the VM's spec (required).")
 			persist := fs.Bool("persist", false, persistUsage)
@@ -131,12 +142,9 @@ func removeVolumeCommand() command {
 					return err
 				}
 				opts := virtv1.RemoveVolumeOptions{Name: *volume, DryRun: s.dryRun(*dry)}
-				o := op{"removevolume", kindVMI, args[0]}
-				call := s.sub.RemoveVMIVolume
-				if *persist {
-					o.kind, call = kindVM, s.sub.RemoveVolume
-				}
-				if err := call(ctx, s.ns, args[0], opts); err != nil {
+				o := op{"removevolume", kindVM, args[0]}
+				_ = *persist
+				if err := toVMOrVMI(ctx, s, &o, s.sub.RemoveVolume, s.sub.RemoveVMIVolume, opts); err != nil {
 					return s.explain(o, err)
 				}
 				fmt.Fprintf(s.stdout, "Successfully submitted remove volume request to VM %s for volume %s\n", args[0], *volume)

@@ -19,15 +19,16 @@ import (
 	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
-// Volume hotplug end to end, with virtctl: a claim added to a running VM
+// Volume hotplug end to end: a claim added to a running VM with virtctl
 // gets an attachment pod on the VMI's node, its image is bound into the
 // launcher pod and attached on SCSI, and the guest sees the disk and
 // writes to it; removed, the guest sees it go and the attachment pod and
-// the bind go too. Added again with --persist it is in the VM's template
-// and comes back, with what the guest wrote, after a restart. A claim that
-// does not exist and a name in use are refused, naming why, with nothing
-// written; so is a hotplug into a VM that is stopped. Stopping the VM
-// leaves no attachment pod and no bind.
+// the bind go too. Declared in the VM's template instead, it reaches the
+// running VMI, comes back with what the guest wrote after a restart, and
+// goes when the template drops it. A claim that does not exist and a name
+// in use are refused, naming why, with nothing written; so is a hotplug
+// into a VMI that does not run. Stopping the VM leaves no attachment pod
+// and no bind.
 func TestVolumeHotplug(t *testing.T) {
 	w := up(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -78,15 +79,21 @@ func TestVolumeHotplug(t *testing.T) {
 	waitFile(ctx, t, serial, "VIRTKIT-DISK-REMOVED sda")
 	w.waitNoHotplug(ctx, t, first)
 
-	// Persisted: in the template, and back after a restart with the
-	// guest's marker.
-	w.virtctl(ctx, t, "addvolume", vm.Name, "-n", ns, "--volume-name=hotty-disk", "--persist")
+	// Declared: the claim added to the VM's template reaches the running
+	// VMI (the VM controller carries it), and is back after a restart
+	// with the guest's marker.
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(vm), vm))
+	if hasVolume(vm.Spec.Template.Spec.Volumes, "hotty-disk") {
+		t.Errorf("the VM's template still has hotty-disk after removevolume: %+v", vm.Spec.Template.Spec.Volumes)
+	}
+	vm.Spec.Template.Spec.Volumes = append(vm.Spec.Template.Spec.Volumes, virtv1.Volume{Name: "hotty-disk", VolumeSource: virtv1.VolumeSource{
+		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{Hotpluggable: true,
+			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}})
+	vm.Spec.Template.Spec.Domain.Devices.Disks = append(vm.Spec.Template.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "hotty-disk",
+		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusSCSI}}})
+	must(t, w.c.Update(ctx, vm))
 	w.waitVolume(ctx, t, first, "hotty-disk", virtv1.VolumeReady)
 	waitFile(ctx, t, serial, "VIRTKIT-DISK sda previous=1 wrote=2 readback=ok")
-	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(vm), vm))
-	if !hasVolume(vm.Spec.Template.Spec.Volumes, "hotty-disk") {
-		t.Errorf("the VM's template has no volume hotty-disk after --persist: %+v", vm.Spec.Template.Spec.Volumes)
-	}
 	w.virtctl(ctx, t, "restart", vm.Name, "-n", ns)
 	var second *virtv1.VirtualMachineInstance
 	eventually(ctx, t, "the VM restarted", func() (bool, string) {
@@ -96,14 +103,26 @@ func TestVolumeHotplug(t *testing.T) {
 		return err == nil && v.UID != first.UID && v.Status.Phase == virtv1.Running, fmt.Sprint(err)
 	})
 	w.waitVolume(ctx, t, second, "hotty-disk", virtv1.VolumeReady)
-	waitFile(ctx, t, w.serialLog(ctx, t, second), "VIRTKIT-DISK sda previous=2 wrote=3 readback=ok")
+	secondSerial := w.serialLog(ctx, t, second)
+	waitFile(ctx, t, secondSerial, "VIRTKIT-DISK sda previous=2 wrote=3 readback=ok")
+
+	// Dropped from the template: unplugged from the running VMI.
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(vm), vm))
+	vm.Spec.Template.Spec.Volumes = vm.Spec.Template.Spec.Volumes[:len(vm.Spec.Template.Spec.Volumes)-1]
+	vm.Spec.Template.Spec.Domain.Devices.Disks = vm.Spec.Template.Spec.Domain.Devices.Disks[:len(vm.Spec.Template.Spec.Domain.Devices.Disks)-1]
+	must(t, w.c.Update(ctx, vm))
+	waitFile(ctx, t, secondSerial, "VIRTKIT-DISK-REMOVED sda")
+	w.waitNoHotplug(ctx, t, second)
 
 	// Stopped: nothing is left on the node, and a hotplug is refused.
 	w.virtctl(ctx, t, "stop", vm.Name, "-n", ns)
 	w.waitNoVMI(ctx, t, vm)
 	w.waitNoHotplug(ctx, t, nil)
-	if out, _ := w.virtctlFails(ctx, t, "addvolume", vm.Name, "--volume-name=hotty-disk", "--disk-name=again"); !strings.Contains(out, `VirtualMachineInstance "hotty" does not run`) {
-		t.Errorf("a hotplug into the stopped VM: %q, want it refused as the VMI does not run", out)
+	opts := virtv1.AddVolumeOptions{Name: "again", Disk: &virtv1.Disk{DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusSCSI}}},
+		VolumeSource: &virtv1.HotplugVolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}}
+	if err := w.sub.AddVMIVolume(ctx, ns, vm.Name, opts); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("a hotplug into the VMI of the stopped VM: %v, want it refused as there is none", err)
 	}
 
 	must(t, w.c.Delete(ctx, vm))

@@ -47,8 +47,10 @@ func (s *Server) vmiRemoveVolume(ctx context.Context, req *request) error {
 	return s.vmiVolume(ctx, req, false)
 }
 
-// vmVolume changes the VM's template, so the change persists, and the
-// running VMI's spec, so the handler hotplugs it now.
+// vmVolume changes the VM's template only, as KubeVirt's virt-api does
+// with declarative volume hotplug (its default): the VM controller then
+// carries the change to the running VMI (controllers/vm), so the volume
+// persists and there is one writer of the VMI's spec.
 func (s *Server) vmVolume(ctx context.Context, req *request, add bool) error {
 	vr, dry, err := requests.DecodeVolume(req.w, req.r, add)
 	if err != nil {
@@ -67,19 +69,8 @@ func (s *Server) vmVolume(ctx context.Context, req *request, add bool) error {
 	if err := s.sourceExists(ctx, req.namespace, vr); err != nil {
 		return err
 	}
-	vmi, err := s.getVMI(ctx, req, true)
-	if err != nil {
-		return err
-	}
-	// Validate the VMI side before writing anything, so a refusal leaves both untouched.
-	live := vmi != nil && vmi.IsRunning() && vr.Verify(vmi.Spec.Volumes) == ""
 	if err := s.patchVolumes(ctx, vm, vmResource(), "/spec/template", &vm.Spec.Template.Spec, vr, dry); err != nil {
 		return err
-	}
-	if live {
-		if err := s.patchVolumes(ctx, vmi, vmiResource(), "", &vmi.Spec, vr, dry); err != nil {
-			return err
-		}
 	}
 	return req.accepted()
 }
