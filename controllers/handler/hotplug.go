@@ -159,7 +159,42 @@ func (r *Reconciler) hotplug(ctx context.Context, vmi *virtv1.VirtualMachineInst
 			}
 		}
 	}
+	if err := r.hotClaimInfo(ctx, vmi, g, want, out); err != nil {
+		return nil, ctrl.Result{}, err
+	}
 	return sortByVolume(vmi, out), res, nil
+}
+
+// hotClaimInfo fills in each hotplug status what the claim holds, as
+// KubeVirt reports it (access modes, capacity, volume mode), which the
+// LiveMigratable condition reads: the previous status's, or the claim as
+// the guest was taken on, or, for a volume new to the status, the claim as
+// it is now (one read; a claim not there yet has none).
+func (r *Reconciler) hotClaimInfo(ctx context.Context, vmi *virtv1.VirtualMachineInstance, g *guest, want map[string]wanted, out []virtv1.VolumeStatus) error {
+	prev := map[string]*virtv1.PersistentVolumeClaimInfo{}
+	for _, s := range vmi.Status.VolumeStatus {
+		prev[s.Name] = s.PersistentVolumeClaimInfo
+	}
+	for i := range out {
+		st := &out[i]
+		if st.PersistentVolumeClaimInfo != nil {
+			continue
+		}
+		info := prev[st.Name]
+		if info == nil {
+			info = g.claims[st.Name]
+		}
+		if w, ok := want[st.Name]; ok && info == nil {
+			ro := w.volume.PersistentVolumeClaim != nil && w.volume.PersistentVolumeClaim.ReadOnly
+			_, read, err := r.claimFacts(ctx, vmi.Namespace, migrate.ClaimOf(&w.volume), ro)
+			if err != nil {
+				return err
+			}
+			info = read
+		}
+		st.PersistentVolumeClaimInfo = info.DeepCopy()
+	}
+	return nil
 }
 
 func orEmpty(s *virtv1.HotplugVolumeStatus) *virtv1.HotplugVolumeStatus {

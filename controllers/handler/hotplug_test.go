@@ -75,8 +75,10 @@ func TestHotplugFromAttachmentPod(t *testing.T) {
 
 	res := n.reconcile("vm1")
 	assert.Assert(t, res.RequeueAfter > 0, "waits for the attachment pod")
+	// What the claim holds is reported as for any claim (LiveMigratable reads it).
+	info := &virtv1.PersistentVolumeClaimInfo{ClaimName: "data-claim", Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}
 	want := []virtv1.VolumeStatus{{Name: "root", Target: "vda"}, {Name: "data", Phase: virtv1.VolumeBound,
-		Reason: handler.ReasonPVCNotReady, Message: "PVC is in phase Bound", HotplugVolume: &virtv1.HotplugVolumeStatus{}}}
+		Reason: handler.ReasonPVCNotReady, Message: "PVC is in phase Bound", HotplugVolume: &virtv1.HotplugVolumeStatus{}, PersistentVolumeClaimInfo: info}}
 	if d := cmp.Diff(want, n.vmi("vm1").Status.VolumeStatus); d != "" {
 		t.Errorf("volume status without an attachment pod (-want +got):\n%s", d)
 	}
@@ -109,7 +111,7 @@ func TestHotplugFromAttachmentPod(t *testing.T) {
 	}
 	hv := &virtv1.HotplugVolumeStatus{AttachPodName: hpName, AttachPodUID: types.UID("hp-uid-" + hpName)}
 	want[1] = virtv1.VolumeStatus{Name: "data", Target: "sda", Phase: virtv1.VolumeReady, Reason: "VolumeReady",
-		Message: "Successfully attach hotplugged volume data to VM", HotplugVolume: hv}
+		Message: "Successfully attach hotplugged volume data to VM", HotplugVolume: hv, PersistentVolumeClaimInfo: info}
 	if d := cmp.Diff(want, n.vmi("vm1").Status.VolumeStatus); d != "" {
 		t.Errorf("volume status once bound (-want +got):\n%s", d)
 	}

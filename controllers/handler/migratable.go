@@ -8,6 +8,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/virt/migrate"
+	"github.com/virtkit/virtkit/virt/spec"
 )
 
 // AllowPodBridgeMigrationAnnotation lets a VMI whose pod network uses the
@@ -61,7 +62,8 @@ func notMigratable(vmi *virtv1.VirtualMachineInstance) (reason, message string) 
 	return "", ""
 }
 
-// volumesNotMigratable says why a volume cannot follow the guest: a claim
+// volumesNotMigratable says why a volume cannot follow the guest: a
+// hotplugged volume (not brought to the target yet), a claim
 // that is not ReadWriteMany (as its volumeStatus reports the claim; without
 // that report, it is not known to be shared), or a host disk that is not shared.
 //
@@ -74,6 +76,11 @@ func volumesNotMigratable(vmi *virtv1.VirtualMachineInstance) string {
 	}
 	copied := migrate.MigratedVolumes(vmi)
 	for _, v := range vmi.Spec.Volumes {
+		if spec.Hotpluggable(&v) {
+			// Its image would have to be bound into the target's pod
+			// before the guest arrives; that is not done yet.
+			return fmt.Sprintf("cannot migrate VMI with hotplugged volume %s: hotplugged volumes are not brought to a migration's target", v.Name)
+		}
 		if copied[v.Name] {
 			continue
 		}

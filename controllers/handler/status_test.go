@@ -293,6 +293,14 @@ func TestMigratability(t *testing.T) {
 		}), status: corev1.ConditionFalse, reason: virtv1.VirtualMachineInstanceReasonDisksNotMigratable, method: virtv1.LiveMigration,
 			claims: map[string]*virtv1.PersistentVolumeClaimInfo{
 				"data": {ClaimName: "data-claim", AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}}}},
+		{"a hotplugged ReadWriteMany claim: not brought to the target", vmi(func(v *virtv1.VirtualMachineInstance) {
+			hot := pvc.DeepCopy()
+			hot.PersistentVolumeClaim.Hotpluggable = true
+			v.Spec.Volumes = []virtv1.Volume{*hot}
+			v.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "data"}}
+			v.Status.VolumeStatus = []virtv1.VolumeStatus{{Name: "data", HotplugVolume: &virtv1.HotplugVolumeStatus{}, PersistentVolumeClaimInfo: &virtv1.PersistentVolumeClaimInfo{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}}}}
+		}), corev1.ConditionFalse, virtv1.VirtualMachineInstanceReasonDisksNotMigratable, virtv1.LiveMigration, nil},
 		{"virtiofs", vmi(func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Filesystems = []virtv1.Filesystem{{Name: "fs", Virtiofs: &virtv1.FilesystemVirtiofs{}}}
 		}), corev1.ConditionFalse, virtv1.VirtualMachineInstanceReasonVirtIOFSNotMigratable, virtv1.BlockMigration, nil},
