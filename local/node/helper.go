@@ -54,17 +54,35 @@ func helperMain(spec, status *os.File) int {
 		}
 		netns = fd
 	}
-	// Nothing mounted here may reach the node: every mount becomes a
-	// slave (a private one where the node's is not shared).
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
-		return fail(fmt.Errorf("making the mount namespace a slave of the node's: %w", err))
+	// A HostToContainer volume is cloned while this namespace's copy of
+	// the node's pods folder is still a peer of the node's (a clone of a
+	// shared mount joins its peer group); then every mount is made
+	// private, so that nothing mounted here reaches the node and nothing
+	// the node mounts later reaches the pod, except below those clones.
+	trees := map[int]int{}
+	for i, m := range s.Mounts {
+		if !m.HostToContainer {
+			continue
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, m.Source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			return fail(fmt.Errorf("mount source %s: %w", m.Source, err))
+		}
+		trees[i] = fd
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fail(fmt.Errorf("making the mount namespace private: %w", err))
 	}
 	if err := detachNamespaceFiles(); err != nil {
 		return fail(err)
 	}
 	v := newMountView(s.Scratch)
-	for _, m := range s.Mounts {
-		if err := v.bind(m); err != nil {
+	for i, m := range s.Mounts {
+		bind := v.bind
+		if fd, ok := trees[i]; ok {
+			bind = func(m Mount) error { return v.attach(m, fd) }
+		}
+		if err := bind(m); err != nil {
 			return fail(err)
 		}
 	}

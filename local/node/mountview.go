@@ -56,10 +56,40 @@ func (v *mountView) bind(m Mount) error {
 			return fmt.Errorf("read-only %s: %w", target, err)
 		}
 	}
-	if !m.HostToContainer {
-		if err := unix.Mount("", target, "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-			return fmt.Errorf("private %s: %w", target, err)
+	if st.IsDir() {
+		if real, err := filepath.EvalSymlinks(target); err == nil {
+			v.own[real] = true
 		}
+	}
+	return nil
+}
+
+// attach mounts tree, a detached clone of m.Source made while it was a
+// peer of the node's mount (open_tree), at m.Target, and makes it a slave:
+// what the node mounts below m.Source later appears here
+// (HostToContainer), and nothing mounted here goes back.
+func (v *mountView) attach(m Mount, tree int) error {
+	if !filepath.IsAbs(m.Target) {
+		return fmt.Errorf("mount target %q: not an absolute path", m.Target)
+	}
+	st, err := os.Stat(m.Source)
+	if err != nil {
+		return fmt.Errorf("mount source: %w", err)
+	}
+	target := filepath.Clean(m.Target)
+	if err := v.ensure(target, st.IsDir()); err != nil {
+		return fmt.Errorf("mount target %s: %w", target, err)
+	}
+	if err := unix.MoveMount(tree, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("attach %s at %s: %w", m.Source, target, err)
+	}
+	if m.ReadOnly {
+		if err := unix.Mount("", target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+			return fmt.Errorf("read-only %s: %w", target, err)
+		}
+	}
+	if err := unix.Mount("", target, "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
+		return fmt.Errorf("slave %s: %w", target, err)
 	}
 	if st.IsDir() {
 		if real, err := filepath.EvalSymlinks(target); err == nil {

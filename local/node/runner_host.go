@@ -136,8 +136,9 @@ func (h *HostRunner) Start(ctx context.Context, spec ProcessSpec) (Process, erro
 		Setpgid:   true,
 		Pdeathsig: syscall.SIGKILL,
 		// A mount namespace of its own, by clone: unshare would make every
-		// mount private, and a HostToContainer volume must stay a slave of
-		// the node's pods folder. The helper makes "/" a slave first thing.
+		// mount private at once, before the helper clones what a
+		// HostToContainer volume needs from the node's shared pods folder;
+		// the helper makes the rest private itself.
 		Cloneflags: syscall.CLONE_NEWNS,
 	}
 	err = h.spawn.Start(cmd)
