@@ -37,31 +37,12 @@ func newMountView(scratch string) *mountView {
 
 // bind mounts m.Source at m.Target.
 func (v *mountView) bind(m Mount) error {
-	if !filepath.IsAbs(m.Target) {
-		return fmt.Errorf("mount target %q: not an absolute path", m.Target)
-	}
-	st, err := os.Stat(m.Source)
-	if err != nil {
-		return fmt.Errorf("mount source: %w", err)
-	}
-	target := filepath.Clean(m.Target)
-	if err := v.ensure(target, st.IsDir()); err != nil {
-		return fmt.Errorf("mount target %s: %w", target, err)
-	}
-	if err := unix.Mount(m.Source, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("bind %s at %s: %w", m.Source, target, err)
-	}
-	if m.ReadOnly {
-		if err := unix.Mount("", target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
-			return fmt.Errorf("read-only %s: %w", target, err)
+	return v.place(m, func(target string) error {
+		if err := unix.Mount(m.Source, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %s at %s: %w", m.Source, target, err)
 		}
-	}
-	if st.IsDir() {
-		if real, err := filepath.EvalSymlinks(target); err == nil {
-			v.own[real] = true
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // attach mounts tree, a detached clone of m.Source made while it was a
@@ -69,6 +50,20 @@ func (v *mountView) bind(m Mount) error {
 // what the node mounts below m.Source later appears here
 // (HostToContainer), and nothing mounted here goes back.
 func (v *mountView) attach(m Mount, tree int) error {
+	return v.place(m, func(target string) error {
+		if err := unix.MoveMount(tree, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("attach %s at %s: %w", m.Source, target, err)
+		}
+		if err := unix.Mount("", target, "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
+			return fmt.Errorf("slave %s: %w", target, err)
+		}
+		return nil
+	})
+}
+
+// place makes m.Target in the view, mounts m.Source there with mount,
+// makes it read-only when m says so and records a folder as the view's own.
+func (v *mountView) place(m Mount, mount func(target string) error) error {
 	if !filepath.IsAbs(m.Target) {
 		return fmt.Errorf("mount target %q: not an absolute path", m.Target)
 	}
@@ -80,16 +75,13 @@ func (v *mountView) attach(m Mount, tree int) error {
 	if err := v.ensure(target, st.IsDir()); err != nil {
 		return fmt.Errorf("mount target %s: %w", target, err)
 	}
-	if err := unix.MoveMount(tree, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-		return fmt.Errorf("attach %s at %s: %w", m.Source, target, err)
+	if err := mount(target); err != nil {
+		return err
 	}
 	if m.ReadOnly {
 		if err := unix.Mount("", target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
 			return fmt.Errorf("read-only %s: %w", target, err)
 		}
-	}
-	if err := unix.Mount("", target, "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
-		return fmt.Errorf("slave %s: %w", target, err)
 	}
 	if st.IsDir() {
 		if real, err := filepath.EvalSymlinks(target); err == nil {
