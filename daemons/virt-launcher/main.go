@@ -49,8 +49,22 @@ func main() {
 		probe     = flag.String(contract.FlagProbeHostCPU, "", "instead of running a VMI: write what a guest's CPU can be on this node into this folder, and exit (the node labeller)")
 		virtType  = flag.String(contract.FlagVirtType, contract.VirtTypeKVM, "with --"+contract.FlagProbeHostCPU+": the domain type to ask about, kvm, qemu (software emulation) or auto (kvm where /dev/kvm exists)")
 		hold      = flag.Bool(contract.FlagHold, false, "instead of running a VMI: sleep until SIGTERM or SIGINT and exit 0 (a volume hotplug attachment pod's command)")
+		ping      = flag.Bool(contract.FlagGuestAgentPing, false, "instead of running a VMI: probe the running VMI's guest agent (guest-ping), exit 0 when it answers")
+		exec      = flag.Bool(contract.FlagGuestExec, false, "instead of running a VMI: run the command after -- in the running VMI's guest through its agent, exit 0 when it exits 0")
+		timeout   = flag.Duration(contract.FlagProbeTimeout, time.Second, "with --"+contract.FlagGuestAgentPing+" or --"+contract.FlagGuestExec+": how long the guest may take")
 	)
 	flag.Parse()
+	if *ping || *exec {
+		if *dir == "" || *namespace == "" || *name == "" || *ping == *exec {
+			fmt.Fprintln(os.Stderr, "virt-launcher: a probe needs --dir, --namespace, --name and one of --"+contract.FlagGuestAgentPing+" and --"+contract.FlagGuestExec)
+			os.Exit(launcher.ExitSetupFailed)
+		}
+		if err := vmiProbe(context.Background(), *dir, launcher.DomainName(*namespace, *name), *timeout, *ping, flag.Args()); err != nil {
+			fmt.Fprintln(os.Stderr, "virt-launcher: probe failed:", err)
+			os.Exit(contract.ExitProbeFailed)
+		}
+		return
+	}
 	if *hold {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		<-ctx.Done()

@@ -3,7 +3,8 @@
 // agent's version and commands, the guest's OS, host name and time zone
 // (guestosinfo), its logged-in users (userlist), its mounted file systems
 // (filesystemlist), its NICs' names and addresses, and freezing and thawing
-// its file systems for snapshots.
+// its file systems for snapshots, and running a command in the guest
+// (exec probes).
 //
 // It owns the agent's wire (the JSON of each guest-* command) and the
 // mapping to kubevirt.io/api types; it does not own when to ask (the

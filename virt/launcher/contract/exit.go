@@ -15,3 +15,10 @@ const (
 	// ExitSetupFailed: the launcher could not start (libvirtd, folders, flags).
 	ExitSetupFailed = 5
 )
+
+// Exit codes of the launcher's probe modes (FlagGuestAgentPing,
+// FlagGuestExec): ExitOK when the guest answered as the probe wants.
+const (
+	// ExitProbeFailed: the guest did not answer, or its command failed.
+	ExitProbeFailed = 1
+)
