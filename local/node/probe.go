@@ -73,7 +73,7 @@ func (r *podRun) probeLoop(ctx context.Context, c *corev1.Container, proc Proces
 		}
 		wait = period
 		pctx, cancel := context.WithTimeout(ctx, timeout)
-		good, _ := r.probe(pctx, c, proc, pr)
+		good, why := r.probe(pctx, c, proc, pr)
 		cancel()
 		if ctx.Err() != nil {
 			return
@@ -88,10 +88,20 @@ func (r *podRun) probeLoop(ctx context.Context, c *corev1.Container, proc Proces
 			ok, bad = 0, bad+1
 			if bad >= failures && last != 0 {
 				last = 0
+				// As the kubelet says it: what the probe answered, cut short.
+				r.log.Info("probe failed", "container", c.Name, "output", cut(why, 512))
 				result(false)
 			}
 		}
 	}
+}
+
+// cut is s, at most n bytes of it.
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
 }
 
 // probe runs one probe. `test -e|-f|-d|-s PATH` is answered by looking at
@@ -102,6 +112,9 @@ func (r *podRun) probe(ctx context.Context, c *corev1.Container, proc Process, p
 	switch {
 	case pr.Exec != nil:
 		cmd := pr.Exec.Command
+		if len(cmd) == 0 {
+			return false, "exec probe without a command"
+		}
 		if len(cmd) == 3 && (cmd[0] == "test" || cmd[0] == "/usr/bin/test" || cmd[0] == "/bin/test") && filepath.IsAbs(cmd[2]) {
 			st, err := statIn(proc.Root(), cmd[2])
 			switch cmd[1] {
@@ -115,7 +128,13 @@ func (r *podRun) probe(ctx context.Context, c *corev1.Container, proc Process, p
 				return err == nil && st.Size() > 0, ""
 			}
 		}
-		code, out, err := r.p.opts.runner.Exec(ctx, proc, cmd)
+		// The command is found as the container's own is: the launcher
+		// image's binaries are the node's (Config.BinDirs).
+		bin, err := lookPath(cmd[0], r.p.cfg.BinDirs, "")
+		if err != nil {
+			return false, err.Error()
+		}
+		code, out, err := r.p.opts.runner.Exec(ctx, proc, append([]string{bin}, cmd[1:]...))
 		if err != nil {
 			return false, err.Error()
 		}
