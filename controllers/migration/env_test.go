@@ -190,6 +190,8 @@ func (cl *cluster) bind(t *testing.T, pod *corev1.Pod, node string) {
 func ready(p *corev1.Pod) {
 	p.Status.Phase = corev1.PodRunning
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "compute", Ready: true,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
 }
 
 func TestMigrationController(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/virtkit/virtkit/controllers/conditions"
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt/migrate"
 )
 
@@ -312,7 +313,7 @@ func Decide(o Observed) Step {
 		if ms.TargetNode == "" {
 			s.TargetNode = target.Spec.NodeName
 		}
-		if c := conditions.Pod().Find(target.Status.Conditions, corev1.PodReady); c != nil && c.Status == corev1.ConditionTrue {
+		if vmictl.LauncherUp(target) {
 			s.Phase = virtv1.MigrationPreparingTarget
 			return s
 		}

@@ -62,8 +62,11 @@ func prepared(ms *virtv1.VirtualMachineInstanceMigrationState) { ms.TargetNodeAd
 
 func boundB(p *corev1.Pod) { p.Spec.NodeName = "b" }
 
+// readyPod has its compute container running: its readiness may be the
+// guest's, which a target cannot have yet.
 func readyPod(p *corev1.Pod) {
-	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
+	p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "compute",
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
 }
 
 // since records that the migration entered phase at t.

@@ -38,3 +38,24 @@ func PodEnded(pod *corev1.Pod) bool {
 	}
 	return computeTerminated(pod) != nil
 }
+
+// LauncherUp reports whether a launcher pod is up, as KubeVirt's
+// IsPodReady says: not going away, its compute container running, every
+// other container ready. The compute container's own readiness is not
+// asked: with a readiness probe it is the guest's (computeProbes), which a
+// migration target, for one, cannot have before the guest arrives.
+func LauncherUp(pod *corev1.Pod) bool {
+	if pod.DeletionTimestamp != nil || PodEnded(pod) {
+		return false
+	}
+	compute := false
+	for _, cs := range pod.Status.ContainerStatuses {
+		switch {
+		case cs.Name == ComputeContainer:
+			compute = cs.State.Running != nil
+		case !cs.Ready:
+			return false
+		}
+	}
+	return compute
+}

@@ -142,7 +142,27 @@ func NextStatus(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, createErr e
 		syncImagePull(st, pod, ts)
 	}
 	syncLauncherImage(st, pod)
+	syncProbedReady(st, vmi, pod, ts)
 	return *st
+}
+
+// syncProbedReady mirrors, as KubeVirt does, the launcher pod's Ready
+// condition on a running VMI that has a readiness probe: the probe runs on
+// the pod's compute container (computeProbes), so the pod's readiness is
+// the guest's. A paused VMI stays as the handler says (not ready, paused),
+// and a VMI without a readiness probe is ready while its domain runs, which
+// the handler says too (domain.Status).
+func syncProbedReady(st *virtv1.VirtualMachineInstanceStatus, vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, ts metav1.Time) {
+	if vmi.Spec.ReadinessProbe == nil || st.Phase != virtv1.Running || pod.DeletionTimestamp != nil || !IsCurrentPod(vmi, pod) ||
+		conditions.VMI().Find(st.Conditions, virtv1.VirtualMachineInstancePaused) != nil {
+		return
+	}
+	ready := virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceReady, Status: corev1.ConditionFalse,
+		Reason: virtv1.PodConditionMissingReason, Message: "virt-launcher pod is missing the Ready condition"}
+	if c := conditions.Pod().Find(pod.Status.Conditions, corev1.PodReady); c != nil {
+		ready.Status, ready.Reason, ready.Message = c.Status, c.Reason, c.Message
+	}
+	conditions.VMI().Set(&st.Conditions, ready, ts)
 }
 
 // syncLauncherImage records, as KubeVirt does, the image of the launcher

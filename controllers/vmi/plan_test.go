@@ -106,6 +106,22 @@ func TestNextStatus(t *testing.T) {
 		{"Running: the handler's Synchronized condition stays", newVMI(phase(virtv1.Running), func(v *virtv1.VirtualMachineInstance) {
 			v.Status.Conditions = []virtv1.VirtualMachineInstanceCondition{{Type: virtv1.VirtualMachineInstanceSynchronized, Status: corev1.ConditionFalse, Reason: "SyncFailed"}}
 		}), newPod(onNode("n1")), nil, brief{Phase: virtv1.Running, Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{"Synchronized": "False SyncFailed: "}}},
+		{"Running with a readiness probe: the pod's readiness", newVMI(phase(virtv1.Running), probed), newPod(onNode("n1"), podReady(corev1.ConditionFalse)), nil,
+			brief{Phase: virtv1.Running, Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{
+				"Ready": "False ContainersNotReady: containers with unready status: [compute]"}}},
+		{"Running with a readiness probe that passes", newVMI(phase(virtv1.Running), probed), newPod(onNode("n1"), podReady(corev1.ConditionTrue)), nil,
+			brief{Phase: virtv1.Running, Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{"Ready": "True : "}}},
+		{"Running with a readiness probe, pod without Ready", newVMI(phase(virtv1.Running), probed), newPod(onNode("n1")), nil,
+			brief{Phase: virtv1.Running, Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{
+				"Ready": "False PodConditionMissing: virt-launcher pod is missing the Ready condition"}}},
+		{"paused with a readiness probe: the handler's", newVMI(phase(virtv1.Running), probed, func(v *virtv1.VirtualMachineInstance) {
+			v.Status.Conditions = []virtv1.VirtualMachineInstanceCondition{
+				{Type: virtv1.VirtualMachineInstanceReady, Status: corev1.ConditionFalse, Reason: "Paused"},
+				{Type: virtv1.VirtualMachineInstancePaused, Status: corev1.ConditionTrue, Reason: "PausedByUser"}}
+		}), newPod(onNode("n1"), podReady(corev1.ConditionTrue)), nil,
+			brief{Phase: virtv1.Running, Conditions: map[virtv1.VirtualMachineInstanceConditionType]string{"Ready": "False Paused: ", "Paused": "True PausedByUser: "}}},
+		{"Running without a readiness probe: the handler's", newVMI(phase(virtv1.Running)), newPod(onNode("n1"), podReady(corev1.ConditionFalse)), nil,
+			brief{Phase: virtv1.Running}},
 		{"final: untouched", newVMI(phase(virtv1.Succeeded)), nil, nil, brief{Phase: virtv1.Succeeded}},
 		{"deleting: untouched", newVMI(phase(virtv1.Scheduling), vmiDeleting()), nil, nil, brief{Phase: virtv1.Scheduling}},
 	}
@@ -126,6 +142,20 @@ func TestNextStatus(t *testing.T) {
 				t.Errorf("NextStatus is not stable (-first +second):\n%s", d)
 			}
 		})
+	}
+}
+
+func probed(v *virtv1.VirtualMachineInstance) {
+	v.Spec.ReadinessProbe = &virtv1.Probe{Handler: virtv1.Handler{GuestAgentPing: &virtv1.GuestAgentPing{}}}
+}
+
+func podReady(status corev1.ConditionStatus) podOpt {
+	return func(p *corev1.Pod) {
+		c := corev1.PodCondition{Type: corev1.PodReady, Status: status}
+		if status != corev1.ConditionTrue {
+			c.Reason, c.Message = "ContainersNotReady", "containers with unready status: [compute]"
+		}
+		p.Status.Conditions = append(p.Status.Conditions, c)
 	}
 }
 

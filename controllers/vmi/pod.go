@@ -188,6 +188,7 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 		"--" + contract.FlagName, vmi.Name,
 		"--" + contract.FlagGracePeriod, strconv.FormatInt(grace, 10) + "s",
 	}
+	readiness, liveness := computeProbes(vmi, dir)
 	hpVols, hpMounts := hugepagesMount(vmi)
 	vols, mounts = append(vols, hpVols...), append(mounts, hpMounts...)
 	if opts.CapabilitiesCache != "" {
@@ -234,17 +235,14 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 			SecurityContext:       podSecurity(),
 			Volumes:               vols,
 			Containers: []corev1.Container{{
-				Name:            ComputeContainer,
-				Image:           opts.LauncherImage,
-				ImagePullPolicy: opts.LauncherPullPolicy,
-				Command:         command,
-				Resources:       res,
-				VolumeMounts:    mounts,
-				ReadinessProbe: &corev1.Probe{
-					ProbeHandler:     corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", path.Join(dir, contract.ReadyFile)}}},
-					PeriodSeconds:    2,
-					FailureThreshold: 1,
-				},
+				Name:                   ComputeContainer,
+				Image:                  opts.LauncherImage,
+				ImagePullPolicy:        opts.LauncherPullPolicy,
+				Command:                command,
+				Resources:              res,
+				VolumeMounts:           mounts,
+				ReadinessProbe:         readiness,
+				LivenessProbe:          liveness,
 				SecurityContext:        computeSecurity(),
 				TerminationMessagePath: corev1.TerminationMessagePathDefault,
 				// The launcher writes its exit reason there; a launcher that

@@ -21,7 +21,9 @@ type VMIStatus struct {
 	// events spell it; empty when there is no domain.
 	Reason string
 	// Conditions holds Ready, and Paused when the domain is paused by the
-	// user, by an IO error or by the migration monitor. LastProbeTime and
+	// user, by an IO error or by the migration monitor. A running,
+	// unpaused VMI with a readiness probe has no Ready here: the probe
+	// says, through the launcher pod's readiness (controllers/vmi). LastProbeTime and
 	// LastTransitionTime are left zero: the caller stamps them when it
 	// merges the conditions into the VMI.
 	Conditions []virtv1.VirtualMachineInstanceCondition
@@ -131,6 +133,11 @@ func conditionsOf(vmi *virtv1.VirtualMachineInstance, dom *DomainState, phase vi
 	}
 	switch dom.State {
 	case StateRunning, StateBlocked:
+		if vmi.Spec.ReadinessProbe != nil {
+			// The guest's readiness is the probe's: the launcher pod's
+			// Ready condition, which the VMI controller mirrors.
+			return nil
+		}
 		ready.Status, ready.Reason, ready.Message = k8sv1.ConditionTrue, "", ""
 		return []virtv1.VirtualMachineInstanceCondition{ready}
 	case StatePaused:

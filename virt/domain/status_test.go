@@ -30,6 +30,9 @@ func TestStatus(t *testing.T) {
 	postcopyFailed := func(v *virtv1.VirtualMachineInstance) {
 		v.Status.MigrationState = &virtv1.VirtualMachineInstanceMigrationState{Mode: virtv1.MigrationPostCopy, Failed: true}
 	}
+	probed := func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.ReadinessProbe = &virtv1.Probe{Handler: virtv1.Handler{GuestAgentPing: &virtv1.GuestAgentPing{}}}
+	}
 	ready := virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceReady, Status: k8sv1.ConditionTrue}
 	notRunning := virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceReady, Status: k8sv1.ConditionFalse,
 		Reason: virtv1.GuestNotRunningReason, Message: "Guest VM is not reported as running"}
@@ -54,6 +57,11 @@ func TestStatus(t *testing.T) {
 			VMIStatus{Phase: virtv1.Running, Reason: "Booted", Conditions: conds(ready)}},
 		{"unpaused", vmiIn(virtv1.Running), &DomainState{StateRunning, ReasonRunningUnpaused},
 			VMIStatus{Phase: virtv1.Running, Reason: "Unpaused", Conditions: conds(ready)}},
+		{"booted, with a readiness probe: the probe says", vmiIn(virtv1.Scheduled, probed), &DomainState{StateRunning, ReasonRunningBooted},
+			VMIStatus{Phase: virtv1.Running, Reason: "Booted"}},
+		{"paused, with a readiness probe", vmiIn(virtv1.Running, probed), &DomainState{StatePaused, ReasonPausedUser},
+			VMIStatus{Phase: virtv1.Running, Reason: "User", Conditions: conds(pausedReady, paused(ConditionPausedByUser, "VMI was paused by user"))}},
+		{"no domain, with a readiness probe", vmiIn(virtv1.Scheduled, probed), nil, VMIStatus{Phase: virtv1.Scheduled, Conditions: conds(notRunning)}},
 		{"blocked", vmiIn(virtv1.Running), &DomainState{StateBlocked, ReasonUnknown},
 			VMIStatus{Phase: virtv1.Running, Reason: "Unknown", Conditions: conds(ready)}},
 		{"pm suspended", vmiIn(virtv1.Running), &DomainState{StatePMSuspended, ReasonUnknown},
