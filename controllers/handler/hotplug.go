@@ -81,6 +81,12 @@ func (r *Reconciler) hotplug(ctx context.Context, vmi *virtv1.VirtualMachineInst
 			continue
 		}
 		plan, err := r.hotplugPlan(ctx, vmi, g, w)
+		early := errors.Is(err, storage.ErrNotFound) && readOnlyClaim(w.volume)
+		if early {
+			// A read-only claim's image is planned once it is in the
+			// pod, since nothing may make one there: bring it first.
+			plan, err = storage.DiskPlan{ReadOnly: true}, nil
+		}
 		if err != nil {
 			out = append(out, virtv1.VolumeStatus{Name: w.volume.Name, Phase: virtv1.VolumePending,
 				Reason: hotplug.ReasonAttachFailed, Message: err.Error(), HotplugVolume: &virtv1.HotplugVolumeStatus{}})
@@ -92,7 +98,10 @@ func (r *Reconciler) hotplug(ctx context.Context, vmi *virtv1.VirtualMachineInst
 			d.Bus, d.ReadOnly = w.disk.Disk.Bus, w.disk.Disk.ReadOnly
 		}
 		d.Serial = w.disk.Serial
-		st, err := h.Attach(ctx, g.domain, d)
+		st, err := virtv1.VolumeStatus{}, error(hotplug.ErrNotMounted)
+		if !early {
+			st, err = h.Attach(ctx, g.domain, d)
+		}
 		pod := prev[w.volume.Name]
 		if errors.Is(err, hotplug.ErrNotMounted) {
 			// Not in the pod yet: bring it from its attachment pod.
@@ -222,6 +231,11 @@ func wantedHotplug(vmi *virtv1.VirtualMachineInstance) map[string]wanted {
 		}
 	}
 	return out
+}
+
+// readOnlyClaim reports whether v is a claim the guest may only read.
+func readOnlyClaim(v virtv1.Volume) bool {
+	return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ReadOnly
 }
 
 // hotplugPlan plans one hotpluggable volume: the start's plan when the

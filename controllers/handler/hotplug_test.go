@@ -51,7 +51,11 @@ func (b *recordingBinder) Unbind(_ context.Context, launcher types.UID, volume s
 // Ready with the attachment pod named; on removal the disk is detached
 // and the image unbound, and the volume leaves the status (the VMI
 // controller then deletes the attachment pod).
-func TestHotplugFromAttachmentPod(t *testing.T) {
+// hotplugNode is a node whose guest vm1 runs and has the claim data-claim
+// hotplugged as volume data (read-only if so), with no attachment pod yet;
+// binding it puts its image where the pod's planner looks.
+func hotplugNode(t *testing.T, readOnly bool) (*fakeNode, *recordingBinder, *virtv1.VirtualMachineInstance, virtv1.Volume) {
+	t.Helper()
 	bind := &recordingBinder{}
 	n := newFakeNode(t,
 		&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-claim", Namespace: "default"},
@@ -65,13 +69,65 @@ func TestHotplugFromAttachmentPod(t *testing.T) {
 	n.extra = append(n.extra, handler.WithImageBinder(bind))
 	n.r = n.handler()
 	vmi, _ := n.running("vm1")
-	ctx := context.Background()
 	vol := virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{Hotpluggable: true,
-		PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-claim"}}}}
+		PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-claim", ReadOnly: readOnly}}}}
 	vmi.Spec.Volumes = append(vmi.Spec.Volumes, vol)
 	vmi.Spec.Domain.Devices.Disks = append(vmi.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "data",
 		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusSCSI}}})
-	assert.NilError(t, n.c.Update(ctx, vmi))
+	assert.NilError(t, n.c.Update(context.Background(), vmi))
+	return n, bind, vmi, vol
+}
+
+// runAttachPod makes the VMI controller's attachment pod for vol, running
+// on this node, and returns the launcher pod and the attachment pod's name.
+func runAttachPod(t *testing.T, n *fakeNode, vmi *virtv1.VirtualMachineInstance, vol virtv1.Volume, owner bool) (corev1.Pod, string) {
+	t.Helper()
+	ctx := context.Background()
+	var pods corev1.PodList
+	assert.NilError(t, n.c.List(ctx, &pods, client.MatchingLabels{virtv1.CreatedByLabel: string(vmi.UID)}))
+	assert.Equal(t, len(pods.Items), 1)
+	launcherPod := pods.Items[0]
+	hp, err := vmictl.AttachPodFor(vmi, &launcherPod, &vol, false, vmictl.PodOptions{LauncherImage: "example/virt-launcher:1"})
+	assert.NilError(t, err)
+	hp.Spec.NodeName = node
+	if !owner {
+		hp.Name = "hp-volume-fake0"
+		hp.OwnerReferences[0].UID = "someone-else"
+	}
+	hp.UID = types.UID("hp-uid-" + hp.Name)
+	hp.Status.Phase = corev1.PodRunning
+	assert.NilError(t, n.c.Create(ctx, hp))
+	return launcherPod, hp.Name
+}
+
+// A read-only claim's image is brought into the pod before it is planned:
+// nothing may make one, so the planner cannot plan it until it is there.
+func TestHotplugReadOnlyClaim(t *testing.T) {
+	n, bind, vmi, vol := hotplugNode(t, true)
+	// The real planner, on the pod's files: it refuses a read-only claim
+	// without an image, as the fake does not.
+	n.disks.PlanFunc = storage.New(storage.WithInspector(n.files)).Plan
+	hot := storage.DefaultLayout().HotplugDir + "/data.img"
+	bind.place = func(handler.Binding) {
+		n.files.Images[hot] = storage.ImageInfo{Format: storage.FormatRaw, VirtualSize: 1 << 30, Length: 1 << 30}
+	}
+	launcherPod, hpName := runAttachPod(t, n, vmi, vol, true)
+	n.reconcile("vm1")
+	t.Logf("DEBUG %+v", n.vmi("vm1").Status.VolumeStatus)
+	want := []handler.Binding{{Launcher: launcherPod.UID, Volume: "data", ReadOnly: true,
+		Source: contract.CSIVolumeDir(n.run, types.UID("hp-uid-"+hpName), "pv-data")}}
+	if d := cmp.Diff(want, bind.binds); d != "" {
+		t.Errorf("binds (-want +got):\n%s", d)
+	}
+	st := n.vmi("vm1").Status.VolumeStatus
+	if len(st) != 2 || st[1].Phase != virtv1.VolumeReady || st[1].Target != "sda" {
+		t.Errorf("volume status once bound: %+v, want data Ready on sda", st)
+	}
+}
+
+func TestHotplugFromAttachmentPod(t *testing.T) {
+	n, bind, vmi, vol := hotplugNode(t, false)
+	ctx := context.Background()
 
 	res := n.reconcile("vm1")
 	assert.Assert(t, res.RequeueAfter > 0, "waits for the attachment pod")
@@ -85,23 +141,8 @@ func TestHotplugFromAttachmentPod(t *testing.T) {
 
 	// The VMI controller's attachment pod, running on this node; and a
 	// look-alike someone else made, which is not the launcher pod's.
-	var pods corev1.PodList
-	assert.NilError(t, n.c.List(ctx, &pods, client.MatchingLabels{virtv1.CreatedByLabel: string(vmi.UID)}))
-	assert.Equal(t, len(pods.Items), 1)
-	launcherPod := pods.Items[0]
-	hpName := vmictl.AttachPodName(launcherPod.UID, "data")
-	for _, owner := range []*corev1.Pod{&launcherPod, nil} {
-		hp, err := vmictl.AttachPodFor(vmi, &launcherPod, &vol, false, vmictl.PodOptions{LauncherImage: "example/virt-launcher:1"})
-		assert.NilError(t, err)
-		hp.Spec.NodeName = node
-		if owner == nil {
-			hp.Name = "hp-volume-fake0"
-			hp.OwnerReferences[0].UID = "someone-else"
-		}
-		hp.UID = types.UID("hp-uid-" + hp.Name)
-		hp.Status.Phase = corev1.PodRunning
-		assert.NilError(t, n.c.Create(ctx, hp))
-	}
+	launcherPod, hpName := runAttachPod(t, n, vmi, vol, true)
+	runAttachPod(t, n, vmi, vol, false)
 	n.reconcile("vm1")
 	assert.Equal(t, len(bind.binds), 1)
 	wantBind := handler.Binding{Launcher: launcherPod.UID, Volume: "data",

@@ -74,15 +74,11 @@ func (n NodeBinder) Bind(_ context.Context, b Binding) error {
 			return fmt.Errorf("hotplug %s: %w", b.Volume, err)
 		}
 	}
-	img, err := src.OpenFile(storage.DiskImageName, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	img, imgSt, err := openStat(src, storage.DiskImageName)
 	if err != nil {
 		return fmt.Errorf("hotplug %s: %w", b.Volume, err)
 	}
 	defer img.Close()
-	var imgSt unix.Stat_t
-	if err := unix.Fstat(int(img.Fd()), &imgSt); err != nil {
-		return fmt.Errorf("hotplug %s: %w", b.Volume, err)
-	}
 	if imgSt.Mode&unix.S_IFMT != unix.S_IFREG {
 		return fmt.Errorf("hotplug %s: %s: %w", b.Volume, img.Name(), ErrNotImage)
 	}
@@ -100,15 +96,11 @@ func (n NodeBinder) Bind(_ context.Context, b Binding) error {
 	default:
 		return fmt.Errorf("hotplug %s: %w", b.Volume, err)
 	}
-	target, err := dst.OpenFile(name, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	target, st, err := openStat(dst, name)
 	if err != nil {
 		return fmt.Errorf("hotplug %s: %w", b.Volume, err)
 	}
 	defer target.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(target.Fd()), &st); err != nil {
-		return fmt.Errorf("hotplug %s: %w", b.Volume, err)
-	}
 	if st.Dev == imgSt.Dev && st.Ino == imgSt.Ino {
 		return nil // bound already
 	}
@@ -135,6 +127,21 @@ func (n NodeBinder) Bind(_ context.Context, b Binding) error {
 		return fmt.Errorf("hotplug %s: binding %s: %w", b.Volume, img.Name(), err)
 	}
 	return nil
+}
+
+// openStat opens name in dir as a handle (O_PATH, the name itself when it
+// is a link) and says what it is.
+func openStat(dir *confined.Root, name string) (*os.File, unix.Stat_t, error) {
+	var st unix.Stat_t
+	f, err := dir.OpenFile(name, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, st, err
+	}
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, st, err
+	}
+	return f, st, nil
 }
 
 // Unbind implements ImageBinder. A launcher pod whose hotplug folder is
