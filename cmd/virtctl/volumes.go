@@ -16,6 +16,10 @@ import (
 	"github.com/virtkit/virtkit/virtapi/subresources"
 )
 
+// acceptPersist adds --persist, which is accepted and has no effect, as
+// in KubeVirt's virtctl.
+func acceptPersist(fs *pflag.FlagSet) { fs.Bool("persist", false, persistUsage) }
+
 const persistUsage = "Deprecated, has no effect: the change is made to the VM (which hotplugs it into its running VMI), or to the VMI when no VM owns it."
 
 // toVMOrVMI makes a volume request of a VM, as KubeVirt's virtctl does: the
@@ -42,7 +46,7 @@ func addVolumeCommand() command {
 			cache := fs.String("cache", "", "Disk cache mode: none, writethrough or writeback.")
 			diskType := fs.String("disk-type", "disk", "Device type: disk or lun.")
 			bus := fs.String("bus", string(virtv1.DiskBusSCSI), "Disk bus: scsi, or virtio for --disk-type=disk.")
-			persist := fs.Bool("persist", false, persistUsage)
+			acceptPersist(fs)
 			dry := fs.Bool("dry-run", false, dryRunUsage)
 			return func(ctx context.Context, s *session, args []string) error {
 				if *volume == "" {
@@ -60,7 +64,6 @@ func addVolumeCommand() command {
 					return err
 				}
 				opts.DryRun = s.dryRun(*dry)
-				_ = *persist
 				if err := toVMOrVMI(ctx, s, &o, s.sub.AddVolume, s.sub.AddVMIVolume, opts); err != nil {
 					return s.explain(o, err)
 				}
@@ -132,7 +135,7 @@ func removeVolumeCommand() command {
 		example: "  # Detach the volume 'data' from the running VM 'tiny' and its template:\n  virtctl removevolume tiny --volume-name=data",
 		setup: func(fs *pflag.FlagSet) action {
 			volume := fs.String("volume-name", "", "Name of the volume in the VM's spec (required).")
-			persist := fs.Bool("persist", false, persistUsage)
+			acceptPersist(fs)
 			dry := fs.Bool("dry-run", false, dryRunUsage)
 			return func(ctx context.Context, s *session, args []string) error {
 				if *volume == "" {
@@ -143,7 +146,6 @@ func removeVolumeCommand() command {
 				}
 				opts := virtv1.RemoveVolumeOptions{Name: *volume, DryRun: s.dryRun(*dry)}
 				o := op{"removevolume", kindVM, args[0]}
-				_ = *persist
 				if err := toVMOrVMI(ctx, s, &o, s.sub.RemoveVolume, s.sub.RemoveVMIVolume, opts); err != nil {
 					return s.explain(o, err)
 				}
