@@ -79,6 +79,7 @@ var Pure = []string{
 	"virt/storage/snapshot",
 	"virt/clone",
 	"virt/guestagent",
+	"virt/accesscred",
 	"virt/domain",
 	"virt/migrate",
 	"virt/hostfacts",
