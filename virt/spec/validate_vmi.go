@@ -99,6 +99,7 @@ func validateSpec(c *config, p *field.Path, s *virtv1.VirtualMachineInstanceSpec
 	errs = append(errs, validateProbe(p.Child("readinessProbe"), s.ReadinessProbe)...)
 	errs = append(errs, validateProbe(p.Child("livenessProbe"), s.LivenessProbe)...)
 	errs = append(errs, validateDNS(p, s)...)
+	errs = append(errs, validateAccessCredentials(p.Child("accessCredentials"), s)...)
 	return errs
 }
 
