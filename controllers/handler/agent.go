@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	k8sv1 "k8s.io/api/core/v1"
@@ -14,8 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/virtkit/virtkit/controllers/conditions"
+	"github.com/virtkit/virtkit/virt/accesscred"
 	"github.com/virtkit/virtkit/virt/domain"
 	"github.com/virtkit/virtkit/virt/guestagent"
+	"github.com/virtkit/virtkit/virt/storage"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
@@ -51,6 +54,16 @@ type AgentFacts struct {
 	Info virtv1.VirtualMachineInstanceGuestAgentInfo
 	// Interfaces are the guest's NICs as the agent names them.
 	Interfaces []guestagent.Interface
+	// Credentials is how setting the VMI's access credentials through
+	// the agent went; nil when it has none to set.
+	Credentials *CredentialsResult
+}
+
+// CredentialsResult is how setting a guest's access credentials went:
+// the AccessCredentialsSynchronized condition.
+type CredentialsResult struct {
+	Synced  bool
+	Message string
 }
 
 // pollAgent asks g's agent what it knows (at the waits nextAgentPoll
@@ -65,8 +78,10 @@ func (r *Reconciler) pollAgent(ctx context.Context, g *guest) {
 		case <-time.After(wait):
 		}
 		f := askAgent(ctx, g)
+		old := g.agent.Load()
+		f.Credentials = syncCredentials(ctx, g, g.dom, g.files, f.Connected, old)
 		wait = nextAgentPoll(wait, f.Connected)
-		if old := g.agent.Load(); old != nil && equality.Semantic.DeepEqual(*old, f) {
+		if old != nil && equality.Semantic.DeepEqual(*old, f) {
 			continue
 		}
 		g.agent.Store(&f)
@@ -93,6 +108,41 @@ func askAgent(ctx context.Context, g *guest) AgentFacts {
 		f.Interfaces, _ = guestagent.Interfaces(callCtx, g.dom, g.domain)
 	}
 	return f
+}
+
+// syncCredentials sets g's access credentials that the agent propagates
+// in the guest, as KubeVirt's launcher does: when what the pod's Secrets
+// hold changed since they were last set, and again whenever the agent
+// (re)connects, since a guest that rebooted may have lost them. It says
+// how that went (prev's result when nothing was to set), nil when the
+// VMI has none. agent is g's agent, files the pod's file system.
+func syncCredentials(ctx context.Context, g *guest, agent guestagent.Commander, files storage.FS, connected bool, prev *AgentFacts) *CredentialsResult {
+	if !slices.ContainsFunc(g.creds, accesscred.ThroughAgent) {
+		return nil
+	}
+	if !connected {
+		g.credsSet = ""
+		return &CredentialsResult{Message: "Guest agent is offline"}
+	}
+	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	w, err := accesscred.Read(callCtx, g.creds, func(ctx context.Context, dir string) (map[string][]byte, error) {
+		return storage.ReadFolder(ctx, storage.FSInspector{FS: files}, files, dir)
+	})
+	if err != nil {
+		g.credsSet = ""
+		return &CredentialsResult{Message: err.Error()}
+	}
+	digest := w.Digest()
+	if digest == g.credsSet && prev != nil && prev.Connected && prev.Credentials != nil && prev.Credentials.Synced {
+		return prev.Credentials
+	}
+	if err := accesscred.Apply(callCtx, agent, g.domain, w); err != nil {
+		g.credsSet = ""
+		return &CredentialsResult{Message: err.Error()}
+	}
+	g.credsSet = digest
+	return &CredentialsResult{Synced: true}
 }
 
 // agentFacts are g's agent facts for a status write. The write that makes
@@ -127,6 +177,15 @@ func agentStatus(st *virtv1.VirtualMachineInstanceStatus, prev []virtv1.VirtualM
 			}
 		}
 		return
+	}
+	if c := f.Credentials; c != nil {
+		// As KubeVirt's handler: the condition's status and message, no reason.
+		synced := virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceAccessCredentialsSynchronized,
+			Status: k8sv1.ConditionFalse, Message: c.Message}
+		if c.Synced {
+			synced.Status = k8sv1.ConditionTrue
+		}
+		conditions.VMI().Set(&st.Conditions, synced, t)
 	}
 	if !f.Connected {
 		conditions.VMI().Remove(&st.Conditions, virtv1.VirtualMachineInstanceAgentConnected)

@@ -216,7 +216,7 @@ func (r *Reconciler) openIn(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 	if err != nil {
 		return nil, err
 	}
-	g = &guest{key: key, uid: vmi.UID, folder: folder, host: host, podUID: podUID}
+	g = &guest{key: key, uid: vmi.UID, folder: folder, host: host, podUID: podUID, creds: vmi.Spec.AccessCredentials}
 	g.target.Store(target)
 	opened := g // the result is nil on error; what was opened must still close
 	defer func() {

@@ -55,6 +55,11 @@ type guest struct {
 	// agent is what the guest's agent last said (pollAgent); nil before
 	// the first answer.
 	agent atomic.Pointer[AgentFacts]
+	// creds are the VMI's access credentials (its spec does not change);
+	// credsSet is the digest of those pollAgent last set in the guest
+	// (only pollAgent touches it).
+	creds    []virtv1.AccessCredential
+	credsSet string
 	// frozen: the handler froze the guest's file systems (Freeze); thaw
 	// thaws them when the unfreeze timeout passes. freezeMu orders
 	// Freeze and Unfreeze.

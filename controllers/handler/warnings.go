@@ -35,6 +35,9 @@ type Warning = vmictrl.Warning
 //   - the VMI failing (phase Failed: the guest crashed or was destroyed,
 //     its launcher died or was lost...): status.reason, with the Ready
 //     condition's message;
+//   - access credentials that could not be set through the guest agent
+//     (AccessCredentialsSynchronized turning False, or its message
+//     changing): AccessCredentialsSyncFailed, as KubeVirt's handler says;
 //   - a hotplugged volume that cannot be attached (a volume status turning
 //     to VolumeAttachFailed, or its message changing): VolumeAttachFailed,
 //     naming the volume.
@@ -55,6 +58,11 @@ func StatusWarnings(vmi *virtv1.VirtualMachineInstance, next virtv1.VirtualMachi
 			w.Message += ": " + c.Message
 		}
 		out = append(out, w)
+	}
+	if c := conditions.VMI().Find(next.Conditions, virtv1.VirtualMachineInstanceAccessCredentialsSynchronized); c != nil && c.Status == k8sv1.ConditionFalse {
+		if o := conditions.VMI().Find(old.Conditions, virtv1.VirtualMachineInstanceAccessCredentialsSynchronized); o == nil || o.Status != c.Status || o.Message != c.Message {
+			out = append(out, Warning{Reason: string(virtv1.AccessCredentialsSyncFailed), Message: "Access credentials sync failed: " + c.Message})
+		}
 	}
 	was := map[string]virtv1.VolumeStatus{}
 	for _, v := range old.VolumeStatus {

@@ -398,3 +398,28 @@ func TestRenderPodCloudInitSecrets(t *testing.T) {
 		{Name: "cd-udata", MountPath: "/var/run/kubevirt-private/secret/cd/userdata", ReadOnly: true},
 	})
 }
+
+// Each access credential's Secret is mounted once, where the handler
+// reads it to set it through the guest agent.
+func TestRenderPodAccessCredentials(t *testing.T) {
+	secret := func(n string) *virtv1.AccessCredentialSecretSource {
+		return &virtv1.AccessCredentialSecretSource{SecretName: n}
+	}
+	vmi := newVMI(func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.AccessCredentials = []virtv1.AccessCredential{
+			{SSHPublicKey: &virtv1.SSHPublicKeyAccessCredential{Source: virtv1.SSHPublicKeyAccessCredentialSource{Secret: secret("keys")}}},
+			{UserPassword: &virtv1.UserPasswordAccessCredential{Source: virtv1.UserPasswordAccessCredentialSource{Secret: secret("pw")}}},
+			{SSHPublicKey: &virtv1.SSHPublicKeyAccessCredential{Source: virtv1.SSHPublicKeyAccessCredentialSource{Secret: secret("keys")}}},
+		}
+	})
+	pod, err := RenderPod(vmi, kvmOpts)
+	assert.NilError(t, err)
+	assert.DeepEqual(t, pod.Spec.Volumes[3:], []corev1.Volume{
+		{Name: "keys-access-cred", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "keys"}}},
+		{Name: "pw-access-cred", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "pw"}}},
+	})
+	assert.DeepEqual(t, pod.Spec.Containers[0].VolumeMounts[3:], []corev1.VolumeMount{
+		{Name: "keys-access-cred", MountPath: "/var/run/kubevirt-private/secret/keys-access-cred", ReadOnly: true},
+		{Name: "pw-access-cred", MountPath: "/var/run/kubevirt-private/secret/pw-access-cred", ReadOnly: true},
+	})
+}

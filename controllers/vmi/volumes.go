@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/virtkit/virtkit/virt/accesscred"
 	"github.com/virtkit/virtkit/virt/spec"
 	"github.com/virtkit/virtkit/virt/storage"
 )
@@ -35,6 +36,9 @@ type serviceAccount struct {
 //     networkDataSecretRef: a secret volume each, <volume>-udata and
 //     <volume>-ndata, at /var/run/kubevirt-private/secret/<volume>/{userdata,
 //     networkdata} (storage.Layout.CloudInitSecretDir), read-only;
+//   - accessCredentials: each Secret once, as the volume <secret>-access-cred
+//     at /var/run/kubevirt-private/secret/<secret>-access-cred, read-only
+//     (virt/accesscred);
 //   - serviceAccount: the pod runs as that service account with its token
 //     automounted (/var/run/secrets/kubernetes.io/serviceaccount), which is
 //     where KubeVirt's launcher reads it too; without one, no token is mounted.
@@ -116,6 +120,13 @@ func podVolumes(vmi *virtv1.VirtualMachineInstance) ([]corev1.Volume, []corev1.V
 			}
 			sa = serviceAccount{name: v.ServiceAccount.ServiceAccountName, automount: true}
 		}
+	}
+	// Access credentials' Secrets, for the handler to set through the
+	// guest agent (virt/accesscred), each mounted once, as KubeVirt does.
+	for _, secret := range accesscred.Secrets(vmi.Spec.AccessCredentials) {
+		name := accesscred.VolumeName(secret)
+		vols = append(vols, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: accesscred.Dir(secret), ReadOnly: true})
 	}
 	return vols, mounts, sa, nil
 }
