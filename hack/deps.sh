@@ -12,8 +12,10 @@ packages=(
   libxml2-utils
   # test guest: busybox userland, Debian's cloud kernel, initramfs and BIOS disk image tools
   busybox-static linux-image-cloud-amd64 cpio xz-utils syslinux syslinux-common mtools dosfstools fdisk faketime
-  # the test guest's QEMU guest agent (qemu-ga and its libraries are copied in)
-  qemu-guest-agent
+  # the test guest's QEMU guest agent, SSH and SFTP servers (copied in with their libraries)
+  qemu-guest-agent dropbear-bin openssh-sftp-server
+  # virtctl ssh and scp run the local OpenSSH client; the tests make keys with ssh-keygen
+  openssh-client
   # cloud-init media cross-checks and network plumbing
   genisoimage xorriso nftables iptables iproute2 util-linux procps
   # a real kubelet node: the OCI runtime under containerd

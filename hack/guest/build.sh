@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the virtkit test guest from Debian packages only (busybox-static,
-# linux-image-cloud-amd64, qemu-guest-agent, syslinux, mtools, dosfstools,
-# fdisk, qemu-utils):
+# linux-image-cloud-amd64, qemu-guest-agent, dropbear-bin,
+# openssh-sftp-server, syslinux, mtools, dosfstools, fdisk, qemu-utils):
 #   OUT/vmlinuz        Debian's cloud kernel, for direct kernel boot
 #   OUT/initramfs.gz   busybox userland with rootfs/init as PID 1
 #   OUT/disk.qcow2     a BIOS-bootable disk: MBR, one FAT partition, syslinux
@@ -18,7 +18,9 @@ out=$(cd "$out" && pwd)
 kver=${KERNEL_VERSION:-$(ls /lib/modules | sort -V | grep cloud-amd64 | tail -n1)}
 kernel=/boot/vmlinuz-$kver
 qga=/usr/sbin/qemu-ga
-for f in "$kernel" /bin/busybox "$qga" /usr/lib/syslinux/mbr/mbr.bin /usr/lib/syslinux/modules/bios/ldlinux.c32; do
+sshd=/usr/sbin/dropbear
+sftp=/usr/lib/openssh/sftp-server
+for f in "$kernel" /bin/busybox "$qga" "$sshd" "$sftp" /usr/lib/syslinux/mbr/mbr.bin /usr/lib/syslinux/modules/bios/ldlinux.c32; do
   [[ -r $f ]] || { echo "guest: missing $f; run 'make deps'" >&2; exit 1; }
 done
 for c in cpio depmod mkfs.vfat mcopy syslinux sfdisk qemu-img faketime ldd; do
@@ -31,8 +33,8 @@ export TZ=UTC LC_ALL=C
 
 stamp_key=$( {
   echo "$kver"
-  sha256sum "$kernel" /bin/busybox "$qga"
-  ldd "$qga" | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | sort | xargs sha256sum
+  sha256sum "$kernel" /bin/busybox "$qga" "$sshd" "$sftp"
+  ldd "$qga" "$sshd" "$sftp" | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | sort -u | xargs sha256sum
   (cd "$here/rootfs" && find . -type f | sort | xargs sha256sum)
   sha256sum <"$here/build.sh"
 } | sha256sum | cut -d' ' -f1)
@@ -53,11 +55,15 @@ cp -a "$here/rootfs/." "$root/"
 cp /bin/busybox "$root/bin/busybox"
 ln -s busybox "$root/bin/sh"
 
-# The QEMU guest agent with the shared libraries it links (and the loader),
-# at the paths the loader looks in.
-mkdir -p "$root/usr/sbin"
+# The QEMU guest agent and the SSH server (dropbear, with OpenSSH's SFTP
+# server where dropbear looks for one, which today's scp speaks) with the
+# shared libraries they link (and the loader), at the paths the loader
+# looks in.
+mkdir -p "$root/usr/sbin" "$root/usr/lib" "$root/etc/dropbear"
 cp "$qga" "$root/usr/sbin/qemu-ga"
-ldd "$qga" | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | sort -u | while read -r lib; do
+cp "$sshd" "$root/usr/sbin/dropbear"
+cp "$sftp" "$root/usr/lib/sftp-server"
+ldd "$qga" "$sshd" "$sftp" | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | sort -u | while read -r lib; do
   mkdir -p "$root$(dirname "$lib")"
   cp -L "$lib" "$root$lib"
 done
