@@ -48,7 +48,7 @@ func commands() []command {
 		startCommand(), stopCommand(), restartCommand(),
 		pauseCommand(), unpauseCommand(), softRebootCommand(), resetCommand(),
 		migrateCommand(), migrateCancelCommand(), evacuateCancelCommand(),
-		consoleCommand(), vncCommand(), portForwardCommand(), exposeCommand(),
+		consoleCommand(), vncCommand(), portForwardCommand(), sshCommand(), scpCommand(), exposeCommand(),
 		guestOSInfoCommand(), userListCommand(), fsListCommand(),
 		addVolumeCommand(), removeVolumeCommand(),
 		imageUploadCommand(), createCommand(), expandCommand(), versionCommand(),
@@ -85,6 +85,10 @@ func (e *usageError) Unwrap() error { return e.err }
 func run(ctx context.Context, args []string, d deps) int {
 	s := &session{deps: d}
 	if err := dispatch(ctx, s, args); err != nil {
+		var exit *exitError
+		if errors.As(err, &exit) {
+			return exit.code // the client it ran said why
+		}
 		fmt.Fprintf(d.stderr, "Error: %v\n", err)
 		return 1
 	}

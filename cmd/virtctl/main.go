@@ -13,7 +13,7 @@
 // and explains failures with what to do next: the RBAC to ask for, how to
 // list what exists, the kubeconfig that pointed at an unreachable server.
 // Each command group lives in its own file (vm.go, vmi.go, migrate.go,
-// volumes.go, console.go, vnc.go, portforward.go, expose.go, create.go,
+// volumes.go, console.go, vnc.go, portforward.go, ssh.go, expose.go, create.go,
 // version.go); app.go parses the
 // command line, session.go connects, explain.go words the errors. See
 // docs/virtctl.md.

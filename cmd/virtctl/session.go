@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -64,8 +65,13 @@ type deps struct {
 	// randomSuffix ends the name of what `create` was not given a name
 	// for (vm-XXXXX, clusterinstancetype-XXXXX...): 5 random characters.
 	randomSuffix func() string
-	// lookPath finds a VNC viewer.
+	// lookPath finds a VNC viewer, ssh and scp.
 	lookPath func(file string) (string, error)
+	// exec runs a local client (ssh, scp) on virtctl's stdin, stdout and
+	// stderr until it ends; an *exec.ExitError says how it ended.
+	exec func(ctx context.Context, bin string, args []string) error
+	// self is this program, which a client's ProxyCommand runs.
+	self string
 	// poll is how often console and vnc retry while a VMI is not ready.
 	poll time.Duration
 	// version is this binary's version.
@@ -202,7 +208,24 @@ func defaultDeps() deps {
 		connect:      realConnect,
 		randomSuffix: func() string { return rand.String(5) },
 		lookPath:     lookPath,
+		exec:         runLocal,
+		self:         selfPath(),
 		poll:         time.Second,
 		version:      subresources.BuildVersion(),
 	}
+}
+
+// runLocal runs bin with args on this process's stdin, stdout and stderr.
+func runLocal(ctx context.Context, bin string, args []string) error {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	return cmd.Run()
+}
+
+// selfPath is this program's path, as a ProxyCommand can run it again.
+func selfPath() string {
+	if p, err := os.Executable(); err == nil {
+		return p
+	}
+	return os.Args[0]
 }

@@ -2,6 +2,10 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,13 +19,21 @@ import (
 // Access credentials through the guest agent, as KubeVirt sets them: an
 // SSH public key from a Secret becomes root's authorized key in the guest
 // and root's password from another is set (the guest prints both), and the
-// VMI says AccessCredentialsSynchronized.
+// VMI says AccessCredentialsSynchronized. virtctl ssh then logs in with
+// that key and virtctl scp copies a file in and out, both through
+// port-forward to the guest's SSH server.
 func TestAccessCredentials(t *testing.T) {
 	w := up(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	ns := "default"
-	const key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFtdJ0b3J3zGmK2tqRkKZ5eI6yhJQdPq3v4l4B2fHn9y virtkit-e2e@test"
+	keyFile := filepath.Join(t.TempDir(), "id_ed25519")
+	if out, err := exec.CommandContext(ctx, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "virtkit-e2e@test", "-f", keyFile).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	pub, err := os.ReadFile(keyFile + ".pub")
+	must(t, err)
+	key := strings.TrimSpace(string(pub))
 	for _, s := range []*corev1.Secret{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds-keys"}, StringData: map[string]string{"key1": key + "\n"}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds-password"}, StringData: map[string]string{"root": "virtkit-e2e"}},
@@ -31,6 +43,9 @@ func TestAccessCredentials(t *testing.T) {
 	}
 	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
 	vm.Name = "creds"
+	// Masquerade forwards only the ports an interface lists.
+	ifc := &vm.Spec.Template.Spec.Domain.Devices.Interfaces[0]
+	ifc.Ports = append(ifc.Ports, virtv1.Port{Name: "ssh", Port: 22})
 	vm.Spec.Template.Spec.AccessCredentials = []virtv1.AccessCredential{
 		{SSHPublicKey: &virtv1.SSHPublicKeyAccessCredential{
 			Source: virtv1.SSHPublicKeyAccessCredentialSource{Secret: &virtv1.AccessCredentialSecretSource{SecretName: "creds-keys"}},
@@ -54,5 +69,21 @@ func TestAccessCredentials(t *testing.T) {
 	serial := w.serialLog(ctx, t, vmi)
 	waitFile(ctx, t, serial, "VIRTKIT-SSH-KEY virtkit-e2e@test")
 	waitFile(ctx, t, serial, "VIRTKIT-PASSWORD-CHANGED root")
+	waitFile(ctx, t, serial, "VIRTKIT-SSH port=22")
+
+	// virtctl ssh and scp log in with that key, through port-forward.
+	quiet := []string{"-i", keyFile, "-t", "-o StrictHostKeyChecking=no", "-t", "-o UserKnownHostsFile=/dev/null", "-t", "-o LogLevel=ERROR"}
+	out := w.virtctlOut(ctx, t, append([]string{"ssh", "root@vm/creds/default", "--command=echo VIRTKIT-SSH-OK $(hostname)"}, quiet...)...)
+	if got := strings.TrimSpace(string(out)); got != "VIRTKIT-SSH-OK creds" {
+		t.Errorf("virtctl ssh --command: %q, want the guest's host name", got)
+	}
+	local := filepath.Join(t.TempDir(), "note")
+	must(t, os.WriteFile(local, []byte("copied by virtctl scp\n"), 0o600))
+	w.virtctlOut(ctx, t, append([]string{"scp", local, "root@vm/creds/default:/tmp/note"}, quiet...)...)
+	back := filepath.Join(t.TempDir(), "back")
+	w.virtctlOut(ctx, t, append([]string{"scp", "root@vm/creds/default:/tmp/note", back}, quiet...)...)
+	if b, err := os.ReadFile(back); err != nil || string(b) != "copied by virtctl scp\n" {
+		t.Errorf("a file copied in and out with virtctl scp: %q, %v", b, err)
+	}
 	w.deleteVM(ctx, t, vm)
 }
