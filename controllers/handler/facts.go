@@ -13,6 +13,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"libvirt.org/go/libvirtxml"
 
+	"github.com/virtkit/virtkit/virt/accesscred"
 	"github.com/virtkit/virtkit/virt/domain"
 	"github.com/virtkit/virtkit/virt/migrate"
 	"github.com/virtkit/virtkit/virt/storage"
@@ -76,6 +77,20 @@ func (r *Reconciler) podFacts(ctx context.Context, vmi *virtv1.VirtualMachineIns
 			}
 			pod.Secrets[s.ref.Name] = data
 		}
+	}
+	// The SSH keys cloud-init propagates, where the pod mounts them.
+	for _, name := range accesscred.CloudInitSecrets(vmi.Spec.AccessCredentials) {
+		data, err := storage.ReadFolder(ctx, storage.FSInspector{FS: files}, files, accesscred.Dir(name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the planner names the secret the pod lacks
+		}
+		if err != nil {
+			return pod, nil, fmt.Errorf("handler: VMI %s/%s spec.accessCredentials: secret %s mounted at %s: %w", vmi.Namespace, vmi.Name, name, accesscred.Dir(name), err)
+		}
+		if pod.Secrets == nil {
+			pod.Secrets = map[string]map[string][]byte{}
+		}
+		pod.Secrets[name] = data
 	}
 	return pod, claims, nil
 }

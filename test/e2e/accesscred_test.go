@@ -21,31 +21,38 @@ import (
 // and root's password from another is set (the guest prints both), and the
 // VMI says AccessCredentialsSynchronized. virtctl ssh then logs in with
 // that key and virtctl scp copies a file in and out, both through
-// port-forward to the guest's SSH server.
+// port-forward to the guest's SSH server. Another VM gets its key through
+// its cloud-init disk (noCloud propagation), and ssh logs in with it.
 func TestAccessCredentials(t *testing.T) {
 	w := up(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	ns := "default"
-	keyFile := filepath.Join(t.TempDir(), "id_ed25519")
-	if out, err := exec.CommandContext(ctx, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "virtkit-e2e@test", "-f", keyFile).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v\n%s", err, out)
-	}
-	pub, err := os.ReadFile(keyFile + ".pub")
-	must(t, err)
-	key := strings.TrimSpace(string(pub))
+	keyFile, key := sshKey(ctx, t, "virtkit-e2e@test")
+	ciKeyFile, ciKey := sshKey(ctx, t, "virtkit-e2e@cloud-init")
 	for _, s := range []*corev1.Secret{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds-keys"}, StringData: map[string]string{"key1": key + "\n"}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds-password"}, StringData: map[string]string{"root": "virtkit-e2e"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds-cloud-init"}, StringData: map[string]string{"key": ciKey}},
 	} {
 		must(t, w.c.Create(ctx, s))
 		t.Cleanup(func() { _ = w.c.Delete(context.Background(), s) })
 	}
-	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
-	vm.Name = "creds"
-	// Masquerade forwards only the ports an interface lists.
-	ifc := &vm.Spec.Template.Spec.Domain.Devices.Interfaces[0]
-	ifc.Ports = append(ifc.Ports, virtv1.Port{Name: "ssh", Port: 22})
+	withSSH := func(name string, creds ...virtv1.AccessCredential) *virtv1.VirtualMachine {
+		vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+		vm.Name = name
+		// Masquerade forwards only the ports an interface lists.
+		ifc := &vm.Spec.Template.Spec.Domain.Devices.Interfaces[0]
+		ifc.Ports = append(ifc.Ports, virtv1.Port{Name: "ssh", Port: 22})
+		vm.Spec.Template.Spec.AccessCredentials = creds
+		return vm
+	}
+	// The other VM has its key through its cloud-init disk (noCloud).
+	ci := withSSH("creds-ci", virtv1.AccessCredential{SSHPublicKey: &virtv1.SSHPublicKeyAccessCredential{
+		Source:            virtv1.SSHPublicKeyAccessCredentialSource{Secret: &virtv1.AccessCredentialSecretSource{SecretName: "creds-cloud-init"}},
+		PropagationMethod: virtv1.SSHPublicKeyAccessCredentialPropagationMethod{NoCloud: &virtv1.NoCloudSSHPublicKeyAccessCredentialPropagation{}}}})
+	must(t, w.c.Create(ctx, ci))
+	vm := withSSH("creds")
 	vm.Spec.Template.Spec.AccessCredentials = []virtv1.AccessCredential{
 		{SSHPublicKey: &virtv1.SSHPublicKeyAccessCredential{
 			Source: virtv1.SSHPublicKeyAccessCredentialSource{Secret: &virtv1.AccessCredentialSecretSource{SecretName: "creds-keys"}},
@@ -85,5 +92,26 @@ func TestAccessCredentials(t *testing.T) {
 	if b, err := os.ReadFile(back); err != nil || string(b) != "copied by virtctl scp\n" {
 		t.Errorf("a file copied in and out with virtctl scp: %q, %v", b, err)
 	}
+
+	ciVMI := w.waitRunning(ctx, t, ci)
+	waitFile(ctx, t, w.serialLog(ctx, t, ciVMI), "VIRTKIT-SSH port=22")
+	out = w.virtctlOut(ctx, t, append([]string{"ssh", "root@vm/creds-ci/default", "--command=hostname", "-i", ciKeyFile}, quiet[2:]...)...)
+	if got := strings.TrimSpace(string(out)); got != "creds-ci" {
+		t.Errorf("virtctl ssh with the key cloud-init installed: %q", got)
+	}
+	must(t, w.c.Delete(ctx, ci))
 	w.deleteVM(ctx, t, vm)
+}
+
+// sshKey makes an ed25519 key pair with comment; it returns the private
+// key's file and the public key's line.
+func sshKey(ctx context.Context, t *testing.T, comment string) (string, string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "id_ed25519")
+	if out, err := exec.CommandContext(ctx, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", file).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	pub, err := os.ReadFile(file + ".pub")
+	must(t, err)
+	return file, strings.TrimSpace(string(pub))
 }

@@ -102,20 +102,8 @@ func Read(ctx context.Context, creds []virtv1.AccessCredential, read ReadFolder)
 		if err != nil {
 			return Wanted{}, fmt.Errorf("spec.accessCredentials[%d]: Secret %s: %w", i, secret, err)
 		}
-		names := make([]string, 0, len(files))
-		for n := range files {
-			names = append(names, n)
-		}
-		sort.Strings(names)
 		if c.SSHPublicKey != nil {
-			var keys []string
-			for _, n := range names {
-				for _, line := range strings.Split(string(files[n]), "\n") {
-					if k := strings.TrimSpace(line); k != "" {
-						keys = append(keys, k)
-					}
-				}
-			}
+			keys := Keys(files)
 			for _, u := range c.SSHPublicKey.PropagationMethod.QemuGuestAgent.Users {
 				if w.Keys == nil {
 					w.Keys = map[string][]string{}
@@ -124,7 +112,7 @@ func Read(ctx context.Context, creds []virtv1.AccessCredential, read ReadFolder)
 			}
 			continue
 		}
-		for _, n := range names {
+		for _, n := range sortedKeys(files) {
 			if p := strings.TrimSpace(string(files[n])); p != "" && !strings.Contains(n, "/") {
 				if w.Passwords == nil {
 					w.Passwords = map[string]string{}
@@ -134,6 +122,60 @@ func Read(ctx context.Context, creds []virtv1.AccessCredential, read ReadFolder)
 		}
 	}
 	return w, nil
+}
+
+// Keys are the SSH public keys a Secret's files hold (by name, as a pod
+// sees them): every non-empty line, trimmed, files in name order.
+func Keys(files map[string][]byte) []string {
+	var keys []string
+	for _, n := range sortedKeys(files) {
+		for _, line := range strings.Split(string(files[n]), "\n") {
+			if k := strings.TrimSpace(line); k != "" {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
+// CloudInitKeys are the SSH public keys creds propagate through cloud-init
+// of one kind (configDrive, else noCloud), in the credentials' order, as
+// KubeVirt writes them into the disk's meta-data. secrets are the Secrets'
+// files by name; one missing fails, naming it.
+func CloudInitKeys(creds []virtv1.AccessCredential, configDrive bool, secrets map[string]map[string][]byte) ([]string, error) {
+	var keys []string
+	for i, c := range creds {
+		if c.SSHPublicKey == nil || c.SSHPublicKey.Source.Secret == nil {
+			continue
+		}
+		m := c.SSHPublicKey.PropagationMethod
+		if (configDrive && m.ConfigDrive == nil) || (!configDrive && m.NoCloud == nil) {
+			continue
+		}
+		name := c.SSHPublicKey.Source.Secret.SecretName
+		files, ok := secrets[name]
+		if !ok {
+			return nil, fmt.Errorf("spec.accessCredentials[%d]: Secret %s is not available in the pod", i, name)
+		}
+		keys = append(keys, Keys(files)...)
+	}
+	return keys, nil
+}
+
+// CloudInitSecrets are the Secrets of creds that cloud-init propagates
+// (noCloud, configDrive): the handler reads them from the pod for the
+// cloud-init disk.
+func CloudInitSecrets(creds []virtv1.AccessCredential) []string {
+	var out []string
+	for _, c := range creds {
+		if c.SSHPublicKey == nil || c.SSHPublicKey.Source.Secret == nil || ThroughAgent(c) {
+			continue
+		}
+		if n := c.SSHPublicKey.Source.Secret.SecretName; !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Apply sets w in the guest of domain through its agent: each user's

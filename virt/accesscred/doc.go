@@ -4,7 +4,9 @@
 // (Dir), which credentials the agent propagates and what they ask for
 // (Read: each listed user's authorized SSH keys, each user's password),
 // and setting them in the guest (Apply: a user's keys replaced by exactly
-// those of its Secrets, each password set).
+// those of its Secrets, each password set); and the keys that cloud-init
+// propagates instead (CloudInitKeys), which virt/storage writes into the
+// cloud-init disk's meta-data.
 //
 // It does not own when to set them (the handler does, while the agent
 // answers) nor the agent's wire (virt/guestagent). Secrets arrive as the

@@ -124,14 +124,6 @@ func unsupportedRows() []unsupportedRow {
 			func(s *spec) []int { return volumes(s, func(v *virtv1.Volume) bool { return v.ContainerPath != nil }) }},
 		{UnsupportedFeature{"utilityVolumes", "utility volumes (memory dump, backup) are not implemented"},
 			func(s *spec) []int { return flag(len(s.UtilityVolumes) > 0) }},
-		{UnsupportedFeature{"accessCredentials[*].sshPublicKey.propagationMethod", "SSH keys through cloud-init (noCloud, configDrive) are not implemented; use qemuGuestAgent"},
-			func(s *spec) []int {
-				l := s.AccessCredentials
-				return indices(len(l), func(i int) bool {
-					k := l[i].SSHPublicKey
-					return k != nil && (k.PropagationMethod.NoCloud != nil || k.PropagationMethod.ConfigDrive != nil)
-				})
-			}},
 	}
 }
 

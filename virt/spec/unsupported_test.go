@@ -99,10 +99,6 @@ func TestUnsupportedTable(t *testing.T) {
 		"utilityVolumes": {func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.UtilityVolumes = []virtv1.UtilityVolume{{Name: "u"}}
 		}, "spec.utilityVolumes"},
-		"accessCredentials[*].sshPublicKey.propagationMethod": {func(v *virtv1.VirtualMachineInstance) {
-			v.Spec.AccessCredentials = []virtv1.AccessCredential{{}, {SSHPublicKey: &virtv1.SSHPublicKeyAccessCredential{
-				PropagationMethod: virtv1.SSHPublicKeyAccessCredentialPropagationMethod{NoCloud: &virtv1.NoCloudSSHPublicKeyAccessCredentialPropagation{}}}}}
-		}, "spec.accessCredentials[1].sshPublicKey.propagationMethod"},
 	}
 	table := UnsupportedFeatures()
 	for _, row := range table {

@@ -6,8 +6,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 )
 
-// Access credentials are checked as KubeVirt checks them; the agent's
-// propagation is accepted, cloud-init's refused as not implemented.
+// Access credentials are checked as KubeVirt checks them.
 func TestValidateAccessCredentials(t *testing.T) {
 	secret := &virtv1.AccessCredentialSecretSource{SecretName: "keys"}
 	agent := virtv1.SSHPublicKeyAccessCredentialPropagationMethod{QemuGuestAgent: &virtv1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation{Users: []string{"root"}}}
@@ -30,8 +29,10 @@ func TestValidateAccessCredentials(t *testing.T) {
 		{"no method", []virtv1.AccessCredential{ssh(secret, virtv1.SSHPublicKeyAccessCredentialPropagationMethod{})}, []errKey{inv(ac + "[0].sshPublicKey.propagationMethod")}},
 		{"the agent without users", []virtv1.AccessCredential{ssh(secret, virtv1.SSHPublicKeyAccessCredentialPropagationMethod{
 			QemuGuestAgent: &virtv1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation{}})}, []errKey{req(ac + "[0].sshPublicKey.propagationMethod.qemuGuestAgent.users")}},
-		{"configDrive without its volume, and not implemented", []virtv1.AccessCredential{ssh(secret, virtv1.SSHPublicKeyAccessCredentialPropagationMethod{
-			ConfigDrive: &virtv1.ConfigDriveSSHPublicKeyAccessCredentialPropagation{}})}, []errKey{inv(ac + "[0].sshPublicKey.propagationMethod.configDrive"), forb(ac + "[0].sshPublicKey.propagationMethod")}},
+		{"configDrive without its volume", []virtv1.AccessCredential{ssh(secret, virtv1.SSHPublicKeyAccessCredentialPropagationMethod{
+			ConfigDrive: &virtv1.ConfigDriveSSHPublicKeyAccessCredentialPropagation{}})}, []errKey{inv(ac + "[0].sshPublicKey.propagationMethod.configDrive")}},
+		{"noCloud with its volume", []virtv1.AccessCredential{ssh(secret, virtv1.SSHPublicKeyAccessCredentialPropagationMethod{
+			NoCloud: &virtv1.NoCloudSSHPublicKeyAccessCredentialPropagation{}})}, nil},
 		{"a password without method", []virtv1.AccessCredential{{UserPassword: &virtv1.UserPasswordAccessCredential{
 			Source: virtv1.UserPasswordAccessCredentialSource{Secret: secret}}}}, []errKey{req(ac + "[0].userPassword.propagationMethod.qemuGuestAgent")}},
 	} {

@@ -4,9 +4,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/virt/accesscred"
 )
 
 // Keys KubeVirt reads from a cloud-init secret (either spelling).
@@ -22,6 +25,8 @@ type ConfigDriveMetadata struct {
 	LocalHostname string `json:"local_hostname,omitempty"`
 	Hostname      string `json:"hostname,omitempty"`
 	UUID          string `json:"uuid,omitempty"`
+	// PublicKeys are the access credentials' SSH keys, "0", "1", ...
+	PublicKeys map[string]string `json:"public_keys,omitempty"`
 }
 
 // CloudInitSecretRefs are the secrets a cloud-init volume takes its user
@@ -44,13 +49,20 @@ func CloudInitSecretRefs(vol *virtv1.Volume) (user, network *corev1.LocalObjectR
 // and network data come from the secret (secrets, by name), the base64
 // field or the inline field, in that order of precedence, as in KubeVirt.
 // The instance ID is NAME.NAMESPACE and the host name spec.hostname, else
-// the VMI's name.
+// the VMI's name. The SSH keys of the access credentials propagated
+// through this kind of cloud-init (their Secrets in secrets too) are the
+// meta-data's public-keys (NoCloud) or public_keys (ConfigDrive), "0",
+// "1", ..., as KubeVirt writes them.
 func CloudInitFiles(vmi *virtv1.VirtualMachineInstance, vol *virtv1.Volume, secrets map[string]map[string][]byte) (map[string][]byte, error) {
 	hostname := vmi.Spec.Hostname
 	if hostname == "" {
 		hostname = vmi.Name
 	}
 	instanceID := vmi.Name + "." + vmi.Namespace
+	keys, err := accesscred.CloudInitKeys(vmi.Spec.AccessCredentials, vol.CloudInitConfigDrive != nil, secrets)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case vol.CloudInitNoCloud != nil:
 		s := vol.CloudInitNoCloud
@@ -62,8 +74,16 @@ func CloudInitFiles(vmi *virtv1.VirtualMachineInstance, vol *virtv1.Volume, secr
 		if err != nil {
 			return nil, err
 		}
+		meta := fmt.Appendf(nil, "instance-id: %s\nlocal-hostname: %s\n", instanceID, hostname)
+		if len(keys) > 0 {
+			meta = append(meta, "public-keys:\n"...)
+			for i, k := range keys {
+				q, _ := json.Marshal(k) // a JSON string is a YAML scalar, whatever the key's comment holds
+				meta = fmt.Appendf(meta, "  \"%d\": %s\n", i, q)
+			}
+		}
 		files := map[string][]byte{
-			"meta-data": fmt.Appendf(nil, "instance-id: %s\nlocal-hostname: %s\n", instanceID, hostname),
+			"meta-data": meta,
 			"user-data": user,
 		}
 		if network != nil {
@@ -84,7 +104,14 @@ func CloudInitFiles(vmi *virtv1.VirtualMachineInstance, vol *virtv1.Volume, secr
 		if fw := vmi.Spec.Domain.Firmware; fw != nil && fw.UUID != "" {
 			uuid = string(fw.UUID)
 		}
-		meta, err := json.Marshal(ConfigDriveMetadata{InstanceID: instanceID, LocalHostname: hostname, Hostname: hostname, UUID: uuid})
+		md := ConfigDriveMetadata{InstanceID: instanceID, LocalHostname: hostname, Hostname: hostname, UUID: uuid}
+		for i, k := range keys {
+			if md.PublicKeys == nil {
+				md.PublicKeys = map[string]string{}
+			}
+			md.PublicKeys[strconv.Itoa(i)] = k
+		}
+		meta, err := json.Marshal(md)
 		if err != nil {
 			return nil, err
 		}

@@ -14,7 +14,8 @@ type Pod struct {
 	Volumes map[string]VolumeFacts `json:"volumes,omitempty"`
 	// Secrets holds, by secret name, the data of the secrets that
 	// cloudInitNoCloud and cloudInitConfigDrive volumes reference
-	// (secretRef, networkDataSecretRef).
+	// (secretRef, networkDataSecretRef), and of the access credentials'
+	// Secrets whose SSH keys cloud-init propagates.
 	Secrets map[string]map[string][]byte `json:"secrets,omitempty"`
 }
 
