@@ -73,6 +73,7 @@ func NextStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance, s
 		conditions.VM().Remove(&st.Conditions, virtv1.VirtualMachineFailure)
 	}
 	volumeMigrationStatus(st, vm, vmi, ts)
+	syncRestartRequired(st, vm, vmi, ts)
 	st.PrintableStatus = PrintableStatus(next, vmi, dvs)
 	return *st
 }

@@ -14,6 +14,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/controllers/conditions"
 	"github.com/virtkit/virtkit/internal/linuxproc"
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
@@ -25,7 +26,8 @@ import (
 // writes to it; removed, the guest sees it go and the attachment pod and
 // the bind go too. Declared in the VM's template instead, it reaches the
 // running VMI, comes back with what the guest wrote after a restart, and
-// goes when the template drops it. A claim that does not exist and a name
+// goes when the template drops it; a template change that cannot be
+// applied live says RestartRequired until the restart. A claim that does not exist and a name
 // in use are refused, naming why, with nothing written; so is a hotplug
 // into a VMI that does not run. Stopping the VM leaves no attachment pod
 // and no bind.
@@ -94,6 +96,21 @@ func TestVolumeHotplug(t *testing.T) {
 	must(t, w.c.Update(ctx, vm))
 	w.waitVolume(ctx, t, first, "hotty-disk", virtv1.VolumeReady)
 	waitFile(ctx, t, serial, "VIRTKIT-DISK sda previous=1 wrote=2 readback=ok")
+	// That change was live: no restart is asked for. One that cannot be
+	// applied live asks for one, until the restart.
+	restartRequired := func() *virtv1.VirtualMachineCondition {
+		must(t, w.c.Get(ctx, client.ObjectKeyFromObject(vm), vm))
+		return conditions.VM().Find(vm.Status.Conditions, virtv1.VirtualMachineRestartRequired)
+	}
+	if c := restartRequired(); c != nil {
+		t.Errorf("a declared hotplug asks for a restart: %+v", c)
+	}
+	vm.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr(int64(20))
+	must(t, w.c.Update(ctx, vm))
+	eventually(ctx, t, "the VM saying RestartRequired", func() (bool, string) {
+		c := restartRequired()
+		return c != nil && c.Status == corev1.ConditionTrue && c.Message == "a non-live-updatable field was changed in the template spec", fmt.Sprintf("%+v", c)
+	})
 	w.virtctl(ctx, t, "restart", vm.Name, "-n", ns)
 	var second *virtv1.VirtualMachineInstance
 	eventually(ctx, t, "the VM restarted", func() (bool, string) {
@@ -103,6 +120,10 @@ func TestVolumeHotplug(t *testing.T) {
 		return err == nil && v.UID != first.UID && v.Status.Phase == virtv1.Running, fmt.Sprint(err)
 	})
 	w.waitVolume(ctx, t, second, "hotty-disk", virtv1.VolumeReady)
+	eventually(ctx, t, "RestartRequired gone after the restart", func() (bool, string) {
+		c := restartRequired()
+		return c == nil, fmt.Sprintf("%+v", c)
+	})
 	secondSerial := w.serialLog(ctx, t, second)
 	waitFile(ctx, t, secondSerial, "VIRTKIT-DISK sda previous=2 wrote=3 readback=ok")
 

@@ -1,0 +1,91 @@
+package vm
+
+import (
+	"testing"
+
+	k8sv1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/controllers/conditions"
+)
+
+// A running VM whose template changed in a way its VMI cannot take live
+// says RestartRequired, with KubeVirt's message; what is applied live
+// (declared hotplug, claims under volume migration, a firmware UUID
+// written after the start) does not; the condition goes when the template
+// is back or the VMI is gone.
+func TestRestartRequired(t *testing.T) {
+	base := func() *virtv1.VirtualMachine {
+		return newVM(func(vm *virtv1.VirtualMachine) {
+			s := &vm.Spec.Template.Spec
+			s.Domain.Memory = &virtv1.Memory{Guest: resource.NewQuantity(128<<20, resource.BinarySI)}
+			s.Domain.Devices.Disks = []virtv1.Disk{{Name: "root"}}
+			s.Volumes = []virtv1.Volume{{Name: "root", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+				PersistentVolumeClaimVolumeSource: k8sv1.PersistentVolumeClaimVolumeSource{ClaimName: "root-a"}}}}}
+		})
+	}
+	started := base()
+	vmiFrom := func(vm *virtv1.VirtualMachine, phase virtv1.VirtualMachineInstancePhase) *virtv1.VirtualMachineInstance {
+		return newVMI(phase, func(vmi *virtv1.VirtualMachineInstance) {
+			vmi.Annotations = map[string]string{AnnTemplateHash: TemplateHash(vm)}
+			vmi.Spec = *vm.Spec.Template.Spec.DeepCopy()
+		})
+	}
+	migration := virtv1.UpdateVolumesStrategyMigration
+	for _, tc := range []struct {
+		name   string
+		change func(*virtv1.VirtualMachine)
+		phase  virtv1.VirtualMachineInstancePhase
+		want   bool
+	}{
+		{"unchanged", func(*virtv1.VirtualMachine) {}, virtv1.Running, false},
+		{"more memory", func(vm *virtv1.VirtualMachine) {
+			vm.Spec.Template.Spec.Domain.Memory.Guest = resource.NewQuantity(256<<20, resource.BinarySI)
+		}, virtv1.Running, true},
+		{"more memory, VMI ended", func(vm *virtv1.VirtualMachine) {
+			vm.Spec.Template.Spec.Domain.Memory.Guest = resource.NewQuantity(256<<20, resource.BinarySI)
+		}, virtv1.Succeeded, false},
+		{"a declared hotplug volume", func(vm *virtv1.VirtualMachine) {
+			s := &vm.Spec.Template.Spec
+			s.Domain.Devices.Disks = append(s.Domain.Devices.Disks, virtv1.Disk{Name: "hot"})
+			s.Volumes = append(s.Volumes, virtv1.Volume{Name: "hot", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+				Hotpluggable: true, PersistentVolumeClaimVolumeSource: k8sv1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}})
+		}, virtv1.Running, false},
+		{"a firmware UUID written after the start", func(vm *virtv1.VirtualMachine) {
+			vm.Spec.Template.Spec.Domain.Firmware = &virtv1.Firmware{UUID: "5d307ca9-b3ef-428c-8861-06e72d69f223"}
+		}, virtv1.Running, false},
+		{"another claim, replacing", func(vm *virtv1.VirtualMachine) {
+			vm.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName = "root-b"
+		}, virtv1.Running, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vm := base()
+			tc.change(vm)
+			st := NextStatus(vm, vmiFrom(started, tc.phase), nil, DataVolumes{}, t0, Backoff{}).Conditions
+			c := conditions.VM().Find(st, virtv1.VirtualMachineRestartRequired)
+			if got := c != nil && c.Status == k8sv1.ConditionTrue; got != tc.want {
+				t.Fatalf("RestartRequired = %+v, want %v", c, tc.want)
+			}
+			if tc.want && c.Message != MessageRestartRequired {
+				t.Errorf("message %q", c.Message)
+			}
+		})
+	}
+
+	// Under volume migration a claim change is the volume update's; the
+	// hash does not see it.
+	vm := base()
+	vm.Spec.UpdateVolumesStrategy = &migration
+	moved := vm.DeepCopy()
+	moved.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName = "root-b"
+	if TemplateHash(vm) != TemplateHash(moved) {
+		t.Error("under Migration, a claim change changes the hash")
+	}
+	// Back to what it started from: the condition goes.
+	vm = base()
+	vm.Status.Conditions = []virtv1.VirtualMachineCondition{{Type: virtv1.VirtualMachineRestartRequired, Status: k8sv1.ConditionTrue, Message: MessageRestartRequired}}
+	if st := NextStatus(vm, vmiFrom(started, virtv1.Running), nil, DataVolumes{}, t0, Backoff{}); conditions.VM().Find(st.Conditions, virtv1.VirtualMachineRestartRequired) != nil {
+		t.Error("RestartRequired stays after the template went back")
+	}
+}
