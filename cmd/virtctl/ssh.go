@@ -46,17 +46,21 @@ func parseSSHTarget(arg string) (sshTarget, error) {
 	return sshTarget{user: user, forwardTarget: t}, err
 }
 
+// short is the target's type as KubeVirt's virtctl spells it: vm or vmi.
+func (t sshTarget) short() string {
+	if t.kind == kindVMI {
+		return "vmi"
+	}
+	return "vm"
+}
+
 // host is how the local client names the guest: KubeVirt's
 // [USER@]TYPE.NAME.NAMESPACE, which only the ProxyCommand resolves.
 func (t sshTarget) host(user, namespace string) string {
 	if t.user != "" {
 		user = t.user
 	}
-	kind := "vm"
-	if t.kind == kindVMI {
-		kind = "vmi"
-	}
-	h := kind + "." + t.name + "." + namespace
+	h := t.short() + "." + t.name + "." + namespace
 	if user != "" {
 		h = user + "@" + h
 	}
@@ -75,11 +79,7 @@ func (s *session) clientArgs(self string, t sshTarget, namespace string, f sshFl
 	if c := s.g.overrides.CurrentContext; c != "" {
 		proxy = append(proxy, "--context", c)
 	}
-	kind := "vm"
-	if t.kind == kindVMI {
-		kind = "vmi"
-	}
-	proxy = append(proxy, kind+"/"+t.name+"/"+namespace, strconv.Itoa(*f.port))
+	proxy = append(proxy, t.short()+"/"+t.name+"/"+namespace, strconv.Itoa(*f.port))
 	quoted := make([]string, len(proxy))
 	for i, p := range proxy {
 		quoted[i] = shellQuote(p)
@@ -134,15 +134,10 @@ func sshCommand() command {
 			f := bindSSHFlags(fs)
 			command := fs.StringP("command", "c", "", "A command to run in the guest instead of a login shell.")
 			return func(ctx context.Context, s *session, args []string) error {
-				t, err := parseSSHTarget(args[0])
-				if err != nil {
-					return &usageError{cmd: "ssh", err: err}
-				}
-				ns, err := s.targetNamespace(t.forwardTarget)
+				t, ns, a, err := s.sshClient("ssh", args[0], f)
 				if err != nil {
 					return err
 				}
-				a := s.clientArgs(s.self, t, ns, f)
 				a = append(a, t.host(*f.user, ns))
 				if *command != "" {
 					a = append(a, *command)
@@ -171,15 +166,10 @@ func scpCommand() command {
 					return &usageError{cmd: "scp", err: fmt.Errorf("exactly one of %q and %q must be a guest's [USER@]TYPE/NAME[/NAMESPACE]:PATH", src, dst)}
 				}
 				target, path, _ := strings.Cut(remote, ":")
-				t, err := parseSSHTarget(target)
-				if err != nil {
-					return &usageError{cmd: "scp", err: err}
-				}
-				ns, err := s.targetNamespace(t.forwardTarget)
+				t, ns, a, err := s.sshClient("scp", target, f)
 				if err != nil {
 					return err
 				}
-				a := s.clientArgs(s.self, t, ns, f)
 				if *recursive {
 					a = append(a, "-r")
 				}
@@ -197,13 +187,20 @@ func scpCommand() command {
 		}}
 }
 
-// targetNamespace is t's namespace, else the session's (-n, the context's).
-func (s *session) targetNamespace(t forwardTarget) (string, error) {
-	if t.namespace != "" {
-		return t.namespace, nil
+// sshClient reads the target arg of cmd and returns it, its namespace
+// (the target's, else the session's: -n, the context's) and the client's
+// options.
+func (s *session) sshClient(cmd, arg string, f sshFlags) (sshTarget, string, []string, error) {
+	t, err := parseSSHTarget(arg)
+	if err != nil {
+		return t, "", nil, &usageError{cmd: cmd, err: err}
 	}
-	if err := s.connect(); err != nil {
-		return "", err
+	ns := t.namespace
+	if ns == "" {
+		if err := s.connect(); err != nil {
+			return t, "", nil, err
+		}
+		ns = s.ns
 	}
-	return s.ns, nil
+	return t, ns, s.clientArgs(s.self, t, ns, f), nil
 }
