@@ -146,26 +146,36 @@ func (f *forwarder) open(ctx context.Context, p forwardedPort) (io.ReadWriteClos
 	return st, nil
 }
 
-// stdio copies stdin to the stream and the stream to stdout until either
-// ends. It does not wait for a read of stdin to return: the process ends.
+// stdio copies stdin to the stream and the stream to stdout until the
+// stream ends (or copying stdin fails). It does not wait for a read of
+// stdin to return: the process ends.
 func (f *forwarder) stdio(ctx context.Context, p forwardedPort) error {
 	st, err := f.open(ctx, p)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	done := make(chan error, 2)
+	in, out := make(chan error, 1), make(chan error, 1)
 	go func() {
 		_, err := io.Copy(st, f.s.stdin)
-		done <- err
+		in <- err
 	}()
 	go func() {
 		_, err := io.Copy(f.s.stdout, st)
-		done <- err
+		out <- err
 	}()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
+	// The end of stdin does not end the forward: what the guest still
+	// sends is delivered until it closes (a client that is done kills
+	// its ProxyCommand).
+	for done := false; !done; {
+		select {
+		case err = <-out:
+			done = true
+		case err = <-in:
+			in, done = nil, err != nil
+		case <-ctx.Done():
+			err, done = nil, true
+		}
 	}
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 		return fmt.Errorf("port-forward to %s %s/%s: %w", f.t.kind, f.s.ns, f.t.name, err)
