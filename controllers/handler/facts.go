@@ -146,9 +146,9 @@ func RunningDomainOf(doc *libvirtxml.Domain) RunningDomain {
 	}
 	switch {
 	case doc.CurrentMemory != nil:
-		rd.MemoryBytes = bytesOf(doc.CurrentMemory.Value, doc.CurrentMemory.Unit)
+		rd.MemoryBytes = int64(domain.MemoryBytes(doc.CurrentMemory.Value, doc.CurrentMemory.Unit))
 	case doc.Memory != nil:
-		rd.MemoryBytes = bytesOf(doc.Memory.Value, doc.Memory.Unit)
+		rd.MemoryBytes = int64(domain.MemoryBytes(doc.Memory.Value, doc.Memory.Unit))
 	}
 	if doc.Devices != nil {
 		for _, d := range doc.Devices.Disks {
@@ -164,26 +164,4 @@ func RunningDomainOf(doc *libvirtxml.Domain) RunningDomain {
 		}
 	}
 	return rd
-}
-
-// bytesOf converts a libvirt memory amount; libvirt's default unit is KiB.
-func bytesOf(v uint, unit string) int64 {
-	mult := int64(1024)
-	switch strings.ToLower(unit) {
-	case "b", "bytes":
-		mult = 1
-	case "kb":
-		mult = 1000
-	case "k", "kib":
-		mult = 1 << 10
-	case "mb":
-		mult = 1000 * 1000
-	case "m", "mib":
-		mult = 1 << 20
-	case "gb":
-		mult = 1000 * 1000 * 1000
-	case "g", "gib":
-		mult = 1 << 30
-	}
-	return int64(v) * mult
 }

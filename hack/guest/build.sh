@@ -71,7 +71,7 @@ done
 # Kernel modules the init loads, with their dependencies, and a fresh index.
 modules=(virtio_pci virtio_blk virtio_scsi sd_mod sr_mod virtio_net isofs vfat
   nls_cp437 nls_iso8859_1 nls_utf8 button evdev virtio_console virtio_rng
-  virtio_balloon vmw_vsock_virtio_transport)
+  virtio_balloon vmw_vsock_virtio_transport virtio_mem)
 for m in "${modules[@]}"; do
   modprobe --show-depends -S "$kver" "$m" | awk '$1 == "insmod" {print $2}'
 done | sort -u | while read -r ko; do

@@ -43,7 +43,7 @@ func Run(t *testing.T, newTarget func(t *testing.T) Target) {
 		_ = s.m.Close()
 	})
 	for _, st := range steps() {
-		if st.realGuest && !tg.Caps.RealGuest {
+		if st.realGuest && !tg.Caps.RealGuest || st.name == "resize" && !tg.Caps.Resize {
 			continue
 		}
 		if !t.Run(st.name, func(t *testing.T) { st.run(t, s) }) {
@@ -67,6 +67,7 @@ func steps() []step {
 		{"stats", stepStats, false},
 		{"guest-agent", stepAgent, false},
 		{"devices", stepDevices, false},
+		{"resize", stepResize, false},
 		{"reboot-reset", stepRebootReset, false},
 		{"shutdown", stepShutdown, false},
 		{"start-destroy", stepStartDestroy, false},

@@ -64,6 +64,9 @@ type Capabilities struct {
 	// Hotplug: AttachDevice and DetachDevice work on a running domain;
 	// otherwise they fail with ErrUnsupported.
 	Hotplug bool
+	// Resize: the Manager is a domain.Resizer and its hypervisor hot-plugs
+	// vCPUs and virtio-mem memory; without it the step is skipped.
+	Resize bool
 	// DeviceEvents: live attach and detach report EventDeviceAdded and
 	// EventDeviceRemoved.
 	DeviceEvents bool

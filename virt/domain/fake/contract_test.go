@@ -37,6 +37,7 @@ func TestContract(t *testing.T) {
 				Screenshot:   true,
 				Hotplug:      true,
 				DeviceEvents: true,
+				Resize:       true,
 			},
 		}
 	})

@@ -208,7 +208,7 @@ func (m *Manager) Migrate(ctx context.Context, name string, p domain.MigratePara
 		j = &migrationJob{params: p, peer: peer, model: model.withDefaults(), doc: cp, uuid: d.uuid,
 			started: now, last: now, done: make(chan error, 1)}
 		if mem := d.live.Memory; mem != nil {
-			j.memory = kibibytes(mem.Value, mem.Unit) << 10
+			j.memory = domain.MemoryBytes(mem.Value, mem.Unit)
 		}
 		if p.CopyStorage != domain.CopyNone {
 			j.disk = j.model.DiskBytes

@@ -24,7 +24,7 @@ func (m *Manager) Stats(ctx context.Context, name string) (*domain.Stats, error)
 		}
 		out.CPUTime = d.cpu + m.now().Sub(d.started)
 		if mem := d.live.Memory; mem != nil {
-			kib := kibibytes(mem.Value, mem.Unit)
+			kib := domain.MemoryBytes(mem.Value, mem.Unit) >> 10
 			out.Memory = domain.MemoryStats{ActualKiB: kib, MaximumKiB: kib, RSSKiB: kib / 4}
 		}
 		if devs := d.live.Devices; devs != nil {
@@ -49,30 +49,6 @@ func (m *Manager) Stats(ctx context.Context, name string) (*domain.Stats, error)
 		return nil
 	})
 	return out, err
-}
-
-// kibibytes converts a libvirt memory value and unit to KiB.
-func kibibytes(v uint, unit string) uint64 {
-	n := uint64(v)
-	switch unit {
-	case "b", "bytes":
-		return n / 1024
-	case "", "k", "KiB":
-		return n
-	case "KB":
-		return n * 1000 / 1024
-	case "M", "MiB":
-		return n << 10
-	case "MB":
-		return n * 1000 * 1000 / 1024
-	case "G", "GiB":
-		return n << 20
-	case "GB":
-		return n * 1000 * 1000 * 1000 / 1024
-	case "T", "TiB":
-		return n << 30
-	}
-	return n
 }
 
 func itoa(i int) string {

@@ -73,6 +73,7 @@ func TestContractRealLibvirtd(t *testing.T) {
 				Screenshot:   true,
 				Hotplug:      true,
 				DeviceEvents: true,
+				Resize:       true,
 			},
 		}
 	})
