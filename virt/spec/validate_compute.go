@@ -166,12 +166,51 @@ func validateMemory(c *config, p *field.Path, s *virtv1.VirtualMachineInstanceSp
 		case maxGuest.Cmp(*guest) < 0:
 			errs = append(errs, field.Invalid(mp.Child("maxGuest"), maxGuest.String(),
 				fmt.Sprintf("must be greater than or equal to %s %s", mp.Child("guest"), guest.String())))
+		default:
+			errs = append(errs, validateMemoryHotplug(mp, s, *guest, *maxGuest)...)
 		}
 	}
 	if huge != nil {
 		errs = append(errs, validateHugepages(c, mp.Child("hugepages", "pageSize"), s, huge, guest, req, hasReq)...)
 	}
 	return errs
+}
+
+// Memory hotplug (maxGuest) as KubeVirt allows it: a guest of at least
+// 1 GiB (below that its kernel cannot hold the structures and the 64 MiB
+// swiotlb a hotpluggable layout needs: a smaller one fails to boot), whole
+// hotplug blocks (2 MiB, 1 GiB with 1 GiB hugepages).
+const (
+	minHotplugGuest     = 1 << 30
+	hotplugBlock        = 2 << 20
+	hotplugBlockHuge1Gi = 1 << 30
+)
+
+// validateMemoryHotplug checks a spec with maxGuest with KubeVirt's rules
+// and words, naming spec.domain.memory.guest as KubeVirt does.
+func validateMemoryHotplug(mp *field.Path, s *virtv1.VirtualMachineInstanceSpec, guest, maxGuest resource.Quantity) field.ErrorList {
+	gp := mp.Child("guest")
+	d := s.Domain
+	block := int64(hotplugBlock)
+	if h := d.Memory.Hugepages; h != nil && h.PageSize == "1Gi" {
+		block = hotplugBlockHuge1Gi
+	}
+	alignment := resource.NewQuantity(block, resource.BinarySI).String()
+	switch {
+	case d.CPU != nil && d.CPU.Realtime != nil:
+		return field.ErrorList{field.Invalid(gp, guest.String(), "Memory hotplug is not compatible with realtime VMs")}
+	case d.CPU != nil && d.CPU.NUMA != nil && d.CPU.NUMA.GuestMappingPassthrough != nil:
+		return field.ErrorList{field.Invalid(gp, guest.String(), "Memory hotplug is not compatible with guest mapping passthrough")}
+	case d.LaunchSecurity != nil:
+		return field.ErrorList{field.Invalid(gp, guest.String(), "Memory hotplug is not compatible with encrypted VMs")}
+	case guest.Value()%block != 0:
+		return field.ErrorList{field.Invalid(gp, guest.String(), "Guest memory must be "+alignment+" aligned")}
+	case maxGuest.Value()%block != 0:
+		return field.ErrorList{field.Invalid(gp, guest.String(), "MaxGuest must be "+alignment+" aligned")}
+	case guest.Value() < minHotplugGuest:
+		return field.ErrorList{field.Invalid(gp, guest.String(), "Memory hotplug is only available for VMs with at least 1Gi of guest memory")}
+	}
+	return nil
 }
 
 // validateHugepages checks the page size exists on the architecture and that

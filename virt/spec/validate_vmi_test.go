@@ -171,6 +171,12 @@ func computeRows() []vmiRow {
 			[]errKey{inv(res + ".requests.memory")}},
 		{"maxGuest >= guest", func(v *virtv1.VirtualMachineInstance) { v.Spec.Domain.Memory.MaxGuest = qty("512Mi") },
 			[]errKey{inv(mem + ".maxGuest")}},
+		{"memory hotplug from 1Gi", func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Memory.Guest, v.Spec.Domain.Memory.MaxGuest = qty("512Mi"), qty("2Gi")
+		}, []errKey{inv(mem + ".guest")}},
+		{"memory hotplug in whole blocks", func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Memory.Guest, v.Spec.Domain.Memory.MaxGuest = qty("1Gi"), qty("2049Mi")
+		}, []errKey{inv(mem + ".guest")}},
 		{"maxGuest needs guest", func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Memory.MaxGuest = qty("4Gi")
 			v.Spec.Domain.Memory.Guest = nil
