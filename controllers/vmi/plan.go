@@ -143,6 +143,9 @@ func NextStatus(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, createErr e
 	}
 	syncLauncherImage(st, pod)
 	syncProbedReady(st, vmi, pod, ts)
+	if IsCurrentPod(vmi, pod) {
+		syncHotplugConditions(st, vmi, pod, ts)
+	}
 	return *st
 }
 

@@ -251,6 +251,7 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 			}},
 		},
 	}
+	sizeAnnotations(pod, vmi)
 	return pod, nil
 }
 
