@@ -140,15 +140,42 @@ func RunningDomainOf(doc *libvirtxml.Domain) RunningDomain {
 	if doc.OS != nil && doc.OS.Type != nil {
 		rd.Machine = doc.OS.Type.Machine
 	}
+	if v := doc.VCPU; v != nil {
+		rd.MaxVCPUs, rd.VCPUs = v.Value, v.Current
+		if rd.VCPUs == 0 {
+			rd.VCPUs = v.Value // all online
+		}
+	}
 	if doc.CPU != nil && doc.CPU.Topology != nil {
 		t := doc.CPU.Topology
-		rd.Topology = &virtv1.CPUTopology{Sockets: uint32(t.Sockets), Cores: uint32(t.Cores), Threads: uint32(t.Threads)}
+		// The topology spans every socket that can be plugged
+		// (maxSockets); the current one is that of the online vCPUs.
+		sockets := uint32(t.Sockets)
+		if per := uint(max(t.Cores, 1) * max(t.Threads, 1)); rd.VCPUs > 0 {
+			sockets = uint32(rd.VCPUs / per)
+		}
+		rd.Topology = &virtv1.CPUTopology{Sockets: sockets, Cores: uint32(t.Cores), Threads: uint32(t.Threads)}
 	}
 	switch {
 	case doc.CurrentMemory != nil:
 		rd.MemoryBytes = int64(domain.MemoryBytes(doc.CurrentMemory.Value, doc.CurrentMemory.Unit))
 	case doc.Memory != nil:
 		rd.MemoryBytes = int64(domain.MemoryBytes(doc.Memory.Value, doc.Memory.Unit))
+	}
+	if doc.Devices != nil && doc.Memory != nil {
+		for _, md := range doc.Devices.Memorydevs {
+			if md.Model != "virtio-mem" || md.Target == nil || md.Target.Size == nil {
+				continue
+			}
+			// libvirt's <memory> and <currentMemory> count the whole
+			// device, plugged or not.
+			rd.PluggableBytes = int64(domain.MemoryBytes(md.Target.Size.Value, md.Target.Size.Unit))
+			if r := md.Target.Requested; r != nil {
+				rd.PluggedBytes = int64(domain.MemoryBytes(r.Value, r.Unit))
+			}
+			rd.BootMemoryBytes = int64(domain.MemoryBytes(doc.Memory.Value, doc.Memory.Unit)) - rd.PluggableBytes
+			rd.MemoryBytes = rd.BootMemoryBytes + rd.PluggedBytes
+		}
 	}
 	if doc.Devices != nil {
 		for _, d := range doc.Devices.Disks {

@@ -46,6 +46,10 @@ type Facts struct {
 	// the target of a migration that copies a claim reads to make an image
 	// of the same size.
 	Sizes map[string]int64
+	// MemoryHotplugFailed is why the hypervisor refused the memory
+	// hotplug the spec asks for; the HotMemoryChange condition turns False
+	// with it, and the VM controller asks for a restart.
+	MemoryHotplugFailed string
 }
 
 // RunningDomain are facts of a running domain's document that KubeVirt
@@ -55,8 +59,18 @@ type RunningDomain struct {
 	Machine string
 	// Topology is the guest's CPU topology.
 	Topology *virtv1.CPUTopology
-	// MemoryBytes is the guest's current memory.
+	// MemoryBytes is the guest's current memory: for a domain with a
+	// virtio-mem device, its boot memory and what the device asks the
+	// guest to take.
 	MemoryBytes int64
+	// VCPUs are the vCPUs online, MaxVCPUs those the domain can have
+	// (spec.domain.cpu.maxSockets).
+	VCPUs, MaxVCPUs uint
+	// BootMemoryBytes is the memory the domain booted with, and
+	// PluggableBytes and PluggedBytes the size and the requested size of
+	// its virtio-mem device (spec.domain.memory.maxGuest): zero without
+	// one.
+	BootMemoryBytes, PluggableBytes, PluggedBytes int64
 	// Targets maps a volume's name to its disk's guest device ("vda").
 	Targets map[string]string
 }
@@ -115,7 +129,11 @@ func Status(vmi *virtv1.VirtualMachineInstance, f Facts, now time.Time) virtv1.V
 	if f.Running.Topology != nil {
 		st.CurrentCPUTopology = f.Running.Topology.DeepCopy()
 	}
-	st.Memory = memoryStatus(vmi, f.Running.MemoryBytes)
+	st.Memory = memoryStatus(vmi, f.Running)
+	if f.MemoryHotplugFailed != "" {
+		conditions.VMI().Set(&st.Conditions, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceMemoryChange,
+			Status: k8sv1.ConditionFalse, Reason: ReasonMemoryHotplugFailed, Message: f.MemoryHotplugFailed}, t)
+	}
 	return st
 }
 
@@ -246,8 +264,11 @@ func volumeStatus(vmi *virtv1.VirtualMachineInstance, targets map[string]string,
 }
 
 // memoryStatus reports the guest's memory at boot, now and requested, as
-// KubeVirt's handler does.
-func memoryStatus(vmi *virtv1.VirtualMachineInstance, current int64) *virtv1.MemoryStatus {
+// KubeVirt's handler does: the boot memory stays what it was first
+// reported; for a domain with a virtio-mem device (spec.domain.memory.
+// maxGuest) the requested memory is the boot memory and what the device
+// asks the guest to take, which the guest takes at once.
+func memoryStatus(vmi *virtv1.VirtualMachineInstance, rd RunningDomain) *virtv1.MemoryStatus {
 	var guest *resource.Quantity
 	if m := vmi.Spec.Domain.Memory; m != nil && m.Guest != nil {
 		q := m.Guest.DeepCopy()
@@ -256,6 +277,7 @@ func memoryStatus(vmi *virtv1.VirtualMachineInstance, current int64) *virtv1.Mem
 		q = q.DeepCopy()
 		guest = &q
 	}
+	current := rd.MemoryBytes
 	if guest == nil && current == 0 {
 		return nil
 	}
@@ -267,6 +289,14 @@ func memoryStatus(vmi *virtv1.VirtualMachineInstance, current int64) *virtv1.Mem
 	}
 	if guest == nil {
 		ms.GuestAtBoot, ms.GuestRequested = ms.GuestCurrent, ms.GuestCurrent
+	}
+	if rd.PluggableBytes > 0 {
+		ms.GuestAtBoot = resource.NewQuantity(rd.BootMemoryBytes, resource.BinarySI)
+		ms.GuestRequested = ms.GuestCurrent
+	}
+	if old := vmi.Status.Memory; old != nil && old.GuestAtBoot != nil {
+		q := old.GuestAtBoot.DeepCopy()
+		ms.GuestAtBoot = &q
 	}
 	return ms
 }

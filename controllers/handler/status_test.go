@@ -355,3 +355,82 @@ func TestRunningDomainOf(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
+
+// A domain that can grow (maxSockets, maxGuest) reports the vCPUs online
+// as its sockets, and its memory as the boot memory and what its
+// virtio-mem device asks for; the status keeps the memory the guest
+// booted with.
+func TestRunningDomainThatCanGrow(t *testing.T) {
+	doc := &libvirtxml.Domain{
+		VCPU:          &libvirtxml.DomainVCPU{Value: 4, Current: 2},
+		CPU:           &libvirtxml.DomainCPU{Topology: &libvirtxml.DomainCPUTopology{Sockets: 4, Cores: 1, Threads: 1}},
+		Memory:        &libvirtxml.DomainMemory{Value: 512 << 10, Unit: "KiB"},
+		CurrentMemory: &libvirtxml.DomainCurrentMemory{Value: 512 << 10, Unit: "KiB"},
+		Devices: &libvirtxml.DomainDeviceList{Memorydevs: []libvirtxml.DomainMemorydev{{Model: "virtio-mem", Target: &libvirtxml.DomainMemorydevTarget{
+			Size:      &libvirtxml.DomainMemorydevTargetSize{Value: 384 << 10, Unit: "KiB"},
+			Requested: &libvirtxml.DomainMemorydevTargetRequested{Value: 128 << 10, Unit: "KiB"},
+		}}}},
+	}
+	want := handler.RunningDomain{Topology: &virtv1.CPUTopology{Sockets: 2, Cores: 1, Threads: 1}, VCPUs: 2, MaxVCPUs: 4,
+		MemoryBytes: 256 << 20, BootMemoryBytes: 128 << 20, PluggableBytes: 384 << 20, PluggedBytes: 128 << 20}
+	rd := handler.RunningDomainOf(doc)
+	if d := cmp.Diff(want, rd); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+
+	guest := resource.MustParse("256Mi")
+	boot := resource.MustParse("128Mi")
+	vmi := &virtv1.VirtualMachineInstance{
+		Spec:   virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{Memory: &virtv1.Memory{Guest: &guest}}},
+		Status: virtv1.VirtualMachineInstanceStatus{Memory: &virtv1.MemoryStatus{GuestAtBoot: &boot}},
+	}
+	st := handler.Status(vmi, handler.Facts{Domain: &domain.DomainState{State: domain.StateRunning, Reason: domain.ReasonRunningBooted}, Running: rd}, time.Unix(0, 0))
+	m := st.Memory
+	if m == nil || m.GuestAtBoot.Cmp(boot) != 0 || m.GuestRequested.Cmp(guest) != 0 || m.GuestCurrent.Cmp(guest) != 0 {
+		t.Errorf("status.memory %+v, want 128Mi at boot, 256Mi requested and current", m)
+	}
+	if top := st.CurrentCPUTopology; top == nil || top.Sockets != 2 {
+		t.Errorf("status.currentCPUTopology %+v, want 2 sockets", top)
+	}
+}
+
+// PlanResize hot-plugs what the spec asks for beyond the running domain,
+// within what the launcher pod was sized for, and never while a migration
+// runs.
+func TestPlanResize(t *testing.T) {
+	mi := func(n int64) *resource.Quantity { return resource.NewQuantity(n<<20, resource.BinarySI) }
+	rd := handler.RunningDomain{VCPUs: 1, MaxVCPUs: 4, BootMemoryBytes: 128 << 20, PluggableBytes: 384 << 20}
+	vmi := func(sockets uint32, guest int64) *virtv1.VirtualMachineInstance {
+		return &virtv1.VirtualMachineInstance{
+			Spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{
+				CPU:    &virtv1.CPU{Sockets: sockets, Cores: 1, Threads: 1, MaxSockets: 4},
+				Memory: &virtv1.Memory{Guest: mi(guest), MaxGuest: mi(512)},
+			}},
+			Status: virtv1.VirtualMachineInstanceStatus{Phase: virtv1.Running},
+		}
+	}
+	plug := func(n int64) *int64 { b := n << 20; return &b }
+	big := handler.Sized{VCPUs: 4, Memory: 512 << 20}
+	for _, tc := range []struct {
+		name  string
+		vmi   *virtv1.VirtualMachineInstance
+		sized handler.Sized
+		want  handler.Resize
+	}{
+		{"as booted", vmi(1, 128), big, handler.Resize{}},
+		{"more of both", vmi(2, 256), big, handler.Resize{VCPUs: 2, Plug: plug(128)}},
+		{"a pod sized for the boot", vmi(2, 256), handler.Sized{VCPUs: 1, Memory: 128 << 20}, handler.Resize{}},
+		{"past the domain's room", vmi(5, 128), handler.Sized{VCPUs: 8, Memory: 512 << 20}, handler.Resize{}},
+		{"migrating", func() *virtv1.VirtualMachineInstance {
+			v := vmi(2, 256)
+			v.Status.MigrationState = &virtv1.VirtualMachineInstanceMigrationState{}
+			return v
+		}(), big, handler.Resize{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, handler.PlanResize(tc.vmi, rd, tc.sized)); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}

@@ -125,12 +125,21 @@ func (r *Reconciler) report(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	resized, memoryFailed, err := r.resize(ctx, vmi, g, running)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if resized {
+		if running, err = r.runningDomain(ctx, g); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	hot, res, err := r.hotplug(ctx, vmi, g)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	st := Status(vmi, Facts{Domain: ds, Network: g.machine.NetworkPlan, Running: running, Hotplug: hot, Claims: g.claims, Sizes: claimSizes(g),
-		Agent: agentFacts(ctx, vmi, g), Frozen: g.frozen.Load()}, r.clock.Now())
+		Agent: agentFacts(ctx, vmi, g), Frozen: g.frozen.Load(), MemoryHotplugFailed: memoryFailed}, r.clock.Now())
 	if err := r.writeStatus(ctx, vmi, st); err != nil {
 		return res, err
 	}
