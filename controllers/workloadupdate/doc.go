@@ -5,7 +5,10 @@
 // image of the launcher that holds its guest, which controllers/vmi
 // records once its pod is bound) is not the launcher image new pods get. A
 // VMI whose volume migration waits (VirtualMachine updateVolumesStrategy:
-// Migration; its VolumesChange condition is True) needs a migration too.
+// Migration; its VolumesChange condition is True) needs a migration too,
+// and so does one whose spec grew past its launcher pod (LiveUpdate of CPU
+// sockets or guest memory; controllers/vmi's GrowsByMigration): the target
+// pod is sized for the new spec, and the handler hot-plugs there.
 // Once the installation is Deployed and not updating (the KubeVirt CR's
 // status.phase and deployment IDs, which virt-operator writes; a CR without
 // a phase has no operator and is always settled), the controller
@@ -15,8 +18,8 @@
 //   - with LiveMigrate among spec.workloadUpdateStrategy.workloadUpdateMethods,
 //     creates a VirtualMachineInstanceMigration (kubevirt-workload-update-...,
 //     annotated kubevirt.io/workloadUpdateMigration) for each live-migratable
-//     outdated VMI and each VMI whose volumes wait for their migration, no
-//     more than the cluster's parallel migration limit leaves room for;
+//     outdated VMI, each VMI whose volumes wait for their migration and
+//     each live-migratable VMI that grew past its pod, no more than the cluster's parallel migration limit leaves room for;
 //   - with Evict, evicts the launcher pods of the other outdated VMIs,
 //     batchEvictionSize (default 10) every batchEvictionInterval (default 1
 //     minute);

@@ -2,11 +2,13 @@ package workloadupdate
 
 import (
 	"sort"
+
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt/migrate"
 )
 
@@ -125,8 +127,9 @@ func PlanFor(in Inputs) Plan {
 		}
 		key := types.NamespacedName{Namespace: v.Namespace, Name: v.Name}
 		volumes := migrate.VolumesChanging(v) && len(v.Status.MigratedVolumes) > 0 && migrate.VolumesReady(v)
+		grows := vmictl.GrowsByMigration(v)
 		outdated := Outdated(v, in.LauncherImage)
-		if !outdated && !volumes {
+		if !outdated && !volumes && !grows {
 			if ms := v.Status.MigrationState; ms == nil || ms.TargetNodeDomainReadyTimestamp == nil {
 				p.Abort = append(p.Abort, ours[key]...)
 			}
@@ -139,7 +142,7 @@ func PlanFor(in Inputs) Plan {
 			continue
 		}
 		switch {
-		case in.Strategy.LiveMigrate && (v.IsMigratable() || volumes):
+		case in.Strategy.LiveMigrate && (v.IsMigratable() && (outdated || grows) || volumes):
 			migratable = append(migratable, key)
 		case in.Strategy.Evict && outdated:
 			evictable = append(evictable, key)

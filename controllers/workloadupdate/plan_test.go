@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/controllers/workloadupdate"
 )
 
@@ -61,6 +62,11 @@ func TestPlanFor(t *testing.T) {
 		v.Status.Conditions = append(v.Status.Conditions, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceVolumesChange, Status: corev1.ConditionTrue})
 		return v
 	}
+	grows := func(name, reason string) virtv1.VirtualMachineInstance {
+		v := running(name, newImage, true)
+		v.Status.Conditions = append(v.Status.Conditions, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceVCPUChange, Status: corev1.ConditionTrue, Reason: reason})
+		return v
+	}
 	migration := func(vmi string, phase virtv1.VirtualMachineInstanceMigrationPhase) virtv1.VirtualMachineInstanceMigration {
 		return virtv1.VirtualMachineInstanceMigration{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "m-" + vmi},
 			Spec: virtv1.VirtualMachineInstanceMigrationSpec{VMIName: vmi}, Status: virtv1.VirtualMachineInstanceMigrationStatus{Phase: phase}}
@@ -70,6 +76,11 @@ func TestPlanFor(t *testing.T) {
 		in   workloadupdate.Inputs
 		want workloadupdate.Plan
 	}{{
+		name: "a VMI grown past its pod migrates; one whose pod is big enough does not",
+		in: workloadupdate.Inputs{VMIs: []virtv1.VirtualMachineInstance{grows("a", vmictl.ReasonHotplugMigrationRequired), grows("b", vmictl.ReasonHotplugPending)},
+			Strategy: both, ParallelMigrations: 5, EvictNow: true},
+		want: workloadupdate.Plan{Migrate: []types.NamespacedName{key("a")}, Waiting: true},
+	}, {
 		name: "nothing outdated",
 		in:   workloadupdate.Inputs{VMIs: []virtv1.VirtualMachineInstance{running("a", newImage, true), starting}, Strategy: both, ParallelMigrations: 5, EvictNow: true},
 		want: workloadupdate.Plan{},

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/virtkit/virtkit/controllers/events"
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt/migrate"
 )
 
@@ -81,7 +82,8 @@ func vmiChanged() predicate.Funcs {
 				(n.Status.MigrationState != nil && (o.Status.MigrationState.Completed != n.Status.MigrationState.Completed ||
 					o.Status.MigrationState.Failed != n.Status.MigrationState.Failed)) ||
 				(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
-				migrate.VolumesChanging(o) != migrate.VolumesChanging(n)
+				migrate.VolumesChanging(o) != migrate.VolumesChanging(n) ||
+				vmictl.GrowsByMigration(o) != vmictl.GrowsByMigration(n)
 		},
 	}
 }
