@@ -1,7 +1,11 @@
 package admission
 
 import (
+	"fmt"
+
+	k8sv1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	virtv1 "kubevirt.io/api/core/v1"
 
@@ -11,8 +15,11 @@ import (
 
 // liveChanges checks a change virtkit's own components make to a running
 // VMI's spec: a hotplugged PersistentVolumeClaim or DataVolume added or
-// removed with its disk (the addvolume and removevolume verbs), and the
-// termination grace period (a forced stop). Anything else, and any change
+// removed with its disk (the addvolume and removevolume verbs), the
+// termination grace period (a forced stop), and what the VM controller
+// carries over under KubeVirt's LiveUpdate rollout strategy (CPU sockets
+// and guest memory within maxSockets and maxGuest, their CPU and memory
+// resources, the node selector, affinity and tolerations). Anything else, and any change
 // to a volume or disk that was not hotplugged, is refused with its field,
 // except a volume migration's: a volume the VMI's status.migratedVolumes
 // (migrating) lists may move to its destination claim, or back to its
@@ -22,11 +29,24 @@ func liveChanges(old, upd *virtv1.VirtualMachineInstanceSpec, migrating []virtv1
 	rest, oldRest := upd.DeepCopy(), old.DeepCopy()
 	for _, s := range []*virtv1.VirtualMachineInstanceSpec{rest, oldRest} {
 		s.Volumes, s.Domain.Devices.Disks, s.TerminationGracePeriodSeconds = nil, nil, nil
+		// LiveUpdate: the VM controller carries these over from the VM.
+		s.NodeSelector, s.Affinity, s.Tolerations = nil, nil, nil
+		if s.Domain.CPU != nil {
+			s.Domain.CPU.Sockets = 0
+		}
+		if s.Domain.Memory != nil {
+			s.Domain.Memory.Guest = nil
+		}
+		for _, l := range []k8sv1.ResourceList{s.Domain.Resources.Requests, s.Domain.Resources.Limits} {
+			delete(l, k8sv1.ResourceCPU)
+			delete(l, k8sv1.ResourceMemory)
+		}
 	}
 	var errs field.ErrorList
 	if !equality.Semantic.DeepEqual(rest, oldRest) {
-		errs = append(errs, field.Forbidden(sp, "only hotplugged volumes and the termination grace period of a running VirtualMachineInstance may change"))
+		errs = append(errs, field.Forbidden(sp, "only hotplugged volumes, the termination grace period, CPU sockets, guest memory, their resources, node selector, affinity and tolerations of a running VirtualMachineInstance may change"))
 	}
+	errs = append(errs, liveResources(old, upd)...)
 
 	vp := sp.Child("volumes")
 	was := map[string]virtv1.Volume{}
@@ -104,4 +124,40 @@ func claimMigrated(prev, next virtv1.Volume, migrating []virtv1.StorageMigratedV
 		return (from == src && to == dst) || (from == dst && to == src)
 	}
 	return false
+}
+
+// liveResources checks a LiveUpdate of a running VMI's CPU sockets and
+// guest memory: they only grow (KubeVirt restarts a VM to shrink them),
+// within the maxSockets and maxGuest the VMI started with.
+func liveResources(old, upd *virtv1.VirtualMachineInstanceSpec) field.ErrorList {
+	var errs field.ErrorList
+	if oc, nc := old.Domain.CPU, upd.Domain.CPU; oc != nil && nc != nil && oc.Sockets != nc.Sockets {
+		p := field.NewPath("spec", "domain", "cpu", "sockets")
+		switch {
+		case oc.MaxSockets == 0:
+			errs = append(errs, field.Forbidden(p, "can change on a running VirtualMachineInstance only with maxSockets set"))
+		case nc.Sockets < oc.Sockets:
+			errs = append(errs, field.Invalid(p, nc.Sockets, fmt.Sprintf("cannot go below %d on a running VirtualMachineInstance", oc.Sockets)))
+		case nc.Sockets > oc.MaxSockets:
+			errs = append(errs, field.Invalid(p, nc.Sockets, fmt.Sprintf("must be less than or equal to maxSockets %d", oc.MaxSockets)))
+		}
+	}
+	om, nm := old.Domain.Memory, upd.Domain.Memory
+	var og, ng *resource.Quantity
+	if om != nil {
+		og = om.Guest
+	}
+	if nm != nil {
+		ng = nm.Guest
+	}
+	if (og == nil) != (ng == nil) || og != nil && og.Cmp(*ng) != 0 {
+		p := field.NewPath("spec", "domain", "memory", "guest")
+		switch {
+		case og == nil || ng == nil || om.MaxGuest == nil:
+			errs = append(errs, field.Forbidden(p, "can change on a running VirtualMachineInstance only with maxGuest set"))
+		case ng.Cmp(*om.MaxGuest) > 0:
+			errs = append(errs, field.Invalid(p, ng.String(), "must be less than or equal to maxGuest "+om.MaxGuest.String()))
+		}
+	}
+	return errs
 }

@@ -162,6 +162,8 @@ func TestOwnAccountsChangeOnlyHotpluggedVolumes(t *testing.T) {
 	running := minimalVMI("running")
 	running.Spec.Volumes = append(running.Spec.Volumes, hotplugVolume("old"))
 	running.Spec.Domain.Devices.Disks = append(running.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "old"})
+	running.Spec.Domain.CPU = &virtv1.CPU{Sockets: 1, MaxSockets: 4}
+	running.Spec.Domain.Memory = &virtv1.Memory{Guest: new(resource.MustParse("1Gi")), MaxGuest: new(resource.MustParse("4Gi"))}
 
 	for _, c := range []struct {
 		name   string
@@ -191,8 +193,30 @@ func TestOwnAccountsChangeOnlyHotpluggedVolumes(t *testing.T) {
 			s.Volumes, s.Domain.Devices.Disks = s.Volumes[1:], s.Domain.Devices.Disks[1:]
 		}, want: []string{"FieldValueForbidden spec.volumes", "FieldValueForbidden spec.domain.devices.disks"}},
 		{name: "nothing else changes", user: ownAccount, change: func(s *virtv1.VirtualMachineInstanceSpec) {
-			s.NodeSelector = map[string]string{"kubernetes.io/hostname": "other"}
+			s.Hostname = "other"
 		}, want: []string{"FieldValueForbidden spec"}},
+		// LiveUpdate: the VM controller carries these over.
+		{name: "the node selector follows the VM's", user: ownAccount, change: func(s *virtv1.VirtualMachineInstanceSpec) {
+			s.NodeSelector = map[string]string{"kubernetes.io/hostname": "other"}
+		}},
+		{name: "sockets grow within maxSockets", user: ownAccount, change: func(s *virtv1.VirtualMachineInstanceSpec) {
+			s.Domain.CPU.Sockets = 2
+		}},
+		{name: "sockets past maxSockets", user: ownAccount, change: func(s *virtv1.VirtualMachineInstanceSpec) {
+			s.Domain.CPU.Sockets = 5
+		}, want: []string{"FieldValueInvalid spec.domain.cpu.sockets"}},
+		{name: "sockets do not shrink", user: ownAccount, change: func(s *virtv1.VirtualMachineInstanceSpec) {
+			s.Domain.CPU.Sockets = 0
+		}, want: []string{"FieldValueInvalid spec.domain.cpu.sockets"}},
+		{name: "maxSockets does not change", user: ownAccount, change: func(s *virtv1.VirtualMachineInstanceSpec) {
+			s.Domain.CPU.MaxSockets, s.Domain.CPU.Sockets = 8, 2
+		}, want: []string{"FieldValueForbidden spec"}},
+		{name: "guest memory grows within maxGuest", user: ownAccount, change: func(s *virtv1.VirtualMachineInstanceSpec) {
+			s.Domain.Memory.Guest = new(resource.MustParse("2Gi"))
+		}},
+		{name: "guest memory past maxGuest", user: ownAccount, change: func(s *virtv1.VirtualMachineInstanceSpec) {
+			s.Domain.Memory.Guest = new(resource.MustParse("8Gi"))
+		}, want: []string{"FieldValueInvalid spec.domain.memory.guest"}},
 		{name: "a hotplugged disk must be valid", user: ownAccount, change: func(s *virtv1.VirtualMachineInstanceSpec) {
 			s.Volumes = append(s.Volumes, hotplugVolume("data"))
 			s.Domain.Devices.Disks = append(s.Domain.Devices.Disks, virtv1.Disk{Name: "data", DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: "nosuchbus"}}})
