@@ -10,6 +10,7 @@ import (
 
 	"github.com/virtkit/virtkit/controllers/nodehealth"
 	"github.com/virtkit/virtkit/controllers/snapshot"
+	"github.com/virtkit/virtkit/controllers/vm"
 	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt/clusterconfig"
 	"github.com/virtkit/virtkit/virt/spec"
@@ -68,6 +69,9 @@ type Config struct {
 	CPURequest *resource.Quantity
 	// NodeSelector is added to every launcher pod (developerConfiguration.nodeSelectors).
 	NodeSelector map[string]string
+	// VMRolloutStrategy is how template changes reach a running VMI
+	// (vmRolloutStrategy); empty means KubeVirt's default, LiveUpdate.
+	VMRolloutStrategy virtv1.VMRolloutStrategy
 	// RuntimeClassName is given to launcher pods (defaultRuntimeClass).
 	RuntimeClassName string
 	// FeatureGates are the enabled feature gates
@@ -124,6 +128,9 @@ func FromKubeVirt(kv *virtv1.KubeVirt, base Config) Config {
 		base.CPURequest = &q
 	}
 	setIf(&base.RuntimeClassName, c.DefaultRuntimeClass)
+	if c.VMRolloutStrategy != nil {
+		base.VMRolloutStrategy = *c.VMRolloutStrategy
+	}
 	return base
 }
 
@@ -154,6 +161,12 @@ func (cfg Config) SpecOptions() []spec.Option {
 		opts = append(opts, spec.WithFeatureGates(cfg.FeatureGates...))
 	}
 	return opts
+}
+
+// Rollout is how the VM controller carries template changes over to
+// running VMIs under cfg.
+func (cfg Config) Rollout() vm.Rollout {
+	return vm.Rollout{LiveUpdate: cfg.VMRolloutStrategy != virtv1.VMRolloutStrategyStage, CPUAllocationRatio: cfg.CPUAllocationRatio}
 }
 
 // PodOptions are the launcher pod rendering options cfg implies.

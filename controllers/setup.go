@@ -49,7 +49,11 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 		c, err := live(ctx)
 		return c.PodOptions(), err
 	}
-	if err := vm.New(vm.WithSpecOptions(cfg.SpecOptions()...), vm.WithSpecOptionsFrom(specs)).SetupWithManager(mgr); err != nil {
+	rollout := func(ctx context.Context) (vm.Rollout, error) {
+		c, err := live(ctx)
+		return c.Rollout(), err
+	}
+	if err := vm.New(vm.WithSpecOptions(cfg.SpecOptions()...), vm.WithSpecOptionsFrom(specs), vm.WithRolloutFrom(rollout)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: VirtualMachine controller: %w", err)
 	}
 	if err := vmi.New(vmi.WithPodOptions(cfg.PodOptions()), vmi.WithPodOptionsFrom(pods)).SetupWithManager(mgr); err != nil {

@@ -15,6 +15,10 @@ import (
 // hotplugged volumes are carried to the running VMI.
 const ReasonVolumesHotplug = "VolumesHotplug"
 
+// ReasonLiveUpdate is the reason of events and failures of carrying a
+// template's live-updatable fields over to its running VMI.
+const ReasonLiveUpdate = "LiveUpdate"
+
 // syncDeclaredHotplug carries the hotpluggable volumes of vm's template to
 // its running VMI, and takes those the template dropped out of it, as
 // KubeVirt's declarative volume hotplug does (spec.DeclaredHotplug): adding

@@ -54,8 +54,16 @@ func WithMaxStartBackoff(d time.Duration) Option { return func(r *Reconciler) { 
 // number in [0, n). Tests pass a fixed function; the default is math/rand/v2.
 func WithJitter(f func(n int) int) Option { return func(r *Reconciler) { r.backoff.Jitter = f } }
 
+// WithRolloutFrom makes the controller read how template changes reach a
+// running VMI (the KubeVirt CR's vmRolloutStrategy) from src at each
+// change; the default is KubeVirt's, LiveUpdate.
+func WithRolloutFrom(src func(ctx context.Context) (Rollout, error)) Option {
+	return func(r *Reconciler) { r.rollout = src }
+}
+
 func defaults() Reconciler {
 	return Reconciler{
+		rollout:  func(context.Context) (Rollout, error) { return Rollout{LiveUpdate: true}, nil },
 		clock:    clock.RealClock{},
 		recorder: events.Discard(),
 		backoff:  Backoff{Max: 300 * time.Second, Jitter: rand.IntN},

@@ -8,6 +8,7 @@ import (
 	k8sv1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -39,7 +40,9 @@ type Reconciler struct {
 	specOpts []spec.Option
 	// specSource, when set, gives the spec options at each VMI's creation.
 	specSource SpecOptionsSource
-	backoff    Backoff
+	// rollout gives how template changes reach a running VMI.
+	rollout func(ctx context.Context) (Rollout, error)
+	backoff Backoff
 	// versions are the VM versions this controller's writes replaced;
 	// deleted, by VM, the UIDs of the VMIs it deleted, which the cache may
 	// still show without a deletion timestamp.
@@ -146,6 +149,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		plan.Create = false
 	}
 	view := vmi
+	var liveRestart string
 	switch {
 	case plan.Create:
 		view, syncErr = r.createVMI(ctx, work)
@@ -163,6 +167,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if syncErr == nil {
 			syncErr = r.syncDeclaredHotplug(ctx, work, vmi)
 		}
+		if syncErr == nil {
+			liveRestart, syncErr = r.syncLiveUpdate(ctx, work, vmi)
+		}
 	}
 	if plan.AddStartRequest && syncErr == nil {
 		work.Status.StateChangeRequests = append(work.Status.StateChangeRequests,
@@ -174,6 +181,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	next := NextStatus(work, view, syncErr, dvs, now, r.backoff)
 	next.VolumeSnapshotStatuses = r.volumeSnapshotStatuses(ctx, work)
+	liveRestartRequired(&next, vm.Status.Conditions, liveRestart, metav1.NewTime(now.Truncate(time.Second)))
 	if err := r.writeStatus(ctx, vm, next); err != nil {
 		return stale.RetryOn(ctx, err)
 	}

@@ -29,7 +29,8 @@ const MessageRestartRequired = "a non-live-updatable field was changed in the te
 // live: the template's spec less what this controller applies to a
 // running VMI (hotpluggable volumes and their disks, declared hotplug;
 // claims, under updateVolumesStrategy Migration, which a volume migration
-// changes) and the firmware UUID (which may be written into the template
+// changes; CPU sockets, guest memory, node selector, affinity and
+// tolerations, which PlanLiveUpdate judges) and the firmware UUID (which may be written into the template
 // after the start). Only the template's spec counts, as in KubeVirt.
 func TemplateHash(vm *virtv1.VirtualMachine) string {
 	if vm.Spec.Template == nil {
@@ -54,6 +55,14 @@ func TemplateHash(vm *virtv1.VirtualMachine) string {
 				v.DataVolume.Name = ""
 			}
 		}
+	}
+	// What PlanLiveUpdate carries over, or judges, itself.
+	s.NodeSelector, s.Affinity, s.Tolerations = nil, nil, nil
+	if s.Domain.CPU != nil {
+		s.Domain.CPU.Sockets = 0
+	}
+	if s.Domain.Memory != nil {
+		s.Domain.Memory.Guest = nil
 	}
 	if fw := s.Domain.Firmware; fw != nil {
 		if fw.UUID = ""; equality.Semantic.DeepEqual(*fw, virtv1.Firmware{}) {

@@ -13,7 +13,7 @@ import (
 // A running VM whose template changed in a way its VMI cannot take live
 // says RestartRequired, with KubeVirt's message; what is applied live
 // (declared hotplug, claims under volume migration, a firmware UUID
-// written after the start) does not; the condition goes when the template
+// written after the start, what PlanLiveUpdate judges) does not; the condition goes when the template
 // is back or the VMI is gone.
 func TestRestartRequired(t *testing.T) {
 	base := func() *virtv1.VirtualMachine {
@@ -40,12 +40,15 @@ func TestRestartRequired(t *testing.T) {
 		want   bool
 	}{
 		{"unchanged", func(*virtv1.VirtualMachine) {}, virtv1.Running, false},
-		{"more memory", func(vm *virtv1.VirtualMachine) {
-			vm.Spec.Template.Spec.Domain.Memory.Guest = resource.NewQuantity(256<<20, resource.BinarySI)
+		{"another CPU model", func(vm *virtv1.VirtualMachine) {
+			vm.Spec.Template.Spec.Domain.CPU = &virtv1.CPU{Model: "Haswell"}
 		}, virtv1.Running, true},
-		{"more memory, VMI ended", func(vm *virtv1.VirtualMachine) {
-			vm.Spec.Template.Spec.Domain.Memory.Guest = resource.NewQuantity(256<<20, resource.BinarySI)
+		{"another CPU model, VMI ended", func(vm *virtv1.VirtualMachine) {
+			vm.Spec.Template.Spec.Domain.CPU = &virtv1.CPU{Model: "Haswell"}
 		}, virtv1.Succeeded, false},
+		{"more memory (PlanLiveUpdate's to judge)", func(vm *virtv1.VirtualMachine) {
+			vm.Spec.Template.Spec.Domain.Memory.Guest = resource.NewQuantity(256<<20, resource.BinarySI)
+		}, virtv1.Running, false},
 		{"a declared hotplug volume", func(vm *virtv1.VirtualMachine) {
 			s := &vm.Spec.Template.Spec
 			s.Domain.Devices.Disks = append(s.Domain.Devices.Disks, virtv1.Disk{Name: "hot"})
