@@ -20,7 +20,10 @@ const (
 	// DataMarker starts each data disk: "VIRTKIT-DATA n=N", N counting the
 	// boots that wrote it.
 	DataMarker = "VIRTKIT-DATA"
-	HTTPPort   = 80
+	// ResourcesLine says, at boot and at each change, how many CPUs are
+	// online and the memory total: "VIRTKIT-RESOURCES cpus=N memory_kib=M".
+	ResourcesLine = "VIRTKIT-RESOURCES"
+	HTTPPort      = 80
 )
 
 // Artifacts are the files of the test guest.
