@@ -32,14 +32,7 @@ func TestLiveUpdate(t *testing.T) {
 	w := up(t, nodeName("a"), nodeName("b"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	var kvs virtv1.KubeVirtList
-	must(t, w.c.List(ctx, &kvs))
-	if len(kvs.Items) != 1 {
-		t.Fatalf("%d KubeVirt CRs, want the one virt-local installs", len(kvs.Items))
-	}
-	updateKubeVirt(ctx, t, w, client.ObjectKeyFromObject(&kvs.Items[0]), func(kv *virtv1.KubeVirt) {
-		kv.Spec.WorkloadUpdateStrategy.WorkloadUpdateMethods = []virtv1.WorkloadUpdateMethod{virtv1.WorkloadUpdateMethodLiveMigrate}
-	})
+	w.liveMigrateWorkloads(ctx, t)
 
 	mi := func(n int64) *resource.Quantity { return resource.NewQuantity(n<<20, resource.BinarySI) }
 	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")

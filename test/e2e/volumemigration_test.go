@@ -38,14 +38,7 @@ func TestVolumeMigration(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	var kvs virtv1.KubeVirtList
-	must(t, w.c.List(ctx, &kvs))
-	if len(kvs.Items) != 1 {
-		t.Fatalf("%d KubeVirt CRs, want the one virt-local installs", len(kvs.Items))
-	}
-	updateKubeVirt(ctx, t, w, client.ObjectKeyFromObject(&kvs.Items[0]), func(kv *virtv1.KubeVirt) {
-		kv.Spec.WorkloadUpdateStrategy.WorkloadUpdateMethods = []virtv1.WorkloadUpdateMethod{virtv1.WorkloadUpdateMethodLiveMigrate}
-	})
+	w.liveMigrateWorkloads(ctx, t)
 
 	oldClaim, newClaim := w.rwoClaim(ctx, t, "volmig-old"), w.rwoClaim(ctx, t, "volmig-new")
 	vm := w.tinyOnClaim(t, oldClaim.Name)
@@ -290,4 +283,20 @@ func (w *world) tinyOnClaim(t *testing.T, claim string) *virtv1.VirtualMachine {
 	spec.Volumes = append(spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
 		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}})
 	return vm
+}
+
+// liveMigrateWorkloads lists LiveMigrate among the workload update methods
+// of the KubeVirt CR virt-local installs, so that the workload updater
+// migrates the VMIs that need it (a volume migration, a LiveUpdate that
+// outgrew its pod), as in KubeVirt.
+func (w *world) liveMigrateWorkloads(ctx context.Context, t *testing.T) {
+	t.Helper()
+	var kvs virtv1.KubeVirtList
+	must(t, w.c.List(ctx, &kvs))
+	if len(kvs.Items) != 1 {
+		t.Fatalf("%d KubeVirt CRs, want the one virt-local installs", len(kvs.Items))
+	}
+	updateKubeVirt(ctx, t, w, client.ObjectKeyFromObject(&kvs.Items[0]), func(kv *virtv1.KubeVirt) {
+		kv.Spec.WorkloadUpdateStrategy.WorkloadUpdateMethods = []virtv1.WorkloadUpdateMethod{virtv1.WorkloadUpdateMethodLiveMigrate}
+	})
 }
