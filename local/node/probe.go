@@ -64,7 +64,8 @@ func (r *podRun) probeLoop(ctx context.Context, c *corev1.Container, proc Proces
 	}
 	wait := time.Duration(pr.InitialDelaySeconds) * time.Second
 	var ok, bad int32
-	last := -1 // unknown
+	last := -1     // unknown
+	var bin string // an exec probe's command, found once per container start
 	for {
 		select {
 		case <-ctx.Done():
@@ -73,7 +74,7 @@ func (r *podRun) probeLoop(ctx context.Context, c *corev1.Container, proc Proces
 		}
 		wait = period
 		pctx, cancel := context.WithTimeout(ctx, timeout)
-		good, why := r.probe(pctx, c, proc, pr)
+		good, why := r.probe(pctx, c, proc, pr, &bin)
 		cancel()
 		if ctx.Err() != nil {
 			return
@@ -107,8 +108,9 @@ func cut(s string, n int) string {
 // probe runs one probe. `test -e|-f|-d|-s PATH` is answered by looking at
 // the file through the process's view (/proc/PID/root) without starting a
 // process; other exec probes run in the container's namespaces; HTTP and
-// TCP probes go to the pod's IP.
-func (r *podRun) probe(ctx context.Context, c *corev1.Container, proc Process, pr *corev1.Probe) (bool, string) {
+// TCP probes go to the pod's IP. bin caches where an exec probe's command
+// was found: found once, not at every period.
+func (r *podRun) probe(ctx context.Context, c *corev1.Container, proc Process, pr *corev1.Probe, bin *string) (bool, string) {
 	switch {
 	case pr.Exec != nil:
 		cmd := pr.Exec.Command
@@ -130,11 +132,14 @@ func (r *podRun) probe(ctx context.Context, c *corev1.Container, proc Process, p
 		}
 		// The command is found as the container's own is: the launcher
 		// image's binaries are the node's (Config.BinDirs).
-		bin, err := lookPath(cmd[0], r.p.cfg.BinDirs, "")
-		if err != nil {
-			return false, err.Error()
+		if *bin == "" {
+			found, err := lookPath(cmd[0], r.p.cfg.BinDirs, "")
+			if err != nil {
+				return false, err.Error()
+			}
+			*bin = found
 		}
-		code, out, err := r.p.opts.runner.Exec(ctx, proc, append([]string{bin}, cmd[1:]...))
+		code, out, err := r.p.opts.runner.Exec(ctx, proc, append([]string{*bin}, cmd[1:]...))
 		if err != nil {
 			return false, err.Error()
 		}
