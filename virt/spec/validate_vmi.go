@@ -180,15 +180,13 @@ func validateProbe(p *field.Path, probe *virtv1.Probe) field.ErrorList {
 	if probe == nil {
 		return nil
 	}
-	n := 0
-	for _, set := range []bool{probe.Exec != nil, probe.HTTPGet != nil, probe.TCPSocket != nil, probe.GuestAgentPing != nil} {
-		if set {
-			n++
-		}
-	}
 	var errs field.ErrorList
-	if n != 1 {
+	if n := count(probe.Exec != nil, probe.HTTPGet != nil, probe.TCPSocket != nil, probe.GuestAgentPing != nil); n != 1 {
 		errs = append(errs, field.Invalid(p, n, "must have exactly one of exec, httpGet, tcpSocket, guestAgentPing"))
+	}
+	if probe.Exec != nil && len(probe.Exec.Command) == 0 {
+		// The launcher would run nothing in the guest and fail every time.
+		errs = append(errs, field.Required(p.Child("exec", "command"), "an exec probe needs a command to run in the guest"))
 	}
 	for _, f := range []struct {
 		name string

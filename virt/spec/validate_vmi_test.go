@@ -106,6 +106,9 @@ func metaRows() []vmiRow {
 		{"probe one action only", func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.LivenessProbe = &virtv1.Probe{Handler: virtv1.Handler{TCPSocket: &k8sv1.TCPSocketAction{}, GuestAgentPing: &virtv1.GuestAgentPing{}}, PeriodSeconds: -1}
 		}, []errKey{inv("spec.livenessProbe"), inv("spec.livenessProbe.periodSeconds")}},
+		{"exec probe needs a command", func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.ReadinessProbe = &virtv1.Probe{Handler: virtv1.Handler{Exec: &k8sv1.ExecAction{}}}
+		}, []errKey{req("spec.readinessProbe.exec.command")}},
 	}
 }
 
