@@ -30,6 +30,18 @@ func (c *converter) convertDisks() error {
 		d := &disks[i]
 		field := fieldPath{pathDisks, i}
 		vol := c.volume(d.Name)
+		if d.CDRom != nil && (vol == nil || spec.Hotpluggable(vol)) {
+			// An empty drive, whose media the handler inserts and ejects
+			// (KubeVirt's declarative CD-ROM hotplug).
+			c.dev.Disks = c.dev.Disks[:len(c.dev.Disks)+1]
+			disk := &c.dev.Disks[len(c.dev.Disks)-1]
+			if err := c.emptyCDROM(field, d, &parts[i], disk); err != nil {
+				return err
+			}
+			disk.Target.Dev = DeviceName(DevicePrefix(virtv1.DiskBus(disk.Target.Bus)), sd)
+			sd++
+			continue
+		}
 		if vol == nil {
 			return convErr(ErrInvalidField, field.at(".name"), "no volume named "+strconv.Quote(d.Name)+" in spec.volumes")
 		}
@@ -55,6 +67,33 @@ func (c *converter) convertDisks() error {
 			sd++
 		}
 		c.assignIOThread(disk, d, &parts[i].thread)
+	}
+	return nil
+}
+
+// emptyCDROM renders d, a CD-ROM whose volume is absent or hotplugged, as
+// a drive without media: read-only, on its bus (SATA by default), aliased
+// after its name as any disk so that the handler finds it.
+func (c *converter) emptyCDROM(field fieldPath, d *virtv1.Disk, p *diskParts, disk *libvirtxml.DomainDisk) error {
+	bus := orBus(d.CDRom.Bus, virtv1.DiskBusSATA)
+	switch bus {
+	case virtv1.DiskBusSATA:
+	case virtv1.DiskBusSCSI:
+		c.scsiNeeded = true
+	default:
+		return convErr(ErrInvalidField, field.at(".cdrom.bus"), "an empty CD-ROM needs the sata or scsi bus, not "+strconv.Quote(string(bus)))
+	}
+	p.driver = libvirtxml.DomainDiskDriver{Name: "qemu", Type: "raw"}
+	p.alias.Name = "ua-" + d.Name
+	p.target = libvirtxml.DomainDiskTarget{Bus: string(bus)}
+	if d.CDRom.Tray == virtv1.TrayStateOpen {
+		p.target.Tray = "open"
+	}
+	*disk = libvirtxml.DomainDisk{Device: "cdrom", Driver: &p.driver, Target: &p.target, Alias: &p.alias,
+		ReadOnly: &libvirtxml.DomainDiskReadOnly{}, Serial: d.Serial}
+	if d.BootOrder != nil && *d.BootOrder > 0 {
+		p.boot.Order = *d.BootOrder
+		disk.Boot = &p.boot
 	}
 	return nil
 }

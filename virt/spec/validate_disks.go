@@ -232,8 +232,7 @@ func validateDiskVolumeMapping(p *field.Path, s *virtv1.VirtualMachineInstanceSp
 		v, ok := volumes[d.Name]
 		switch {
 		case !ok && d.CDRom != nil:
-			errs = append(errs, field.Forbidden(dp.Index(i).Child("name"),
-				UnsupportedPrefix+"an empty cdrom (no volume named "+d.Name+") needs declarative volume hotplug, which is not implemented"))
+			// An empty drive: declarative hotplug inserts its media.
 		case !ok:
 			errs = append(errs, field.NotFound(dp.Index(i).Child("name"), d.Name))
 		case d.LUN != nil && v.PersistentVolumeClaim == nil && v.DataVolume == nil:

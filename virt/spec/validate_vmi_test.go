@@ -284,9 +284,12 @@ func diskRows() []vmiRow {
 		{"disk names a volume", func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "extra"})
 		}, []errKey{nf(dk + "[2].name")}},
-		{"empty cdrom unsupported", func(v *virtv1.VirtualMachineInstance) {
+		{"an empty cdrom needs no volume", func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "iso", DiskDevice: virtv1.DiskDevice{CDRom: &virtv1.CDRomTarget{}}})
-		}, []errKey{forb(dk + "[2].name")}},
+		}, nil},
+		{"an empty disk does", func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "iso"})
+		}, []errKey{nf(dk + "[2].name")}},
 		{"volume used by a disk", func(v *virtv1.VirtualMachineInstance) { v.Spec.Domain.Devices.Disks = v.Spec.Domain.Devices.Disks[:1] },
 			[]errKey{inv(vol + "[1].name")}},
 	}

@@ -58,6 +58,9 @@ func (m *Manager) Plan(ctx context.Context, vmi *virtv1.VirtualMachineInstance, 
 			return nil, err
 		}
 		vi, ok := index[d.Name]
+		if !ok && d.CDRom != nil {
+			continue // an empty CD-ROM drive: nothing to store
+		}
 		if !ok {
 			errs = append(errs, &VolumeError{Volume: d.Name, Field: fmt.Sprintf("spec.domain.devices.disks[%d].name", i),
 				Detail: "no volume of this name in spec.volumes", Err: ErrInvalid})

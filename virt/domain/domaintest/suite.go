@@ -43,7 +43,7 @@ func Run(t *testing.T, newTarget func(t *testing.T) Target) {
 		_ = s.m.Close()
 	})
 	for _, st := range steps() {
-		if st.realGuest && !tg.Caps.RealGuest || st.name == "resize" && !tg.Caps.Resize {
+		if st.realGuest && !tg.Caps.RealGuest || st.name == "resize" && !tg.Caps.Resize || st.name == "media" && !tg.Caps.MediaChange {
 			continue
 		}
 		if !t.Run(st.name, func(t *testing.T) { st.run(t, s) }) {
@@ -68,6 +68,7 @@ func steps() []step {
 		{"guest-agent", stepAgent, false},
 		{"devices", stepDevices, false},
 		{"resize", stepResize, false},
+		{"media", stepMedia, false},
 		{"reboot-reset", stepRebootReset, false},
 		{"shutdown", stepShutdown, false},
 		{"start-destroy", stepStartDestroy, false},

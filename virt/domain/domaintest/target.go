@@ -67,6 +67,9 @@ type Capabilities struct {
 	// Resize: the Manager is a domain.Resizer and its hypervisor hot-plugs
 	// vCPUs and virtio-mem memory; without it the step is skipped.
 	Resize bool
+	// MediaChange: the Manager is a domain.DeviceUpdater that changes a
+	// CD-ROM's media; without it the step is skipped.
+	MediaChange bool
 	// DeviceEvents: live attach and detach report EventDeviceAdded and
 	// EventDeviceRemoved.
 	DeviceEvents bool

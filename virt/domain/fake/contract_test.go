@@ -38,6 +38,7 @@ func TestContract(t *testing.T) {
 				Hotplug:      true,
 				DeviceEvents: true,
 				Resize:       true,
+				MediaChange:  true,
 			},
 		}
 	})

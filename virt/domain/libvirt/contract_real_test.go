@@ -74,6 +74,7 @@ func TestContractRealLibvirtd(t *testing.T) {
 				Hotplug:      true,
 				DeviceEvents: true,
 				Resize:       true,
+				MediaChange:  true,
 			},
 		}
 	})
