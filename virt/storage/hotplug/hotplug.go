@@ -138,7 +138,10 @@ func (h *Hotplugger) Attach(ctx context.Context, domainName string, d Disk) (vir
 	if err != nil {
 		return st, fmt.Errorf("hotplug %s: %w", p.Volume, err)
 	}
-	if find(live, p) != nil {
+	if got := find(live, p); got != nil {
+		if got.Device == "cdrom" && domain.Media(got) == nil {
+			return h.insert(ctx, domainName, d, got, st)
+		}
 		return st, fmt.Errorf("hotplug %s: already attached to %s: %w", p.Volume, domainName, domain.ErrAlreadyExists)
 	}
 	bus := d.Bus
@@ -177,6 +180,80 @@ func (h *Hotplugger) Attach(ctx context.Context, domainName string, d Disk) (vir
 			return st, fmt.Errorf("hotplug %s: waiting for the domain to show the disk: %w", p.Volume, err)
 		}
 	}
+}
+
+// insert puts the volume's image into drive, the domain's empty CD-ROM of
+// that volume, as media (KubeVirt's declarative CD-ROM hotplug), and
+// returns its status once the domain shows it.
+func (h *Hotplugger) insert(ctx context.Context, domainName string, d Disk, drive *libvirtxml.DomainDisk, st virtv1.VolumeStatus) (virtv1.VolumeStatus, error) {
+	p := d.Plan
+	u, ok := h.dev.(domain.DeviceUpdater)
+	if !ok {
+		return st, fmt.Errorf("hotplug %s: inserting media into a CD-ROM: %T cannot change a device: %w", p.Volume, h.dev, domain.ErrUnsupported)
+	}
+	cd := *drive
+	cd.Driver = &libvirtxml.DomainDiskDriver{Name: "qemu", Type: string(p.Format)}
+	switch p.Source {
+	case storage.SourceFile:
+		cd.Source = &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: p.Path}}
+	case storage.SourceBlock:
+		cd.Source = &libvirtxml.DomainDiskSource{Block: &libvirtxml.DomainDiskSourceBlock{Dev: p.Path}}
+	default:
+		return st, fmt.Errorf("hotplug %s: plan has unknown source type %q: %w", p.Volume, p.Source, storage.ErrInvalid)
+	}
+	cd.ReadOnly = &libvirtxml.DomainDiskReadOnly{}
+	if err := u.UpdateDevice(ctx, domainName, &cd, domain.DeviceLive); err != nil {
+		st.Reason, st.Message = ReasonAttachFailed, err.Error()
+		h.status(st)
+		return st, fmt.Errorf("hotplug %s: inserting media: %w", p.Volume, err)
+	}
+	for {
+		live, err := h.dev.XML(ctx, domainName, domain.XMLOptions{})
+		if err != nil {
+			return st, fmt.Errorf("hotplug %s: %w", p.Volume, err)
+		}
+		if got := find(live, p); got != nil && domain.Media(got) != nil {
+			if got.Target != nil {
+				st.Target = got.Target.Dev
+			}
+			st.Phase, st.Reason = virtv1.VolumeReady, ReasonReady
+			st.Message = "Successfully attach hotplugged volume " + p.Volume + " to VM"
+			h.status(st)
+			return st, nil
+		}
+		if err := sleep(ctx, h.poll); err != nil {
+			return st, fmt.Errorf("hotplug %s: waiting for the domain to show the media: %w", p.Volume, err)
+		}
+	}
+}
+
+// Eject takes the volume's media out of its CD-ROM drive, which stays in
+// the domain, empty (the VMI's disk outlives its hotplugged volume). A
+// drive that is empty already is left as it is; a domain without the
+// drive fails with ErrNotAttached.
+func (h *Hotplugger) Eject(ctx context.Context, domainName, volume string) error {
+	live, err := h.dev.XML(ctx, domainName, domain.XMLOptions{})
+	if err != nil {
+		return fmt.Errorf("eject %s: %w", volume, err)
+	}
+	drive := find(live, storage.DiskPlan{Volume: volume})
+	if drive == nil || drive.Device != "cdrom" {
+		return fmt.Errorf("eject %s from %s: no CD-ROM drive: %w", volume, domainName, ErrNotAttached)
+	}
+	if domain.Media(drive) == nil {
+		return nil
+	}
+	u, ok := h.dev.(domain.DeviceUpdater)
+	if !ok {
+		return fmt.Errorf("eject %s: %T cannot change a device: %w", volume, h.dev, domain.ErrUnsupported)
+	}
+	cd := *drive
+	cd.Source = nil
+	cd.Driver = &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "raw"}
+	if err := u.UpdateDevice(ctx, domainName, &cd, domain.DeviceLive); err != nil {
+		return fmt.Errorf("eject %s: %w", volume, err)
+	}
+	return nil
 }
 
 // Detach removes the volume's disk from the running domain (and from its

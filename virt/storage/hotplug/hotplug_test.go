@@ -234,3 +234,61 @@ func TestAttachNamesAsConvert(t *testing.T) {
 		t.Errorf("hotplugged device names (-want +got):\n%s", diff)
 	}
 }
+
+// A volume whose disk is an empty CD-ROM drive is inserted as its media,
+// and ejected: the drive stays.
+func TestInsertEject(t *testing.T) {
+	ctx := context.Background()
+	m := domainfake.New()
+	doc := &libvirtxml.Domain{
+		Type:   "qemu",
+		Name:   "vm",
+		Memory: &libvirtxml.DomainMemory{Value: 128, Unit: "MiB"},
+		OS:     &libvirtxml.DomainOS{Type: &libvirtxml.DomainOSType{Arch: "x86_64", Machine: "q35", Type: "hvm"}},
+		Devices: &libvirtxml.DomainDeviceList{Disks: []libvirtxml.DomainDisk{{Device: "cdrom", Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "raw"},
+			Target: &libvirtxml.DomainDiskTarget{Dev: "sda", Bus: "scsi"}, ReadOnly: &libvirtxml.DomainDiskReadOnly{}, Alias: &libvirtxml.DomainAlias{Name: hotplug.Alias("hot")}}}},
+	}
+	if err := m.Define(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(ctx, "vm", domain.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h := hotplug.New(m, hotplug.WithPollInterval(time.Millisecond))
+	plan := image(t)
+	drive := func() *libvirtxml.DomainDisk {
+		t.Helper()
+		live, err := m.XML(ctx, "vm", domain.XMLOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(live.Devices.Disks); n != 1 {
+			t.Fatalf("%d disks, want the one drive", n)
+		}
+		return &live.Devices.Disks[0]
+	}
+	st, err := h.Attach(ctx, "vm", hotplug.Disk{Plan: plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Phase != virtv1.VolumeReady || st.Target != "sda" {
+		t.Errorf("status %+v, want Ready on sda", st)
+	}
+	if m := domain.Media(drive()); m == nil || m.File == nil || m.File.File != plan.Path {
+		t.Errorf("media %+v, want %s", m, plan.Path)
+	}
+	if _, err := h.Attach(ctx, "vm", hotplug.Disk{Plan: plan}); !errors.Is(err, domain.ErrAlreadyExists) {
+		t.Errorf("inserting into a full drive: %v, want ErrAlreadyExists", err)
+	}
+	for range 2 { // ejecting an empty drive changes nothing
+		if err := h.Eject(ctx, "vm", "hot"); err != nil {
+			t.Fatal(err)
+		}
+		if m := domain.Media(drive()); m != nil {
+			t.Errorf("media %+v after the eject", m)
+		}
+	}
+	if err := h.Eject(ctx, "vm", "other"); !errors.Is(err, hotplug.ErrNotAttached) {
+		t.Errorf("ejecting a drive the domain lacks: %v, want ErrNotAttached", err)
+	}
+}
