@@ -45,7 +45,9 @@ func TemplateHash(vm *virtv1.VirtualMachine) string {
 		}
 		return false
 	})
-	s.Domain.Devices.Disks = slices.DeleteFunc(s.Domain.Devices.Disks, func(d virtv1.Disk) bool { return slices.Contains(hot, d.Name) })
+	// A CD-ROM's drive stays when its media comes or goes: only other
+	// disks go with their hotpluggable volumes.
+	s.Domain.Devices.Disks = slices.DeleteFunc(s.Domain.Devices.Disks, func(d virtv1.Disk) bool { return d.CDRom == nil && slices.Contains(hot, d.Name) })
 	if st := vm.Spec.UpdateVolumesStrategy; st != nil && *st == virtv1.UpdateVolumesStrategyMigration {
 		for i := range s.Volumes {
 			switch v := &s.Volumes[i]; {

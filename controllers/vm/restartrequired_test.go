@@ -76,6 +76,22 @@ func TestRestartRequired(t *testing.T) {
 		})
 	}
 
+	// Media inserted into an empty CD-ROM drive is live: the drive counts,
+	// its hotpluggable volume does not.
+	withDrive := base()
+	withDrive.Spec.Template.Spec.Domain.Devices.Disks = append(withDrive.Spec.Template.Spec.Domain.Devices.Disks,
+		virtv1.Disk{Name: "cd", DiskDevice: virtv1.DiskDevice{CDRom: &virtv1.CDRomTarget{}}})
+	inserted := withDrive.DeepCopy()
+	inserted.Spec.Template.Spec.Volumes = append(inserted.Spec.Template.Spec.Volumes, virtv1.Volume{Name: "cd", VolumeSource: virtv1.VolumeSource{
+		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{Hotpluggable: true,
+			PersistentVolumeClaimVolumeSource: k8sv1.PersistentVolumeClaimVolumeSource{ClaimName: "iso"}}}})
+	if TemplateHash(withDrive) != TemplateHash(inserted) {
+		t.Error("inserting media into a CD-ROM drive changes the hash")
+	}
+	if TemplateHash(withDrive) == TemplateHash(base()) {
+		t.Error("adding a CD-ROM drive does not change the hash")
+	}
+
 	// Under volume migration a claim change is the volume update's; the
 	// hash does not see it.
 	vm := base()

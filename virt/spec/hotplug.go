@@ -20,7 +20,10 @@ func Hotpluggable(v *virtv1.Volume) bool {
 // or has changed, leaves (a changed one comes back as the template has it
 // once its unplug is over); a hotpluggable volume of the template that the
 // VMI lacks, and whose unplug is not still under way (no status names it),
-// joins at the end with the template's disk. Disks follow their volumes.
+// joins at the end with the template's disk. Disks follow their volumes,
+// except a CD-ROM's: its drive stays while the template has it, empty once
+// its volume left (media ejected), and takes a volume added for it (media
+// inserted).
 // changed says whether the result differs from vmi.
 func DeclaredHotplug(template, vmi *virtv1.VirtualMachineInstanceSpec, statuses []virtv1.VolumeStatus) (vols []virtv1.Volume, disks []virtv1.Disk, changed bool) {
 	tmplVols := map[string]*virtv1.Volume{}
@@ -61,9 +64,12 @@ func DeclaredHotplug(template, vmi *virtv1.VirtualMachineInstanceSpec, statuses 
 	for i := range vmi.Domain.Devices.Disks {
 		d := &vmi.Domain.Devices.Disks[i]
 		// A disk without a volume is an empty drive (a cdrom): it stays
-		// while the template has it.
+		// while the template has it, also when its volume left (the
+		// media is ejected, the drive stays).
 		_, volumeWas := vmiVolume(vmi, d.Name)
-		if !kept[d.Name] && (volumeWas || tmplDisks[d.Name] == nil) {
+		t := tmplDisks[d.Name]
+		ejected := volumeWas && d.CDRom != nil && t != nil && t.CDRom != nil
+		if !kept[d.Name] && (volumeWas && !ejected || t == nil) {
 			changed = true
 			continue
 		}

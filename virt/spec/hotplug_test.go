@@ -53,6 +53,13 @@ func TestDeclaredHotplug(t *testing.T) {
 		{"a cold volume changed: not hotplug's", specOf([]virtv1.Volume{root, claimVol("data", "new", false)}, scsiDisk("root"), scsiDisk("data")),
 			specOf([]virtv1.Volume{root, data}, scsiDisk("root"), scsiDisk("data")), nil,
 			[]string{"root", "data"}, []string{"root", "data"}, false},
+		// A CD-ROM's media comes and goes; its drive stays.
+		{"media inserted into an empty CD-ROM", specOf([]virtv1.Volume{root, hot}, scsiDisk("root"), cdromDisk("hot")), specOf([]virtv1.Volume{root}, scsiDisk("root"), cdromDisk("hot")), nil,
+			[]string{"root", "hot"}, []string{"root", "hot"}, true},
+		{"media ejected, the drive stays", specOf([]virtv1.Volume{root}, scsiDisk("root"), cdromDisk("hot")), specOf([]virtv1.Volume{root, hot}, scsiDisk("root"), cdromDisk("hot")), nil,
+			[]string{"root"}, []string{"root", "hot"}, true},
+		{"a CD-ROM gone from the template goes", specOf([]virtv1.Volume{root}, scsiDisk("root")), specOf([]virtv1.Volume{root}, scsiDisk("root"), cdromDisk("hot")), nil,
+			[]string{"root"}, []string{"root"}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			vols, disks, changed := spec.DeclaredHotplug(&c.template, &c.vmi, c.statuses)
@@ -79,4 +86,8 @@ func TestDeclaredHotplug(t *testing.T) {
 	if d := cmp.Diff([]virtv1.Volume{hot2}, vols); d != "" {
 		t.Errorf("added volume (-want +got):\n%s", d)
 	}
+}
+
+func cdromDisk(name string) virtv1.Disk {
+	return virtv1.Disk{Name: name, DiskDevice: virtv1.DiskDevice{CDRom: &virtv1.CDRomTarget{Bus: virtv1.DiskBusSCSI}}}
 }
