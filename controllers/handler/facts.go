@@ -183,6 +183,13 @@ func RunningDomainOf(doc *libvirtxml.Domain) RunningDomain {
 				continue
 			}
 			if vol, ok := strings.CutPrefix(d.Alias.Name, "ua-"); ok {
+				if d.Device == "cdrom" && domain.Media(&d) == nil {
+					if rd.Empty == nil {
+						rd.Empty = map[string]string{}
+					}
+					rd.Empty[vol] = d.Target.Dev
+					continue
+				}
 				if rd.Targets == nil {
 					rd.Targets = map[string]string{}
 				}

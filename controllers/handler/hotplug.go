@@ -141,7 +141,13 @@ func (r *Reconciler) hotplug(ctx context.Context, vmi *virtv1.VirtualMachineInst
 		if _, ok := want[vol]; ok {
 			continue
 		}
-		err := h.Detach(ctx, g.domain, storage.DiskPlan{Volume: vol})
+		var err error
+		if cdrom(vmi, vol) {
+			// The drive stays, empty: only its volume left.
+			err = h.Eject(ctx, g.domain, vol)
+		} else {
+			err = h.Detach(ctx, g.domain, storage.DiskPlan{Volume: vol})
+		}
 		switch {
 		case err == nil, errors.Is(err, hotplug.ErrNotAttached):
 			log.Info("volume unplugged", "volume", vol)
@@ -405,4 +411,16 @@ func (r *Reconciler) claimFolder(ctx context.Context, ns, claim string, pod *cor
 		return pv.Spec.Local.Path, nil
 	}
 	return "", fmt.Errorf("claim %s: persistentVolume %s: only CSI, hostPath and local volumes are hotplugged", claim, pv.Name)
+}
+
+// cdrom reports whether vmi has a CD-ROM disk named name: its drive
+// outlives a hotplugged volume's media (KubeVirt's declarative CD-ROM
+// hotplug ejects, it does not unplug).
+func cdrom(vmi *virtv1.VirtualMachineInstance, name string) bool {
+	for _, d := range vmi.Spec.Domain.Devices.Disks {
+		if d.Name == name {
+			return d.CDRom != nil
+		}
+	}
+	return false
 }

@@ -73,6 +73,10 @@ type RunningDomain struct {
 	BootMemoryBytes, PluggableBytes, PluggedBytes int64
 	// Targets maps a volume's name to its disk's guest device ("vda").
 	Targets map[string]string
+	// Empty maps the name of each CD-ROM drive without media to its guest
+	// device: a drive whose volume is absent, or hotplugged and not
+	// inserted yet (or ejected).
+	Empty map[string]string
 }
 
 // Ending is how a guest ended when the domain cannot tell any more: the

@@ -337,7 +337,8 @@ func TestMigratability(t *testing.T) {
 }
 
 // The running domain's document gives the machine type, topology, memory
-// and each volume's device, found by KubeVirt's ua- aliases.
+// and each volume's device, found by KubeVirt's ua- aliases; a CD-ROM
+// drive without media is no volume's.
 func TestRunningDomainOf(t *testing.T) {
 	doc := &libvirtxml.Domain{
 		OS:            &libvirtxml.DomainOS{Type: &libvirtxml.DomainOSType{Machine: "pc-q35-7.2"}},
@@ -347,10 +348,14 @@ func TestRunningDomainOf(t *testing.T) {
 			{Alias: &libvirtxml.DomainAlias{Name: "ua-root"}, Target: &libvirtxml.DomainDiskTarget{Dev: "vda"}},
 			{Alias: &libvirtxml.DomainAlias{Name: "ua-cloudinit"}, Target: &libvirtxml.DomainDiskTarget{Dev: "vdb"}},
 			{Alias: &libvirtxml.DomainAlias{Name: "sata0-0-0"}, Target: &libvirtxml.DomainDiskTarget{Dev: "sda"}},
+			{Device: "cdrom", Alias: &libvirtxml.DomainAlias{Name: "ua-installer"}, Target: &libvirtxml.DomainDiskTarget{Dev: "sdb"}},
+			{Device: "cdrom", Alias: &libvirtxml.DomainAlias{Name: "ua-drivers"}, Target: &libvirtxml.DomainDiskTarget{Dev: "sdc"},
+				Source: &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: "/var/run/kubevirt/hotplug-disks/drivers.img"}}},
 		}},
 	}
 	want := handler.RunningDomain{Machine: "pc-q35-7.2", Topology: &virtv1.CPUTopology{Sockets: 2, Cores: 1, Threads: 1},
-		MemoryBytes: 256 << 20, Targets: map[string]string{"root": "vda", "cloudinit": "vdb"}}
+		MemoryBytes: 256 << 20, Targets: map[string]string{"root": "vda", "cloudinit": "vdb", "drivers": "sdc"},
+		Empty: map[string]string{"installer": "sdb"}}
 	if d := cmp.Diff(want, handler.RunningDomainOf(doc)); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
