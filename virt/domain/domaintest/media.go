@@ -20,23 +20,15 @@ func stepMedia(t *testing.T, s *suite) {
 	}
 	ctx, cancel := s.tg.ctx()
 	defer cancel()
-	name := s.name + "-cd"
-	t.Cleanup(func() {
-		ctx, cancel := s.tg.ctx()
-		defer cancel()
-		_ = s.m.Destroy(ctx, name)
-		_ = s.m.Undefine(ctx, name)
-	})
 	drive := func(src *libvirtxml.DomainDiskSource, format string) *libvirtxml.DomainDisk {
 		return &libvirtxml.DomainDisk{Device: "cdrom", Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: format},
 			Source: src, Target: &libvirtxml.DomainDiskTarget{Dev: "sdc", Bus: "sata"}, ReadOnly: &libvirtxml.DomainDiskReadOnly{},
 			Alias: &libvirtxml.DomainAlias{Name: "ua-installer"}}
 	}
-	doc := s.tg.Domain(name)
-	doc.Devices.Disks = append(doc.Devices.Disks, *drive(nil, "raw"))
-	if err := s.m.Define(ctx, doc); err != nil {
-		t.Fatalf("Define a domain with an empty CD-ROM: %v", err)
-	}
+	name := s.ownDomain(t, "-cd", "a domain with an empty CD-ROM", func(doc *libvirtxml.Domain) *libvirtxml.Domain {
+		doc.Devices.Disks = append(doc.Devices.Disks, *drive(nil, "raw"))
+		return doc
+	})
 	if err := s.m.Start(ctx, name, domain.StartOptions{}); err != nil {
 		t.Fatalf("Start: %v", err)
 	}

@@ -47,16 +47,7 @@ func stepResize(t *testing.T, s *suite) {
 	}
 	ctx, cancel := s.tg.ctx()
 	defer cancel()
-	name := s.name + "-rs"
-	t.Cleanup(func() {
-		ctx, cancel := s.tg.ctx()
-		defer cancel()
-		_ = s.m.Destroy(ctx, name)
-		_ = s.m.Undefine(ctx, name)
-	})
-	if err := s.m.Define(ctx, resizable(s.tg.Domain(name))); err != nil {
-		t.Fatalf("Define a resizable domain: %v", err)
-	}
+	name := s.ownDomain(t, "-rs", "a resizable domain", resizable)
 	if err := r.SetVCPUs(ctx, name, 2); !errors.Is(err, domain.ErrInvalidState) {
 		t.Errorf("SetVCPUs on a shut-off domain: %v, want ErrInvalidState", err)
 	}
@@ -101,4 +92,24 @@ func stepResize(t *testing.T, s *suite) {
 	if err := s.m.Undefine(ctx, name); err != nil {
 		t.Errorf("Undefine: %v", err)
 	}
+}
+
+// ownDomain defines a domain of a step's own, named after the suite's with
+// suffix, from the Target's document as change makes it (what names it in
+// a failure), and removes it when the step ends.
+func (s *suite) ownDomain(t *testing.T, suffix, what string, change func(*libvirtxml.Domain) *libvirtxml.Domain) string {
+	t.Helper()
+	name := s.name + suffix
+	t.Cleanup(func() {
+		ctx, cancel := s.tg.ctx()
+		defer cancel()
+		_ = s.m.Destroy(ctx, name)
+		_ = s.m.Undefine(ctx, name)
+	})
+	ctx, cancel := s.tg.ctx()
+	defer cancel()
+	if err := s.m.Define(ctx, change(s.tg.Domain(name))); err != nil {
+		t.Fatalf("Define %s: %v", what, err)
+	}
+	return name
 }

@@ -27,25 +27,9 @@ func (m *Manager) DetachDevice(ctx context.Context, name string, dev domain.Devi
 
 func (m *Manager) modifyDevice(ctx context.Context, op, name string, dev domain.Device, flags domain.DeviceFlags, attach bool) error {
 	return m.onDomain(ctx, op, name, func(d *fakeDomain) error {
-		if flags&(domain.DeviceLive|domain.DevicePersistent) == 0 {
-			return &domain.Error{Op: op, Domain: name, Kind: domain.ErrInvalidSpec, Message: "device flags: say live, persistent or both"}
-		}
-		if dev == nil {
-			return &domain.Error{Op: op, Domain: name, Kind: domain.ErrInvalidSpec, Message: "no device"}
-		}
-		text, err := dev.Marshal()
+		text, docs, err := deviceDocs(op, name, d, dev, flags)
 		if err != nil {
-			return &domain.Error{Op: op, Domain: name, Kind: domain.ErrInvalidSpec, Message: err.Error(), Err: err}
-		}
-		if flags&domain.DeviceLive != 0 && d.live == nil {
-			return invalidState(op, name, "domain is not running")
-		}
-		var docs []*libvirtxml.Domain
-		if flags&domain.DeviceLive != 0 {
-			docs = append(docs, d.live)
-		}
-		if flags&domain.DevicePersistent != 0 {
-			docs = append(docs, d.config)
+			return err
 		}
 		// Check every document before changing any, so that a failure
 		// leaves nothing half-done.
@@ -73,6 +57,32 @@ func (m *Manager) modifyDevice(ctx context.Context, op, name string, dev domain.
 		}
 		return nil
 	})
+}
+
+// deviceDocs checks a device change's arguments and returns the device's
+// text and the documents flags name: the live one, the definition or both.
+func deviceDocs(op, name string, d *fakeDomain, dev domain.Device, flags domain.DeviceFlags) (string, []*libvirtxml.Domain, error) {
+	if flags&(domain.DeviceLive|domain.DevicePersistent) == 0 {
+		return "", nil, &domain.Error{Op: op, Domain: name, Kind: domain.ErrInvalidSpec, Message: "device flags: say live, persistent or both"}
+	}
+	if dev == nil {
+		return "", nil, &domain.Error{Op: op, Domain: name, Kind: domain.ErrInvalidSpec, Message: "no device"}
+	}
+	text, err := dev.Marshal()
+	if err != nil {
+		return "", nil, &domain.Error{Op: op, Domain: name, Kind: domain.ErrInvalidSpec, Message: err.Error(), Err: err}
+	}
+	if flags&domain.DeviceLive != 0 && d.live == nil {
+		return "", nil, invalidState(op, name, "domain is not running")
+	}
+	var docs []*libvirtxml.Domain
+	if flags&domain.DeviceLive != 0 {
+		docs = append(docs, d.live)
+	}
+	if flags&domain.DevicePersistent != 0 {
+		docs = append(docs, d.config)
+	}
+	return text, docs, nil
 }
 
 // deviceChange parses a device and returns the change it makes to a

@@ -22,15 +22,9 @@ func (m *Manager) UpdateDevice(ctx context.Context, name string, dev domain.Devi
 		invalid := func(msg string) error {
 			return &domain.Error{Op: op, Domain: name, Kind: domain.ErrInvalidSpec, Message: msg}
 		}
-		if flags&(domain.DeviceLive|domain.DevicePersistent) == 0 {
-			return invalid("device flags: say live, persistent or both")
-		}
-		if dev == nil {
-			return invalid("no device")
-		}
-		text, err := dev.Marshal()
+		text, docs, err := deviceDocs(op, name, d, dev, flags)
 		if err != nil {
-			return invalid(err.Error())
+			return err
 		}
 		disk := libvirtxml.DomainDisk{}
 		if err := disk.Unmarshal(text); err != nil {
@@ -38,16 +32,6 @@ func (m *Manager) UpdateDevice(ctx context.Context, name string, dev domain.Devi
 		}
 		if disk.Device != "cdrom" || disk.Target == nil {
 			return invalid("unsupported configuration: only the media of a cdrom can change")
-		}
-		if flags&domain.DeviceLive != 0 && d.live == nil {
-			return invalidState(op, name, "domain is not running")
-		}
-		var docs []*libvirtxml.Domain
-		if flags&domain.DeviceLive != 0 {
-			docs = append(docs, d.live)
-		}
-		if flags&domain.DevicePersistent != 0 {
-			docs = append(docs, d.config)
 		}
 		var found []*libvirtxml.DomainDisk
 		for _, doc := range docs {

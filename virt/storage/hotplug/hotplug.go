@@ -161,13 +161,20 @@ func (h *Hotplugger) Attach(ctx context.Context, domainName string, d Disk) (vir
 		h.status(st)
 		return st, fmt.Errorf("hotplug %s: %w", p.Volume, err)
 	}
+	st.Target = disk.Target.Dev
+	return h.ready(ctx, domainName, p, st, "the disk", func(*libvirtxml.DomainDisk) bool { return true })
+}
+
+// ready waits until the running domain shows the volume's disk as shown
+// says (what names it in the error), and returns st Ready with the disk's
+// target.
+func (h *Hotplugger) ready(ctx context.Context, domainName string, p storage.DiskPlan, st virtv1.VolumeStatus, what string, shown func(*libvirtxml.DomainDisk) bool) (virtv1.VolumeStatus, error) {
 	for {
 		live, err := h.dev.XML(ctx, domainName, domain.XMLOptions{})
 		if err != nil {
 			return st, fmt.Errorf("hotplug %s: %w", p.Volume, err)
 		}
-		if got := find(live, p); got != nil {
-			st.Target = disk.Target.Dev
+		if got := find(live, p); got != nil && shown(got) {
 			if got.Target != nil {
 				st.Target = got.Target.Dev
 			}
@@ -177,7 +184,7 @@ func (h *Hotplugger) Attach(ctx context.Context, domainName string, d Disk) (vir
 			return st, nil
 		}
 		if err := sleep(ctx, h.poll); err != nil {
-			return st, fmt.Errorf("hotplug %s: waiting for the domain to show the disk: %w", p.Volume, err)
+			return st, fmt.Errorf("hotplug %s: waiting for the domain to show %s: %w", p.Volume, what, err)
 		}
 	}
 }
@@ -207,24 +214,7 @@ func (h *Hotplugger) insert(ctx context.Context, domainName string, d Disk, driv
 		h.status(st)
 		return st, fmt.Errorf("hotplug %s: inserting media: %w", p.Volume, err)
 	}
-	for {
-		live, err := h.dev.XML(ctx, domainName, domain.XMLOptions{})
-		if err != nil {
-			return st, fmt.Errorf("hotplug %s: %w", p.Volume, err)
-		}
-		if got := find(live, p); got != nil && domain.Media(got) != nil {
-			if got.Target != nil {
-				st.Target = got.Target.Dev
-			}
-			st.Phase, st.Reason = virtv1.VolumeReady, ReasonReady
-			st.Message = "Successfully attach hotplugged volume " + p.Volume + " to VM"
-			h.status(st)
-			return st, nil
-		}
-		if err := sleep(ctx, h.poll); err != nil {
-			return st, fmt.Errorf("hotplug %s: waiting for the domain to show the media: %w", p.Volume, err)
-		}
-	}
+	return h.ready(ctx, domainName, p, st, "the media", func(d *libvirtxml.DomainDisk) bool { return domain.Media(d) != nil })
 }
 
 // Eject takes the volume's media out of its CD-ROM drive, which stays in
