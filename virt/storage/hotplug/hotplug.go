@@ -200,14 +200,11 @@ func (h *Hotplugger) insert(ctx context.Context, domainName string, d Disk, driv
 	}
 	cd := *drive
 	cd.Driver = &libvirtxml.DomainDiskDriver{Name: "qemu", Type: string(p.Format)}
-	switch p.Source {
-	case storage.SourceFile:
-		cd.Source = &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: p.Path}}
-	case storage.SourceBlock:
-		cd.Source = &libvirtxml.DomainDiskSource{Block: &libvirtxml.DomainDiskSourceBlock{Dev: p.Path}}
-	default:
-		return st, fmt.Errorf("hotplug %s: plan has unknown source type %q: %w", p.Volume, p.Source, storage.ErrInvalid)
+	src, err := sourceOf(p)
+	if err != nil {
+		return st, fmt.Errorf("hotplug %s: %w", p.Volume, err)
 	}
+	cd.Source = src
 	cd.ReadOnly = &libvirtxml.DomainDiskReadOnly{}
 	if err := u.UpdateDevice(ctx, domainName, &cd, domain.DeviceLive); err != nil {
 		st.Reason, st.Message = ReasonAttachFailed, err.Error()
@@ -400,18 +397,27 @@ func diskFor(live *libvirtxml.Domain, d Disk, bus virtv1.DiskBus) (*libvirtxml.D
 		Alias:  &libvirtxml.DomainAlias{Name: Alias(p.Volume)},
 		Serial: d.Serial,
 	}
-	switch p.Source {
-	case storage.SourceFile:
-		disk.Source = &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: p.Path}}
-	case storage.SourceBlock:
-		disk.Source = &libvirtxml.DomainDiskSource{Block: &libvirtxml.DomainDiskSourceBlock{Dev: p.Path}}
-	default:
-		return nil, fmt.Errorf("plan has unknown source type %q: %w", p.Source, storage.ErrInvalid)
+	src, err := sourceOf(p)
+	if err != nil {
+		return nil, err
 	}
+	disk.Source = src
 	if d.ReadOnly || p.ReadOnly {
 		disk.ReadOnly = &libvirtxml.DomainDiskReadOnly{}
 	}
 	return disk, nil
+}
+
+// sourceOf is the disk source of a volume's image: a file or a block
+// device.
+func sourceOf(p storage.DiskPlan) (*libvirtxml.DomainDiskSource, error) {
+	switch p.Source {
+	case storage.SourceFile:
+		return &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: p.Path}}, nil
+	case storage.SourceBlock:
+		return &libvirtxml.DomainDiskSource{Block: &libvirtxml.DomainDiskSourceBlock{Dev: p.Path}}, nil
+	}
+	return nil, fmt.Errorf("plan has unknown source type %q: %w", p.Source, storage.ErrInvalid)
 }
 
 func hasSCSI(doc *libvirtxml.Domain) bool {
