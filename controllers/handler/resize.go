@@ -16,8 +16,12 @@ import (
 
 // Events of a hotplug of vCPUs and memory.
 const (
-	ReasonVCPUsHotplugged  = "VCPUsHotplugged"
-	ReasonMemoryHotplugged = "MemoryHotplugged"
+	ReasonVCPUsHotplugged    = "VCPUsHotplugged"
+	ReasonVCPUsHotplugFailed = "VCPUsHotplugFailed"
+	ReasonMemoryHotplugged   = "MemoryHotplugged"
+	// ReasonMemoryHotplugError is the Warning event of a memory hotplug
+	// that failed for a reason the next report may not have.
+	ReasonMemoryHotplugError = "MemoryHotplugFailed"
 	// ReasonMemoryHotplugFailed is KubeVirt's reason of a HotMemoryChange
 	// condition turned False.
 	ReasonMemoryHotplugFailed = "Memory Hotplug Failed"
@@ -78,7 +82,10 @@ func wantsResize(vmi *virtv1.VirtualMachineInstance, rd RunningDomain) bool {
 
 // resize hot-plugs what PlanResize decides into g's domain. It reports
 // whether the domain changed, and the message of a memory hotplug the
-// hypervisor refused (the HotMemoryChange condition turns False with it).
+// hypervisor refused as invalid (the HotMemoryChange condition turns
+// False with it). Other failures are logged and recorded as Warning
+// events, not returned: the VMI's status is reported all the same, and
+// the next report tries again.
 func (r *Reconciler) resize(ctx context.Context, vmi *virtv1.VirtualMachineInstance, g *guest, rd RunningDomain) (changed bool, memoryFailed string, err error) {
 	if !wantsResize(vmi, rd) {
 		return false, "", nil
@@ -97,12 +104,16 @@ func (r *Reconciler) resize(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 	}
 	log := logf.FromContext(ctx)
 	if plan.VCPUs > 0 {
+		// A refusal is said, not returned: the status still goes out, and
+		// the next report tries again.
 		if err := rs.SetVCPUs(ctx, g.domain, plan.VCPUs); err != nil {
-			return false, "", fmt.Errorf("handler: VMI %s: hot-plugging vCPUs to %d: %w", g.key, plan.VCPUs, err)
+			log.Error(err, "hot-plugging vCPUs", "vcpus", plan.VCPUs)
+			r.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonVCPUsHotplugFailed, "hot-plugging vCPUs to %d: %v", plan.VCPUs, err)
+		} else {
+			changed = true
+			log.Info("vCPUs hot-plugged", "vcpus", plan.VCPUs, "was", rd.VCPUs)
+			r.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonVCPUsHotplugged, "%d vCPUs online, as spec.domain.cpu asks", plan.VCPUs)
 		}
-		changed = true
-		log.Info("vCPUs hot-plugged", "vcpus", plan.VCPUs, "was", rd.VCPUs)
-		r.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonVCPUsHotplugged, "%d vCPUs online, as spec.domain.cpu asks", plan.VCPUs)
 	}
 	if plan.Plug != nil {
 		err := rs.SetPluggedMemory(ctx, g.domain, uint64(*plan.Plug))
@@ -111,7 +122,9 @@ func (r *Reconciler) resize(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 			// KubeVirt's words: the VM controller then asks for a restart.
 			return changed, "memory hotplug failed, the VM configuration is not supported", nil
 		case err != nil:
-			return changed, "", fmt.Errorf("handler: VMI %s: hot-plugging memory to %d bytes: %w", g.key, *plan.Plug, err)
+			log.Error(err, "hot-plugging memory", "pluggedBytes", *plan.Plug)
+			r.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonMemoryHotplugError, "hot-plugging memory to %s: %v", vmi.Spec.Domain.Memory.Guest.String(), err)
+			return changed, "", nil
 		}
 		changed = true
 		log.Info("memory hot-plugged", "pluggedBytes", *plan.Plug, "was", rd.PluggedBytes)
