@@ -24,6 +24,7 @@ import (
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	"github.com/virtkit/virtkit/virt/clusterconfig"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 func TestMain(m *testing.M) {
@@ -322,6 +323,54 @@ func TestMigrationController(t *testing.T) {
 		assert.NilError(t, cl.c.Get(ctx, client.ObjectKeyFromObject(pod), pod))
 		assert.Assert(t, pod.DeletionTimestamp != nil, "the target pod is being deleted")
 		assert.Equal(t, cl.vmi(t, v).Status.NodeName, "node-a")
+	})
+
+	t.Run("a hotplugged disk is brought to the target first", func(t *testing.T) {
+		ns := cl.namespace(t, "hotplugged", nil)
+		v := cl.runningVMI(t, ns, "vmi1", "node-a", true)
+		claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}}}}
+		assert.NilError(t, cl.c.Create(ctx, claim))
+		assert.NilError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			got := cl.vmi(t, v)
+			got.Spec.Volumes = append(got.Spec.Volumes, virtv1.Volume{Name: "hot", VolumeSource: virtv1.VolumeSource{
+				PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{Hotpluggable: true,
+					PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim.Name}}}})
+			got.Spec.Domain.Devices.Disks = append(got.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "hot"})
+			return cl.c.Update(ctx, got)
+		}))
+		cl.handler(t, v, func(st *virtv1.VirtualMachineInstanceStatus) {
+			st.VolumeStatus = []virtv1.VolumeStatus{{Name: "hot", Target: "sda", Phase: virtv1.VolumeReady,
+				HotplugVolume: &virtv1.HotplugVolumeStatus{AttachPodName: "hp-source"}}}
+		})
+		m := cl.migrate(t, v)
+		cl.waitPhase(t, m, virtv1.MigrationScheduling)
+		pod := cl.targetPod(t, m)
+		cl.bind(t, pod, "node-b")
+		cl.kubelet(t, pod, ready)
+		var hp *corev1.Pod
+		eventually(t, "the attachment pod next to the target", func() (bool, string) {
+			var pods corev1.PodList
+			assert.NilError(t, cl.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{virtv1.AppLabel: contract.HotplugLabelValue}))
+			if len(pods.Items) != 1 {
+				return false, fmt.Sprintf("%d pods", len(pods.Items))
+			}
+			hp = &pods.Items[0]
+			return true, ""
+		})
+		assert.Assert(t, metav1.IsControlledBy(hp, pod), "%+v", hp.OwnerReferences)
+		assert.Equal(t, vmi.AttachedVolume(hp), "hot")
+		assert.Equal(t, hp.Spec.Volumes[0].PersistentVolumeClaim.ClaimName, "data")
+		assert.DeepEqual(t, hp.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values, []string{"node-b"})
+		// Held until it is Ready.
+		time.Sleep(300 * time.Millisecond)
+		held := &virtv1.VirtualMachineInstanceMigration{}
+		assert.NilError(t, cl.c.Get(ctx, client.ObjectKeyFromObject(m), held))
+		assert.Equal(t, held.Status.Phase, virtv1.MigrationScheduled)
+		cl.bind(t, hp, "node-b")
+		cl.kubelet(t, hp, ready)
+		cl.waitPhase(t, m, virtv1.MigrationPreparingTarget)
 	})
 
 	t.Run("target pod fails before the start", func(t *testing.T) {

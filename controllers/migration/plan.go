@@ -2,6 +2,7 @@ package migration
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,6 +67,9 @@ type Observed struct {
 	VMI *virtv1.VirtualMachineInstance
 	// Target is the migration's target pod; nil when there is none.
 	Target *corev1.Pod
+	// AttachPods are the attachment pods the target pod controls (read
+	// while the migration is Scheduled).
+	AttachPods []*corev1.Pod
 	// Admitted: the parallel limits let one more migration leave the VMI's node.
 	Admitted bool
 	// Copies are the claims this migration made to copy the VMI's
@@ -93,6 +97,9 @@ type Step struct {
 	StartState bool
 	// TargetNode records the target pod's node in the VMI's migrationState.
 	TargetNode string
+	// CreateAttachPods names the hotplugged volumes whose attachment pods
+	// the target pod needs (controllers/vmi.CreateAttachPod).
+	CreateAttachPods []string
 	// RequestAbort sets abortRequested on the VMI's migrationState: the
 	// source's handler aborts the running migration.
 	RequestAbort bool
@@ -146,7 +153,9 @@ func StateOf(vmi *virtv1.VirtualMachineInstance, mig *virtv1.VirtualMachineInsta
 //
 //	Pending          waits for the parallel limits, then creates the target pod -> Scheduling
 //	Scheduling       the pod got a node -> Scheduled
-//	Scheduled        the pod's launcher is ready -> PreparingTarget (the target's handler prepares)
+//	Scheduled        the pod's launcher is ready, and the attachment pods of
+//	                 the guest's hotplugged disks next to it -> PreparingTarget
+//	                 (the target's handler prepares)
 //	PreparingTarget  migrationState.targetNodeAddress set by the target's handler -> TargetReady
 //	TargetReady      migrationState.startTimestamp set by the source's handler -> Running
 //	Running          migrationState completed -> Succeeded, or failed -> Failed
@@ -313,12 +322,27 @@ func Decide(o Observed) Step {
 		if ms.TargetNode == "" {
 			s.TargetNode = target.Spec.NodeName
 		}
-		if vmictl.LauncherUp(target) {
+		missing, waiting, ended := attachPodsOf(vmi, o.AttachPods)
+		if ended != nil {
+			what := "was deleted"
+			if podEnded(ended) {
+				what = fmt.Sprintf("ended (%s)", podEndReason(ended))
+			}
+			return fail(fmt.Sprintf("the attachment pod %s of volume %s on the target %s before the migration started",
+				ended.Name, vmictl.AttachedVolume(ended), what))
+		}
+		s.CreateAttachPods = missing
+		up := vmictl.LauncherUp(target)
+		if up && len(missing) == 0 && len(waiting) == 0 {
 			s.Phase = virtv1.MigrationPreparingTarget
 			return s
 		}
-		return waitFor(target.CreationTimestamp.Time, t.Pending,
-			fmt.Sprintf("the target pod %s on node %s was not Ready within %s", target.Name, target.Spec.NodeName, t.Pending))
+		why := fmt.Sprintf("the target pod %s on node %s was not Ready within %s", target.Name, target.Spec.NodeName, t.Pending)
+		if up {
+			why = fmt.Sprintf("the attachment pods of volumes %s on node %s were not Ready within %s",
+				strings.Join(append(missing, waiting...), ", "), target.Spec.NodeName, t.Pending)
+		}
+		return waitFor(target.CreationTimestamp.Time, t.Pending, why)
 	case virtv1.MigrationPreparingTarget:
 		if ms.TargetNodeAddress != "" {
 			s.Phase = virtv1.MigrationTargetReady
@@ -335,6 +359,34 @@ func Decide(o Observed) Step {
 			fmt.Sprintf("the handler of the source node %s did not start the migration within %s", ms.SourceNode, t.Handler))
 	}
 	return s
+}
+
+// attachPodsOf sorts the hotplugged disks the guest has attached
+// (vmictl.AttachedHotplug) by their attachment pods next to the target
+// (have): missing (none yet), waiting (not Ready yet); ended is one that
+// ended or is being deleted.
+func attachPodsOf(vmi *virtv1.VirtualMachineInstance, have []*corev1.Pod) (missing, waiting []string, ended *corev1.Pod) {
+	by := map[string]*corev1.Pod{}
+	for _, p := range have {
+		by[vmictl.AttachedVolume(p)] = p
+	}
+	for _, vol := range vmictl.AttachedHotplug(vmi) {
+		p := by[vol]
+		switch {
+		case p == nil:
+			missing = append(missing, vol)
+		case podEnded(p) || p.DeletionTimestamp != nil:
+			return nil, nil, p
+		case !podReady(p):
+			waiting = append(waiting, vol)
+		}
+	}
+	return missing, waiting, nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	c := conditions.Pod().Find(p.Status.Conditions, corev1.PodReady)
+	return c != nil && c.Status == corev1.ConditionTrue
 }
 
 // copiesIn reports whether vmi's status.migratedVolumes names copies mig

@@ -11,6 +11,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/controllers/migration"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 	"github.com/virtkit/virtkit/virt/migrate"
 )
 
@@ -75,6 +76,42 @@ func since(phase virtv1.VirtualMachineInstanceMigrationPhase, t time.Time) func(
 		m.Status.PhaseTransitionTimestamps = append(m.Status.PhaseTransitionTimestamps,
 			virtv1.VirtualMachineInstanceMigrationPhaseTransitionTimestamp{Phase: phase, PhaseTransitionTimestamp: metav1.NewTime(t)})
 	}
+}
+
+// hotplugged gives v hotplugged claims with disks, attached (a target
+// device in their status) but for those named pending.
+func hotplugged(v *virtv1.VirtualMachineInstance, attached string, pending ...string) *virtv1.VirtualMachineInstance {
+	for _, name := range append([]string{attached}, pending...) {
+		v.Spec.Volumes = append(v.Spec.Volumes, virtv1.Volume{Name: name, VolumeSource: virtv1.VolumeSource{
+			PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{Hotpluggable: true,
+				PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: name + "-claim"}}}})
+		v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtv1.Disk{Name: name})
+		st := virtv1.VolumeStatus{Name: name, Phase: virtv1.VolumePending, HotplugVolume: &virtv1.HotplugVolumeStatus{}}
+		if name == attached {
+			st.Phase, st.Target = virtv1.VolumeReady, "sda"
+		}
+		v.Status.VolumeStatus = append(v.Status.VolumeStatus, st)
+	}
+	return v
+}
+
+// attachPod is the target's attachment pod of volume vol.
+func attachPod(vol string, edits ...func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "hp-" + vol, Labels: map[string]string{virtv1.AppLabel: contract.HotplugLabelValue}},
+		Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: vol, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: vol + "-claim"}}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending},
+	}
+	for _, e := range edits {
+		e(p)
+	}
+	return p
+}
+
+func podIsReady(p *corev1.Pod) {
+	p.Status.Phase = corev1.PodRunning
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 }
 
 func TestDecide(t *testing.T) {
@@ -177,6 +214,30 @@ func TestDecide(t *testing.T) {
 		{"scheduled, Ready",
 			migration.Observed{Migration: mig(virtv1.MigrationScheduled), VMI: running(state(onB)), Target: pod(boundB, readyPod), Now: t0.Add(time.Hour)},
 			migration.Step{Phase: virtv1.MigrationPreparingTarget}},
+		{"scheduled with a hotplugged disk: its attachment pod next to the target",
+			migration.Observed{Migration: mig(virtv1.MigrationScheduled), VMI: hotplugged(running(state(onB)), "hot", "pending"), Target: pod(boundB), Now: t0.Add(time.Minute)},
+			migration.Step{CreateAttachPods: []string{"hot"}, Wait: 14 * time.Minute}},
+		{"scheduled, Ready, the attachment pod not Ready",
+			migration.Observed{Migration: mig(virtv1.MigrationScheduled), VMI: hotplugged(running(state(onB)), "hot"), Target: pod(boundB, readyPod),
+				AttachPods: []*corev1.Pod{attachPod("hot")}, Now: t0.Add(time.Minute)},
+			migration.Step{Wait: 14 * time.Minute}},
+		{"scheduled, Ready, the attachment pod never Ready",
+			migration.Observed{Migration: mig(virtv1.MigrationScheduled), VMI: hotplugged(running(state(onB)), "hot"), Target: pod(boundB, readyPod),
+				AttachPods: []*corev1.Pod{attachPod("hot")}, Now: t0.Add(15 * time.Minute)},
+			migration.Step{Phase: virtv1.MigrationFailed, DeleteTarget: true,
+				FailState: "the attachment pods of volumes hot on node b were not Ready within 15m0s",
+				Reason:    "the attachment pods of volumes hot on node b were not Ready within 15m0s"}},
+		{"scheduled, Ready, with its attachment pod",
+			migration.Observed{Migration: mig(virtv1.MigrationScheduled), VMI: hotplugged(running(state(onB)), "hot"), Target: pod(boundB, readyPod),
+				AttachPods: []*corev1.Pod{attachPod("hot", podIsReady)}, Now: t0.Add(time.Minute)},
+			migration.Step{Phase: virtv1.MigrationPreparingTarget}},
+		{"scheduled, the attachment pod ended",
+			migration.Observed{Migration: mig(virtv1.MigrationScheduled), VMI: hotplugged(running(state(onB)), "hot"), Target: pod(boundB, readyPod),
+				AttachPods: []*corev1.Pod{attachPod("hot", func(p *corev1.Pod) { p.Status.Phase, p.Status.Reason, p.Status.Message = corev1.PodFailed, "Evicted", "low on memory" })},
+				Now: t0.Add(time.Minute)},
+			migration.Step{Phase: virtv1.MigrationFailed, DeleteTarget: true,
+				FailState: "the attachment pod hp-hot of volume hot on the target ended (Evicted: low on memory) before the migration started",
+				Reason:    "the attachment pod hp-hot of volume hot on the target ended (Evicted: low on memory) before the migration started"}},
 		{"target handler preparing",
 			migration.Observed{Migration: mig(virtv1.MigrationPreparingTarget, since(virtv1.MigrationPreparingTarget, t0.Add(time.Minute))),
 				VMI: running(state(onB)), Target: pod(boundB, readyPod), Now: t0.Add(3 * time.Minute)},

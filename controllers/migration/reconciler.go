@@ -23,6 +23,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/stale"
 	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt/clusterconfig"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 // Reasons of the events the controller records on migrations.
@@ -93,6 +94,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if o.Target, err = r.targetPod(ctx, mig); err != nil {
 		return ctrl.Result{}, err
 	}
+	if mig.Status.Phase == virtv1.MigrationScheduled && o.Target != nil {
+		if o.AttachPods, err = r.attachPods(ctx, o.Target); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if mig.Status.Phase == virtv1.MigrationPending && o.VMI != nil {
 		if o.Admitted, err = r.admitted(ctx, mig, o.VMI.Status.NodeName); err != nil {
 			return ctrl.Result{}, err
@@ -162,6 +168,11 @@ func (r *Reconciler) carryOut(ctx context.Context, o Observed, s Step) (ctrl.Res
 	}
 	if s.TargetNode != "" {
 		if err := r.patchState(ctx, v, func(ms **virtv1.VirtualMachineInstanceMigrationState) { (*ms).TargetNode = s.TargetNode }); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if len(s.CreateAttachPods) > 0 {
+		if err := r.createAttachPods(ctx, mig, v, target, s.CreateAttachPods); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -242,6 +253,43 @@ func (r *Reconciler) targetPod(ctx context.Context, mig *virtv1.VirtualMachineIn
 		}
 	}
 	return found, nil
+}
+
+// attachPods are the attachment pods target controls.
+func (r *Reconciler) attachPods(ctx context.Context, target *corev1.Pod) ([]*corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := r.client.List(ctx, &pods, client.InNamespace(target.Namespace),
+		client.MatchingLabels{virtv1.AppLabel: contract.HotplugLabelValue}); err != nil {
+		return nil, fmt.Errorf("listing the attachment pods of target pod %s/%s: %w", target.Namespace, target.Name, err)
+	}
+	var out []*corev1.Pod
+	for i := range pods.Items {
+		if p := &pods.Items[i]; vmi.AttachedVolume(p) != "" && metav1.IsControlledBy(p, target) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// createAttachPods creates the attachment pods of the hotplugged volumes
+// named next to the target pod, as KubeVirt's migration controller does:
+// the target's handler binds their images into it before the guest comes.
+func (r *Reconciler) createAttachPods(ctx context.Context, mig *virtv1.VirtualMachineInstanceMigration, v *virtv1.VirtualMachineInstance, target *corev1.Pod, volumes []string) error {
+	opts, err := r.podOptions(ctx)
+	if err != nil {
+		return err
+	}
+	for _, name := range volumes {
+		pod, err := vmi.CreateAttachPod(ctx, r.client, v, target, name, opts)
+		if err != nil {
+			return fmt.Errorf("migration %s/%s: %w", mig.Namespace, mig.Name, err)
+		}
+		if pod != nil {
+			r.recorder.Eventf(mig, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created attachment pod %s, for volume %s", pod.Name, name)
+			logf.FromContext(ctx).Info("target attachment pod created", "pod", pod.Name, "volume", name)
+		}
+	}
+	return nil
 }
 
 func (r *Reconciler) deleteTarget(ctx context.Context, mig *virtv1.VirtualMachineInstanceMigration, pod *corev1.Pod) error {

@@ -13,14 +13,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/virtkit/virtkit/controllers/events"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 // VMINameField indexes migrations by spec.vmiName in the manager's cache.
 const VMINameField = "spec.vmiName"
 
 // SetupWithManager registers the controller with mgr: it watches
-// migrations, the VMIs they name and the target pods (kubevirt.io/vmi-name
-// labels them), and reconciles one migration at a time (the parallel
+// migrations, the VMIs they name, the target pods (kubevirt.io/vmi-name
+// labels them) and the attachment pods (their owner VMI annotation), and reconciles one migration at a time (the parallel
 // limits are counted, not locked).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.podOpts.LauncherImage == "" && r.podSource == nil {
@@ -54,10 +55,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return byVMI(ctx, o.GetNamespace(), o.GetName())
 		})).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-			if o.GetLabels()[virtv1.MigrationJobLabel] == "" {
-				return nil
+			switch {
+			case o.GetLabels()[virtv1.MigrationJobLabel] != "":
+				return byVMI(ctx, o.GetNamespace(), o.GetLabels()[virtv1.MigrationSelectorLabel])
+			case o.GetLabels()[virtv1.AppLabel] == contract.HotplugLabelValue:
+				// An attachment pod: a target's, while Scheduled.
+				return byVMI(ctx, o.GetNamespace(), o.GetAnnotations()[contract.OwnerVMINameAnnotation])
 			}
-			return byVMI(ctx, o.GetNamespace(), o.GetLabels()[virtv1.MigrationSelectorLabel])
+			return nil
 		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
 		Complete(r)

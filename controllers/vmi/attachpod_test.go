@@ -58,7 +58,8 @@ func TestAttachPodGolden(t *testing.T) {
 // PlanAttachPods: a running VMI's hotpluggable volumes with disks get one
 // pod each; a pod goes once its volume left the spec and the handler no
 // longer reports it, when it belongs to a former launcher pod the handler
-// let go of, and when the VMI is final.
+// let go of (the status names another pod, or none), and when the VMI is
+// final. A running migration's target pods are left alone; a failed one's go.
 func TestPlanAttachPods(t *testing.T) {
 	launcher := newPod(onNode("node-a"))
 	other := newPod(onNode("node-b"), func(p *corev1.Pod) { p.UID = "old-launcher" })
@@ -75,6 +76,18 @@ func TestPlanAttachPods(t *testing.T) {
 			for _, n := range names {
 				v.Status.VolumeStatus = append(v.Status.VolumeStatus, virtv1.VolumeStatus{Name: n, HotplugVolume: &virtv1.HotplugVolumeStatus{}})
 			}
+		}
+	}
+	namedBy := func(vol, pod string) vmiOpt {
+		return func(v *virtv1.VirtualMachineInstance) {
+			v.Status.VolumeStatus = append(v.Status.VolumeStatus, virtv1.VolumeStatus{Name: vol, Target: "sda",
+				HotplugVolume: &virtv1.HotplugVolumeStatus{AttachPodName: pod}})
+		}
+	}
+	target := newPod(onNode("node-b"), func(p *corev1.Pod) { p.Name, p.UID = "target-pod", "target-uid" })
+	migrating := func(completed, failed bool) vmiOpt {
+		return func(v *virtv1.VirtualMachineInstance) {
+			v.Status.MigrationState = &virtv1.VirtualMachineInstanceMigrationState{TargetPod: target.Name, Completed: completed, Failed: failed}
 		}
 	}
 	names := func(ps []*corev1.Pod) []string {
@@ -103,6 +116,14 @@ func TestPlanAttachPods(t *testing.T) {
 			[]*corev1.Pod{pod(launcher, "a"), pod(launcher, "b")}, nil, []string{"hp-b-pod-uid"}},
 		{"a former launcher's, let go", newVMI(withHotplug("a"), phase(virtv1.Running)), launcher,
 			[]*corev1.Pod{pod(other, "a")}, []string{"a"}, []string{"hp-a-old-launcher"}},
+		{"a former launcher's, still named", newVMI(withHotplug("a"), phase(virtv1.Running), namedBy("a", "hp-a-old-launcher")), launcher,
+			[]*corev1.Pod{pod(other, "a")}, []string{"a"}, nil},
+		{"a former launcher's, another named", newVMI(withHotplug("a"), phase(virtv1.Running), namedBy("a", "hp-a-pod-uid")), launcher,
+			[]*corev1.Pod{pod(other, "a"), pod(launcher, "a")}, nil, []string{"hp-a-old-launcher"}},
+		{"a running migration's target", newVMI(withHotplug("a"), phase(virtv1.Running), namedBy("a", "hp-a-pod-uid"), migrating(false, false)), launcher,
+			[]*corev1.Pod{pod(launcher, "a"), pod(target, "a")}, nil, nil},
+		{"a failed migration's target", newVMI(withHotplug("a"), phase(virtv1.Running), namedBy("a", "hp-a-pod-uid"), migrating(true, true)), launcher,
+			[]*corev1.Pod{pod(launcher, "a"), pod(target, "a")}, nil, []string{"hp-a-target-uid"}},
 		{"final", newVMI(withHotplug("a"), phase(virtv1.Succeeded), reported("a")), launcher,
 			[]*corev1.Pod{pod(launcher, "a")}, nil, []string{"hp-a-pod-uid"}},
 		{"being deleted, still reported", newVMI(withHotplug("a"), phase(virtv1.Running), vmiDeleting(), reported("a")), launcher,
@@ -119,5 +140,26 @@ func TestPlanAttachPods(t *testing.T) {
 				t.Errorf("delete (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// HotplugDisks are the hotpluggable volumes with disks; AttachedHotplug
+// those of them whose status names a target device.
+func TestAttachedHotplug(t *testing.T) {
+	v := newVMI(withHotplug("a", "b", "c"), func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.Volumes = append(v.Spec.Volumes, hotVolume("no-disk", "x"))
+		v.Status.VolumeStatus = []virtv1.VolumeStatus{
+			{Name: "a", Target: "sda", HotplugVolume: &virtv1.HotplugVolumeStatus{}},
+			{Name: "b", Phase: virtv1.VolumePending, HotplugVolume: &virtv1.HotplugVolumeStatus{}},
+			{Name: "c", Target: "sdb", Phase: virtv1.HotplugVolumeDetaching, HotplugVolume: &virtv1.HotplugVolumeStatus{}},
+			{Name: "no-disk", Target: "sdc", HotplugVolume: &virtv1.HotplugVolumeStatus{}},
+			{Name: "gone", Target: "sdd", HotplugVolume: &virtv1.HotplugVolumeStatus{}},
+		}
+	})
+	if d := cmp.Diff([]string{"a", "b", "c"}, HotplugDisks(v)); d != "" {
+		t.Errorf("HotplugDisks (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"a", "c"}, AttachedHotplug(v)); d != "" {
+		t.Errorf("AttachedHotplug (-want +got):\n%s", d)
 	}
 }

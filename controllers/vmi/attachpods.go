@@ -35,41 +35,48 @@ type AttachPlan struct {
 
 // PlanAttachPods decides the attachment pods of vmi whose launcher pod is
 // launcher, given the attachment pods that exist (have). A running VMI's
-// hotpluggable volumes with a disk each get one, on launcher's node; a pod
-// goes once its volume left the spec and the handler no longer reports the
-// volume (it has detached and unbound it), or when the VMI is final.
+// hotpluggable volumes with a disk each get one, on launcher's node
+// (HotplugDisks). A pod goes once the handler no longer holds its image:
+// its volume left the spec and no hotplug status names the volume, or it
+// belongs to a former launcher pod (the source of a migration that
+// completed, or the target of one that failed) and the status names
+// another pod; all go when the VMI is final or has no launcher pod. The
+// pods of a running migration's target pod are controllers/migration's.
 func PlanAttachPods(vmi *virtv1.VirtualMachineInstance, launcher *corev1.Pod, have []*corev1.Pod) AttachPlan {
 	var plan AttachPlan
-	ending := vmi.DeletionTimestamp != nil || vmi.IsFinal()
 	want := map[string]bool{}
-	if !ending && launcher != nil && launcher.Spec.NodeName != "" && launcher.DeletionTimestamp == nil && vmi.IsRunning() {
-		disks := map[string]bool{}
-		for _, d := range vmi.Spec.Domain.Devices.Disks {
-			disks[d.Name] = true
-		}
-		for i := range vmi.Spec.Volumes {
-			if v := &vmi.Spec.Volumes[i]; disks[v.Name] && spec.Hotpluggable(v) {
-				want[v.Name] = true
-			}
+	if vmi.DeletionTimestamp == nil && !vmi.IsFinal() && launcher != nil && launcher.Spec.NodeName != "" && launcher.DeletionTimestamp == nil && vmi.IsRunning() {
+		for _, name := range HotplugDisks(vmi) {
+			want[name] = true
 		}
 	}
-	reported := map[string]bool{}
+	// The pod each reported volume's status names ("" for none yet).
+	named := map[string]string{}
 	for _, s := range vmi.Status.VolumeStatus {
 		if s.HotplugVolume != nil {
-			reported[s.Name] = true
+			named[s.Name] = s.HotplugVolume.AttachPodName
 		}
+	}
+	incoming := ""
+	if ms := vmi.Status.MigrationState; ms != nil && !ms.Completed {
+		incoming = ms.TargetPod
 	}
 	held := map[string]bool{}
 	for _, p := range have {
 		vol := AttachedVolume(p)
+		name, reported := named[vol]
+		ours := launcher != nil && metav1.IsControlledBy(p, launcher)
 		switch {
 		case p.DeletionTimestamp != nil:
 		case vmi.IsFinal() || launcher == nil:
 			plan.Delete = append(plan.Delete, p)
-		case want[vol] && metav1.IsControlledBy(p, launcher):
+		case incoming != "" && controlledByPod(p, incoming):
+			// A running migration's target holds it.
+		case want[vol] && ours:
 			held[vol] = true
-		case !reported[vol]:
-			// Unwanted, or a former launcher's: once the handler let go.
+		case reported && (name == p.Name || (name == "" && ours)):
+			// The handler still holds its image.
+		default:
 			plan.Delete = append(plan.Delete, p)
 		}
 	}
@@ -79,6 +86,48 @@ func PlanAttachPods(vmi *virtv1.VirtualMachineInstance, launcher *corev1.Pod, ha
 		}
 	}
 	return plan
+}
+
+// controlledByPod reports whether p's controller is the pod named name.
+func controlledByPod(p *corev1.Pod, name string) bool {
+	ref := metav1.GetControllerOf(p)
+	return ref != nil && ref.Kind == "Pod" && ref.Name == name
+}
+
+// HotplugDisks are the volumes of vmi that an attachment pod brings to its
+// launcher pod: the hotpluggable ones the spec gives a disk, in the spec's
+// order.
+func HotplugDisks(vmi *virtv1.VirtualMachineInstance) []string {
+	disks := map[string]bool{}
+	for _, d := range vmi.Spec.Domain.Devices.Disks {
+		disks[d.Name] = true
+	}
+	var out []string
+	for i := range vmi.Spec.Volumes {
+		if v := &vmi.Spec.Volumes[i]; disks[v.Name] && spec.Hotpluggable(v) {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+// AttachedHotplug are the volumes of HotplugDisks the guest has attached
+// (their hotplug status names a target device): what a migration's target
+// pod must hold before the guest comes, as the guest's disks name them.
+func AttachedHotplug(vmi *virtv1.VirtualMachineInstance) []string {
+	attached := map[string]bool{}
+	for _, s := range vmi.Status.VolumeStatus {
+		if s.HotplugVolume != nil && s.Target != "" {
+			attached[s.Name] = true
+		}
+	}
+	var out []string
+	for _, name := range HotplugDisks(vmi) {
+		if attached[name] {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // attachPods lists vmi's attachment pods (by the index, or by label and
@@ -126,30 +175,49 @@ func (r *Reconciler) syncAttachPods(ctx context.Context, vmi *virtv1.VirtualMach
 		return err
 	}
 	for _, name := range plan.Create {
-		vol := volumeNamed(vmi, name)
-		claim := &corev1.PersistentVolumeClaim{}
-		key := types.NamespacedName{Namespace: vmi.Namespace, Name: migrate.ClaimOf(vol)}
-		if err := r.client.Get(ctx, key, claim); apierrors.IsNotFound(err) {
-			continue
-		} else if err != nil {
-			return fmt.Errorf("reading claim %s: %w", key, err)
-		}
-		block := claim.Spec.VolumeMode != nil && *claim.Spec.VolumeMode == corev1.PersistentVolumeBlock
-		pod, err := AttachPodFor(vmi, launcher, vol, block, opts)
+		pod, err := CreateAttachPod(ctx, r.client, vmi, launcher, name, opts)
 		if err != nil {
-			return reconcile.TerminalError(err)
+			return err
 		}
-		if err := r.client.Create(ctx, pod); apierrors.IsAlreadyExists(err) {
-			continue // made already, or the last one still going: its events come back here
-		} else if err != nil {
-			return fmt.Errorf("creating attachment pod of volume %s: %w", name, err)
+		if pod != nil {
+			r.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonAttachPodCreated, "Created attachment pod %s, for volume %s", pod.Name, name)
 		}
-		r.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonAttachPodCreated, "Created attachment pod %s, for volume %s", pod.Name, name)
 	}
 	return nil
 }
 
-// volumeNamed is vmi's volume name; the caller knows it exists.
+// CreateAttachPod creates the attachment pod of vmi's volume name next to
+// launcher (AttachPodFor, with the claim's volume mode). It returns the pod
+// it created, or nil when it made none: the claim does not exist yet, or
+// the pod does (made already, or the last one still going; its events
+// come back to the caller's watch). A pod that cannot be rendered is a
+// terminal error.
+func CreateAttachPod(ctx context.Context, c client.Client, vmi *virtv1.VirtualMachineInstance, launcher *corev1.Pod, name string, opts PodOptions) (*corev1.Pod, error) {
+	vol := volumeNamed(vmi, name)
+	if vol == nil {
+		return nil, reconcile.TerminalError(fmt.Errorf("attachment pod of VirtualMachineInstance %s/%s: no volume %s", vmi.Namespace, vmi.Name, name))
+	}
+	claim := &corev1.PersistentVolumeClaim{}
+	key := types.NamespacedName{Namespace: vmi.Namespace, Name: migrate.ClaimOf(vol)}
+	if err := c.Get(ctx, key, claim); apierrors.IsNotFound(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("reading claim %s: %w", key, err)
+	}
+	block := claim.Spec.VolumeMode != nil && *claim.Spec.VolumeMode == corev1.PersistentVolumeBlock
+	pod, err := AttachPodFor(vmi, launcher, vol, block, opts)
+	if err != nil {
+		return nil, reconcile.TerminalError(err)
+	}
+	if err := c.Create(ctx, pod); apierrors.IsAlreadyExists(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("creating attachment pod of volume %s: %w", name, err)
+	}
+	return pod, nil
+}
+
+// volumeNamed is vmi's volume name, nil when there is none.
 func volumeNamed(vmi *virtv1.VirtualMachineInstance, name string) *virtv1.Volume {
 	for i := range vmi.Spec.Volumes {
 		if vmi.Spec.Volumes[i].Name == name {
