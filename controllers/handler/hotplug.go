@@ -1,9 +1,12 @@
 package handler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -64,6 +67,11 @@ func (r *Reconciler) hotplug(ctx context.Context, vmi *virtv1.VirtualMachineInst
 	if len(want) == 0 && len(hot) == 0 {
 		return nil, ctrl.Result{}, nil
 	}
+	if ms := vmi.Status.MigrationState; ms != nil && !ms.Completed {
+		// A migration is on its way: its target brings the disks the
+		// guest has; changes wait for its end.
+		return carriedHotplug(vmi), ctrl.Result{}, nil
+	}
 	log := logf.FromContext(ctx)
 	h := hotplug.New(g.dom, hotplug.WithInspector(g.inspect), hotplug.WithDetachTimeout(detachWait))
 	var out []virtv1.VolumeStatus
@@ -77,7 +85,11 @@ func (r *Reconciler) hotplug(ctx context.Context, vmi *virtv1.VirtualMachineInst
 	}
 	for _, w := range want {
 		if target, ok := hot[w.volume.Name]; ok {
-			out = append(out, readyVolume(w.volume.Name, target, prev[w.volume.Name]))
+			pod, err := r.heldBy(ctx, vmi, g, w.volume.Name, prev[w.volume.Name])
+			if err != nil {
+				return nil, ctrl.Result{}, err
+			}
+			out = append(out, readyVolume(w.volume.Name, target, pod))
 			continue
 		}
 		plan, err := r.hotplugPlan(ctx, vmi, g, w)
@@ -180,6 +192,32 @@ func (r *Reconciler) hotplug(ctx context.Context, vmi *virtv1.VirtualMachineInst
 	return sortByVolume(vmi, out), res, nil
 }
 
+// carriedHotplug are vmi's hotplug volume statuses as they are.
+func carriedHotplug(vmi *virtv1.VirtualMachineInstance) []virtv1.VolumeStatus {
+	var out []virtv1.VolumeStatus
+	for _, s := range vmi.Status.VolumeStatus {
+		if s.HotplugVolume != nil {
+			out = append(out, *s.DeepCopy())
+		}
+	}
+	return out
+}
+
+// heldBy is the attachment pod that holds volume's image for g's launcher
+// pod, as its status is to name it: prev, the last status's, unless that
+// names another launcher's pod (the guest came by migration), in which
+// case the pod next to g's launcher.
+func (r *Reconciler) heldBy(ctx context.Context, vmi *virtv1.VirtualMachineInstance, g *guest, volume string, prev *virtv1.HotplugVolumeStatus) (*virtv1.HotplugVolumeStatus, error) {
+	if prev != nil && (prev.AttachPodName == "" || prev.AttachPodName == vmictl.AttachPodName(g.podUID, volume)) {
+		return prev, nil
+	}
+	pod, err := r.attachPod(ctx, vmi, g, volume)
+	if err != nil || pod == nil {
+		return prev, err
+	}
+	return &virtv1.HotplugVolumeStatus{AttachPodName: pod.Name, AttachPodUID: pod.UID}, nil
+}
+
 // hotClaimInfo fills in each hotplug status what the claim holds, as
 // KubeVirt reports it (access modes, capacity, volume mode), which the
 // LiveMigratable condition reads: the previous status's, or the claim as
@@ -269,18 +307,23 @@ func readyVolume(name, target string, pod *virtv1.HotplugVolumeStatus) virtv1.Vo
 		Message: "Successfully attach hotplugged volume " + name + " to VM", HotplugVolume: orEmpty(pod)}
 }
 
-// sortByVolume orders statuses as the spec orders volumes.
+// sortByVolume orders statuses as the spec orders volumes; those of
+// volumes that left the spec follow, by name.
 func sortByVolume(vmi *virtv1.VirtualMachineInstance, in []virtv1.VolumeStatus) []virtv1.VolumeStatus {
-	by := map[string]virtv1.VolumeStatus{}
-	for _, s := range in {
-		by[s.Name] = s
+	order := map[string]int{}
+	for i, v := range vmi.Spec.Volumes {
+		order[v.Name] = i
 	}
-	var out []virtv1.VolumeStatus
-	for _, v := range vmi.Spec.Volumes {
-		if s, ok := by[v.Name]; ok {
-			out = append(out, s)
+	rank := func(s virtv1.VolumeStatus) int {
+		if i, ok := order[s.Name]; ok {
+			return i
 		}
+		return len(order)
 	}
+	out := slices.Clone(in)
+	slices.SortStableFunc(out, func(a, b virtv1.VolumeStatus) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a.Name, b.Name))
+	})
 	return out
 }
 

@@ -113,7 +113,6 @@ func TestHotplugReadOnlyClaim(t *testing.T) {
 	}
 	launcherPod, hpName := runAttachPod(t, n, vmi, vol, true)
 	n.reconcile("vm1")
-	t.Logf("DEBUG %+v", n.vmi("vm1").Status.VolumeStatus)
 	want := []handler.Binding{{Launcher: launcherPod.UID, Volume: "data", ReadOnly: true,
 		Source: contract.CSIVolumeDir(n.run, types.UID("hp-uid-"+hpName), "pv-data")}}
 	if d := cmp.Diff(want, bind.binds); d != "" {
@@ -170,4 +169,50 @@ func TestHotplugFromAttachmentPod(t *testing.T) {
 	assert.Assert(t, !still, "the disk is still attached")
 	assert.DeepEqual(t, bind.unbinds, []string{string(launcherPod.UID) + "/data"})
 	assert.DeepEqual(t, n.vmi("vm1").Status.VolumeStatus, []virtv1.VolumeStatus{{Name: "root", Target: "vda"}})
+}
+
+// While a migration of the VMI is on its way, hotplug changes wait for its
+// end (its target brings the disks the guest has): a removed volume stays
+// attached and reported. A status naming another launcher's attachment
+// pod (the guest came by migration) is brought to name this one's.
+func TestHotplugAcrossMigration(t *testing.T) {
+	n, _, vmi, vol := hotplugNode(t, false)
+	ctx := context.Background()
+	_, hpName := runAttachPod(t, n, vmi, vol, true)
+	n.reconcile("vm1")
+	ready := n.vmi("vm1").Status.VolumeStatus
+	assert.Equal(t, ready[1].Phase, virtv1.VolumeReady)
+
+	vmi = n.vmi("vm1")
+	vmi.Status.MigrationState = &virtv1.VirtualMachineInstanceMigrationState{MigrationUID: "m1", SourceNode: node, TargetNode: "other"}
+	assert.NilError(t, n.c.Status().Update(ctx, vmi))
+	vmi = n.vmi("vm1")
+	vmi.Spec.Volumes = vmi.Spec.Volumes[:1]
+	vmi.Spec.Domain.Devices.Disks = vmi.Spec.Domain.Devices.Disks[:1]
+	assert.NilError(t, n.c.Update(ctx, vmi))
+	n.reconcile("vm1")
+	doc, err := n.dom.XML(ctx, "default_vm1", domain.XMLOptions{})
+	assert.NilError(t, err)
+	_, still := handler.RunningDomainOf(doc).Targets["data"]
+	assert.Assert(t, still, "detached while migrating")
+	if d := cmp.Diff(ready, n.vmi("vm1").Status.VolumeStatus); d != "" {
+		t.Errorf("volume status while migrating (-want +got):\n%s", d)
+	}
+
+	// The migration is over; the status names the pod of the launcher the
+	// guest came from.
+	vmi = n.vmi("vm1")
+	vmi.Spec.Volumes = append(vmi.Spec.Volumes, vol)
+	vmi.Spec.Domain.Devices.Disks = append(vmi.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "data",
+		DiskDevice: virtv1.DiskDevice{Disk: &virtv1.DiskTarget{Bus: virtv1.DiskBusSCSI}}})
+	assert.NilError(t, n.c.Update(ctx, vmi))
+	vmi = n.vmi("vm1")
+	vmi.Status.MigrationState.Completed = true
+	vmi.Status.VolumeStatus[1].HotplugVolume = &virtv1.HotplugVolumeStatus{AttachPodName: "hp-source", AttachPodUID: "hp-source-uid"}
+	assert.NilError(t, n.c.Status().Update(ctx, vmi))
+	n.reconcile("vm1")
+	got := n.vmi("vm1").Status.VolumeStatus[1]
+	if d := cmp.Diff(&virtv1.HotplugVolumeStatus{AttachPodName: hpName, AttachPodUID: types.UID("hp-uid-" + hpName)}, got.HotplugVolume); d != "" || got.Phase != virtv1.VolumeReady {
+		t.Errorf("after the migration: %s %+v (-want +got):\n%s", got.Phase, got, d)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/virt/migrate"
-	"github.com/virtkit/virtkit/virt/spec"
 )
 
 // AllowPodBridgeMigrationAnnotation lets a VMI whose pod network uses the
@@ -62,10 +61,11 @@ func notMigratable(vmi *virtv1.VirtualMachineInstance) (reason, message string) 
 	return "", ""
 }
 
-// volumesNotMigratable says why a volume cannot follow the guest: a
-// hotplugged volume (not brought to the target yet), a claim
+// volumesNotMigratable says why a volume cannot follow the guest: a claim
 // that is not ReadWriteMany (as its volumeStatus reports the claim; without
-// that report, it is not known to be shared), or a host disk that is not shared.
+// that report, it is not known to be shared), or a host disk that is not
+// shared. A hotplugged claim is one like any other: the migration brings
+// it to the target pod with an attachment pod of its own.
 //
 // A volume its volume migration copies to a new claim (status.migratedVolumes)
 // moves with the guest whatever its access modes.
@@ -76,11 +76,6 @@ func volumesNotMigratable(vmi *virtv1.VirtualMachineInstance) string {
 	}
 	copied := migrate.MigratedVolumes(vmi)
 	for _, v := range vmi.Spec.Volumes {
-		if spec.Hotpluggable(&v) {
-			// Its image would have to be bound into the target's pod
-			// before the guest arrives; that is not done yet.
-			return fmt.Sprintf("cannot migrate VMI with hotplugged volume %s: hotplugged volumes are not brought to a migration's target", v.Name)
-		}
 		if copied[v.Name] {
 			continue
 		}

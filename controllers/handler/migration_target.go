@@ -16,8 +16,10 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/virtkit/virtkit/controllers/conditions"
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt"
 	"github.com/virtkit/virtkit/virt/domain"
+	"github.com/virtkit/virtkit/virt/storage/hotplug"
 )
 
 // How often the target's handler looks at an incoming domain besides its
@@ -102,6 +104,17 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, req ctrl.Request) (ctr
 		log.Info("migration target prepared", "folder", g.folder)
 	}
 	if ms.TargetNodeAddress == "" {
+		// The guest's hotplugged disks must be in the target pod before
+		// the source may send it.
+		waiting, err := r.bindIncoming(ctx, vmi, g)
+		if err != nil {
+			return ctrl.Result{}, errors.Join(err, r.failIncoming(ctx, vmi, "preparing the target failed: "+err.Error()),
+				r.abandonTarget(ctx, key, g, err.Error()))
+		}
+		if waiting != "" {
+			log.Info("waiting for a hotplugged disk's attachment pod", "why", waiting)
+			return ctrl.Result{RequeueAfter: readyPoll}, nil
+		}
 		if err := r.patchMigrationState(ctx, vmi, func(ms *virtv1.VirtualMachineInstanceMigrationState) {
 			ms.TargetNodeAddress = r.cfg.MigrationAddress
 		}); err != nil {
@@ -116,6 +129,32 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{RequeueAfter: arrivingPoll}, nil
 	}
 	return ctrl.Result{}, r.takeOver(ctx, key, vmi, g, ds)
+}
+
+// bindIncoming binds the images of the disks the guest has hotplugged
+// (vmictl.AttachedHotplug) into the target pod from its attachment pods,
+// which controllers/migration made and saw Ready. It says what it waits
+// for ("" once every image is bound); an image that cannot be bound is an
+// error, and the migration fails.
+func (r *Reconciler) bindIncoming(ctx context.Context, vmi *virtv1.VirtualMachineInstance, g *guest) (string, error) {
+	want := wantedHotplug(vmi)
+	for _, name := range vmictl.AttachedHotplug(vmi) {
+		plan, ok := g.machine.StoragePlan[name]
+		if !ok {
+			return "", fmt.Errorf("hotplugged volume %s: not planned in the target pod", name)
+		}
+		st, _, err := r.bringImage(ctx, vmi, g, want[name], plan)
+		switch {
+		case err != nil:
+			return "", err
+		case st == nil:
+		case st.Reason == hotplug.ReasonAttachFailed:
+			return "", fmt.Errorf("hotplugged volume %s: %s", name, st.Message)
+		default:
+			return fmt.Sprintf("volume %s: %s", name, st.Message), nil
+		}
+	}
+	return "", nil
 }
 
 // prepareTarget connects to the migration's target launcher (its folder
@@ -206,7 +245,15 @@ func (r *Reconciler) takeOver(ctx context.Context, key types.NamespacedName, vmi
 		return err
 	}
 	now := r.clock.Now()
-	st := Status(vmi, Facts{Domain: ds, Network: g.machine.NetworkPlan, Running: running, Claims: g.claims, Sizes: claimSizes(g)}, now)
+	// The hotplugged disks came with the guest, held by the attachment
+	// pods next to this launcher now.
+	hot := carriedHotplug(vmi)
+	for i := range hot {
+		if hot[i].HotplugVolume, err = r.heldBy(ctx, vmi, g, hot[i].Name, hot[i].HotplugVolume); err != nil {
+			return err
+		}
+	}
+	st := Status(vmi, Facts{Domain: ds, Network: g.machine.NetworkPlan, Running: running, Hotplug: hot, Claims: g.claims, Sizes: claimSizes(g)}, now)
 	st.NodeName = r.cfg.NodeName
 	ms := st.MigrationState.DeepCopy()
 	t := metav1.NewTime(now)

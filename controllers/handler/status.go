@@ -2,6 +2,7 @@ package handler
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -235,7 +236,8 @@ func interfaces(vmi *virtv1.VirtualMachineInstance, plan network.Plan) []virtv1.
 // volumeStatus lists every volume a disk uses, in spec order, with its guest
 // device and, for a claim, what claims holds of it (else what the status
 // said) and its image's size; hotpluggable volumes carry their hotplug
-// phase.
+// phase, and those that left the spec follow while they are let go
+// (Detaching).
 func volumeStatus(vmi *virtv1.VirtualMachineInstance, targets map[string]string, hot []virtv1.VolumeStatus, claims map[string]*virtv1.PersistentVolumeClaimInfo, sizes map[string]int64) []virtv1.VolumeStatus {
 	reported := map[string]*virtv1.PersistentVolumeClaimInfo{}
 	for _, vs := range vmi.Status.VolumeStatus {
@@ -263,6 +265,12 @@ func volumeStatus(vmi *virtv1.VirtualMachineInstance, targets map[string]string,
 			claim = reported[v.Name]
 		}
 		out = append(out, virtv1.VolumeStatus{Name: v.Name, Target: targets[v.Name], PersistentVolumeClaimInfo: claim.DeepCopy(), Size: sizes[v.Name]})
+	}
+	// Hotplugged volumes that left the spec and are still being let go.
+	for _, h := range hot {
+		if !slices.ContainsFunc(vmi.Spec.Volumes, func(v virtv1.Volume) bool { return v.Name == h.Name }) {
+			out = append(out, h)
+		}
 	}
 	return out
 }

@@ -254,6 +254,16 @@ func TestMigratability(t *testing.T) {
 	}
 	pvc := virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
 		PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-claim"}}}}
+	hotplugged := func(mode corev1.PersistentVolumeAccessMode) func(v *virtv1.VirtualMachineInstance) {
+		return func(v *virtv1.VirtualMachineInstance) {
+			hot := pvc.DeepCopy()
+			hot.PersistentVolumeClaim.Hotpluggable = true
+			v.Spec.Volumes = []virtv1.Volume{*hot}
+			v.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "data"}}
+			v.Status.VolumeStatus = []virtv1.VolumeStatus{{Name: "data", Target: "sda", HotplugVolume: &virtv1.HotplugVolumeStatus{},
+				PersistentVolumeClaimInfo: &virtv1.PersistentVolumeClaimInfo{AccessModes: []corev1.PersistentVolumeAccessMode{mode}}}}
+		}
+	}
 	for _, tc := range []struct {
 		name   string
 		vmi    *virtv1.VirtualMachineInstance
@@ -293,20 +303,22 @@ func TestMigratability(t *testing.T) {
 		}), status: corev1.ConditionFalse, reason: virtv1.VirtualMachineInstanceReasonDisksNotMigratable, method: virtv1.LiveMigration,
 			claims: map[string]*virtv1.PersistentVolumeClaimInfo{
 				"data": {ClaimName: "data-claim", AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}}}},
-		{"a hotplugged ReadWriteMany claim: not brought to the target", vmi(func(v *virtv1.VirtualMachineInstance) {
-			hot := pvc.DeepCopy()
-			hot.PersistentVolumeClaim.Hotpluggable = true
-			v.Spec.Volumes = []virtv1.Volume{*hot}
-			v.Spec.Domain.Devices.Disks = []virtv1.Disk{{Name: "data"}}
-			v.Status.VolumeStatus = []virtv1.VolumeStatus{{Name: "data", HotplugVolume: &virtv1.HotplugVolumeStatus{}, PersistentVolumeClaimInfo: &virtv1.PersistentVolumeClaimInfo{
-				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}}}}
-		}), corev1.ConditionFalse, virtv1.VirtualMachineInstanceReasonDisksNotMigratable, virtv1.LiveMigration, nil},
+		{"a hotplugged ReadWriteMany claim: brought to the target", vmi(hotplugged(corev1.ReadWriteMany)), corev1.ConditionTrue, "", virtv1.LiveMigration, nil},
+		{"a hotplugged ReadWriteOnce claim", vmi(hotplugged(corev1.ReadWriteOnce)),
+			corev1.ConditionFalse, virtv1.VirtualMachineInstanceReasonDisksNotMigratable, virtv1.LiveMigration, nil},
 		{"virtiofs", vmi(func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Filesystems = []virtv1.Filesystem{{Name: "fs", Virtiofs: &virtv1.FilesystemVirtiofs{}}}
 		}), corev1.ConditionFalse, virtv1.VirtualMachineInstanceReasonVirtIOFSNotMigratable, virtv1.BlockMigration, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := handler.Status(tc.vmi, handler.Facts{Domain: running(domain.StateRunning, domain.ReasonRunningBooted), Claims: tc.claims}, t0)
+			// The hotplug volumes are reported as before (as hotplug does).
+			var hot []virtv1.VolumeStatus
+			for _, vs := range tc.vmi.Status.VolumeStatus {
+				if vs.HotplugVolume != nil {
+					hot = append(hot, vs)
+				}
+			}
+			st := handler.Status(tc.vmi, handler.Facts{Domain: running(domain.StateRunning, domain.ReasonRunningBooted), Claims: tc.claims, Hotplug: hot}, t0)
 			// The volume's status reports the claim the handler read, else
 			// the one reported before.
 			for _, vs := range st.VolumeStatus {

@@ -233,7 +233,9 @@ func TestDecide(t *testing.T) {
 			migration.Step{Phase: virtv1.MigrationPreparingTarget}},
 		{"scheduled, the attachment pod ended",
 			migration.Observed{Migration: mig(virtv1.MigrationScheduled), VMI: hotplugged(running(state(onB)), "hot"), Target: pod(boundB, readyPod),
-				AttachPods: []*corev1.Pod{attachPod("hot", func(p *corev1.Pod) { p.Status.Phase, p.Status.Reason, p.Status.Message = corev1.PodFailed, "Evicted", "low on memory" })},
+				AttachPods: []*corev1.Pod{attachPod("hot", func(p *corev1.Pod) {
+					p.Status.Phase, p.Status.Reason, p.Status.Message = corev1.PodFailed, "Evicted", "low on memory"
+				})},
 				Now: t0.Add(time.Minute)},
 			migration.Step{Phase: virtv1.MigrationFailed, DeleteTarget: true,
 				FailState: "the attachment pod hp-hot of volume hot on the target ended (Evicted: low on memory) before the migration started",

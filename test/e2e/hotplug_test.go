@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -149,6 +151,74 @@ func TestVolumeHotplug(t *testing.T) {
 	must(t, w.c.Delete(ctx, vm))
 	must(t, w.c.Delete(ctx, pvc))
 	w.waitStorageEmpty(ctx, t)
+}
+
+// A hotplugged disk goes with its guest on a live migration: the migration
+// brings it to the target pod with an attachment pod of its own before the
+// guest comes, the guest reads on the other node what it wrote before and
+// writes again, and the source's attachment pod and bind go. Unplugged
+// there, it leaves nothing behind.
+func TestHotplugMigration(t *testing.T) {
+	a, b := nodeName("a"), nodeName("b")
+	w := up(t, a, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "shared-disk"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}
+	must(t, w.c.Create(ctx, pvc))
+	vm, src, srcLog := w.tinyReady(ctx, t)
+	w.virtctl(ctx, t, "addvolume", vm.Name, "-n", vm.Namespace, "--volume-name="+pvc.Name)
+	hot := w.waitVolume(ctx, t, src, pvc.Name, virtv1.VolumeReady)
+	waitFile(ctx, t, srcLog, "VIRTKIT-DISK sda previous=none wrote=1 readback=ok")
+	w.waitVMI(ctx, t, vm, "live-migratable with the shared disk hotplugged", func(v *virtv1.VirtualMachineInstance) bool {
+		c := conditions.VMI().Find(v.Status.Conditions, virtv1.VirtualMachineInstanceIsMigratable)
+		return c != nil && c.Status == corev1.ConditionTrue
+	})
+
+	w.virtctl(ctx, t, "migrate", vm.Name, "-n", vm.Namespace)
+	mig := w.waitMigration(ctx, t, vm, virtv1.MigrationSucceeded)
+	dst := w.waitVMI(ctx, t, vm, "on the other node, its disk held there", func(v *virtv1.VirtualMachineInstance) bool {
+		for _, s := range v.Status.VolumeStatus {
+			if s.Name == pvc.Name {
+				return v.Status.NodeName != src.Status.NodeName && s.Phase == virtv1.VolumeReady && s.Target == "sda" &&
+					s.HotplugVolume != nil && s.HotplugVolume.AttachPodName != hot.HotplugVolume.AttachPodName
+			}
+		}
+		return false
+	})
+	var held corev1.Pod
+	must(t, w.c.Get(ctx, client.ObjectKey{Namespace: vm.Namespace, Name: volumeOf(dst, pvc.Name).HotplugVolume.AttachPodName}, &held))
+	if ref := metav1.GetControllerOf(&held); held.Spec.NodeName != dst.Status.NodeName || ref == nil || ref.Name != mig.Status.MigrationState.TargetPod {
+		t.Errorf("the attachment pod %s on %q controlled by %+v; want on %s by the target pod %s", held.Name, held.Spec.NodeName, ref,
+			dst.Status.NodeName, mig.Status.MigrationState.TargetPod)
+	}
+	eventually(ctx, t, "the source's attachment pod gone and one bind left", func() (bool, string) {
+		err := w.c.Get(ctx, client.ObjectKey{Namespace: vm.Namespace, Name: hot.HotplugVolume.AttachPodName}, &corev1.Pod{})
+		n := hotplugBinds(t)
+		return apierrors.IsNotFound(err) && n == 1, fmt.Sprintf("source's pod: %v; %d binds", err, n)
+	})
+	// The guest, on the target, reads what it wrote at the source and writes again.
+	httpAnswers(ctx, t, "http://"+dst.Status.Interfaces[0].IP+"/cgi-bin/disk?sda", "VIRTKIT-DISK sda previous=1 wrote=2 readback=ok")
+
+	// Unplugged on the target.
+	dstLog := filepath.Join(w.launcherFolder(ctx, t, src, mig.UID), contract.SerialLog)
+	w.virtctl(ctx, t, "removevolume", vm.Name, "-n", vm.Namespace, "--volume-name="+pvc.Name)
+	waitFile(ctx, t, dstLog, "VIRTKIT-DISK-REMOVED sda")
+	w.waitNoHotplug(ctx, t, dst)
+	w.deleteVM(ctx, t, vm)
+	must(t, w.c.Delete(ctx, pvc))
+	w.waitStorageEmpty(ctx, t)
+}
+
+// volumeOf is v's status of volume name; the caller knows it is there.
+func volumeOf(v *virtv1.VirtualMachineInstance, name string) virtv1.VolumeStatus {
+	for _, s := range v.Status.VolumeStatus {
+		if s.Name == name {
+			return s
+		}
+	}
+	return virtv1.VolumeStatus{}
 }
 
 // virtctlFails runs virtctl expecting it to fail; it returns the output.

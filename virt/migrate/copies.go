@@ -28,8 +28,8 @@ const (
 // claims, in spec order: its persistentVolumeClaim volumes that are not
 // ReadWriteMany, as its volumeStatus reports their claims. ok is false when
 // copying them cannot make the VMI migrate: it has none, a hostDisk that is
-// not shared, a dataVolume that is not ReadWriteMany, or a claim whose
-// access modes are not reported yet.
+// not shared, a dataVolume or hotplugged claim that is not ReadWriteMany,
+// or a claim whose access modes are not reported yet.
 func ClaimsToCopy(vmi *virtv1.VirtualMachineInstance) (volumes []string, ok bool) {
 	reported := map[string]*virtv1.PersistentVolumeClaimInfo{}
 	for _, vs := range vmi.Status.VolumeStatus {
@@ -50,8 +50,10 @@ func ClaimsToCopy(vmi *virtv1.VirtualMachineInstance) (volumes []string, ok bool
 		if slices.Contains(info.AccessModes, corev1.ReadWriteMany) {
 			continue
 		}
-		if v.PersistentVolumeClaim == nil {
-			// A DataVolume's claim would outlive the DataVolume's name.
+		if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.Hotpluggable {
+			// A DataVolume's claim would outlive the DataVolume's name;
+			// a hotplugged claim is not copied (as a volume migration
+			// does not move one).
 			return nil, false
 		}
 		volumes = append(volumes, v.Name)

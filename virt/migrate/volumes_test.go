@@ -204,6 +204,8 @@ func TestClaimsToCopy(t *testing.T) {
 	}
 	dv := virtv1.Volume{Name: "dv", VolumeSource: virtv1.VolumeSource{DataVolume: &virtv1.DataVolumeSource{Name: "dv"}}}
 	host := virtv1.Volume{Name: "host", VolumeSource: virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/h/disk.img"}}}
+	hot := claimVolume("hot", "hot")
+	hot.PersistentVolumeClaim.Hotpluggable = true
 	sharedHost := virtv1.Volume{Name: "host", VolumeSource: virtv1.VolumeSource{HostDisk: &virtv1.HostDisk{Path: "/h/disk.img", Shared: &shared}}}
 	tests := []struct {
 		name   string
@@ -218,6 +220,7 @@ func TestClaimsToCopy(t *testing.T) {
 		{"a hostDisk that is not shared stays", []virtv1.Volume{claimVolume("a", "a"), host}, []virtv1.VolumeStatus{rwo("a", "a")}, nil, false},
 		{"a DataVolume is not copied", []virtv1.Volume{claimVolume("a", "a"), dv}, []virtv1.VolumeStatus{rwo("a", "a"), rwo("dv", "dv")}, nil, false},
 		{"access modes not reported yet", []virtv1.Volume{claimVolume("a", "a")}, nil, nil, false},
+		{"a hotplugged claim is not copied", []virtv1.Volume{claimVolume("a", "a"), hot}, []virtv1.VolumeStatus{rwo("a", "a"), rwo("hot", "hot")}, nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
