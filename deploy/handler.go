@@ -18,6 +18,7 @@ import (
 
 	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
+	"github.com/virtkit/virtkit/virt/network"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
 
@@ -97,8 +98,8 @@ type Handler struct {
 }
 
 // MultusNetworksAnnotation is Multus's pod annotation of the networks a
-// pod joins besides its own, each NETWORK@INTERFACE.
-const MultusNetworksAnnotation = "k8s.v1.cni.cncf.io/networks"
+// pod joins besides its own (here the short form, NETWORK@INTERFACE).
+const MultusNetworksAnnotation = network.MultusNetworksAnnotation
 
 // HandlerName names virt-handler's DaemonSet, ServiceAccount, ClusterRole
 // and ClusterRoleBinding, and is the kubevirt.io label of its pods.

@@ -97,6 +97,37 @@ func TestStartAndStop(t *testing.T) {
 	assert.DeepEqual(t, f.net.Calls(), []string{"Discover", "Setup", "StartDHCP", "Teardown"})
 }
 
+// A secondary network bridged to the guest gets a DHCP server when its pod
+// interface has an address to hand over; a layer 2 one (no address) gets
+// none, and the guest brings its own, as in KubeVirt.
+func TestStartSecondaryNetworks(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ips  []string
+		dhcp int
+	}{{"with an address", []string{"192.168.177.5/24"}, 1}, {"layer 2", nil, 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			vmi := tinyVMI()
+			vmi.Spec.Networks = append(vmi.Spec.Networks, virtv1.Network{Name: "sec", NetworkSource: virtv1.NetworkSource{
+				Multus: &virtv1.MultusNetwork{NetworkName: "sec-net"}}})
+			vmi.Spec.Domain.Devices.Interfaces = append(vmi.Spec.Domain.Devices.Interfaces, virtv1.Interface{Name: "sec",
+				InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}})
+			net := &network.Fake{PodInterfaces: []network.PodInterface{
+				{Name: "eth0", MAC: "0a:58:0a:f4:00:07", IPs: []string{"10.244.0.7/24"}, MTU: 1450},
+				{Name: "net1", MAC: "0a:58:c0:a8:b1:05", IPs: c.ips, MTU: 1500}}}
+			m, err := virt.New(vmi, virt.WithDomainManager(domainfake.New()), virt.WithStorage(storagefake.New(), storagePodFor()),
+				virt.WithNetwork(net), virt.WithHost(domain.Host{Emulation: true}))
+			assert.NilError(t, err)
+			ctx := context.Background()
+			assert.NilError(t, m.Start(ctx))
+			assert.Check(t, is.Equal(net.DHCPRunning("default"), 1))
+			assert.Check(t, is.Equal(net.DHCPRunning("sec"), c.dhcp))
+			assert.NilError(t, m.Stop(ctx, time.Second))
+			assert.Check(t, is.Equal(net.DHCPRunning("sec"), 0))
+		})
+	}
+}
+
 // A failing step undoes every step before it: nothing is left half-made.
 func TestFailedStartLeavesNothing(t *testing.T) {
 	for _, tc := range []struct {

@@ -115,6 +115,11 @@ func teardownNetwork(ctx context.Context, m *Machine) error {
 
 func startDHCP(ctx context.Context, m *Machine) error {
 	for _, name := range sortedKeys(m.NetworkPlan) {
+		if p := m.NetworkPlan[name]; p.Binding == network.BindingBridge && len(network.IPv4s(p.GuestIPs)) == 0 {
+			// A bridged pod interface without an IPv4 address (a layer 2
+			// secondary network): the guest brings its own, as in KubeVirt.
+			continue
+		}
 		srv, err := m.network.StartDHCP(ctx, m.NetworkPlan[name])
 		if err != nil {
 			return errors.Join(fmt.Errorf("interface %s: %w", name, err), stopDHCP(ctx, m))

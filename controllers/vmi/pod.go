@@ -13,6 +13,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/virt/launcher/contract"
+	"github.com/virtkit/virtkit/virt/network"
 	"github.com/virtkit/virtkit/virt/spec"
 	"github.com/virtkit/virtkit/virt/storage"
 )
@@ -188,6 +189,16 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 		"--" + contract.FlagName, vmi.Name,
 		"--" + contract.FlagGracePeriod, strconv.FormatInt(grace, 10) + "s",
 	}
+	annotations := map[string]string{virtv1.DomainAnnotation: vmi.Name}
+	// The secondary networks, for the cluster's Multus (virt-local's nodes
+	// read it as Multus does).
+	multus, err := network.MultusNetworks(vmi)
+	if err != nil {
+		return nil, err
+	}
+	if multus != "" {
+		annotations[network.MultusNetworksAnnotation] = multus
+	}
 	readiness, liveness := computeProbes(vmi, dir)
 	hpVols, hpMounts := hugepagesMount(vmi)
 	vols, mounts = append(vols, hpVols...), append(mounts, hpMounts...)
@@ -205,7 +216,7 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 			Name:        "virt-launcher-" + vmi.Name + "-" + suffix(),
 			Namespace:   vmi.Namespace,
 			Labels:      labels,
-			Annotations: map[string]string{virtv1.DomainAnnotation: vmi.Name},
+			Annotations: annotations,
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: virtv1.SchemeGroupVersion.String(), Kind: "VirtualMachineInstance",
 				Name: vmi.Name, UID: vmi.UID, Controller: &yes, BlockOwnerDeletion: &yes,

@@ -299,6 +299,22 @@ func TestRenderPodCapabilitiesCache(t *testing.T) {
 	assert.DeepEqual(t, c.Command[len(c.Command)-2:], []string{"--libvirt-cache-dir", "/var/cache/virtkit/libvirt"})
 }
 
+// A VMI on secondary networks asks the cluster's Multus for them, as
+// KubeVirt's launcher pods do; one on the pod network alone does not.
+func TestRenderPodMultusNetworks(t *testing.T) {
+	pod, err := RenderPod(newVMI(), kvmOpts)
+	assert.NilError(t, err)
+	_, has := pod.Annotations["k8s.v1.cni.cncf.io/networks"]
+	assert.Assert(t, !has, "a pod network VMI asks for networks: %v", pod.Annotations)
+
+	pod, err = RenderPod(newVMI(func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.Networks = []virtv1.Network{{Name: "default", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{}}},
+			{Name: "storage", NetworkSource: virtv1.NetworkSource{Multus: &virtv1.MultusNetwork{NetworkName: "infra/storage-net"}}}}
+	}), kvmOpts)
+	assert.NilError(t, err)
+	assert.Equal(t, pod.Annotations["k8s.v1.cni.cncf.io/networks"], `[{"name":"storage-net","namespace":"infra","interface":"net1"}]`)
+}
+
 func TestRenderPodVolumes(t *testing.T) {
 	f := false
 	dir, dirOrCreate := corev1.HostPathDirectory, corev1.HostPathDirectoryOrCreate

@@ -98,10 +98,9 @@ type planner struct {
 func (p *planner) fail(err error) { p.errs = append(p.errs, err) }
 
 func (p *planner) mapNetworks() {
-	p.podName = map[string]string{}
+	p.podName = PodInterfaceNames(p.vmi.Spec.Networks)
 	p.networkIndex = map[string]int{}
 	p.networkUsed = map[string]bool{}
-	ordinal := 0
 	for k, n := range p.vmi.Spec.Networks {
 		field := "spec.networks[" + strconv.Itoa(k) + "]"
 		if _, dup := p.networkIndex[n.Name]; dup {
@@ -109,13 +108,7 @@ func (p *planner) mapNetworks() {
 			continue
 		}
 		p.networkIndex[n.Name] = k
-		switch {
-		case n.Pod != nil, n.Multus != nil && n.Multus.Default:
-			p.podName[n.Name] = PodInterfaceName
-		case n.Multus != nil:
-			ordinal++
-			p.podName[n.Name] = "net" + strconv.Itoa(ordinal)
-		default:
+		if _, ok := p.podName[n.Name]; !ok {
 			p.fail(fieldErr(ErrInvalidSpec, field, "network %q names no source (pod or multus)", n.Name))
 		}
 	}

@@ -63,11 +63,11 @@ func unsupportedRows() []unsupportedRow {
 			}},
 		{UnsupportedFeature{"resourceClaims", "dynamic resource allocation is not implemented"},
 			func(s *spec) []int { return flag(len(s.ResourceClaims) > 0) }},
-		{UnsupportedFeature{"networks[*].multus", "secondary (Multus) networks are not implemented; only the pod network is"},
+		{UnsupportedFeature{"networks[*].multus.default", "a Multus network as the pod's default network is not implemented; secondary Multus networks are"},
 			func(s *spec) []int {
-				return indices(len(s.Networks), func(i int) bool { return s.Networks[i].Multus != nil })
+				return indices(len(s.Networks), func(i int) bool { return s.Networks[i].Multus != nil && s.Networks[i].Multus.Default })
 			}},
-		{UnsupportedFeature{"domain.devices.interfaces[*].sriov", "SR-IOV binding needs secondary networks, which are not implemented"},
+		{UnsupportedFeature{"domain.devices.interfaces[*].sriov", "SR-IOV binding is not implemented"},
 			func(s *spec) []int { return ifaces(s, func(i *virtv1.Interface) bool { return i.SRIOV != nil }) }},
 		{UnsupportedFeature{"domain.devices.interfaces[*].macvtap", "macvtap binding (deprecated in KubeVirt) is not implemented"},
 			func(s *spec) []int {

@@ -32,10 +32,10 @@ func TestUnsupportedTable(t *testing.T) {
 		"resourceClaims": {func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.ResourceClaims = []k8sv1.PodResourceClaim{{Name: "c"}}
 		}, "spec.resourceClaims"},
-		"networks[*].multus": {func(v *virtv1.VirtualMachineInstance) {
-			v.Spec.Networks[0].NetworkSource = virtv1.NetworkSource{Multus: &virtv1.MultusNetwork{NetworkName: "n"}}
+		"networks[*].multus.default": {func(v *virtv1.VirtualMachineInstance) {
+			v.Spec.Networks[0].NetworkSource = virtv1.NetworkSource{Multus: &virtv1.MultusNetwork{NetworkName: "n", Default: true}}
 			iface0(v).InterfaceBindingMethod = virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}
-		}, "spec.networks[0].multus"},
+		}, "spec.networks[0].multus.default"},
 		"domain.devices.interfaces[*].sriov": {func(v *virtv1.VirtualMachineInstance) {
 			iface0(v).InterfaceBindingMethod = virtv1.InterfaceBindingMethod{SRIOV: &virtv1.InterfaceSRIOV{}}
 		}, "spec.domain.devices.interfaces[0].sriov"},

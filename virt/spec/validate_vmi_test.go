@@ -411,10 +411,11 @@ func networkRows() []vmiRow {
 		{"bridge on pod network allowed", func(v *virtv1.VirtualMachineInstance) {
 			iface0(v).InterfaceBindingMethod = virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}
 		}, nil},
+		{"bridge on a secondary network", multus, nil},
 		{"masquerade only on pod network", func(v *virtv1.VirtualMachineInstance) {
 			multus(v)
 			v.Spec.Domain.Devices.Interfaces[1].InterfaceBindingMethod = virtv1.InterfaceBindingMethod{Masquerade: &virtv1.InterfaceMasquerade{}}
-		}, []errKey{inv(ifc + "[1].masquerade"), forb("spec.networks[1].multus")}},
+		}, []errKey{inv(ifc + "[1].masquerade")}},
 		{"masquerade reserved MAC", func(v *virtv1.VirtualMachineInstance) { iface0(v).MacAddress = "02:00:00:00:00:00" },
 			[]errKey{inv(ifc + "[0].macAddress")}},
 		{"MAC format", func(v *virtv1.VirtualMachineInstance) { iface0(v).MacAddress = "de:ad:be:ef" }, []errKey{inv(ifc + "[0].macAddress")}},
@@ -423,7 +424,7 @@ func networkRows() []vmiRow {
 			iface0(v).MacAddress = "de:ad:00:00:be:af"
 			multus(v)
 			v.Spec.Domain.Devices.Interfaces[1].MacAddress = "DE:AD:00:00:BE:AF"
-		}, []errKey{dup(ifc + "[1].macAddress"), forb("spec.networks[1].multus")}},
+		}, []errKey{dup(ifc + "[1].macAddress")}},
 		{"NIC model", func(v *virtv1.VirtualMachineInstance) { iface0(v).Model = "vmxnet3" }, []errKey{nsup(ifc + "[0].model")}},
 		{"NIC PCI address", func(v *virtv1.VirtualMachineInstance) { iface0(v).PciAddress = "00:05.0" }, []errKey{inv(ifc + "[0].pciAddress")}},
 		{"NIC bootOrder > 0", func(v *virtv1.VirtualMachineInstance) { iface0(v).BootOrder = uintp(0) }, []errKey{inv(ifc + "[0].bootOrder")}},
