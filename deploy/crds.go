@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-//go:embed crds/*.yaml prerequisites/*.yaml
+//go:embed crds/*.yaml prerequisites/*.yaml prerequisites/networks/*.yaml
 var crdFiles embed.FS
 
 // CRDs returns the CRDs virtkit serves (the kubevirt.io groups and CDI's
@@ -30,6 +30,13 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 // CSI snapshot controller; virt-local installs them.
 func VolumeSnapshotCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return readCRDs("prerequisites/*.yaml")
+}
+
+// NetworkAttachmentDefinitionCRDs returns the CRD of Multus's
+// k8s.cni.cncf.io/v1 NetworkAttachmentDefinition, which VMIs on secondary
+// networks name: a cluster has it with its Multus; virt-local installs it.
+func NetworkAttachmentDefinitionCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	return readCRDs("prerequisites/networks/*.yaml")
 }
 
 func readCRDs(glob string) ([]*apiextensionsv1.CustomResourceDefinition, error) {

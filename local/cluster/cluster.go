@@ -182,6 +182,10 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if cfg.Split {
 		c.split = newDaemons()
 	}
+	// The nodes attach secondary networks as Multus does.
+	if err := installMultusCRD(ctx, cl); err != nil {
+		return c, err
+	}
 	nets := newNetworks(cfg.DataDir)
 	warmed(false)
 	for i, name := range cfg.Nodes {

@@ -20,6 +20,9 @@ import (
 // environment, the network configuration on stdin, the result on stdout):
 // bridge (the pod's eth0 on a host bridge that is the pods' gateway, with
 // masquerade to the outside through nftables), host-local IPAM and loopback.
+// A pod's secondary networks (PodNetwork.Secondary) are attached after eth0
+// as Multus attaches them, with the plugins their configurations name
+// (secondaryPlugins says which may run).
 // Each pod's network namespace is a file PodNetwork.Dir/netns.
 type CNI struct {
 	// BinDir holds the plugins (`make cni-bins`).
@@ -130,6 +133,9 @@ func (c *CNI) Setup(ctx context.Context, pod PodNetwork) (Attachment, error) {
 	if len(att.IPs) == 0 {
 		return Attachment{}, errors.Join(fmt.Errorf("cni: bridge gave pod %s/%s no address: %s", pod.Namespace, pod.Name, out), c.Teardown(ctx, pod))
 	}
+	if err := c.attachSecondary(ctx, pod, path); err != nil {
+		return Attachment{}, errors.Join(err, c.Teardown(ctx, pod))
+	}
 	return att, nil
 }
 
@@ -146,6 +152,9 @@ func (c *CNI) Teardown(ctx context.Context, pod PodNetwork) error {
 		ns = "" // DEL without a namespace still frees the lease and the rules
 	}
 	var errs []error
+	if err := c.detachSecondary(ctx, pod, ns); err != nil {
+		errs = append(errs, err)
+	}
 	if _, err := c.invoke(ctx, "bridge", "DEL", pod, ns, podIfName, conf); err != nil {
 		errs = append(errs, err)
 	}

@@ -21,6 +21,9 @@ type PodNetwork struct {
 	// Dir is the pod's folder on the node, where the network may keep its
 	// namespace file.
 	Dir string
+	// Secondary are the networks the pod joins besides its own (its
+	// Multus annotation, resolved); Teardown does not need them.
+	Secondary []SecondaryNetwork
 }
 
 // Attachment is a connected pod network.

@@ -12,6 +12,8 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtkit/virtkit/virt/network"
 )
 
 // podRun runs one pod: set-up (network, volumes), containers, probes,
@@ -133,6 +135,7 @@ func (r *podRun) setup(ctx context.Context) error {
 	r.mu.Lock()
 	up := r.facts.SandboxReady
 	spec := r.pod.Spec.DeepCopy()
+	networks := r.pod.Annotations[network.MultusNetworksAnnotation]
 	r.mu.Unlock()
 	if !up {
 		var att Attachment
@@ -143,8 +146,15 @@ func (r *podRun) setup(ctx context.Context) error {
 			r.netTried = true
 			r.mu.Unlock()
 			r.save()
-			var err error
-			att, err = r.p.opts.network.Setup(ctx, r.podNetwork())
+			pn := r.podNetwork()
+			sel, err := ParseMultusNetworks(networks, r.namespace)
+			if err == nil {
+				pn.Secondary, err = resolveMultus(ctx, r.p.client, sel)
+			}
+			if err != nil {
+				return &setupError{reason: "ContainerCreating", err: err}
+			}
+			att, err = r.p.opts.network.Setup(ctx, pn)
 			if err != nil {
 				return &setupError{reason: "ContainerCreating", err: err}
 			}
