@@ -72,6 +72,9 @@ type Config struct {
 	// VMRolloutStrategy is how template changes reach a running VMI
 	// (vmRolloutStrategy); empty means KubeVirt's default, LiveUpdate.
 	VMRolloutStrategy virtv1.VMRolloutStrategy
+	// LiveUpdate are the limits within which VMIs get room to grow under
+	// the LiveUpdate strategy (liveUpdateConfiguration).
+	LiveUpdate spec.LiveUpdate
 	// RuntimeClassName is given to launcher pods (defaultRuntimeClass).
 	RuntimeClassName string
 	// FeatureGates are the enabled feature gates
@@ -131,6 +134,16 @@ func FromKubeVirt(kv *virtv1.KubeVirt, base Config) Config {
 	if c.VMRolloutStrategy != nil {
 		base.VMRolloutStrategy = *c.VMRolloutStrategy
 	}
+	if lu := c.LiveUpdateConfiguration; lu != nil {
+		setIf(&base.LiveUpdate.Ratio, lu.MaxHotplugRatio)
+		if lu.MaxCpuSockets != nil {
+			base.LiveUpdate.MaxCPUSockets = *lu.MaxCpuSockets
+		}
+		if lu.MaxGuest != nil {
+			q := lu.MaxGuest.DeepCopy()
+			base.LiveUpdate.MaxGuest = &q
+		}
+	}
 	return base
 }
 
@@ -159,6 +172,9 @@ func (cfg Config) SpecOptions() []spec.Option {
 	}
 	if len(cfg.FeatureGates) > 0 {
 		opts = append(opts, spec.WithFeatureGates(cfg.FeatureGates...))
+	}
+	if cfg.Rollout().LiveUpdate {
+		opts = append(opts, spec.WithLiveUpdate(cfg.LiveUpdate))
 	}
 	return opts
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/virtkit/virtkit/controllers"
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
+	"github.com/virtkit/virtkit/virt/spec"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -45,12 +46,35 @@ func TestFromKubeVirt(t *testing.T) {
 			MachineType: "deprecated-q35", ArchitectureConfiguration: &virtv1.ArchConfiguration{Amd64: &virtv1.ArchSpecificConfiguration{
 				MachineType: "q35", EmulatedMachines: []string{"q35*", "pc-q35*"}}}}),
 			controllers.Config{LauncherImage: "img", CPUModel: "base-model", MachineType: "q35", EmulatedMachines: []string{"q35*", "pc-q35*"}}},
+		{"live update limits", kubevirt(virtv1.KubeVirtConfiguration{LiveUpdateConfiguration: &virtv1.LiveUpdateConfiguration{
+			MaxHotplugRatio: 2, MaxCpuSockets: ptrTo(uint32(6)), MaxGuest: &half}}),
+			controllers.Config{LauncherImage: "img", CPUModel: "base-model", MachineType: "pc-q35-8.0",
+				LiveUpdate: spec.LiveUpdate{Ratio: 2, MaxCPUSockets: 6, MaxGuest: &half}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.DeepEqual(t, controllers.FromKubeVirt(tc.kv, base), tc.want)
 		})
 	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// The VMIs the controllers make get room to grow under LiveUpdate, the
+// default, with the cluster's limits; under Stage they get none.
+func TestSpecOptionsLiveUpdate(t *testing.T) {
+	vmi := func(cfg controllers.Config) *virtv1.VirtualMachineInstance {
+		v := &virtv1.VirtualMachineInstance{Spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{
+			CPU: &virtv1.CPU{Sockets: 2}, Memory: &virtv1.Memory{Guest: ptrTo(resource.MustParse("2Gi"))}}}}
+		spec.DefaultVMI(v, cfg.SpecOptions()...)
+		return v
+	}
+	v := vmi(controllers.Config{LiveUpdate: spec.LiveUpdate{Ratio: 2}})
+	assert.Equal(t, v.Spec.Domain.CPU.MaxSockets, uint32(4))
+	assert.Equal(t, v.Spec.Domain.Memory.MaxGuest.String(), "4Gi")
+	v = vmi(controllers.Config{VMRolloutStrategy: virtv1.VMRolloutStrategyStage})
+	assert.Equal(t, v.Spec.Domain.CPU.MaxSockets, uint32(0))
+	assert.Assert(t, v.Spec.Domain.Memory.MaxGuest == nil)
 }
 
 func kubevirt(c virtv1.KubeVirtConfiguration) *virtv1.KubeVirt {

@@ -26,7 +26,8 @@ import (
 // carries the change over to its VMI, which the workload updater migrates
 // to a launcher pod sized for it (the pod it runs in was sized for the
 // boot), where the handler hot-plugs a vCPU and virtio-mem memory: the
-// guest sees 2 CPUs and 512 MiB more without a reboot. Fewer sockets ask
+// guest sees 2 CPUs and 512 MiB more without a reboot (the VM sets no
+// maxSockets: KubeVirt's default gives room for 4). Fewer sockets ask
 // for a restart; memory past maxGuest is refused with the field.
 func TestLiveUpdate(t *testing.T) {
 	w := up(t, nodeName("a"), nodeName("b"))
@@ -38,12 +39,16 @@ func TestLiveUpdate(t *testing.T) {
 	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
 	vm.Name = "grow"
 	d := &vm.Spec.Template.Spec.Domain
-	d.CPU = &virtv1.CPU{Sockets: 1, Cores: 1, Threads: 1, MaxSockets: 2}
+	// No maxSockets: the VMI gets KubeVirt's room to grow, 4x its sockets.
+	d.CPU = &virtv1.CPU{Sockets: 1, Cores: 1, Threads: 1}
 	// KubeVirt's smallest guest with memory hotplug: 1 GiB.
 	d.Memory = &virtv1.Memory{Guest: mi(1024), MaxGuest: mi(2048)}
 	d.Resources.Requests[corev1.ResourceMemory] = *mi(1024)
 	must(t, w.c.Create(ctx, vm))
 	src := w.waitRunning(ctx, t, vm)
+	if got := src.Spec.Domain.CPU.MaxSockets; got != 4 {
+		t.Errorf("the VMI's maxSockets %d, want KubeVirt's default 4", got)
+	}
 	srcLog := w.serialLog(ctx, t, src)
 	waitFile(ctx, t, srcLog, testguest.ReadyMarker)
 	resources := regexp.MustCompile(`^` + testguest.ResourcesLine + ` cpus=(\d+) memory_kib=(\d+)$`)

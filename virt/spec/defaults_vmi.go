@@ -16,7 +16,9 @@ import (
 // timers, cdrom readonly/tray, probes, inputs), Hyper-V feature dependencies,
 // CPU model and architecture-specific firmware; then what KubeVirt leaves to
 // its converter and virtkit writes into the spec so that it says what will
-// run: disk and NIC buses/models, guest memory, firmware UUID, grace period.
+// run: disk and NIC buses/models, guest memory, firmware UUID, grace period;
+// with WithLiveUpdate, the room to grow KubeVirt gives (maxSockets,
+// maxGuest) after the guest memory it derives from.
 func DefaultVMI(vmi *virtv1.VirtualMachineInstance, opts ...Option) {
 	if vmi == nil {
 		return
@@ -30,6 +32,7 @@ func DefaultVMI(vmi *virtv1.VirtualMachineInstance, opts ...Option) {
 	defaultArchSpecific(&c, spec)
 	defaultDeviceModels(&c, spec)
 	defaultGuestMemory(spec)
+	defaultHotplugMaximums(&c, spec)
 	if spec.TerminationGracePeriodSeconds == nil {
 		g := c.gracePeriodSeconds
 		spec.TerminationGracePeriodSeconds = &g

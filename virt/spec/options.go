@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	virtv1 "kubevirt.io/api/core/v1"
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 )
@@ -23,6 +24,7 @@ type config struct {
 	preference           *instancetypev1beta1.VirtualMachinePreferenceSpec
 	instancetypeResolved bool
 	featureGates         map[string]bool
+	liveUpdate           *LiveUpdate
 }
 
 // Architectures the package knows defaults for.
@@ -94,6 +96,29 @@ func WithTerminationGracePeriod(seconds int64) Option {
 			c.gracePeriodSeconds = seconds
 		}
 	}
+}
+
+// LiveUpdate are the limits of KubeVirt's liveUpdateConfiguration, within
+// which DefaultVMI gives a VMI room to grow under the LiveUpdate rollout
+// strategy (WithLiveUpdate).
+type LiveUpdate struct {
+	// MaxCPUSockets is the maxSockets of a VMI that sets none
+	// (maxCpuSockets), or its sockets when it has more; 0: Ratio times its
+	// sockets, at most 512 vCPUs.
+	MaxCPUSockets uint32
+	// MaxGuest is the maxGuest of a VMI that sets none (maxGuest); nil:
+	// Ratio times its guest memory.
+	MaxGuest *resource.Quantity
+	// Ratio is maxHotplugRatio; 0 means KubeVirt's 4.
+	Ratio uint32
+}
+
+// WithLiveUpdate makes DefaultVMI set maxSockets and, where memory hotplug
+// is possible, maxGuest on VMIs that set neither, as KubeVirt's VMI
+// webhook does when the cluster's vmRolloutStrategy is LiveUpdate: the
+// VM's sockets and guest memory can then grow on a running VMI.
+func WithLiveUpdate(l LiveUpdate) Option {
+	return func(c *config) { c.liveUpdate = &l }
 }
 
 // WithInstancetype gives DefaultVM and ValidateVM the spec of the instancetype
