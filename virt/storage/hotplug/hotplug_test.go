@@ -23,13 +23,19 @@ import (
 
 func running(t *testing.T, m domain.Manager, controllers ...libvirtxml.DomainController) {
 	t.Helper()
+	runningWith(t, m, libvirtxml.DomainDeviceList{Controllers: controllers})
+}
+
+// runningWith defines and starts the domain "vm" with devices.
+func runningWith(t *testing.T, m domain.Manager, devices libvirtxml.DomainDeviceList) {
+	t.Helper()
 	ctx := context.Background()
 	doc := &libvirtxml.Domain{
 		Type:    "qemu",
 		Name:    "vm",
 		Memory:  &libvirtxml.DomainMemory{Value: 128, Unit: "MiB"},
 		OS:      &libvirtxml.DomainOS{Type: &libvirtxml.DomainOSType{Arch: "x86_64", Machine: "q35", Type: "hvm"}},
-		Devices: &libvirtxml.DomainDeviceList{Controllers: controllers},
+		Devices: &devices,
 	}
 	if err := m.Define(ctx, doc); err != nil {
 		t.Fatal(err)
@@ -240,20 +246,8 @@ func TestAttachNamesAsConvert(t *testing.T) {
 func TestInsertEject(t *testing.T) {
 	ctx := context.Background()
 	m := domainfake.New()
-	doc := &libvirtxml.Domain{
-		Type:   "qemu",
-		Name:   "vm",
-		Memory: &libvirtxml.DomainMemory{Value: 128, Unit: "MiB"},
-		OS:     &libvirtxml.DomainOS{Type: &libvirtxml.DomainOSType{Arch: "x86_64", Machine: "q35", Type: "hvm"}},
-		Devices: &libvirtxml.DomainDeviceList{Disks: []libvirtxml.DomainDisk{{Device: "cdrom", Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "raw"},
-			Target: &libvirtxml.DomainDiskTarget{Dev: "sda", Bus: "scsi"}, ReadOnly: &libvirtxml.DomainDiskReadOnly{}, Alias: &libvirtxml.DomainAlias{Name: hotplug.Alias("hot")}}}},
-	}
-	if err := m.Define(ctx, doc); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Start(ctx, "vm", domain.StartOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	runningWith(t, m, libvirtxml.DomainDeviceList{Disks: []libvirtxml.DomainDisk{{Device: "cdrom", Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "raw"},
+		Target: &libvirtxml.DomainDiskTarget{Dev: "sda", Bus: "scsi"}, ReadOnly: &libvirtxml.DomainDiskReadOnly{}, Alias: &libvirtxml.DomainAlias{Name: hotplug.Alias("hot")}}}})
 	h := hotplug.New(m, hotplug.WithPollInterval(time.Millisecond))
 	plan := image(t)
 	drive := func() *libvirtxml.DomainDisk {
