@@ -126,7 +126,6 @@ func TestHotplugReadOnlyClaim(t *testing.T) {
 
 func TestHotplugFromAttachmentPod(t *testing.T) {
 	n, bind, vmi, vol := hotplugNode(t, false)
-	ctx := context.Background()
 
 	res := n.reconcile("vm1")
 	assert.Assert(t, res.RequeueAfter > 0, "waits for the attachment pod")
@@ -158,17 +157,29 @@ func TestHotplugFromAttachmentPod(t *testing.T) {
 	n.reconcile("vm1")
 	assert.Equal(t, len(bind.binds), 1, "bound again")
 
-	vmi = n.vmi("vm1")
-	vmi.Spec.Volumes = vmi.Spec.Volumes[:1]
-	vmi.Spec.Domain.Devices.Disks = vmi.Spec.Domain.Devices.Disks[:1]
-	assert.NilError(t, n.c.Update(ctx, vmi))
-	n.reconcile("vm1")
-	doc, err := n.dom.XML(ctx, "default_vm1", domain.XMLOptions{})
-	assert.NilError(t, err)
-	_, still := handler.RunningDomainOf(doc).Targets["data"]
-	assert.Assert(t, !still, "the disk is still attached")
+	unplug(t, n)
+	assert.Assert(t, !attached(t, n), "the disk is still attached")
 	assert.DeepEqual(t, bind.unbinds, []string{string(launcherPod.UID) + "/data"})
 	assert.DeepEqual(t, n.vmi("vm1").Status.VolumeStatus, []virtv1.VolumeStatus{{Name: "root", Target: "vda"}})
+}
+
+// unplug takes hotplugNode's volume out of vm1's spec and reconciles.
+func unplug(t *testing.T, n *fakeNode) {
+	t.Helper()
+	vmi := n.vmi("vm1")
+	vmi.Spec.Volumes = vmi.Spec.Volumes[:1]
+	vmi.Spec.Domain.Devices.Disks = vmi.Spec.Domain.Devices.Disks[:1]
+	assert.NilError(t, n.c.Update(context.Background(), vmi))
+	n.reconcile("vm1")
+}
+
+// attached reports whether vm1's domain has hotplugNode's disk.
+func attached(t *testing.T, n *fakeNode) bool {
+	t.Helper()
+	doc, err := n.dom.XML(context.Background(), "default_vm1", domain.XMLOptions{})
+	assert.NilError(t, err)
+	_, ok := handler.RunningDomainOf(doc).Targets["data"]
+	return ok
 }
 
 // While a migration of the VMI is on its way, hotplug changes wait for its
@@ -186,15 +197,8 @@ func TestHotplugAcrossMigration(t *testing.T) {
 	vmi = n.vmi("vm1")
 	vmi.Status.MigrationState = &virtv1.VirtualMachineInstanceMigrationState{MigrationUID: "m1", SourceNode: node, TargetNode: "other"}
 	assert.NilError(t, n.c.Status().Update(ctx, vmi))
-	vmi = n.vmi("vm1")
-	vmi.Spec.Volumes = vmi.Spec.Volumes[:1]
-	vmi.Spec.Domain.Devices.Disks = vmi.Spec.Domain.Devices.Disks[:1]
-	assert.NilError(t, n.c.Update(ctx, vmi))
-	n.reconcile("vm1")
-	doc, err := n.dom.XML(ctx, "default_vm1", domain.XMLOptions{})
-	assert.NilError(t, err)
-	_, still := handler.RunningDomainOf(doc).Targets["data"]
-	assert.Assert(t, still, "detached while migrating")
+	unplug(t, n)
+	assert.Assert(t, attached(t, n), "detached while migrating")
 	if d := cmp.Diff(ready, n.vmi("vm1").Status.VolumeStatus); d != "" {
 		t.Errorf("volume status while migrating (-want +got):\n%s", d)
 	}
