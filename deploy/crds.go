@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-//go:embed crds/*.yaml prerequisites/*.yaml prerequisites/networks/*.yaml
+//go:embed crds/*.yaml prerequisites/*.yaml networks/*.yaml
 var crdFiles embed.FS
 
 // CRDs returns the CRDs virtkit serves (the kubevirt.io groups and CDI's
@@ -36,7 +36,7 @@ func VolumeSnapshotCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 // k8s.cni.cncf.io/v1 NetworkAttachmentDefinition, which VMIs on secondary
 // networks name: a cluster has it with its Multus; virt-local installs it.
 func NetworkAttachmentDefinitionCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	return readCRDs("prerequisites/networks/*.yaml")
+	return readCRDs("networks/*.yaml")
 }
 
 func readCRDs(glob string) ([]*apiextensionsv1.CustomResourceDefinition, error) {

@@ -63,6 +63,23 @@ func TestVolumeSnapshotCRDs(t *testing.T) {
 	}
 }
 
+// Multus's NetworkAttachmentDefinition CRD, which virt-local installs: the
+// group, version and names Multus and KubeVirt use.
+func TestNetworkAttachmentDefinitionCRDs(t *testing.T) {
+	crds, err := deploy.NetworkAttachmentDefinitionCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(crds) != 1 {
+		t.Fatalf("%d CRDs, want 1", len(crds))
+	}
+	c := crds[0]
+	got := fmt.Sprintf("%s %s %s/%s %s", c.Name, c.Spec.Scope, c.Spec.Group, c.Spec.Versions[0].Name, c.Spec.Names.Kind)
+	if want := "network-attachment-definitions.k8s.cni.cncf.io Namespaced k8s.cni.cncf.io/v1 NetworkAttachmentDefinition"; got != want {
+		t.Errorf("CRD %s, want %s", got, want)
+	}
+}
+
 func TestVirtAPIObjectsErrors(t *testing.T) {
 	for _, tc := range []struct {
 		o    deploy.VirtAPI
