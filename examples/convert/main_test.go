@@ -26,7 +26,6 @@ func TestExampleManifests(t *testing.T) {
 			if strings.Contains(m, "invalid") {
 				assert.Assert(t, err != nil)
 				for _, want := range []string{
-					"not implemented yet: spec.networks[0].multus",
 					"not implemented yet: spec.domain.devices.interfaces[0].sriov",
 					`spec.domain.devices.disks[0].disk.bus: Unsupported value: "floppy"`,
 					`spec.domain.devices.disks[0].name: Not found: "rootdisk"`,
