@@ -3,6 +3,7 @@ package conditions
 import (
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -16,6 +17,13 @@ func (k Kind[C, T]) Find(conds []C, t T) *C {
 		}
 	}
 	return nil
+}
+
+// IsTrue reports whether conds has a condition of type t with status True
+// (a pod's Ready, for example).
+func (k Kind[C, T]) IsTrue(conds []C, t T) bool {
+	c := k.Find(conds, t)
+	return c != nil && *k.fields(c).Status == corev1.ConditionTrue
 }
 
 // Set puts c in conds, replacing the condition of its type or appending it,

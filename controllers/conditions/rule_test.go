@@ -164,6 +164,22 @@ func TestFind(t *testing.T) {
 	}
 }
 
+// IsTrue is true only for a condition that is there with status True.
+func TestIsTrue(t *testing.T) {
+	pod := []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+		{Type: corev1.PodReady, Status: corev1.ConditionFalse},
+		{Type: corev1.ContainersReady, Status: corev1.ConditionUnknown},
+	}
+	for typ, want := range map[corev1.PodConditionType]bool{
+		corev1.PodScheduled: true, corev1.PodReady: false, corev1.ContainersReady: false, corev1.PodInitialized: false,
+	} {
+		if got := conditions.Pod().IsTrue(pod, typ); got != want {
+			t.Errorf("IsTrue(%s) = %v, want %v", typ, got, want)
+		}
+	}
+}
+
 func TestMigrationKind(t *testing.T) {
 	var conds []virtv1.VirtualMachineInstanceMigrationCondition
 	c := virtv1.VirtualMachineInstanceMigrationCondition{Type: virtv1.VirtualMachineInstanceMigrationAbortRequested, Status: corev1.ConditionTrue}

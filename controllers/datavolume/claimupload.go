@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/virtkit/virtkit/controllers/conditions"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
 )
 
@@ -108,7 +109,7 @@ func (r *Reconciler) reconcileClaimUpload(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, nil
 	}
 	phase := mirroredPhase(pod)
-	ann := map[string]string{dvspec.AnnPodPhase: string(phase), dvspec.AnnPodReady: strconv.FormatBool(podReady(pod))}
+	ann := map[string]string{dvspec.AnnPodPhase: string(phase), dvspec.AnnPodReady: strconv.FormatBool(conditions.Pod().IsTrue(pod.Status.Conditions, corev1.PodReady))}
 	if phase == corev1.PodSucceeded {
 		ann[dvspec.AnnPopulatedFor] = pvc.Name
 	}

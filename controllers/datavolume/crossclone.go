@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/virtkit/virtkit/controllers/conditions"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
 	"github.com/virtkit/virtkit/virt/storage/importer/contract"
 )
@@ -84,7 +85,7 @@ func (r *Reconciler) cloneSource(ctx context.Context, dv *cdiv1.DataVolume, src 
 	case !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("reading clone source pod %s: %w", key, err)
 	}
-	if target.Status.Phase != corev1.PodRunning || !podReady(target) || target.Status.PodIP == "" {
+	if target.Status.Phase != corev1.PodRunning || !conditions.Pod().IsTrue(target.Status.Conditions, corev1.PodReady) || target.Status.PodIP == "" {
 		return nil, nil
 	}
 	up := &corev1.Secret{}

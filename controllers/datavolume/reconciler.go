@@ -21,6 +21,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/virtkit/virtkit/controllers/conditions"
 	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/controllers/stale"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
@@ -210,7 +211,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// As CDI: the claim tells the pod's phase and readiness, which
 		// KubeVirt's virtctl image-upload waits on.
 		if err := r.annotateClaim(ctx, o.Claim, map[string]string{
-			dvspec.AnnPodPhase: string(mirroredPhase(pod)), dvspec.AnnPodReady: strconv.FormatBool(podReady(pod))}); err != nil {
+			dvspec.AnnPodPhase: string(mirroredPhase(pod)), dvspec.AnnPodReady: strconv.FormatBool(conditions.Pod().IsTrue(pod.Status.Conditions, corev1.PodReady))}); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -355,16 +356,6 @@ func mirroredPhase(pod *corev1.Pod) corev1.PodPhase {
 		return corev1.PodFailed
 	}
 	return pod.Status.Phase
-}
-
-// podReady says whether pod is ready, as its Ready condition says.
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // finishThenAgain writes the status o gives and looks again after d:

@@ -22,7 +22,6 @@ import (
 	"github.com/virtkit/virtkit/virt/domain"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
 	"github.com/virtkit/virtkit/virt/migrate"
-	"github.com/virtkit/virtkit/virt/spec"
 	"github.com/virtkit/virtkit/virt/storage"
 	"github.com/virtkit/virtkit/virt/storage/hotplug"
 )
@@ -52,6 +51,12 @@ const (
 // volumes' statuses (KubeVirt's phases: Pending or Bound, AttachedToNode,
 // MountedToPod, Ready; Detaching) and when to look again.
 func (r *Reconciler) hotplug(ctx context.Context, vmi *virtv1.VirtualMachineInstance, g *guest) ([]virtv1.VolumeStatus, ctrl.Result, error) {
+	if ms := vmi.Status.MigrationState; ms != nil && !ms.Completed {
+		// A migration is on its way: its target brings the disks the
+		// guest has; changes wait for its end, and the domain need not be
+		// read.
+		return carriedHotplug(vmi), ctrl.Result{}, nil
+	}
 	want := wantedHotplug(vmi)
 	doc, err := g.dom.XML(ctx, g.domain, domain.XMLOptions{})
 	if err != nil {
@@ -66,11 +71,6 @@ func (r *Reconciler) hotplug(ctx context.Context, vmi *virtv1.VirtualMachineInst
 	}
 	if len(want) == 0 && len(hot) == 0 {
 		return nil, ctrl.Result{}, nil
-	}
-	if ms := vmi.Status.MigrationState; ms != nil && !ms.Completed {
-		// A migration is on its way: its target brings the disks the
-		// guest has; changes wait for its end.
-		return carriedHotplug(vmi), ctrl.Result{}, nil
 	}
 	log := logf.FromContext(ctx)
 	h := hotplug.New(g.dom, hotplug.WithInspector(g.inspect), hotplug.WithDetachTimeout(detachWait))
@@ -262,17 +262,23 @@ type wanted struct {
 	disk   virtv1.Disk
 }
 
-// wantedHotplug is every hotpluggable volume the spec gives a disk.
+// wantedHotplug is every hotpluggable volume the spec gives a disk
+// (vmictl.HotplugDisks, the rule the attachment pods follow), with its disk.
 func wantedHotplug(vmi *virtv1.VirtualMachineInstance) map[string]wanted {
-	disks := map[string]virtv1.Disk{}
-	for _, d := range vmi.Spec.Domain.Devices.Disks {
-		disks[d.Name] = d
-	}
 	out := map[string]wanted{}
-	for _, v := range vmi.Spec.Volumes {
-		if d, ok := disks[v.Name]; ok && spec.Hotpluggable(&v) {
-			out[v.Name] = wanted{volume: v, disk: d}
+	for _, name := range vmictl.HotplugDisks(vmi) {
+		w := wanted{}
+		for _, v := range vmi.Spec.Volumes {
+			if v.Name == name {
+				w.volume = v
+			}
 		}
+		for _, d := range vmi.Spec.Domain.Devices.Disks {
+			if d.Name == name {
+				w.disk = d
+			}
+		}
+		out[name] = w
 	}
 	return out
 }

@@ -377,16 +377,11 @@ func attachPodsOf(vmi *virtv1.VirtualMachineInstance, have []*corev1.Pod) (missi
 			missing = append(missing, vol)
 		case podEnded(p) || p.DeletionTimestamp != nil:
 			return nil, nil, p
-		case !podReady(p):
+		case !conditions.Pod().IsTrue(p.Status.Conditions, corev1.PodReady):
 			waiting = append(waiting, vol)
 		}
 	}
 	return missing, waiting, nil
-}
-
-func podReady(p *corev1.Pod) bool {
-	c := conditions.Pod().Find(p.Status.Conditions, corev1.PodReady)
-	return c != nil && c.Status == corev1.ConditionTrue
 }
 
 // copiesIn reports whether vmi's status.migratedVolumes names copies mig
