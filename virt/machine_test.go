@@ -114,7 +114,7 @@ func TestStartSecondaryNetworks(t *testing.T) {
 				InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}})
 			net := &network.Fake{PodInterfaces: []network.PodInterface{
 				{Name: "eth0", MAC: "0a:58:0a:f4:00:07", IPs: []string{"10.244.0.7/24"}, MTU: 1450},
-				{Name: "net1", MAC: "0a:58:c0:a8:b1:05", IPs: c.ips, MTU: 1500}}}
+				{Name: network.SecondaryPodInterfaceName("sec"), MAC: "0a:58:c0:a8:b1:05", IPs: c.ips, MTU: 1500}}}
 			m, err := virt.New(vmi, virt.WithDomainManager(domainfake.New()), virt.WithStorage(storagefake.New(), storagePodFor()),
 				virt.WithNetwork(net), virt.WithHost(domain.Host{Emulation: true}))
 			assert.NilError(t, err)

@@ -192,11 +192,7 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 	annotations := map[string]string{virtv1.DomainAnnotation: vmi.Name}
 	// The secondary networks, for the cluster's Multus (virt-local's nodes
 	// read it as Multus does).
-	multus, err := network.MultusNetworks(vmi)
-	if err != nil {
-		return nil, err
-	}
-	if multus != "" {
+	if multus := network.MultusNetworks(vmi); multus != "" {
 		annotations[network.MultusNetworksAnnotation] = multus
 	}
 	readiness, liveness := computeProbes(vmi, dir)

@@ -310,9 +310,11 @@ func TestRenderPodMultusNetworks(t *testing.T) {
 	pod, err = RenderPod(newVMI(func(v *virtv1.VirtualMachineInstance) {
 		v.Spec.Networks = []virtv1.Network{{Name: "default", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{}}},
 			{Name: "storage", NetworkSource: virtv1.NetworkSource{Multus: &virtv1.MultusNetwork{NetworkName: "infra/storage-net"}}}}
+		v.Spec.Domain.Devices.Interfaces = append(v.Spec.Domain.Devices.Interfaces, virtv1.Interface{Name: "storage",
+			InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}})
 	}), kvmOpts)
 	assert.NilError(t, err)
-	assert.Equal(t, pod.Annotations["k8s.v1.cni.cncf.io/networks"], `[{"name":"storage-net","namespace":"infra","interface":"net1"}]`)
+	assert.Equal(t, pod.Annotations["k8s.v1.cni.cncf.io/networks"], `[{"name":"storage-net","namespace":"infra","interface":"pod49a25f9feef"}]`)
 }
 
 func TestRenderPodVolumes(t *testing.T) {

@@ -67,7 +67,7 @@ func TestSecondaryNetwork(t *testing.T) {
 
 		var pods corev1.PodList
 		must(t, w.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{virtv1.CreatedByLabel: string(v.UID)}))
-		if len(pods.Items) != 1 || pods.Items[0].Annotations[network.MultusNetworksAnnotation] != `[{"name":"sec-net","namespace":"default","interface":"net1"}]` {
+		if len(pods.Items) != 1 || pods.Items[0].Annotations[network.MultusNetworksAnnotation] != `[{"name":"sec-net","namespace":"default","interface":"podadd93534eeb"}]` {
 			t.Errorf("%s's launcher pods %d, networks %q", name, len(pods.Items), pods.Items[0].Annotations[network.MultusNetworksAnnotation])
 		}
 		v = w.waitVMI(ctx, t, vm, "reporting both interfaces", func(v *virtv1.VirtualMachineInstance) bool {

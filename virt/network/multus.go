@@ -2,8 +2,6 @@ package network
 
 import (
 	"encoding/json"
-	"fmt"
-	"strconv"
 	"strings"
 
 	virtv1 "kubevirt.io/api/core/v1"
@@ -24,38 +22,21 @@ type MultusSelection struct {
 	Interface string `json:"interface,omitempty"`
 }
 
-// PodInterfaceNames maps each network of networks to its interface in the
-// launcher pod: the pod network (or a Multus network with default: true)
-// to PodInterfaceName, the other Multus networks, in order, to net1, net2,
-// ... (KubeVirt's ordinal naming). A network with neither source has none.
-func PodInterfaceNames(networks []virtv1.Network) map[string]string {
-	out := map[string]string{}
-	ordinal := 0
-	for _, n := range networks {
-		if _, dup := out[n.Name]; dup {
-			continue
-		}
-		switch {
-		case n.Pod != nil, n.Multus != nil && n.Multus.Default:
-			out[n.Name] = PodInterfaceName
-		case n.Multus != nil:
-			ordinal++
-			out[n.Name] = "net" + strconv.Itoa(ordinal)
-		}
-	}
-	return out
-}
-
 // MultusNetworks is the value of MultusNetworksAnnotation for vmi's launcher
 // pod ("" when it joins no secondary network): each Multus network that is
-// not the default, with its interface (PodInterfaceNames). A networkName
+// not the default and whose interface is not being unplugged (state
+// absent), with its pod interface (PodInterfaceNames). A networkName
 // "NAMESPACE/NAME" names another namespace's attachment; "NAME" one in
 // vmi's namespace, as in KubeVirt.
-func MultusNetworks(vmi *virtv1.VirtualMachineInstance) (string, error) {
+func MultusNetworks(vmi *virtv1.VirtualMachineInstance) string {
 	names := PodInterfaceNames(vmi.Spec.Networks)
+	plugged := map[string]bool{}
+	for _, iface := range vmi.Spec.Domain.Devices.Interfaces {
+		plugged[iface.Name] = iface.State != virtv1.InterfaceStateAbsent
+	}
 	var out []MultusSelection
 	for _, n := range vmi.Spec.Networks {
-		if n.Multus == nil || n.Multus.Default {
+		if n.Multus == nil || n.Multus.Default || !plugged[n.Name] {
 			continue
 		}
 		ns, name := vmi.Namespace, n.Multus.NetworkName
@@ -65,11 +46,8 @@ func MultusNetworks(vmi *virtv1.VirtualMachineInstance) (string, error) {
 		out = append(out, MultusSelection{Name: name, Namespace: ns, Interface: names[n.Name]})
 	}
 	if len(out) == 0 {
-		return "", nil
+		return ""
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return "", fmt.Errorf("network: the Multus networks of VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)
-	}
-	return string(b), nil
+	b, _ := json.Marshal(out) // strings only: it cannot fail
+	return string(b)
 }

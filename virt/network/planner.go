@@ -15,8 +15,6 @@ import (
 // KubeVirt's defaults for the masquerade binding's private network.
 const (
 	DefaultMasqueradeCIDR = "10.0.2.0/24"
-	// PodInterfaceName is the pod network's interface in the launcher pod.
-	PodInterfaceName = "eth0"
 )
 
 // PlanOption changes how [MakePlan] plans.
@@ -40,9 +38,10 @@ func WithMaxQueues(n int) PlanOption { return func(o *planOptions) { o.maxQueues
 // rejected field (unknown network, a binding the network cannot carry,
 // duplicate MACs, ports out of range, ...), and no plan.
 //
-// Pod networks map to eth0, Multus networks in spec.networks order to net1,
-// net2, ... (KubeVirt's ordinal naming); a Multus network with default: true
-// takes eth0.
+// Pod networks map to eth0, other Multus networks to KubeVirt's hashed
+// names (PodInterfaceNames); a Multus network with default: true takes
+// eth0. Taps and in-pod bridges are named after the pod interface, so an
+// interface keeps its links whatever else the spec gains or loses.
 func MakePlan(vmi *virtv1.VirtualMachineInstance, pod []PodInterface, opts ...PlanOption) (Plan, error) {
 	o := planOptions{maxQueues: 8}
 	for _, opt := range opts {
@@ -67,7 +66,7 @@ func MakePlan(vmi *virtv1.VirtualMachineInstance, pod []PodInterface, opts ...Pl
 			continue
 		}
 		used[iface.Name] = field
-		p.planInterface(i, field, iface)
+		p.planInterface(field, iface)
 	}
 	for k, n := range vmi.Spec.Networks {
 		if !p.networkUsed[n.Name] {
@@ -114,7 +113,7 @@ func (p *planner) mapNetworks() {
 	}
 }
 
-func (p *planner) planInterface(i int, field string, iface *virtv1.Interface) {
+func (p *planner) planInterface(field string, iface *virtv1.Interface) {
 	k, ok := p.networkIndex[iface.Name]
 	if !ok {
 		p.fail(fieldErr(ErrInvalidSpec, field+".name", "no network named %q in spec.networks", iface.Name))
@@ -131,8 +130,8 @@ func (p *planner) planInterface(i int, field string, iface *virtv1.Interface) {
 	ip := InterfacePlan{
 		Interface: iface.Name,
 		Network:   network.Name,
-		TapName:   "tap" + strconv.Itoa(i),
-		Bridge:    "k6t-" + podName,
+		TapName:   tapName(podName),
+		Bridge:    bridgeName(podName),
 		DNS:       p.opts.dns,
 		Hostname:  p.hostname(),
 	}

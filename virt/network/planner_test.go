@@ -23,7 +23,7 @@ var podEth0 = network.PodInterface{
 
 var podEth0v4 = network.PodInterface{Name: "eth0", MAC: "0a:58:0a:63:00:05", IPs: []string{"10.99.0.5/24", "fe80::858:aff:fe63:5/64"}, MTU: 1450}
 
-var podNet1 = network.PodInterface{Name: "net1", MAC: "0a:58:0a:64:00:07", IPs: []string{"10.100.0.7/16"}, MTU: 1500}
+var podNet1 = network.PodInterface{Name: "pod16477688c0e", MAC: "0a:58:0a:64:00:07", IPs: []string{"10.100.0.7/16"}, MTU: 1500}
 
 func withMAC(i virtv1.Interface, mac string) virtv1.Interface {
 	i.MacAddress = mac
@@ -89,7 +89,7 @@ func TestMakePlan(t *testing.T) {
 			PodPortMAC: "02:b1:1d:db:01:8c", DNS: dns, Pod: podEth0, Hostname: "vm1",
 		}},
 	}, {
-		name: "a Multus network maps to net1 and may be bridged",
+		name: "a Multus network maps to its hashed pod interface and may be bridged",
 		vmi:  networktest.VMIWith([]virtv1.Interface{networktest.Masquerade("default"), networktest.Bridge("blue")}, []virtv1.Network{networktest.PodNetwork("default"), networktest.Multus("blue")}),
 		pod:  []network.PodInterface{podEth0, podNet1},
 		want: network.Plan{
@@ -102,7 +102,7 @@ func TestMakePlan(t *testing.T) {
 			},
 			"blue": {
 				Interface: "blue", Network: "blue", Binding: network.BindingBridge,
-				TapName: "tap1", Bridge: "k6t-net1", MAC: "0a:58:0a:64:00:07", MTU: 1500,
+				TapName: "tap16477688c0e", Bridge: "k6t-16477688c0e", MAC: "0a:58:0a:64:00:07", MTU: 1500,
 				GuestIPs: []string{"10.100.0.7/16"}, PodPortMAC: "02:c3:24:cb:01:e1",
 				DNS: dns, Pod: podNet1, Hostname: "vm1",
 			},
@@ -193,7 +193,7 @@ func TestMakePlanRejects(t *testing.T) {
 		name: "pod interface missing",
 		vmi:  networktest.VMIWith([]virtv1.Interface{networktest.Bridge("blue")}, []virtv1.Network{networktest.Multus("blue")}),
 		pod:  []network.PodInterface{podEth0},
-		want: []string{`spec.networks[0]: network "blue": pod interface net1 not found (pod has eth0)`},
+		want: []string{`spec.networks[0]: network "blue": pod interface pod16477688c0e not found (pod has eth0)`},
 		kind: network.ErrNoPodInterface,
 	}, {
 		name: "masquerade without a pod IPv4 address",

@@ -9,12 +9,15 @@ import (
 )
 
 // PreviewPlan is the plan the planner would make for vmi without looking at
-// a pod: one tap per interface (tap0, tap1, ...), the interface's own MAC or
+// a pod: one tap per interface, named as MakePlan names it (tap0 on the pod
+// network, "tap" and the pod interface's hash on a secondary one; tap and
+// the interface's place for one whose network is missing), its own MAC or
 // a locally administered one derived from the VMI and interface names, MTU
 // 1500, and no addresses. It lets a program show a VMI's domain without a
 // pod (examples/convert) and gives tests a realistic plan.
 func PreviewPlan(vmi *virtv1.VirtualMachineInstance) Plan {
 	plan := Plan{}
+	podNames := PodInterfaceNames(vmi.Spec.Networks)
 	for i, iface := range vmi.Spec.Domain.Devices.Interfaces {
 		binding := BindingMasquerade
 		if iface.Bridge != nil {
@@ -24,10 +27,14 @@ func PreviewPlan(vmi *virtv1.VirtualMachineInstance) Plan {
 		if mac == "" {
 			mac = previewMAC(vmi.Namespace + "/" + vmi.Name + "/" + iface.Name)
 		}
+		tap := "tap" + strconv.Itoa(i)
+		if podName, ok := podNames[iface.Name]; ok {
+			tap = tapName(podName)
+		}
 		plan[iface.Name] = InterfacePlan{
 			Interface: iface.Name,
 			Binding:   binding,
-			TapName:   "tap" + strconv.Itoa(i),
+			TapName:   tap,
 			MAC:       mac,
 			MTU:       1500,
 		}
