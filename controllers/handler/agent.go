@@ -159,23 +159,17 @@ func agentFacts(ctx context.Context, vmi *virtv1.VirtualMachineInstance, g *gues
 }
 
 // agentStatus reports the agent in st, as KubeVirt's handler does: the
-// AgentConnected condition, the guest's OS, and the guest's name of each
-// NIC the agent knows by its MAC. Without an agent all of it goes; before
-// the handler asked (f nil) it stays as reported.
-func agentStatus(st *virtv1.VirtualMachineInstanceStatus, prev []virtv1.VirtualMachineInstanceNetworkInterface, f *AgentFacts, frozen bool, t metav1.Time) {
+// AgentConnected condition, the guest's OS, and the agent's view of the
+// NICs (mergeGuestInterfaces). Without an agent all of it goes; before the
+// handler asked (f nil) it stays as reported.
+func agentStatus(st *virtv1.VirtualMachineInstanceStatus, vmi *virtv1.VirtualMachineInstance, f *AgentFacts, frozen bool, t metav1.Time) {
 	st.FSFreezeStatus = ""
 	if frozen {
 		st.FSFreezeStatus = guestagent.Frozen
 	}
 	if f == nil {
 		// Not asked yet (a restarted handler): what was reported stays.
-		for i := range st.Interfaces {
-			for _, p := range prev {
-				if p.MAC != "" && p.MAC == st.Interfaces[i].MAC {
-					st.Interfaces[i].InterfaceName, st.Interfaces[i].InfoSource = p.InterfaceName, p.InfoSource
-				}
-			}
-		}
+		st.Interfaces = carryGuestInterfaces(st.Interfaces, vmi.Status.Interfaces)
 		return
 	}
 	if c := f.Credentials; c != nil {
@@ -195,14 +189,7 @@ func agentStatus(st *virtv1.VirtualMachineInstanceStatus, prev []virtv1.VirtualM
 	conditions.VMI().Set(&st.Conditions, virtv1.VirtualMachineInstanceCondition{
 		Type: virtv1.VirtualMachineInstanceAgentConnected, Status: k8sv1.ConditionTrue}, t)
 	st.GuestOSInfo = f.Info.OS
-	for i := range st.Interfaces {
-		for _, n := range f.Interfaces {
-			if n.MAC != "" && n.MAC == st.Interfaces[i].MAC {
-				st.Interfaces[i].InterfaceName = n.Name
-				st.Interfaces[i].InfoSource = "domain, guest-agent"
-			}
-		}
-	}
+	st.Interfaces = mergeGuestInterfaces(st.Interfaces, f.Interfaces, vmi.Spec.Domain.Devices.Interfaces)
 }
 
 // agentError maps a failed agent call: no agent answering is the node

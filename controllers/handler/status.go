@@ -127,7 +127,7 @@ func Status(vmi *virtv1.VirtualMachineInstance, f Facts, now time.Time) virtv1.V
 	st.MigrationMethod = migrationMethod(vmi)
 	st.MigrationTransport = virtv1.MigrationTransportUnix
 	st.Interfaces = interfaces(vmi, f.Network)
-	agentStatus(&st, vmi.Status.Interfaces, f.Agent, f.Frozen, t)
+	agentStatus(&st, vmi, f.Agent, f.Frozen, t)
 	if f.Running.Machine != "" {
 		st.Machine = &virtv1.Machine{Type: f.Running.Machine}
 	}
@@ -212,7 +212,7 @@ func interfaces(vmi *virtv1.VirtualMachineInstance, plan network.Plan) []virtv1.
 			Name:             iface.Name,
 			MAC:              p.MAC,
 			PodInterfaceName: p.Pod.Name,
-			InfoSource:       "domain",
+			InfoSource:       InfoSourceDomain,
 			QueueCount:       1,
 		}
 		if p.Queues > 1 {

@@ -107,6 +107,11 @@ func TestStatus(t *testing.T) {
 			st.PhaseTransitionTimestamps[0].PhaseTransitionTimestamp = earlier
 			st.GuestOSInfo = virtv1.VirtualMachineInstanceGuestOSInfo{Name: "Debian", ID: "debian"}
 			st.Interfaces[0].InterfaceName, st.Interfaces[0].InfoSource = "enp1s0", "domain, guest-agent"
+			// As KubeVirt merges the agent's view: the pod's IPv4 address
+			// stays, the IPv6 one goes (the guest has none), the guest's
+			// own NIC follows.
+			st.Interfaces[0].IPs = []string{"10.244.0.7"}
+			st.Interfaces = append(st.Interfaces, virtv1.VirtualMachineInstanceNetworkInterface{MAC: "02:99:99:99:99:99", InterfaceName: "eth9", InfoSource: "guest-agent"})
 			return st
 		}(),
 	}, {
@@ -131,7 +136,8 @@ func TestStatus(t *testing.T) {
 			v := runningVMI()
 			v.Status.Conditions = append(v.Status.Conditions, virtv1.VirtualMachineInstanceCondition{Type: virtv1.VirtualMachineInstanceAgentConnected, Status: corev1.ConditionTrue, LastTransitionTime: earlier})
 			v.Status.GuestOSInfo = virtv1.VirtualMachineInstanceGuestOSInfo{Name: "Debian"}
-			v.Status.Interfaces = []virtv1.VirtualMachineInstanceNetworkInterface{{Name: "default", MAC: "02:00:00:00:00:01", InterfaceName: "enp1s0", InfoSource: "domain, guest-agent"}}
+			v.Status.Interfaces = []virtv1.VirtualMachineInstanceNetworkInterface{{Name: "default", MAC: "02:00:00:00:00:01", InterfaceName: "enp1s0", InfoSource: "domain, guest-agent",
+				IP: "10.244.0.7", IPs: []string{"10.244.0.7"}}, {MAC: "02:99:99:99:99:99", InterfaceName: "eth9", InfoSource: "guest-agent"}}
 			return v
 		}(),
 		facts: handler.Facts{Domain: running(domain.StateRunning, domain.ReasonRunningBooted), Network: masqueradePlan(), Running: runningDomain},
@@ -141,6 +147,8 @@ func TestStatus(t *testing.T) {
 			st.PhaseTransitionTimestamps[0].PhaseTransitionTimestamp = earlier
 			st.GuestOSInfo = virtv1.VirtualMachineInstanceGuestOSInfo{Name: "Debian"}
 			st.Interfaces[0].InterfaceName, st.Interfaces[0].InfoSource = "enp1s0", "domain, guest-agent"
+			st.Interfaces[0].IPs = []string{"10.244.0.7"}
+			st.Interfaces = append(st.Interfaces, virtv1.VirtualMachineInstanceNetworkInterface{MAC: "02:99:99:99:99:99", InterfaceName: "eth9", InfoSource: "guest-agent"})
 			return st
 		}(),
 	}, {
