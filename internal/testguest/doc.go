@@ -6,9 +6,9 @@
 // What the guest does (hack/guest/rootfs/init): prints "VIRTKIT-GUEST-BOOTED
 // kernel=..." on ttyS0; starts the QEMU guest agent when the domain has its
 // channel ("VIRTKIT-AGENT port=vportNpM"), which prints "VIRTKIT-FSFREEZE
-// freeze" and "... thaw" around a file system freeze; brings up its first
-// NIC with DHCP
-// ("VIRTKIT-NET ...");
+// freeze" and "... thaw" around a file system freeze; brings up every NIC
+// with DHCP ("VIRTKIT-NET ethN ip=..."), also one plugged later
+// ("VIRTKIT-NET ethN added"; "VIRTKIT-NET ethN removed" when one goes);
 // reads a NoCloud (label cidata) or ConfigDrive (label config-2) disk, takes
 // its host name from meta-data and runs a user-data shell script
 // ("VIRTKIT-USERDATA-START" ... "VIRTKIT-USERDATA-DONE rc=N"); writes and reads
