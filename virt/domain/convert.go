@@ -20,6 +20,14 @@ func Convert(vmi *virtv1.VirtualMachineInstance, host Host, opts ...Option) (*li
 	if vmi == nil {
 		return nil, convErr(ErrInvalidField, "vmi", "is nil")
 	}
+	c := newConverter(vmi, host, opts)
+	if err := c.convert(); err != nil {
+		return nil, err
+	}
+	return &c.dom, nil
+}
+
+func newConverter(vmi *virtv1.VirtualMachineInstance, host Host, opts []Option) *converter {
 	c := &converter{vmi: vmi, spec: &vmi.Spec.Domain, h: host, opts: defaultOptions()}
 	c.host = &c.h
 	for _, o := range opts {
@@ -27,10 +35,7 @@ func Convert(vmi *virtv1.VirtualMachineInstance, host Host, opts ...Option) (*li
 			o(&c.opts)
 		}
 	}
-	if err := c.convert(); err != nil {
-		return nil, err
-	}
-	return &c.dom, nil
+	return c
 }
 
 // converter carries the state shared by the per-concept steps; each step

@@ -25,28 +25,63 @@ func (c *converter) convertInterfaces() error {
 	c.dev.Interfaces = make([]libvirtxml.DomainInterface, 0, len(ifaces))
 	parts := make([]nicParts, len(ifaces))
 	for i := range ifaces {
-		iface := &ifaces[i]
-		field := fieldPath{pathInterfaces, i}
-		if iface.State == virtv1.InterfaceStateAbsent {
+		if ifaces[i].State == virtv1.InterfaceStateAbsent {
 			// Being unplugged: the guest must not see it.
 			continue
 		}
-		if err := checkBinding(field, iface); err != nil {
-			return err
-		}
-		plan, ok := c.host.Network[iface.Name]
-		if !ok {
-			return convErr(ErrMissingPlan, field.at(""), "no network plan for interface "+strconv.Quote(iface.Name))
-		}
-		if plan.TapName == "" {
-			return convErr(ErrMissingPlan, field.at(""), "the network plan for "+strconv.Quote(iface.Name)+" names no tap device")
-		}
 		c.dev.Interfaces = c.dev.Interfaces[:len(c.dev.Interfaces)+1]
-		if err := c.convertInterface(field, iface, &plan, &parts[i], &c.dev.Interfaces[len(c.dev.Interfaces)-1]); err != nil {
+		if err := c.planInterface(i, &parts[i], &c.dev.Interfaces[len(c.dev.Interfaces)-1]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// planInterface writes spec.domain.devices.interfaces[i] on its network plan.
+func (c *converter) planInterface(i int, p *nicParts, nic *libvirtxml.DomainInterface) error {
+	iface := &c.spec.Devices.Interfaces[i]
+	field := fieldPath{pathInterfaces, i}
+	if err := checkBinding(field, iface); err != nil {
+		return err
+	}
+	plan, ok := c.host.Network[iface.Name]
+	if !ok {
+		return convErr(ErrMissingPlan, field.at(""), "no network plan for interface "+strconv.Quote(iface.Name))
+	}
+	if plan.TapName == "" {
+		return convErr(ErrMissingPlan, field.at(""), "the network plan for "+strconv.Quote(iface.Name)+" names no tap device")
+	}
+	return c.convertInterface(field, iface, &plan, p, nic)
+}
+
+// InterfaceDevice is the <interface> Convert writes for vmi's interface
+// name on its plan in host.Network: what a running domain is given when
+// the interface is hotplugged (Manager.AttachDevice), and the device to
+// name when it is unplugged. An interface being unplugged (state absent)
+// has none.
+func InterfaceDevice(vmi *virtv1.VirtualMachineInstance, name string, host Host, opts ...Option) (*libvirtxml.DomainInterface, error) {
+	if vmi == nil {
+		return nil, convErr(ErrInvalidField, "vmi", "is nil")
+	}
+	c := newConverter(vmi, host, opts)
+	if err := c.convertArch(); err != nil {
+		return nil, err
+	}
+	for i, iface := range c.spec.Devices.Interfaces {
+		if iface.Name != name {
+			continue
+		}
+		if iface.State == virtv1.InterfaceStateAbsent {
+			return nil, convErr(ErrInvalidField, fieldPath{pathInterfaces, i}.at(".state"), "is absent: the interface is being unplugged")
+		}
+		var parts nicParts
+		nic := &libvirtxml.DomainInterface{}
+		if err := c.planInterface(i, &parts, nic); err != nil {
+			return nil, err
+		}
+		return nic, nil
+	}
+	return nil, convErr(ErrInvalidField, pathInterfaces, "no interface named "+strconv.Quote(name))
 }
 
 func checkBinding(field fieldPath, iface *virtv1.Interface) error {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"libvirt.org/go/libvirtxml"
+
 	"github.com/virtkit/virtkit/virt/domain"
 )
 
@@ -57,6 +59,7 @@ func steps() []step {
 		{"subscribe", stepSubscribe, false},
 		{"define", stepDefine, false},
 		{"define-again", stepDefineAgain, false},
+		{"hotplug-ports", stepHotplugPorts, false},
 		{"invalid-spec", stepInvalidSpec, false},
 		{"not-found", stepNotFound, false},
 		{"start", stepStart, false},
@@ -128,6 +131,52 @@ func stepDefineAgain(t *testing.T, s *suite) {
 	defer cancel()
 	err := s.m.Define(ctx, s.tg.Domain(s.name))
 	wantErr(t, "Define of an existing name", err, domain.ErrAlreadyExists, s.name)
+}
+
+// stepHotplugPorts gives the defined domain the empty PCIe root ports
+// domain.HotplugPorts asks for, attached to its definition one by one as
+// virt does after a define; the same port twice is refused.
+func stepHotplugPorts(t *testing.T, s *suite) {
+	if !s.tg.Caps.Hotplug {
+		return
+	}
+	ctx, cancel := s.tg.ctx()
+	defer cancel()
+	doc, err := s.m.XML(ctx, s.name, domain.XMLOptions{Inactive: true})
+	if err != nil {
+		t.Fatalf("XML(inactive): %v", err)
+	}
+	ports := domain.HotplugPorts(doc)
+	if len(ports) == 0 {
+		return // not a q35 machine
+	}
+	before := rootPorts(doc)
+	for i := range ports {
+		if err := s.m.AttachDevice(ctx, s.name, &ports[i], domain.DevicePersistent); err != nil {
+			t.Fatalf("AttachDevice of root port %d: %v", *ports[i].Index, err)
+		}
+	}
+	if err := s.m.AttachDevice(ctx, s.name, &ports[0], domain.DevicePersistent); err == nil {
+		t.Errorf("AttachDevice of root port %d twice succeeded", *ports[0].Index)
+	}
+	if doc, err = s.m.XML(ctx, s.name, domain.XMLOptions{Inactive: true}); err != nil {
+		t.Fatalf("XML(inactive): %v", err)
+	}
+	if got := rootPorts(doc); got != before+len(ports) {
+		t.Errorf("%d root ports after adding %d to %d", got, len(ports), before)
+	}
+}
+
+func rootPorts(doc *libvirtxml.Domain) int {
+	n := 0
+	if doc.Devices != nil {
+		for _, c := range doc.Devices.Controllers {
+			if c.Type == "pci" && c.Model == "pcie-root-port" {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func stepInvalidSpec(t *testing.T, s *suite) {

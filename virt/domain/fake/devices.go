@@ -12,8 +12,8 @@ import (
 )
 
 // AttachDevice adds a disk or interface to the live document, the
-// definition, or both; see domain.Manager.AttachDevice. Other device kinds
-// fail with ErrUnsupported.
+// definition, or both, and a PCI controller to the definition; see
+// domain.Manager.AttachDevice. Other device kinds fail with ErrUnsupported.
 func (m *Manager) AttachDevice(ctx context.Context, name string, dev domain.Device, flags domain.DeviceFlags) error {
 	return m.modifyDevice(ctx, domain.OpAttachDevice, name, dev, flags, true)
 }
@@ -170,8 +170,10 @@ func deviceChange(op, name, text string, attach bool, d *fakeDomain) (func(doc *
 			case attach:
 				add := iface
 				if doc == d.live {
-					d.aliases++
-					add.Alias = &libvirtxml.DomainAlias{Name: fmt.Sprintf("net%d", d.aliases)}
+					if add.Alias == nil || !strings.HasPrefix(add.Alias.Name, "ua-") {
+						d.aliases++
+						add.Alias = &libvirtxml.DomainAlias{Name: fmt.Sprintf("net%d", d.aliases)}
+					}
 					d.hotAlias = add.Alias.Name
 				}
 				doc.Devices.Interfaces = append(doc.Devices.Interfaces, add)
@@ -183,7 +185,41 @@ func deviceChange(op, name, text string, attach bool, d *fakeDomain) (func(doc *
 			}
 			return nil
 		}, nil
+	case "controller":
+		return controllerChange(op, name, text, attach, d, invalid)
 	}
 	return nil, &domain.Error{Op: op, Domain: name, Kind: domain.ErrUnsupported,
 		Message: "the fake models hotplug of disks and interfaces only, not <" + root.XMLName.Local + ">"}
+}
+
+// controllerChange adds a PCI controller to the definition, as libvirt
+// does for one attached to a defined domain; the running domain takes
+// none, and none is detached.
+func controllerChange(op, name, text string, attach bool, d *fakeDomain, invalid func(string) error) (func(doc *libvirtxml.Domain, check bool) error, error) {
+	c := libvirtxml.DomainController{}
+	if err := c.Unmarshal(text); err != nil {
+		return nil, invalid("XML error: " + err.Error())
+	}
+	if !attach || c.Type != "pci" || c.Index == nil {
+		return nil, &domain.Error{Op: op, Domain: name, Kind: domain.ErrUnsupported,
+			Message: "the fake models attaching PCI controllers with an index only"}
+	}
+	return func(doc *libvirtxml.Domain, check bool) error {
+		if doc == d.live {
+			return &domain.Error{Op: op, Domain: name, Kind: domain.ErrUnsupported,
+				Message: "Operation not supported: live attach of device 'controller' is not supported"}
+		}
+		if doc.Devices == nil {
+			doc.Devices = &libvirtxml.DomainDeviceList{}
+		}
+		for _, x := range doc.Devices.Controllers {
+			if x.Type == c.Type && x.Index != nil && *x.Index == *c.Index {
+				return invalid(fmt.Sprintf("unsupported configuration: target pci controller index %d already exists", *c.Index))
+			}
+		}
+		if !check {
+			doc.Devices.Controllers = append(doc.Devices.Controllers, c)
+		}
+		return nil
+	}, nil
 }
