@@ -42,8 +42,11 @@ type Machine struct {
 	givenStorage, givenNetwork bool
 
 	name string
-	dhcp []network.DHCPServer
-	done int // how many steps of the chain ran
+	dhcp map[string]network.DHCPServer // by interface
+	// unplugging are the interfaces whose NIC UnplugInterface asked the
+	// guest to release.
+	unplugging map[string]bool
+	done       int // how many steps of the chain ran
 }
 
 // New returns a Machine for vmi, which should be defaulted and validated

@@ -115,24 +115,40 @@ func teardownNetwork(ctx context.Context, m *Machine) error {
 
 func startDHCP(ctx context.Context, m *Machine) error {
 	for _, name := range sortedKeys(m.NetworkPlan) {
-		if p := m.NetworkPlan[name]; p.Binding == network.BindingBridge && len(network.IPv4s(p.GuestIPs)) == 0 {
-			// A bridged pod interface without an IPv4 address (a layer 2
-			// secondary network): the guest brings its own, as in KubeVirt.
+		if !servesDHCP(m.NetworkPlan[name]) {
 			continue
 		}
-		srv, err := m.network.StartDHCP(ctx, m.NetworkPlan[name])
-		if err != nil {
-			return errors.Join(fmt.Errorf("interface %s: %w", name, err), stopDHCP(ctx, m))
+		if err := startOneDHCP(ctx, m, name); err != nil {
+			return errors.Join(err, stopDHCP(ctx, m))
 		}
-		m.dhcp = append(m.dhcp, srv)
 	}
+	return nil
+}
+
+// servesDHCP reports whether p's guest gets its address by DHCP: not on a
+// bridged pod interface without an IPv4 address (a layer 2 secondary
+// network), where the guest brings its own, as in KubeVirt.
+func servesDHCP(p network.InterfacePlan) bool {
+	return p.Binding != network.BindingBridge || len(network.IPv4s(p.GuestIPs)) > 0
+}
+
+// startOneDHCP serves the guest of the planned interface name.
+func startOneDHCP(ctx context.Context, m *Machine, name string) error {
+	srv, err := m.network.StartDHCP(ctx, m.NetworkPlan[name])
+	if err != nil {
+		return fmt.Errorf("interface %s: %w", name, err)
+	}
+	if m.dhcp == nil {
+		m.dhcp = map[string]network.DHCPServer{}
+	}
+	m.dhcp[name] = srv
 	return nil
 }
 
 func stopDHCP(_ context.Context, m *Machine) error {
 	var errs []error
-	for _, srv := range m.dhcp {
-		errs = append(errs, srv.Stop())
+	for _, name := range sortedKeys(m.dhcp) {
+		errs = append(errs, m.dhcp[name].Stop())
 	}
 	m.dhcp = nil
 	return errors.Join(errs...)
@@ -168,7 +184,29 @@ func define(ctx context.Context, m *Machine) error {
 		return err
 	}
 	m.name = doc.Name
-	return m.dom.Define(ctx, doc)
+	if err := m.dom.Define(ctx, doc); err != nil {
+		return err
+	}
+	if len(m.vmi.Spec.Domain.Devices.Interfaces) == 0 {
+		return nil
+	}
+	return addHotplugPorts(ctx, m)
+}
+
+// addHotplugPorts gives the defined domain empty PCIe root ports for NICs
+// hotplugged later (domain.HotplugPorts): libvirt has placed the defined
+// devices by now, so the new ports stay free.
+func addHotplugPorts(ctx context.Context, m *Machine) error {
+	defined, err := m.dom.XML(ctx, m.name, domain.XMLOptions{Inactive: true})
+	if err != nil {
+		return err
+	}
+	for _, c := range domain.HotplugPorts(defined) {
+		if err := m.dom.AttachDevice(ctx, m.name, &c, domain.DevicePersistent); err != nil {
+			return fmt.Errorf("adding hotplug port %d: %w", *c.Index, err)
+		}
+	}
+	return nil
 }
 
 func undefine(ctx context.Context, m *Machine) error {
