@@ -109,30 +109,82 @@ func (c *CNI) attachSecondary(ctx context.Context, pod PodNetwork, nsPath string
 		}
 		plans[i] = p
 	}
-	b, err := json.Marshal(pod.Secondary)
+	if err := writeSecondary(pod, pod.Secondary); err != nil {
+		return err
+	}
+	for i, s := range pod.Secondary {
+		if err := c.attachOne(ctx, pod, nsPath, s, plans[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// attachOne runs ADD of each plugin of s, chaining their results.
+func (c *CNI) attachOne(ctx context.Context, pod PodNetwork, nsPath string, s SecondaryNetwork, plans []pluginConf) error {
+	var prev json.RawMessage
+	for _, p := range plans {
+		conf := p.conf
+		if prev != nil {
+			conf["prevResult"] = prev
+		}
+		b, err := json.Marshal(conf)
+		if err != nil {
+			return err
+		}
+		out, err := c.invoke(ctx, p.plugin, "ADD", pod, nsPath, s.Interface, b)
+		if err != nil {
+			return fmt.Errorf("network %s: %w", s.Network, err)
+		}
+		prev = json.RawMessage(out)
+	}
+	return nil
+}
+
+// detachOne runs DEL of each plugin of s, last first.
+func (c *CNI) detachOne(ctx context.Context, pod PodNetwork, nsPath string, s SecondaryNetwork) error {
+	plans, err := c.secondaryPlugins(s)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range slices.Backward(plans) {
+		b, err := json.Marshal(p.conf)
+		if err == nil {
+			_, err = c.invoke(ctx, p.plugin, "DEL", pod, nsPath, s.Interface, b)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("network %s: %w", s.Network, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// readSecondary is what the pod's folder records as attached.
+func readSecondary(pod PodNetwork) ([]SecondaryNetwork, error) {
+	path := filepath.Join(pod.Dir, secondaryFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cni: the secondary networks: %w", err)
+	}
+	var nets []SecondaryNetwork
+	if err := json.Unmarshal(b, &nets); err != nil {
+		return nil, fmt.Errorf("cni: the secondary networks in %s: %w", path, err)
+	}
+	return nets, nil
+}
+
+// writeSecondary records nets as the pod's attached secondary networks.
+func writeSecondary(pod PodNetwork, nets []SecondaryNetwork) error {
+	b, err := json.Marshal(nets)
 	if err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(pod.Dir, secondaryFile), b, 0o600); err != nil {
 		return fmt.Errorf("cni: recording the secondary networks: %w", err)
-	}
-	for i, s := range pod.Secondary {
-		var prev json.RawMessage
-		for _, p := range plans[i] {
-			conf := p.conf
-			if prev != nil {
-				conf["prevResult"] = prev
-			}
-			b, err := json.Marshal(conf)
-			if err != nil {
-				return err
-			}
-			out, err := c.invoke(ctx, p.plugin, "ADD", pod, nsPath, s.Interface, b)
-			if err != nil {
-				return fmt.Errorf("network %s: %w", s.Network, err)
-			}
-			prev = json.RawMessage(out)
-		}
 	}
 	return nil
 }
@@ -140,37 +192,76 @@ func (c *CNI) attachSecondary(ctx context.Context, pod PodNetwork, nsPath string
 // detachSecondary detaches the secondary networks Setup recorded in the
 // pod's folder, in reverse order, and forgets them.
 func (c *CNI) detachSecondary(ctx context.Context, pod PodNetwork, nsPath string) error {
-	path := filepath.Join(pod.Dir, secondaryFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("cni: the secondary networks: %w", err)
-	}
-	var nets []SecondaryNetwork
-	if err := json.Unmarshal(b, &nets); err != nil {
-		return fmt.Errorf("cni: the secondary networks in %s: %w", path, err)
+	nets, err := readSecondary(pod)
+	if err != nil || nets == nil {
+		return err
 	}
 	var errs []error
 	for _, s := range slices.Backward(nets) {
-		plans, err := c.secondaryPlugins(s)
-		if err != nil {
-			errs = append(errs, err)
+		errs = append(errs, c.detachOne(ctx, pod, nsPath, s))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return os.Remove(filepath.Join(pod.Dir, secondaryFile))
+}
+
+// SyncSecondary changes a running pod's secondary networks to
+// pod.Secondary, as Multus's dynamic networks controller does when the
+// pod's annotation changes (interface hotplug): a recorded network that
+// pod.Secondary no longer names (the same attachment on the same
+// interface) is detached, then each one it names that is not recorded is
+// attached; the record follows each change, so Teardown detaches exactly
+// what is attached.
+func (c *CNI) SyncSecondary(ctx context.Context, pod PodNetwork) error {
+	path := c.netnsPath(pod)
+	if _, err := os.Lstat(path); err != nil {
+		return fmt.Errorf("cni: pod %s/%s has no network namespace: %w", pod.Namespace, pod.Name, err)
+	}
+	have, err := readSecondary(pod)
+	if err != nil {
+		return err
+	}
+	key := func(s SecondaryNetwork) string { return s.Network + "@" + s.Interface }
+	want := map[string]bool{}
+	for _, s := range pod.Secondary {
+		want[key(s)] = true
+	}
+	kept := make([]SecondaryNetwork, 0, len(have))
+	for i, s := range have {
+		if want[key(s)] {
+			kept = append(kept, s)
 			continue
 		}
-		for _, p := range slices.Backward(plans) {
-			b, err := json.Marshal(p.conf)
-			if err == nil {
-				_, err = c.invoke(ctx, p.plugin, "DEL", pod, nsPath, s.Interface, b)
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("network %s: %w", s.Network, err))
-			}
+		if err := c.detachOne(ctx, pod, path, s); err != nil {
+			// What is not detached yet stays recorded.
+			return errors.Join(err, writeSecondary(pod, append(kept, have[i:]...)))
 		}
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	if err := writeSecondary(pod, kept); err != nil {
+		return err
 	}
-	return os.Remove(path)
+	attached := map[string]bool{}
+	for _, s := range kept {
+		attached[key(s)] = true
+	}
+	for _, s := range pod.Secondary {
+		if attached[key(s)] {
+			continue
+		}
+		plans, err := c.secondaryPlugins(s)
+		if err != nil {
+			return err
+		}
+		if err := writeSecondary(pod, append(kept, s)); err != nil {
+			return err
+		}
+		if err := c.attachOne(ctx, pod, path, s, plans); err != nil {
+			// Undone and forgotten, so that the next sync tries again.
+			return errors.Join(err, c.detachOne(ctx, pod, path, s), writeSecondary(pod, kept))
+		}
+		kept = append(kept, s)
+		attached[key(s)] = true
+	}
+	return nil
 }

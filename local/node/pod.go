@@ -34,6 +34,9 @@ type podRun struct {
 	att      Attachment
 	vols     map[string]hostVolume
 	netTried bool
+	// netMu keeps a change of a running pod's secondary networks and the
+	// pod's teardown apart.
+	netMu sync.Mutex
 	// Stopping: requested by delete or shutdown, ending by deadline.
 	stopping, deleted, finished, gone bool
 	deadline                          time.Time
@@ -164,6 +167,8 @@ func (r *podRun) setup(ctx context.Context) error {
 			r.att = att
 		})
 		r.publish()
+		// The annotation may have changed while the network was set up.
+		r.annotationChanged(networks)
 	}
 	return r.prepareVolumes(ctx)
 }
@@ -289,6 +294,8 @@ func (r *podRun) teardown() {
 		}
 	}
 	if tried {
+		r.netMu.Lock()
+		defer r.netMu.Unlock()
 		if err := r.p.opts.network.Teardown(ctx, r.podNetwork()); err != nil {
 			r.log.Error(err, "removing the pod's network")
 		}
@@ -392,11 +399,15 @@ func (r *podRun) snapshot() *corev1.Pod {
 
 // updateMeta takes the labels, annotations and deletion fields of a newer
 // version of the pod.
+// A changed Multus annotation changes the running pod's secondary networks
+// (annotationChanged).
 func (r *podRun) updateMeta(pod *corev1.Pod) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	before := r.pod.Annotations[network.MultusNetworksAnnotation]
 	r.pod.Labels, r.pod.Annotations = pod.Labels, pod.Annotations
 	r.pod.DeletionTimestamp, r.pod.DeletionGracePeriodSeconds = pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds
+	r.mu.Unlock()
+	r.annotationChanged(before)
 }
 
 func (r *podRun) logPath(container string) string {
