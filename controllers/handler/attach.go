@@ -308,6 +308,12 @@ func (r *Reconciler) openIn(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 // the chain is undone.
 const StepSaveState = "save-state"
 
+// saveState keeps m's plans on the node for a restarted handler.
+func (r *Reconciler) saveState(vmi *virtv1.VirtualMachineInstance, folder types.UID, m *virt.Machine) error {
+	return r.states.Save(state.Record{Namespace: vmi.Namespace, Name: vmi.Name, UID: vmi.UID, Folder: folder,
+		Storage: m.StoragePlan, Network: m.NetworkPlan})
+}
+
 // steps is the start-up chain of vmi's Machine, whose launcher has the node
 // folder folder: virt.DefaultSteps with the state record saved once both
 // plans are made, edited by WithSteps. For a migration's target (incoming)
@@ -316,8 +322,7 @@ func (r *Reconciler) steps(vmi *virtv1.VirtualMachineInstance, folder types.UID,
 	save := virt.Step{
 		Name: StepSaveState,
 		Run: func(_ context.Context, m *virt.Machine) error {
-			return r.states.Save(state.Record{Namespace: vmi.Namespace, Name: vmi.Name, UID: vmi.UID, Folder: folder,
-				Storage: m.StoragePlan, Network: m.NetworkPlan})
+			return r.saveState(vmi, folder, m)
 		},
 		Undo: func(context.Context, *virt.Machine) error { return r.states.Remove(vmi.UID) },
 	}

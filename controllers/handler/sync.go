@@ -138,10 +138,19 @@ func (r *Reconciler) report(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// A NIC that failed to plug fails the reconcile (retried), after the
+	// status says what is plugged.
+	nicRes, nicErr := r.hotplugNICs(ctx, vmi, g)
+	if nicRes.RequeueAfter > 0 && (res.RequeueAfter == 0 || nicRes.RequeueAfter < res.RequeueAfter) {
+		res.RequeueAfter = nicRes.RequeueAfter
+	}
 	st := Status(vmi, Facts{Domain: ds, Network: g.machine.NetworkPlan, Running: running, Hotplug: hot, Claims: g.claims, Sizes: claimSizes(g),
 		Agent: agentFacts(ctx, vmi, g), Frozen: g.frozen.Load(), MemoryHotplugFailed: memoryFailed}, r.clock.Now())
 	if err := r.writeStatus(ctx, vmi, st); err != nil {
 		return res, err
+	}
+	if nicErr != nil {
+		return res, nicErr
 	}
 	if !g.startedAt.IsZero() && vmi.Status.Phase == virtv1.Running {
 		r.starts.ObserveStart(StageReport, r.clock.Since(g.startedAt))

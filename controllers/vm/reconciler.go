@@ -170,6 +170,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if syncErr == nil {
 			liveRestart, syncErr = r.syncLiveUpdate(ctx, work, vmi)
 		}
+		if syncErr == nil {
+			syncErr = r.syncInterfaces(ctx, work, vmi)
+		}
 	}
 	if plan.AddStartRequest && syncErr == nil {
 		work.Status.StateChangeRequests = append(work.Status.StateChangeRequests,

@@ -21,6 +21,10 @@ import (
 // (TemplateHash): a template whose hash differs needs a restart.
 const AnnTemplateHash = "virtkit.io/template-hash"
 
+// AnnNetworkHash records on a VMI the hash of its VM's template's
+// interfaces and networks as the VM controller started it (NetworkHash).
+const AnnNetworkHash = "virtkit.io/network-hash"
+
 // MessageRestartRequired is KubeVirt's RestartRequired message for a
 // template change that cannot be applied live.
 const MessageRestartRequired = "a non-live-updatable field was changed in the template spec"
@@ -30,8 +34,10 @@ const MessageRestartRequired = "a non-live-updatable field was changed in the te
 // running VMI (hotpluggable volumes and their disks, declared hotplug;
 // claims, under updateVolumesStrategy Migration, which a volume migration
 // changes; CPU sockets, guest memory, node selector, affinity and
-// tolerations, which PlanLiveUpdate judges) and the firmware UUID (which may be written into the template
-// after the start). Only the template's spec counts, as in KubeVirt.
+// tolerations, which PlanLiveUpdate judges; interfaces and networks, which
+// NetworkHash covers) and the firmware UUID (which may be written into the
+// template after the start). Only the template's spec counts, as in
+// KubeVirt.
 func TemplateHash(vm *virtv1.VirtualMachine) string {
 	if vm.Spec.Template == nil {
 		return ""
@@ -60,6 +66,8 @@ func TemplateHash(vm *virtv1.VirtualMachine) string {
 	}
 	// What PlanLiveUpdate carries over, or judges, itself.
 	s.NodeSelector, s.Affinity, s.Tolerations = nil, nil, nil
+	// Interface hotplug's, judged by NetworkHash.
+	s.Domain.Devices.Interfaces, s.Networks = nil, nil
 	if s.Domain.CPU != nil {
 		s.Domain.CPU.Sockets = 0
 	}
@@ -72,6 +80,29 @@ func TemplateHash(vm *virtv1.VirtualMachine) string {
 		}
 	}
 	b, _ := json.Marshal(s) // a spec always marshals
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+// NetworkHash hashes the interfaces (their state aside) and networks of
+// vm's template. A template whose interfaces changed since the VMI's start
+// needs a restart only when hotplug cannot bring the VMI there
+// (spec.InterfacesNeedRestart): an interface added is hotplugged, one set
+// absent unplugged, as in KubeVirt.
+func NetworkHash(vm *virtv1.VirtualMachine) string {
+	if vm.Spec.Template == nil {
+		return ""
+	}
+	s := vm.Spec.Template.Spec
+	ifaces := make([]virtv1.Interface, len(s.Domain.Devices.Interfaces))
+	for i := range s.Domain.Devices.Interfaces {
+		ifaces[i] = *s.Domain.Devices.Interfaces[i].DeepCopy()
+		ifaces[i].State = ""
+	}
+	b, _ := json.Marshal(struct {
+		Interfaces []virtv1.Interface
+		Networks   []virtv1.Network
+	}{ifaces, s.Networks}) // a spec always marshals
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
 }
@@ -92,7 +123,9 @@ func syncRestartRequired(st *virtv1.VirtualMachineStatus, vm *virtv1.VirtualMach
 	if !ok || vm.Spec.Template == nil {
 		return
 	}
-	if started != TemplateHash(vm) {
+	netStarted, netOK := vmi.Annotations[AnnNetworkHash]
+	netChanged := netOK && netStarted != NetworkHash(vm) && spec.InterfacesNeedRestart(&vm.Spec.Template.Spec, &vmi.Spec)
+	if started != TemplateHash(vm) || netChanged {
 		if c := conditions.VM().Find(st.Conditions, virtv1.VirtualMachineRestartRequired); c == nil || c.Status != k8sv1.ConditionTrue {
 			conditions.VM().Set(&st.Conditions, virtv1.VirtualMachineCondition{Type: virtv1.VirtualMachineRestartRequired,
 				Status: k8sv1.ConditionTrue, Message: MessageRestartRequired}, ts)

@@ -12,8 +12,9 @@ import (
 
 // A running VM whose template changed in a way its VMI cannot take live
 // says RestartRequired, with KubeVirt's message; what is applied live
-// (declared hotplug, claims under volume migration, a firmware UUID
-// written after the start, what PlanLiveUpdate judges) does not; the condition goes when the template
+// (declared hotplug, interface hotplug and unplug, claims under volume
+// migration, a firmware UUID written after the start, what PlanLiveUpdate
+// judges) does not; the condition goes when the template
 // is back or the VMI is gone.
 func TestRestartRequired(t *testing.T) {
 	base := func() *virtv1.VirtualMachine {
@@ -23,12 +24,16 @@ func TestRestartRequired(t *testing.T) {
 			s.Domain.Devices.Disks = []virtv1.Disk{{Name: "root"}}
 			s.Volumes = []virtv1.Volume{{Name: "root", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
 				PersistentVolumeClaimVolumeSource: k8sv1.PersistentVolumeClaimVolumeSource{ClaimName: "root-a"}}}}}
+			s.Networks = []virtv1.Network{{Name: "default", NetworkSource: virtv1.NetworkSource{Pod: &virtv1.PodNetwork{}}},
+				{Name: "blue", NetworkSource: virtv1.NetworkSource{Multus: &virtv1.MultusNetwork{NetworkName: "blue-net"}}}}
+			s.Domain.Devices.Interfaces = []virtv1.Interface{{Name: "default", InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Masquerade: &virtv1.InterfaceMasquerade{}}},
+				{Name: "blue", InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}}}
 		})
 	}
 	started := base()
 	vmiFrom := func(vm *virtv1.VirtualMachine, phase virtv1.VirtualMachineInstancePhase) *virtv1.VirtualMachineInstance {
 		return newVMI(phase, func(vmi *virtv1.VirtualMachineInstance) {
-			vmi.Annotations = map[string]string{AnnTemplateHash: TemplateHash(vm)}
+			vmi.Annotations = map[string]string{AnnTemplateHash: TemplateHash(vm), AnnNetworkHash: NetworkHash(vm)}
 			vmi.Spec = *vm.Spec.Template.Spec.DeepCopy()
 		})
 	}
@@ -58,6 +63,22 @@ func TestRestartRequired(t *testing.T) {
 		{"a firmware UUID written after the start", func(vm *virtv1.VirtualMachine) {
 			vm.Spec.Template.Spec.Domain.Firmware = &virtv1.Firmware{UUID: "5d307ca9-b3ef-428c-8861-06e72d69f223"}
 		}, virtv1.Running, false},
+		{"a bridge interface on a secondary network (hotplug)", func(vm *virtv1.VirtualMachine) {
+			s := &vm.Spec.Template.Spec
+			s.Networks = append(s.Networks, virtv1.Network{Name: "red", NetworkSource: virtv1.NetworkSource{Multus: &virtv1.MultusNetwork{NetworkName: "red-net"}}})
+			s.Domain.Devices.Interfaces = append(s.Domain.Devices.Interfaces, virtv1.Interface{Name: "red",
+				InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}})
+		}, virtv1.Running, false},
+		{"an interface set absent (unplug)", func(vm *virtv1.VirtualMachine) {
+			vm.Spec.Template.Spec.Domain.Devices.Interfaces[1].State = virtv1.InterfaceStateAbsent
+		}, virtv1.Running, false},
+		{"an interface dropped outright", func(vm *virtv1.VirtualMachine) {
+			s := &vm.Spec.Template.Spec
+			s.Domain.Devices.Interfaces, s.Networks = s.Domain.Devices.Interfaces[:1], s.Networks[:1]
+		}, virtv1.Running, true},
+		{"another interface model", func(vm *virtv1.VirtualMachine) {
+			vm.Spec.Template.Spec.Domain.Devices.Interfaces[1].Model = "e1000e"
+		}, virtv1.Running, true},
 		{"another claim, replacing", func(vm *virtv1.VirtualMachine) {
 			vm.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName = "root-b"
 		}, virtv1.Running, true},

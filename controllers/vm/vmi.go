@@ -90,6 +90,7 @@ func (r *Reconciler) vmiFor(vm *virtv1.VirtualMachine, size sized, opts []spec.O
 	}
 	vmi.Annotations[virtv1.VirtualMachineGenerationAnnotation] = strconv.FormatInt(vm.Generation, 10)
 	vmi.Annotations[AnnTemplateHash] = TemplateHash(vm)
+	vmi.Annotations[AnnNetworkHash] = NetworkHash(vm)
 	// The VMI is born with the VMI controller's finalizer, which that
 	// controller would otherwise add with a write of its own.
 	vmi.Finalizers = append(vmi.Finalizers, virtv1.VirtualMachineInstanceFinalizer)

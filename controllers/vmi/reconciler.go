@@ -144,6 +144,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.syncAttachPods(ctx, vmi, pod); err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.syncPodNetworks(ctx, vmi, pod); err != nil {
+		return ctrl.Result{}, err
+	}
 
 	now := r.clock.Now()
 	next := NextStatus(vmi, pod, createErr, now)

@@ -16,7 +16,8 @@ import (
 // liveChanges checks a change virtkit's own components make to a running
 // VMI's spec: a hotplugged PersistentVolumeClaim or DataVolume added or
 // removed with its disk (the addvolume and removevolume verbs), the
-// termination grace period (a forced stop), and what the VM controller
+// termination grace period (a forced stop), interfaces hotplugged and
+// unplugged (liveInterfaces), and what the VM controller
 // carries over under KubeVirt's LiveUpdate rollout strategy (CPU sockets
 // and guest memory within maxSockets and maxGuest, their CPU and memory
 // resources, the node selector, affinity and tolerations). Anything else, and any change
@@ -29,6 +30,8 @@ func liveChanges(old, upd *virtv1.VirtualMachineInstanceSpec, migrating []virtv1
 	rest, oldRest := upd.DeepCopy(), old.DeepCopy()
 	for _, s := range []*virtv1.VirtualMachineInstanceSpec{rest, oldRest} {
 		s.Volumes, s.Domain.Devices.Disks, s.TerminationGracePeriodSeconds = nil, nil, nil
+		// Interface hotplug: liveInterfaces judges these.
+		s.Domain.Devices.Interfaces, s.Networks = nil, nil
 		// LiveUpdate: the VM controller carries these over from the VM.
 		s.NodeSelector, s.Affinity, s.Tolerations = nil, nil, nil
 		if s.Domain.CPU != nil {
@@ -44,9 +47,10 @@ func liveChanges(old, upd *virtv1.VirtualMachineInstanceSpec, migrating []virtv1
 	}
 	var errs field.ErrorList
 	if !equality.Semantic.DeepEqual(rest, oldRest) {
-		errs = append(errs, field.Forbidden(sp, "only hotplugged volumes, the termination grace period, CPU sockets, guest memory, their resources, node selector, affinity and tolerations of a running VirtualMachineInstance may change"))
+		errs = append(errs, field.Forbidden(sp, "only hotplugged volumes and interfaces, the termination grace period, CPU sockets, guest memory, their resources, node selector, affinity and tolerations of a running VirtualMachineInstance may change"))
 	}
 	errs = append(errs, liveResources(old, upd)...)
+	errs = append(errs, liveInterfaces(old, upd)...)
 
 	vp := sp.Child("volumes")
 	was := map[string]virtv1.Volume{}
