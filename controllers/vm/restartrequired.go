@@ -38,7 +38,13 @@ const MessageRestartRequired = "a non-live-updatable field was changed in the te
 // NetworkHash covers) and the firmware UUID (which may be written into the
 // template after the start). Only the template's spec counts, as in
 // KubeVirt.
-func TemplateHash(vm *virtv1.VirtualMachine) string {
+func TemplateHash(vm *virtv1.VirtualMachine) string { return templateHash(vm, false) }
+
+// templateHash is TemplateHash, with the interfaces and networks counted
+// when withNetworks: the hash controllers before interface hotplug
+// recorded, which a VMI they started still carries (it has no
+// AnnNetworkHash).
+func templateHash(vm *virtv1.VirtualMachine, withNetworks bool) string {
 	if vm.Spec.Template == nil {
 		return ""
 	}
@@ -67,7 +73,9 @@ func TemplateHash(vm *virtv1.VirtualMachine) string {
 	// What PlanLiveUpdate carries over, or judges, itself.
 	s.NodeSelector, s.Affinity, s.Tolerations = nil, nil, nil
 	// Interface hotplug's, judged by NetworkHash.
-	s.Domain.Devices.Interfaces, s.Networks = nil, nil
+	if !withNetworks {
+		s.Domain.Devices.Interfaces, s.Networks = nil, nil
+	}
 	if s.Domain.CPU != nil {
 		s.Domain.CPU.Sockets = 0
 	}
@@ -125,7 +133,11 @@ func syncRestartRequired(st *virtv1.VirtualMachineStatus, vm *virtv1.VirtualMach
 	}
 	netStarted, netOK := vmi.Annotations[AnnNetworkHash]
 	netChanged := netOK && netStarted != NetworkHash(vm) && spec.InterfacesNeedRestart(&vm.Spec.Template.Spec, &vmi.Spec)
-	if started != TemplateHash(vm) || netChanged {
+	now := TemplateHash(vm)
+	if !netOK {
+		now = templateHash(vm, true) // started by a controller before interface hotplug
+	}
+	if started != now || netChanged {
 		if c := conditions.VM().Find(st.Conditions, virtv1.VirtualMachineRestartRequired); c == nil || c.Status != k8sv1.ConditionTrue {
 			conditions.VM().Set(&st.Conditions, virtv1.VirtualMachineCondition{Type: virtv1.VirtualMachineRestartRequired,
 				Status: k8sv1.ConditionTrue, Message: MessageRestartRequired}, ts)

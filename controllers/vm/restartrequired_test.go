@@ -97,6 +97,33 @@ func TestRestartRequired(t *testing.T) {
 		})
 	}
 
+	// A VMI an older controller started carries the hash of the whole
+	// template, interfaces included, and no network hash: judged on that,
+	// an unchanged template needs no restart, a changed interface does.
+	legacy := func(vm *virtv1.VirtualMachine) *virtv1.VirtualMachineInstance {
+		return newVMI(virtv1.Running, func(vmi *virtv1.VirtualMachineInstance) {
+			vmi.Annotations = map[string]string{AnnTemplateHash: templateHash(vm, true)}
+			vmi.Spec = *vm.Spec.Template.Spec.DeepCopy()
+		})
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*virtv1.VirtualMachine)
+		want   bool
+	}{
+		{"started by an older controller, unchanged", func(*virtv1.VirtualMachine) {}, false},
+		{"started by an older controller, another interface model", func(vm *virtv1.VirtualMachine) {
+			vm.Spec.Template.Spec.Domain.Devices.Interfaces[1].Model = "e1000e"
+		}, true},
+	} {
+		vm := base()
+		tc.change(vm)
+		st := NextStatus(vm, legacy(started), nil, DataVolumes{}, t0, Backoff{}).Conditions
+		if c := conditions.VM().Find(st, virtv1.VirtualMachineRestartRequired); (c != nil && c.Status == k8sv1.ConditionTrue) != tc.want {
+			t.Errorf("%s: RestartRequired = %+v, want %v", tc.name, c, tc.want)
+		}
+	}
+
 	// Media inserted into an empty CD-ROM drive is live: the drive counts,
 	// its hotpluggable volume does not.
 	withDrive := base()
