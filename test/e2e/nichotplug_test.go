@@ -3,17 +3,12 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"regexp"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,16 +28,7 @@ func TestInterfaceHotplug(t *testing.T) {
 	w := up(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	ns := "default"
-	bridge := "vkh" + strconv.Itoa(os.Getpid())
-	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", bridge).Run() })
-	nad := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
-		"metadata": map[string]any{"name": "hot-net", "namespace": ns},
-		"spec": map[string]any{"config": `{"cniVersion":"1.0.0","name":"hot-net","type":"bridge","bridge":"` + bridge +
-			`","ipam":{"type":"host-local","ranges":[[{"subnet":"192.168.178.0/24"}]]}}`},
-	}}
-	must(t, w.c.Create(ctx, nad))
+	nad := w.bridgeNetwork(ctx, t, "default", "hot-net", "vkh", "192.168.178.0/24")
 
 	vm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
 	vm.Name = "nic-hotplug"
@@ -103,16 +89,7 @@ func TestInterfaceHotplug(t *testing.T) {
 	}
 
 	// The address went back to host-local with the pod's interface.
-	eventually(ctx, t, "the unplugged interface's address released", func() (bool, string) {
-		out, _ := exec.Command("sh", "-c", "ls "+w.cfg.DataDir+"/nodes/*/cni/secondary/hot-net 2>/dev/null").Output()
-		var leased []string
-		for _, f := range strings.Fields(string(out)) {
-			if strings.HasPrefix(f, "192.168.178.") {
-				leased = append(leased, f)
-			}
-		}
-		return len(leased) == 0, fmt.Sprint(leased)
-	})
+	w.waitNoLeases(ctx, t, "hot-net", "192.168.178.")
 
 	w.deleteVM(ctx, t, vm)
 	must(t, w.c.Delete(ctx, nad))

@@ -32,15 +32,7 @@ func TestSecondaryNetwork(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	ns := "default"
-	bridge := "vks" + strconv.Itoa(os.Getpid())
-	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", bridge).Run() })
-	nad := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
-		"metadata": map[string]any{"name": "sec-net", "namespace": ns},
-		"spec": map[string]any{"config": `{"cniVersion":"1.0.0","name":"sec-net","type":"bridge","bridge":"` + bridge +
-			`","ipam":{"type":"host-local","ranges":[[{"subnet":"192.168.177.0/24"}]]}}`},
-	}}
-	must(t, w.c.Create(ctx, nad))
+	nad := w.bridgeNetwork(ctx, t, ns, "sec-net", "vks", "192.168.177.0/24")
 
 	vms := map[string]*virtv1.VirtualMachine{}
 	for _, name := range []string{"sec-a", "sec-b"} {
@@ -89,15 +81,38 @@ func TestSecondaryNetwork(t *testing.T) {
 	w.deleteVM(ctx, t, vms["sec-b"])
 	must(t, w.c.Delete(ctx, nad))
 	// Their secondary addresses went back to host-local.
-	eventually(ctx, t, "no secondary address leased", func() (bool, string) {
-		out, _ := exec.Command("sh", "-c", "ls "+w.cfg.DataDir+"/nodes/*/cni/secondary/sec-net 2>/dev/null").Output()
-		leased := strings.Fields(string(out))
-		var ips []string
-		for _, f := range leased {
-			if strings.HasPrefix(f, "192.168.177.") {
-				ips = append(ips, f)
+	w.waitNoLeases(ctx, t, "sec-net", "192.168.177.")
+}
+
+// bridgeNetwork makes the NetworkAttachmentDefinition name in ns: the
+// bridge plugin on a bridge of its own (its name starts with prefix; it is
+// removed when t ends) with host-local addresses from subnet.
+func (w *world) bridgeNetwork(ctx context.Context, t *testing.T, ns, name, prefix, subnet string) *unstructured.Unstructured {
+	t.Helper()
+	bridge := prefix + strconv.Itoa(os.Getpid())
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", bridge).Run() })
+	nad := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec": map[string]any{"config": `{"cniVersion":"1.0.0","name":"` + name + `","type":"bridge","bridge":"` + bridge +
+			`","ipam":{"type":"host-local","ranges":[[{"subnet":"` + subnet + `"}]]}}`},
+	}}
+	must(t, w.c.Create(ctx, nad))
+	return nad
+}
+
+// waitNoLeases waits until host-local holds no address starting with
+// ipPrefix on the network name, on any node.
+func (w *world) waitNoLeases(ctx context.Context, t *testing.T, name, ipPrefix string) {
+	t.Helper()
+	eventually(ctx, t, "no address leased on "+name, func() (bool, string) {
+		out, _ := exec.Command("sh", "-c", "ls "+w.cfg.DataDir+"/nodes/*/cni/secondary/"+name+" 2>/dev/null").Output()
+		var leased []string
+		for _, f := range strings.Fields(string(out)) {
+			if strings.HasPrefix(f, ipPrefix) {
+				leased = append(leased, f)
 			}
 		}
-		return len(ips) == 0, fmt.Sprint(ips)
+		return len(leased) == 0, fmt.Sprint(leased)
 	})
 }
