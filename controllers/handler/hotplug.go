@@ -51,7 +51,7 @@ const (
 // volumes' statuses (KubeVirt's phases: Pending or Bound, AttachedToNode,
 // MountedToPod, Ready; Detaching) and when to look again.
 func (r *Reconciler) hotplug(ctx context.Context, vmi *virtv1.VirtualMachineInstance, g *guest) ([]virtv1.VolumeStatus, ctrl.Result, error) {
-	if ms := vmi.Status.MigrationState; ms != nil && !ms.Completed {
+	if vmictl.MigrationUnderway(vmi) {
 		// A migration is on its way: its target brings the disks the
 		// guest has; changes wait for its end, and the domain need not be
 		// read.

@@ -8,6 +8,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt"
 	"github.com/virtkit/virtkit/virt/network"
 	"github.com/virtkit/virtkit/virt/spec"
@@ -23,7 +24,7 @@ import (
 // on its way nothing changes: its target plans every interface the spec
 // has.
 func (r *Reconciler) hotplugNICs(ctx context.Context, vmi *virtv1.VirtualMachineInstance, g *guest) (ctrl.Result, error) {
-	if ms := vmi.Status.MigrationState; ms != nil && !ms.Completed {
+	if vmictl.MigrationUnderway(vmi) {
 		return ctrl.Result{}, nil
 	}
 	log := logf.FromContext(ctx)

@@ -54,7 +54,7 @@ func PlanResize(vmi *virtv1.VirtualMachineInstance, rd RunningDomain, sized Size
 	if vmi.Status.Phase != virtv1.Running || vmi.DeletionTimestamp != nil {
 		return r
 	}
-	if ms := vmi.Status.MigrationState; ms != nil && !ms.Completed && !ms.Failed {
+	if vmictl.MigrationUnderway(vmi) {
 		return r
 	}
 	d := vmi.Spec.Domain

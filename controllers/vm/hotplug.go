@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	k8sv1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/virt/spec"
@@ -37,14 +36,14 @@ func (r *Reconciler) syncDeclaredHotplug(ctx context.Context, vm *virtv1.Virtual
 	if !changed {
 		return nil
 	}
-	upd := vmi.DeepCopy()
-	upd.Spec.Volumes, upd.Spec.Domain.Devices.Disks = vols, disks
-	if err := r.client.Update(ctx, upd); apierrors.IsConflict(err) {
-		return nil // the VMI changed meanwhile: its event brings the VM back
-	} else if err != nil {
+	written, err := r.updateVMISpec(ctx, vmi, func(s *virtv1.VirtualMachineInstanceSpec) {
+		s.Volumes, s.Domain.Devices.Disks = vols, disks
+	})
+	if err != nil {
 		return &SyncError{Reason: ReasonVolumesHotplug, Err: fmt.Errorf("hotplugging the template's volumes into VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)}
 	}
-	r.recorder.Eventf(vm, k8sv1.EventTypeNormal, ReasonVolumesHotplug, "Hotplugged volumes of virtual machine instance %s now as the template's: %d volumes, %d disks", vmi.Name, len(vols), len(disks))
-	vmi.ResourceVersion, vmi.Spec = upd.ResourceVersion, upd.Spec
+	if written {
+		r.recorder.Eventf(vm, k8sv1.EventTypeNormal, ReasonVolumesHotplug, "Hotplugged volumes of virtual machine instance %s now as the template's: %d volumes, %d disks", vmi.Name, len(vols), len(disks))
+	}
 	return nil
 }

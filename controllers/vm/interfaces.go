@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	virtv1 "kubevirt.io/api/core/v1"
 
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt/spec"
 )
 
@@ -35,20 +36,21 @@ func (r *Reconciler) syncInterfaces(ctx context.Context, vm *virtv1.VirtualMachi
 	var cur *virtv1.VirtualMachineInstanceSpec
 	var status []virtv1.VirtualMachineInstanceNetworkInterface
 	if vmi != nil && !vmi.IsFinal() {
-		if !vmi.IsRunning() || vmi.DeletionTimestamp != nil || migrating(vmi) {
+		if !vmi.IsRunning() || vmi.DeletionTimestamp != nil || vmictl.MigrationUnderway(vmi) {
 			return nil // the VMI's next change brings the VM back
 		}
 		ifaces, nets, changed := spec.DeclaredInterfaces(&vm.Spec.Template.Spec, &vmi.Spec, vmi.Status.Interfaces)
 		if changed {
-			upd := vmi.DeepCopy()
-			upd.Spec.Domain.Devices.Interfaces, upd.Spec.Networks = ifaces, nets
-			if err := r.client.Update(ctx, upd); apierrors.IsConflict(err) {
-				return nil
-			} else if err != nil {
+			written, err := r.updateVMISpec(ctx, vmi, func(s *virtv1.VirtualMachineInstanceSpec) {
+				s.Domain.Devices.Interfaces, s.Networks = ifaces, nets
+			})
+			if err != nil {
 				return &SyncError{Reason: ReasonInterfacesHotplugFailure, Err: fmt.Errorf("hotplugging the template's interfaces into VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)}
 			}
+			if !written {
+				return nil
+			}
 			r.recorder.Eventf(vm, k8sv1.EventTypeNormal, ReasonInterfacesHotplug, "Interfaces of virtual machine instance %s now as the template's: %d interfaces", vmi.Name, len(ifaces))
-			vmi.ResourceVersion, vmi.Spec = upd.ResourceVersion, upd.Spec
 		}
 		cur, status = &vmi.Spec, vmi.Status.Interfaces
 	}

@@ -6,7 +6,6 @@ import (
 
 	k8sv1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -75,7 +74,7 @@ func PlanLiveUpdate(tmpl *virtv1.VirtualMachineInstanceSpec, vmi *virtv1.Virtual
 	if !ro.LiveUpdate {
 		return LiveUpdate{Restart: MessageRestartRequired}
 	}
-	if migrating(vmi) {
+	if vmictl.MigrationUnderway(vmi) {
 		return LiveUpdate{}
 	}
 	next := cur.DeepCopy()
@@ -212,15 +211,13 @@ func (r *Reconciler) syncLiveUpdate(ctx context.Context, vm *virtv1.VirtualMachi
 	if lu.Spec == nil {
 		return lu.Restart, nil
 	}
-	upd := vmi.DeepCopy()
-	upd.Spec = *lu.Spec
-	if err := r.client.Update(ctx, upd); apierrors.IsConflict(err) {
-		return lu.Restart, nil // the VMI changed meanwhile: its event brings the VM back
-	} else if err != nil {
+	written, err := r.updateVMISpec(ctx, vmi, func(s *virtv1.VirtualMachineInstanceSpec) { *s = *lu.Spec })
+	if err != nil {
 		return lu.Restart, &SyncError{Reason: ReasonLiveUpdate, Err: fmt.Errorf("updating VirtualMachineInstance %s/%s as the template's live-updatable fields: %w", vmi.Namespace, vmi.Name, err)}
 	}
-	r.recorder.Eventf(vm, k8sv1.EventTypeNormal, ReasonLiveUpdate, "Updated virtual machine instance %s live as the template's CPU, memory and placement", vmi.Name)
-	vmi.ResourceVersion, vmi.Spec = upd.ResourceVersion, upd.Spec
+	if written {
+		r.recorder.Eventf(vm, k8sv1.EventTypeNormal, ReasonLiveUpdate, "Updated virtual machine instance %s live as the template's CPU, memory and placement", vmi.Name)
+	}
 	return lu.Restart, nil
 }
 

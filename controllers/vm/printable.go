@@ -5,6 +5,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/controllers/conditions"
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
 )
 
 // Reasons of the VMI's Synchronized=False condition that printableStatus
@@ -32,7 +33,7 @@ func PrintableStatus(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstan
 		return virtv1.VirtualMachineStatusTerminating
 	case vmi != nil && !vmi.IsFinal() && (vmi.IsMarkedForDeletion() || hasStopRequestFor(vm, vmi)):
 		return virtv1.VirtualMachineStatusStopping
-	case vmi != nil && migrating(vmi):
+	case vmi != nil && vmictl.MigrationStarted(vmi):
 		return virtv1.VirtualMachineStatusMigrating
 	case vmi != nil && vmi.IsRunning() && paused(vmi):
 		return virtv1.VirtualMachineStatusPaused
@@ -91,11 +92,6 @@ func crashLooping(vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance)
 	}
 	s, err := vm.RunStrategy()
 	return err == nil && restarts(s) && vm.Status.StartFailure != nil && vm.Status.StartFailure.ConsecutiveFailCount > 0
-}
-
-func migrating(vmi *virtv1.VirtualMachineInstance) bool {
-	m := vmi.Status.MigrationState
-	return m != nil && m.StartTimestamp != nil && m.EndTimestamp == nil && !m.Completed && !m.Failed
 }
 
 func paused(vmi *virtv1.VirtualMachineInstance) bool {

@@ -58,8 +58,8 @@ func PlanAttachPods(vmi *virtv1.VirtualMachineInstance, launcher *corev1.Pod, ha
 		}
 	}
 	incoming := ""
-	if ms := vmi.Status.MigrationState; ms != nil && !ms.Completed {
-		incoming = ms.TargetPod
+	if MigrationUnderway(vmi) {
+		incoming = vmi.Status.MigrationState.TargetPod
 	}
 	held := map[string]bool{}
 	for _, p := range have {

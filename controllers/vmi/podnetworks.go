@@ -26,7 +26,7 @@ func (r *Reconciler) syncPodNetworks(ctx context.Context, vmi *virtv1.VirtualMac
 	if pod == nil || pod.DeletionTimestamp != nil || vmi.DeletionTimestamp != nil || vmi.Status.Phase != virtv1.Running {
 		return nil
 	}
-	if ms := vmi.Status.MigrationState; ms != nil && !ms.Completed {
+	if MigrationUnderway(vmi) {
 		return nil
 	}
 	want := network.MultusNetworks(vmi)

@@ -138,7 +138,7 @@ func PlanFor(in Inputs) Plan {
 		if outdated {
 			p.Outdated++
 		}
-		if busy[key] || migrating(v) || in.Stopping[v.UID] {
+		if busy[key] || vmictl.MigrationStarted(v) || in.Stopping[v.UID] {
 			continue
 		}
 		switch {
@@ -161,12 +161,6 @@ func PlanFor(in Inputs) Plan {
 	}
 	p.Waiting = len(migratable) > len(p.Migrate) || len(evictable) > len(p.Evict) || len(p.Migrate) > 0 || len(p.Evict) > 0 || len(p.Abort) > 0
 	return p
-}
-
-// migrating reports whether a migration of v has started and not ended.
-func migrating(v *virtv1.VirtualMachineInstance) bool {
-	ms := v.Status.MigrationState
-	return ms != nil && ms.StartTimestamp != nil && !ms.Completed && !ms.Failed
 }
 
 // final reports whether a migration in phase p has ended.
