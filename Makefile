@@ -20,7 +20,7 @@ NESTED_MODULES := hack/bench
 # API groups whose CRDs deploy/crds serves (see hack/crdgen). An older version
 # still served is generated on its own (controller-gen wants a storage-version
 # marker kubevirt.io/api does not carry) and merged into its CRD by crdgen.
-CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1 paths=kubevirt.io/api/pool/v1beta1 paths=kubevirt.io/api/clone/v1beta1 paths=kubevirt.io/api/snapshot/v1beta1 paths=kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1 paths=github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1 paths=github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumegroupsnapshot/v1
+CRD_PATHS := paths=kubevirt.io/api/core/v1 paths=kubevirt.io/api/instancetype/v1beta1 paths=kubevirt.io/api/migrations/v1alpha1 paths=kubevirt.io/api/pool/v1beta1 paths=kubevirt.io/api/clone/v1beta1 paths=kubevirt.io/api/snapshot/v1beta1 paths=kubevirt.io/api/export/v1beta1 paths=kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1 paths=github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1 paths=github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumegroupsnapshot/v1
 CRD_OLDER_VERSIONS := kubevirt.io/api/pool/v1alpha1 kubevirt.io/api/clone/v1alpha1
 define crd-raw
 	rm -rf $(OUT)/crd-raw

@@ -17,7 +17,7 @@ const (
 // UserRoles returns KubeVirt's user ClusterRoles over virtkit's kinds:
 // kubevirt.io:admin and kubevirt.io:edit (everything a namespace's
 // administrator or editor does with VMs, VMIs, replica sets, pools, VM
-// snapshots and restores, clones and instancetypes; reading migrations,
+// snapshots and restores, clones, exports and instancetypes; reading migrations,
 // which kubevirt.io:migrate grants) and kubevirt.io:view (reading them).
 // Their aggregation labels put them into Kubernetes' admin, edit and
 // view roles, so a RoleBinding to those grants them in a namespace, as
@@ -33,6 +33,7 @@ func UserRoles() []*rbacv1.ClusterRole {
 			{APIGroups: []string{"snapshot.kubevirt.io"}, Verbs: verbs, Resources: []string{"virtualmachinesnapshots",
 				"virtualmachinesnapshotcontents", "virtualmachinerestores"}},
 			{APIGroups: []string{"clone.kubevirt.io"}, Verbs: verbs, Resources: []string{"virtualmachineclones"}},
+			{APIGroups: []string{"export.kubevirt.io"}, Verbs: verbs, Resources: []string{"virtualmachineexports"}},
 			{APIGroups: []string{apiinstancetype.GroupName}, Verbs: verbs, Resources: []string{apiinstancetype.PluralResourceName,
 				apiinstancetype.ClusterPluralResourceName, apiinstancetype.PluralPreferenceResourceName, apiinstancetype.ClusterPluralPreferenceResourceName}},
 			{APIGroups: []string{"pool.kubevirt.io"}, Verbs: verbs, Resources: []string{"virtualmachinepools"}},

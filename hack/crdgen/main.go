@@ -143,6 +143,13 @@ func kinds() map[string]kind {
 				col("RestoreTime", "date", ".status.restoreTime")},
 			status: true,
 		},
+		// KubeVirt's export kind, with its short names and columns.
+		"virtualmachineexports.export.kubevirt.io": {
+			shortNames: []string{"vmexport", "vmexports"},
+			columns: []apiextensionsv1.CustomResourceColumnDefinition{col("SourceKind", "string", ".spec.source.kind"),
+				col("SourceName", "string", ".spec.source.name"), col("Phase", "string", ".status.phase")},
+			status: true,
+		},
 		"virtualmachineclones.clone.kubevirt.io": {
 			shortNames: []string{"vmclone", "vmclones"},
 			columns: []apiextensionsv1.CustomResourceColumnDefinition{col("Phase", "string", ".status.phase"),

@@ -10,6 +10,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clonev1 "kubevirt.io/api/clone/v1beta1"
 	virtv1 "kubevirt.io/api/core/v1"
+	exportv1 "kubevirt.io/api/export/v1beta1"
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 	migrationsv1 "kubevirt.io/api/migrations/v1alpha1"
 	poolv1 "kubevirt.io/api/pool/v1beta1"
@@ -24,7 +25,8 @@ import (
 // pool.kubevirt.io/v1beta1 (VirtualMachinePool), cdi.kubevirt.io/v1beta1
 // (DataVolume, DataSource), upload.cdi.kubevirt.io/v1beta1
 // (UploadTokenRequest), snapshot.kubevirt.io/v1beta1 (VM snapshots and
-// restores), clone.kubevirt.io/v1beta1 (VM clones) and
+// restores), clone.kubevirt.io/v1beta1 (VM clones), export.kubevirt.io/v1beta1
+// (VirtualMachineExport) and
 // snapshot.storage.k8s.io/v1 (the CSI VolumeSnapshot kinds). Registration of these
 // well-known groups cannot fail, so an error here is a programming error
 // and panics.
@@ -42,6 +44,7 @@ func New() *runtime.Scheme {
 		snapshotv1.AddToScheme,
 		vmsnapshotv1.AddToScheme,
 		clonev1.AddToScheme,
+		exportv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)
