@@ -100,6 +100,13 @@ func Daemons() []Image {
 			Name: "virt-importer", Binaries: []string{"virt-importer"}, Packages: []string{"qemu-utils", "xz-utils"},
 			User: UserQEMU, Entrypoint: []string{"/usr/bin/virt-importer"},
 		},
+		{
+			// The server and the C library. As QEMU's user, as KubeVirt's
+			// export pod runs (fsGroup 107), so that it reads the disks
+			// the guests wrote.
+			Name: "virt-exportserver", Binaries: []string{"virt-exportserver"}, Packages: []string{"libc6"},
+			User: UserQEMU, Entrypoint: []string{"/usr/bin/virt-exportserver"},
+		},
 	}
 }
 

@@ -208,6 +208,25 @@ func (r *Root) ReadFile(name string, limit int64) ([]byte, error) {
 	return r.readLimited(f, name, limit) // the file may have grown since the stat
 }
 
+// OpenReadable opens name for reading if it is a regular file or a
+// folder; anything else (a FIFO, a device, a socket) is ErrNotRegular and
+// is never opened for reading, so a planted FIFO cannot block the caller.
+func (r *Root) OpenReadable(name string) (*os.File, error) {
+	p, err := r.opath("open", name, false)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	fi, err := p.Stat()
+	if err != nil {
+		return nil, pathError("open", r.name, name, err)
+	}
+	if !fi.Mode().IsRegular() && !fi.IsDir() {
+		return nil, pathError("open", r.name, name, fmt.Errorf("%w (%s)", ErrNotRegular, fi.Mode().Type()))
+	}
+	return reopen(p, unix.O_RDONLY)
+}
+
 // ReadDir lists the folder name, sorted by name.
 func (r *Root) ReadDir(name string) ([]fs.DirEntry, error) {
 	f, err := r.OpenFile(name, unix.O_RDONLY|unix.O_DIRECTORY, 0)

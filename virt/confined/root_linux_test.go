@@ -5,6 +5,7 @@ package confined_test
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -170,6 +171,21 @@ func TestAttacksAreRefused(t *testing.T) {
 					}
 				case <-time.After(5 * time.Second):
 					t.Fatal("ReadFile blocked on a FIFO with no writer")
+				}
+				go func() {
+					f, err := r.OpenReadable("exit")
+					if err == nil {
+						f.Close()
+					}
+					done <- err
+				}()
+				select {
+				case err := <-done:
+					if !errors.Is(err, confined.ErrNotRegular) {
+						t.Fatalf("OpenReadable of a FIFO: %v, want ErrNotRegular", err)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatal("OpenReadable blocked on a FIFO with no writer")
 				}
 			})
 			t.Run("a file larger than the limit", func(t *testing.T) {
@@ -430,4 +446,40 @@ func TestRemoveAllKeepsLinkTargets(t *testing.T) {
 		t.Errorf("folder left: %v", err)
 	}
 	h.untouched(t)
+}
+
+// OpenReadable opens files and folders, and nothing through a link in
+// NoSymlinks mode.
+func TestOpenReadable(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "d", "f"), []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	symlink(t, "d/f", filepath.Join(dir, "l"))
+	r := open(t, dir, confined.NoSymlinks)
+	f, err := r.OpenReadable("d/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(f)
+	f.Close()
+	if err != nil || string(b) != "data" {
+		t.Errorf("OpenReadable(d/f) read %q, %v; want data", b, err)
+	}
+	d, err := r.OpenReadable("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil || len(ents) != 1 || ents[0].Name() != "f" {
+		t.Errorf("OpenReadable(d) lists %v, %v; want [f]", ents, err)
+	}
+	if f, err := r.OpenReadable("l"); err == nil {
+		f.Close()
+		t.Error("OpenReadable followed a link in NoSymlinks mode")
+	}
 }

@@ -87,6 +87,20 @@ func (r *Root) ReadFile(name string, limit int64) ([]byte, error) {
 	return r.readLimited(f, name, limit)
 }
 
+// OpenReadable opens name for reading if it is a regular file or a
+// folder; anything else is ErrNotRegular. The check comes before the open
+// here: only Linux holds the inode between the two.
+func (r *Root) OpenReadable(name string) (*os.File, error) {
+	fi, err := r.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() && !fi.IsDir() {
+		return nil, pathError("open", r.name, name, fmt.Errorf("%w (%s)", ErrNotRegular, fi.Mode().Type()))
+	}
+	return r.Open(name)
+}
+
 // ReadDir lists the folder name, sorted by name.
 func (r *Root) ReadDir(name string) ([]fs.DirEntry, error) {
 	f, err := r.Open(name)
