@@ -1,8 +1,8 @@
 // Package conditions is the one way the reconcilers under controllers/ find,
 // set and remove the conditions of KubeVirt's kinds (VirtualMachineInstance,
 // VirtualMachine, VirtualMachineInstanceMigration,
-// VirtualMachineInstanceReplicaSet, VirtualMachinePool) and read those of
-// pods, with one rule for the two timestamps:
+// VirtualMachineInstanceReplicaSet, VirtualMachinePool,
+// VirtualMachineExport) and read those of pods, with one rule for the two timestamps:
 //
 //   - lastTransitionTime changes only when the status changes (or the
 //     condition is new); the reason and message may change under it;
@@ -11,7 +11,7 @@
 //     the new condition's.
 //
 // Each kind's condition struct differs, so a Kind names how to reach the
-// fields of one of them; VMI, VM, Migration, ReplicaSet, Pool and Pod are
-// the kinds the controllers use. The package holds no state and touches no
+// fields of one of them; VMI, VM, Migration, ReplicaSet, Pool, Export and
+// Pod are the kinds the controllers use. The package holds no state and touches no
 // API server.
 package conditions

@@ -4,11 +4,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
+	exportv1 "kubevirt.io/api/export/v1beta1"
 	poolv1 "kubevirt.io/api/pool/v1beta1"
 )
 
 // Kind says how to reach the fields of one kind's condition struct C, whose
-// type field is of type T. Build one with VMI, VM, Migration, ReplicaSet, Pool or Pod, or with
+// type field is of type T. Build one with VMI, VM, Migration, ReplicaSet, Pool, Export or Pod, or with
 // NewKind for a kind of your own.
 type Kind[C any, T ~string] struct {
 	fields func(*C) Fields[T]
@@ -77,6 +78,14 @@ func ReplicaSet() Kind[virtv1.VirtualMachineInstanceReplicaSetCondition, virtv1.
 func Pool() Kind[poolv1.VirtualMachinePoolCondition, poolv1.VirtualMachinePoolConditionType] {
 	return NewKind(func(c *poolv1.VirtualMachinePoolCondition) Fields[poolv1.VirtualMachinePoolConditionType] {
 		return Fields[poolv1.VirtualMachinePoolConditionType]{Type: &c.Type, Status: &c.Status, Reason: &c.Reason,
+			Message: &c.Message, LastProbeTime: &c.LastProbeTime, LastTransitionTime: &c.LastTransitionTime}
+	})
+}
+
+// Export is the kind of status.conditions of a VirtualMachineExport.
+func Export() Kind[exportv1.Condition, exportv1.ConditionType] {
+	return NewKind(func(c *exportv1.Condition) Fields[exportv1.ConditionType] {
+		return Fields[exportv1.ConditionType]{Type: &c.Type, Status: &c.Status, Reason: &c.Reason,
 			Message: &c.Message, LastProbeTime: &c.LastProbeTime, LastTransitionTime: &c.LastTransitionTime}
 	})
 }

@@ -1,0 +1,47 @@
+package export
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/controllers/events"
+)
+
+// Option changes how a Reconciler works.
+type Option func(*Reconciler)
+
+// WithClient sets the client the reconciler reads and writes through;
+// SetupWithManager uses the manager's unless set.
+func WithClient(c client.Client) Option { return func(r *Reconciler) { r.client, r.apiReader = c, c } }
+
+// WithClock sets the clock of conditions, TTLs and certificates.
+func WithClock(c clock.PassiveClock) Option { return func(r *Reconciler) { r.clock = c } }
+
+// WithEventRecorder sets where events go; SetupWithManager uses the
+// manager's unless set.
+func WithEventRecorder(rec events.Recorder) Option { return func(r *Reconciler) { r.recorder = rec } }
+
+// WithImage sets the export server's image and pull policy (required).
+func WithImage(image string, pull corev1.PullPolicy) Option {
+	return func(r *Reconciler) { r.image, r.pullPolicy = image, pull }
+}
+
+// WithExternalHost has the exports' status list external links through an
+// export proxy reached at host (host[:port]) whose certificate is
+// certPEM; without it only internal links are listed, as KubeVirt does
+// without an Ingress or Route.
+func WithExternalHost(host string, certPEM []byte) Option {
+	return func(r *Reconciler) { r.externalHost, r.externalCert = host, string(certPEM) }
+}
+
+// WithCertDuration sets how long a server certificate lasts (default 24
+// hours, KubeVirt's); a server stops a fifth of it before its end and is
+// made again with a new one.
+func WithCertDuration(d time.Duration) Option { return func(r *Reconciler) { r.certDuration = d } }
+
+// WithInUseRecheck sets how often an export paused by a claim in use
+// looks again (default 3 seconds, KubeVirt's).
+func WithInUseRecheck(d time.Duration) Option { return func(r *Reconciler) { r.recheck = d } }
