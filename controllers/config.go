@@ -8,6 +8,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/controllers/export"
 	"github.com/virtkit/virtkit/controllers/nodehealth"
 	"github.com/virtkit/virtkit/controllers/snapshot"
 	"github.com/virtkit/virtkit/controllers/vm"
@@ -35,6 +36,12 @@ type Config struct {
 	// (virt-importer); empty: the DataVolume controller does not run. Not in
 	// the KubeVirt CR.
 	ImporterImage string
+	// ExportServerImage is the image VirtualMachineExport server pods run
+	// (virt-exportserver); with ExportSigner, the export controller runs.
+	// Not in the KubeVirt CR.
+	ExportServerImage string
+	// ExportSigner signs export servers' certificates.
+	ExportSigner export.Signer
 	// UploadClientCA is the CA (PEM) of the upload proxy's client
 	// certificate, which upload pods require; nil: DataVolumes with an
 	// upload source wait, saying uploads are not configured.

@@ -15,6 +15,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/datasource"
 	"github.com/virtkit/virtkit/controllers/datavolume"
 	"github.com/virtkit/virtkit/controllers/evacuation"
+	"github.com/virtkit/virtkit/controllers/export"
 	"github.com/virtkit/virtkit/controllers/migration"
 	"github.com/virtkit/virtkit/controllers/nodehealth"
 	"github.com/virtkit/virtkit/controllers/pool"
@@ -31,8 +32,9 @@ import (
 // VirtualMachineInstanceMigration, evacuation, node and workload update
 // controllers, the VM snapshot, restore and clone controllers
 // (addSnapshots),
-// and the DataVolume and DataSource controllers when
-// cfg.ImporterImage is set, with mgr, configured by cfg. daemons/virt-controller calls it; so can an integrator's own manager.
+// the DataVolume and DataSource controllers when cfg.ImporterImage is
+// set, and the VirtualMachineExport controller when cfg.ExportServerImage
+// and cfg.ExportSigner are, with mgr, configured by cfg. daemons/virt-controller calls it; so can an integrator's own manager.
 //
 // New VMIs (their spec defaults and validation) and new launcher and
 // migration target pods follow the KubeVirt CR of cfg.KubeVirtNamespace as
@@ -95,6 +97,11 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 		}
 		if err := storageprofile.New().SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("controllers: StorageProfile controller: %w", err)
+		}
+	}
+	if cfg.ExportServerImage != "" && cfg.ExportSigner != nil {
+		if err := export.New(cfg.ExportSigner, export.WithImage(cfg.ExportServerImage, cfg.ImagePullPolicy)).SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("controllers: VirtualMachineExport controller: %w", err)
 		}
 	}
 	image := func(kv *virtv1.KubeVirt) string { return FromKubeVirt(kv, cfg).LauncherImage }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clonev1 "kubevirt.io/api/clone/v1beta1"
 	virtv1 "kubevirt.io/api/core/v1"
+	exportv1 "kubevirt.io/api/export/v1beta1"
 	apiinstancetype "kubevirt.io/api/instancetype"
 	poolv1 "kubevirt.io/api/pool/v1beta1"
 	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
@@ -179,6 +180,13 @@ func controllerRules() []rbacv1.PolicyRule {
 		// target VM (the snapshots and restores they make are above).
 		{APIGroups: []string{clonev1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineclones"}, Verbs: []string{"get", "list", "watch", "delete"}},
 		{APIGroups: []string{clonev1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineclones/status"}, Verbs: []string{"update", "patch"}},
+		// VM exports: read, deleted when their TTL passes, their statuses
+		// written; each gets a Service, a token and a certificate Secret
+		// (updated when renewed; read uncached, as above) and a server pod.
+		{APIGroups: []string{exportv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineexports"}, Verbs: []string{"get", "list", "watch", "delete"}},
+		{APIGroups: []string{exportv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineexports/status"}, Verbs: []string{"update", "patch"}},
+		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch", "create"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"update"}},
 	}
 }
 

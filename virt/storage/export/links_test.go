@@ -5,7 +5,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	exportv1 "kubevirt.io/api/export/v1beta1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
 	"github.com/virtkit/virtkit/virt/storage/export"
 )
@@ -58,5 +61,37 @@ func TestNames(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
 		}
+	}
+}
+
+func TestClaimVolume(t *testing.T) {
+	block := corev1.PersistentVolumeBlock
+	claim := func(ann map[string]string, mode *corev1.PersistentVolumeMode) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c", Annotations: ann}, Spec: corev1.PersistentVolumeClaimSpec{VolumeMode: mode}}
+	}
+	dv := func(ct cdiv1.DataVolumeContentType) *cdiv1.DataVolume {
+		return &cdiv1.DataVolume{Spec: cdiv1.DataVolumeSpec{ContentType: ct}}
+	}
+	disk := export.Volume{Claim: "c", Path: "/export-volumes/c", Content: export.DiskImage}
+	archive := export.Volume{Claim: "c", Path: "/export-volumes/c", Content: export.Archive}
+	for _, tc := range []struct {
+		name string
+		pvc  *corev1.PersistentVolumeClaim
+		dv   *cdiv1.DataVolume
+		want export.Volume
+	}{
+		{"block", claim(nil, &block), nil, export.Volume{Claim: "c", Path: "/dev/export-volumes/c", Block: true, Content: export.DiskImage}},
+		{"annotated kubevirt", claim(map[string]string{"cdi.kubevirt.io/storage.contentType": "kubevirt"}, nil), nil, disk},
+		{"annotated empty", claim(map[string]string{"cdi.kubevirt.io/storage.contentType": ""}, nil), nil, disk},
+		{"plain claim", claim(nil, nil), nil, archive},
+		{"annotated archive", claim(map[string]string{"cdi.kubevirt.io/storage.contentType": "archive"}, nil), nil, archive},
+		{"DataVolume's default", claim(nil, nil), dv(""), disk},
+		{"DataVolume archive", claim(nil, nil), dv(cdiv1.DataVolumeArchive), archive},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, export.ClaimVolume(tc.pvc, tc.dv)); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
 	}
 }
