@@ -14,6 +14,7 @@ import (
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/controllers/conditions"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
 	"github.com/virtkit/virtkit/virt/storage/importer/contract"
 	"github.com/virtkit/virtkit/virt/storage/upload"
@@ -69,7 +70,7 @@ func (b ClaimBackends) Backend(ctx context.Context, namespace, claim string) (up
 	if !dvOwned && !claimOwned {
 		return upload.Backend{}, fmt.Errorf("pod %s/%s is not the upload pod of claim %s: %w", namespace, name, claim, upload.ErrNoUpload)
 	}
-	if pod.Status.Phase != corev1.PodRunning || pod.Status.PodIP == "" || !ready(pod) {
+	if pod.Status.Phase != corev1.PodRunning || pod.Status.PodIP == "" || !conditions.Pod().IsTrue(pod.Status.Conditions, corev1.PodReady) {
 		return upload.Backend{}, fmt.Errorf("the upload pod of claim %s/%s is not ready (%s): %w", namespace, claim, pod.Status.Phase, upload.ErrNotReady)
 	}
 	base, err := b.TLS()
@@ -82,13 +83,4 @@ func (b ClaimBackends) Backend(ctx context.Context, namespace, claim string) (up
 	}
 	u := &url.URL{Scheme: "https", Host: net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(contract.UploadPort))}
 	return upload.Backend{URL: u, TLS: cfg}, nil
-}
-
-func ready(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

@@ -33,7 +33,13 @@ func Links(base, cert string, a Audience, vols []Volume, vmManifests bool) *expo
 // InternalBase is the base URL of export's server inside the cluster: its
 // Service, on the Service's port 443.
 func InternalBase(namespace, export string) string {
-	return "https://" + ServiceName(export) + "." + namespace + ".svc"
+	return "https://" + ServiceHost(namespace, export)
+}
+
+// ServiceHost is the host name of export's Service inside the cluster,
+// which its server's certificate names.
+func ServiceHost(namespace, export string) string {
+	return ServiceName(export) + "." + namespace + ".svc"
 }
 
 // ExternalBase is the base URL of export's server through an export proxy
