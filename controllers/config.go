@@ -42,6 +42,11 @@ type Config struct {
 	ExportServerImage string
 	// ExportSigner signs export servers' certificates.
 	ExportSigner export.Signer
+	// ExportProxyHost is where users reach the export proxy (host:port),
+	// and ExportProxyCA (PEM) what its certificate is checked against:
+	// with them, exports list external links. Not in the KubeVirt CR.
+	ExportProxyHost string
+	ExportProxyCA   []byte
 	// UploadClientCA is the CA (PEM) of the upload proxy's client
 	// certificate, which upload pods require; nil: DataVolumes with an
 	// upload source wait, saying uploads are not configured.

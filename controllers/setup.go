@@ -100,7 +100,11 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 		}
 	}
 	if cfg.ExportServerImage != "" && cfg.ExportSigner != nil {
-		if err := export.New(cfg.ExportSigner, export.WithImage(cfg.ExportServerImage, cfg.ImagePullPolicy)).SetupWithManager(mgr); err != nil {
+		opts := []export.Option{export.WithImage(cfg.ExportServerImage, cfg.ImagePullPolicy)}
+		if cfg.ExportProxyHost != "" {
+			opts = append(opts, export.WithExternalHost(cfg.ExportProxyHost, cfg.ExportProxyCA))
+		}
+		if err := export.New(cfg.ExportSigner, opts...).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("controllers: VirtualMachineExport controller: %w", err)
 		}
 	}

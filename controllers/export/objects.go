@@ -67,7 +67,7 @@ func ServerPod(vme *exportv1.VirtualMachineExport, vols []export.Volume, p PodPa
 	}
 	labels[export.ServiceSelectorLabel] = export.SelectorValue(vme.Name)
 	c := corev1.Container{
-		Name: container, Image: p.Image, ImagePullPolicy: p.PullPolicy, Env: env,
+		Name: container, Image: p.Image, ImagePullPolicy: p.PullPolicy, Command: []string{export.Binary}, Env: env,
 		Ports: []corev1.ContainerPort{{Name: export.PortName, ContainerPort: export.ServerPort, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe: &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: export.ReadyPath,
@@ -130,6 +130,7 @@ func Service(vme *exportv1.VirtualMachineExport) *corev1.Service {
 
 // serviceNames are the host names vme's server answers to: its Service's.
 func serviceNames(vme *exportv1.VirtualMachineExport) []string {
+	host := export.ServiceHost(vme.Namespace, vme.Name)
 	svc := export.ServiceName(vme.Name)
-	return []string{svc + "." + vme.Namespace + ".svc", svc, svc + "." + vme.Namespace, svc + "." + vme.Namespace + ".svc.cluster.local"}
+	return []string{host, svc, svc + "." + vme.Namespace, host + ".cluster.local"}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -25,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/virtkit/virtkit/controllers"
+	"github.com/virtkit/virtkit/controllers/export"
 	"github.com/virtkit/virtkit/controllers/handler"
 	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/deploy/certs/certfiles"
@@ -162,11 +164,20 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err != nil {
 		return c, fmt.Errorf("cluster: %w", err)
 	}
+	exportCA, err := c.cp.Config().PKI().ExportCA()
+	if err != nil {
+		return c, fmt.Errorf("cluster: %w", err)
+	}
 	c.base = controllers.Config{LauncherImage: cfg.LauncherImage, ImporterImage: cfg.ImporterImage, KubeVirtNamespace: Namespace, NodeHealth: cfg.NodeHealth,
 		// One probe of QEMU's capabilities for all launchers, not one each.
 		LauncherCapabilitiesCache: cfg.CapabilitiesCacheDir(),
 		UploadClientCA:            uploadCA, UploadClientName: nodeapi.ClientName,
-		UploadProxyURL: cfg.UploadProxyURL()}
+		UploadProxyURL: cfg.UploadProxyURL(),
+		// Export servers' certificates come from the export CA; virt-api
+		// proxies to them on its loopback port, with the cluster CA's
+		// certificate (uploadCA).
+		ExportServerImage: cfg.ExportServerImage, ExportSigner: export.CASigner{CA: exportCA},
+		ExportProxyHost: cfg.ExportProxyHost(), ExportProxyCA: uploadCA}
 	c.config, err = controllers.ReadConfig(ctx, cl, Namespace, c.base)
 	if err != nil {
 		return c, err
@@ -454,6 +465,15 @@ func (c *Cluster) serveVirtAPI(ctx context.Context) error {
 		// cluster; the administrator does not.
 		PrivilegedUsers: []string{ComponentsUser},
 		APIServer:       front,
+		Export: &virtapi.Export{CA: func() (*x509.CertPool, error) {
+			b, err := os.ReadFile(pki.ExportCACert())
+			if err != nil {
+				return nil, err
+			}
+			pool := x509.NewCertPool()
+			pool.AppendCertsFromPEM(b)
+			return pool, nil
+		}, Log: c.cfg.Logger.WithName("virt-api")},
 		Upload: &virtapi.Upload{Authenticator: front,
 			Key:       func() (crypto.Signer, error) { return signer, nil },
 			ClientTLS: func() (*tls.Config, error) { return &tls.Config{Certificates: []tls.Certificate{clientCert}}, nil }},

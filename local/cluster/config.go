@@ -79,6 +79,10 @@ type Config struct {
 	// local node runs BinDir/virt-importer for it. Default
 	// "virtkit/virt-importer:local".
 	ImporterImage string
+	// ExportServerImage names the server in VirtualMachineExport server
+	// pods; the local node runs BinDir/virt-exportserver for it. Default
+	// "virtkit/virt-exportserver:local".
+	ExportServerImage string
 	// Metrics receives the components' series (each component's requests
 	// to the apiserver, kubevirt_rest_client_requests_total; the VMI, VM
 	// and migration counts of the controllers; the guests' counters of the
@@ -185,6 +189,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ImporterImage == "" {
 		c.ImporterImage = "virtkit/virt-importer:local"
 	}
+	if c.ExportServerImage == "" {
+		c.ExportServerImage = "virtkit/virt-exportserver:local"
+	}
 	if c.Logger.GetSink() == nil {
 		c.Logger = logr.Discard()
 	}
@@ -202,6 +209,10 @@ func (c Config) OperatorManifestDir() string { return filepath.Join(c.DataDir, "
 // DaemonLogDir holds the log of each daemon process of split mode,
 // <name>.log.
 func (c Config) DaemonLogDir() string { return filepath.Join(c.DataDir, "daemons") }
+
+// ExportProxyHost is where virt-api serves the export proxy: its loopback
+// port.
+func (c Config) ExportProxyHost() string { return "127.0.0.1:" + strconv.Itoa(c.VirtAPIPort) }
 
 // UploadProxyURL is where virt-api serves the upload proxy: its loopback
 // port.

@@ -35,6 +35,16 @@ func (p PKI) CACert() string { return p.path("ca.crt") }
 // CAKey is the cluster CA's key (also the controller-manager's signing key).
 func (p PKI) CAKey() string { return p.path("ca.key") }
 
+// ExportCACert is the export CA: it signs the serving certificates of
+// VirtualMachineExport servers, and export links name it.
+func (p PKI) ExportCACert() string { return p.path(exportCA + ".crt") }
+
+// ExportCA returns the export CA's certificate and key.
+func (p PKI) ExportCA() (*certs.Pair, error) { return loadPair(p.Cert(exportCA), p.Key(exportCA)) }
+
+// exportCA names the export CA's files.
+const exportCA = "export-ca"
+
 // FrontProxyCACert signs the aggregator's client certificate (requestheader CA).
 func (p PKI) FrontProxyCACert() string { return p.path("front-proxy-ca.crt") }
 
@@ -83,7 +93,7 @@ func ensurePKI(p PKI, serviceIP net.IP) error {
 		return fmt.Errorf("pki: %w", err)
 	}
 	cas := map[string]*certs.Pair{}
-	for _, name := range []string{"ca", "front-proxy-ca"} {
+	for _, name := range []string{"ca", "front-proxy-ca", exportCA} {
 		is, err := ensureCA(p, name)
 		if err != nil {
 			return err

@@ -8,6 +8,10 @@ import (
 	"time"
 )
 
+// Binary is the export server's program (virt-exportserver), the command of
+// a server pod's container.
+const Binary = "/usr/bin/virt-exportserver"
+
 // Config is what one export server serves, and how.
 type Config struct {
 	// Export is the VirtualMachineExport's name; it names the
