@@ -12,6 +12,7 @@ import (
 	exportv1 "kubevirt.io/api/export/v1beta1"
 
 	"github.com/virtkit/virtkit/virt/storage/export"
+	exporttoken "github.com/virtkit/virtkit/virt/storage/export/token"
 )
 
 // Where a server pod finds its certificate and token.
@@ -49,7 +50,7 @@ func owner(vme *exportv1.VirtualMachineExport) metav1.OwnerReference {
 // environment; ready once the server answers.
 func ServerPod(vme *exportv1.VirtualMachineExport, vols []export.Volume, p PodParams) (*corev1.Pod, error) {
 	cfg := export.Config{Export: vme.Name, CertFile: certDir + "/" + corev1.TLSCertKey, KeyFile: certDir + "/" + corev1.TLSPrivateKeyKey,
-		TokenFile: tokenDir + "/" + export.TokenKey, Deadline: p.Deadline, Volumes: vols}
+		TokenFile: tokenDir + "/" + exporttoken.Key, Deadline: p.Deadline, Volumes: vols}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("export %s/%s: %w", vme.Namespace, vme.Name, err)
 	}

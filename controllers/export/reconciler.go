@@ -26,6 +26,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/virt/storage/export"
+	exporttoken "github.com/virtkit/virtkit/virt/storage/export/token"
 )
 
 // KubeVirt's event reasons of an export.
@@ -311,14 +312,14 @@ func (r *Reconciler) ensureService(ctx context.Context, vme *exportv1.VirtualMac
 
 // ensureToken creates the controller's token Secret of vme, once.
 func (r *Reconciler) ensureToken(ctx context.Context, vme *exportv1.VirtualMachineExport, name string) error {
-	token, err := export.NewToken()
+	token, err := exporttoken.New()
 	if err != nil {
 		return err
 	}
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: vme.Namespace, OwnerReferences: []metav1.OwnerReference{owner(vme)}},
 		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{export.TokenKey: []byte(token)},
+		Data:       map[string][]byte{exporttoken.Key: []byte(token)},
 	}
 	switch err := r.client.Create(ctx, s); {
 	case apierrors.IsAlreadyExists(err):

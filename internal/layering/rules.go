@@ -60,8 +60,9 @@ var Rules = []Rule{
 		From:      "cmd/virtctl",
 		Forbidden: []string{"virt", "controllers", "daemons", "local", "deploy", "metrics", "hack", "test", "internal/testenv", "internal/testguest", "internal/localcluster", "virtapi/admission", "virtapi/eviction"},
 		// KubeVirt's object rules, pure and with no dependency in the
-		// module: the label value expose selects launcher pods by.
-		Allowed: []string{"virt/spec"},
+		// module: the label value expose selects launcher pods by, and
+		// the export token's header, key and form.
+		Allowed: []string{"virt/spec", "virt/storage/export/token"},
 		Why:     "virtctl speaks only the API (through virtapi/subresources' client, which reaches virtapi/nodeapi's stream types)",
 	},
 	{
@@ -84,6 +85,7 @@ var Pure = []string{
 	"virt/storage/importer/contract",
 	"virt/storage/upload",
 	"virt/storage/snapshot",
+	"virt/storage/export/token",
 	"virt/clone",
 	"virt/guestagent",
 	"virt/accesscred",

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/virt/storage/export"
+	exporttoken "github.com/virtkit/virtkit/virt/storage/export/token"
 )
 
 // TestVirtualMachineExport is the export proof for a claim, on the local
@@ -77,7 +78,7 @@ func TestVirtualMachineExport(t *testing.T) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		must(t, err)
 		if tok != "" {
-			req.Header.Set(export.TokenHeader, tok)
+			req.Header.Set(exporttoken.Header, tok)
 		}
 		for i := 0; i+1 < len(header); i += 2 {
 			req.Header.Set(header[i], header[i+1])

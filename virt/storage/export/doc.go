@@ -12,7 +12,8 @@
 //   - [Config]: what an export server serves, and its encoding in the
 //     server pod's environment ([Config.Env], [ConfigFromEnv]);
 //   - [Server]: the HTTPS server inside the export pod. Every path but
-//     readiness needs the export's token, in the x-kubevirt-export-token
+//     readiness needs the export's token (the rule of which is
+//     virt/storage/export/token's), in the x-kubevirt-export-token
 //     header or query parameter; a disk image is served as it is (with
 //     ranges) and gzip-compressed on the fly, a folder as a listing and
 //     as a tar.gz stream. Nothing below a volume's folder is followed

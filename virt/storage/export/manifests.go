@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
+
+	"github.com/virtkit/virtkit/virt/storage/export/token"
 )
 
 // contentTypeYAML is the Accept value that asks for YAML manifests;
@@ -18,11 +20,11 @@ const contentTypeYAML = "application/yaml"
 // HeaderSecret is the auth-header-secret manifest of export: a Secret a
 // CDI DataVolume names in secretExtraHeaders to send the export's token
 // when it imports from the export.
-func HeaderSecret(export, token string) *corev1.Secret {
+func HeaderSecret(export, tok string) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{Name: HeaderSecretName(export)},
-		StringData: map[string]string{TokenKey: AuthHeaderValue(token)},
+		StringData: map[string]string{token.Key: AuthHeaderValue(tok)},
 	}
 }
 

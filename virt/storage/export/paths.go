@@ -4,14 +4,9 @@ import (
 	"path"
 
 	exportv1 "kubevirt.io/api/export/v1beta1"
+
+	"github.com/virtkit/virtkit/virt/storage/export/token"
 )
-
-// TokenHeader is the header (and the query parameter) a client sends the
-// export's token in.
-const TokenHeader = "x-kubevirt-export-token"
-
-// TokenKey is the key of the token in its Secret.
-const TokenKey = "token"
 
 // ReadyPath answers 200 once the server serves; it needs no token.
 const ReadyPath = "/exportready"
@@ -59,4 +54,4 @@ func ManifestPath(a Audience, t exportv1.ExportManifestType) string {
 
 // AuthHeaderValue is the value of the auth-header-secret manifest's token:
 // CDI's secretExtraHeaders form of the export's token.
-func AuthHeaderValue(token string) string { return TokenHeader + ":" + token }
+func AuthHeaderValue(tok string) string { return token.Header + ":" + tok }

@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/virtkit/virtkit/virt/storage/export"
+	exporttoken "github.com/virtkit/virtkit/virt/storage/export/token"
 )
 
 type backends map[string]export.Backend
@@ -46,7 +47,7 @@ func TestProxy(t *testing.T) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, front.URL+path, nil)
 		if tok != "" {
-			req.Header.Set(export.TokenHeader, tok)
+			req.Header.Set(exporttoken.Header, tok)
 		}
 		resp, err := cl.Do(req)
 		if err != nil {

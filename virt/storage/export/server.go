@@ -112,13 +112,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // current token, and 500 when the token cannot be read.
 func (s *Server) authorized(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, err := readToken(s.cfg.TokenFile)
+		want, err := readToken(s.cfg.TokenFile)
 		if err != nil {
 			s.log.Error(err, "reading the export token")
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		}
-		if !authorized(r, token) {
+		if !authorized(r, want) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
@@ -201,12 +201,12 @@ func (s *Server) headerSecret(w http.ResponseWriter, r *http.Request) {
 	if !allow(w, r, http.MethodGet) {
 		return
 	}
-	token, err := readToken(s.cfg.TokenFile)
+	tok, err := readToken(s.cfg.TokenFile)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	b, ct, err := manifestList(r, []runtime.Object{HeaderSecret(s.cfg.Export, token)})
+	b, ct, err := manifestList(r, []runtime.Object{HeaderSecret(s.cfg.Export, tok)})
 	if err != nil {
 		s.fail(w, r, err)
 		return

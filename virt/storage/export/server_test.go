@@ -24,6 +24,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/virtkit/virtkit/virt/storage/export"
+	exporttoken "github.com/virtkit/virtkit/virt/storage/export/token"
 	"github.com/virtkit/virtkit/virt/storage/upload"
 )
 
@@ -125,7 +126,7 @@ func (s *served) get(t *testing.T, method, path, tok string, header ...string) (
 		t.Fatal(err)
 	}
 	if tok != "" {
-		req.Header.Set(export.TokenHeader, tok)
+		req.Header.Set(exporttoken.Header, tok)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
@@ -156,7 +157,7 @@ func TestServerNeedsTheToken(t *testing.T) {
 		}
 	}
 	// In the query parameter, as KubeVirt's server takes it too.
-	if code, _, _ := s.get(t, http.MethodGet, export.RawPath("disk")+"?"+export.TokenHeader+"="+token, ""); code != http.StatusOK {
+	if code, _, _ := s.get(t, http.MethodGet, export.RawPath("disk")+"?"+exporttoken.Header+"="+token, ""); code != http.StatusOK {
 		t.Errorf("token in the query: %d, want 200", code)
 	}
 	// A rotated token applies at once.
@@ -399,7 +400,7 @@ func TestBlockVolumeMustBeABlockDevice(t *testing.T) {
 	defer srv.Close()
 	rec := newRecorder()
 	req, _ := http.NewRequest(http.MethodGet, export.RawPath("null"), nil)
-	req.Header.Set(export.TokenHeader, token)
+	req.Header.Set(exporttoken.Header, token)
 	srv.ServeHTTP(rec, req)
 	if rec.code != http.StatusInternalServerError {
 		t.Errorf("a character device as a Block volume: %d, want 500", rec.code)

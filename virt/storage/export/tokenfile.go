@@ -1,38 +1,18 @@
 package export
 
 import (
-	"crypto/rand"
 	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-)
 
-// tokenLength and tokenAlphabet are KubeVirt's export token's: 20 letters
-// and digits.
-const (
-	tokenLength   = 20
-	tokenAlphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	"github.com/virtkit/virtkit/virt/storage/export/token"
 )
 
 // maxToken bounds the token file a server reads.
 const maxToken = 4 << 10
-
-// NewToken returns a new random export token, as KubeVirt makes them.
-func NewToken() (string, error) {
-	b := make([]byte, tokenLength)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("export token: %w", err)
-	}
-	for i := range b {
-		// 256 is not a multiple of 62: the first letters come a little
-		// more often, which leaves well over 100 bits of entropy.
-		b[i] = tokenAlphabet[int(b[i])%len(tokenAlphabet)]
-	}
-	return string(b), nil
-}
 
 // errNoToken: the token file is empty.
 var errNoToken = errors.New("the token file is empty")
@@ -59,10 +39,10 @@ func readToken(name string) (string, error) {
 
 // authorized reports whether r carries token, in the query parameter or
 // the header (the parameter first, as KubeVirt's server looks).
-func authorized(r *http.Request, token string) bool {
-	given := r.URL.Query().Get(TokenHeader)
+func authorized(r *http.Request, want string) bool {
+	given := r.URL.Query().Get(token.Header)
 	if given == "" {
-		given = r.Header.Get(TokenHeader)
+		given = r.Header.Get(token.Header)
 	}
-	return given != "" && subtle.ConstantTimeCompare([]byte(given), []byte(token)) == 1
+	return given != "" && subtle.ConstantTimeCompare([]byte(given), []byte(want)) == 1
 }
