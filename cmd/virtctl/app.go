@@ -51,7 +51,7 @@ func commands() []command {
 		consoleCommand(), vncCommand(), portForwardCommand(), sshCommand(), scpCommand(), exposeCommand(),
 		guestOSInfoCommand(), userListCommand(), fsListCommand(),
 		addVolumeCommand(), removeVolumeCommand(),
-		imageUploadCommand(), createCommand(), expandCommand(), versionCommand(),
+		imageUploadCommand(), vmexportCommand(), createCommand(), expandCommand(), versionCommand(),
 	}
 }
 

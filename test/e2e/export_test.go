@@ -9,6 +9,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +23,7 @@ import (
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/virt/storage/export"
 	exporttoken "github.com/virtkit/virtkit/virt/storage/export/token"
 )
@@ -33,6 +38,8 @@ import (
 // with the export's token, and not without it; the auth-header Secret
 // manifest carries the token. A pod that takes the claim pauses the export
 // (InUse); deleting the export removes its pod, Service and Secrets.
+// Then `virtctl vmexport download --pvc --format=raw` makes an export of
+// its own, downloads the disk and deletes what it made.
 func TestVirtualMachineExport(t *testing.T) {
 	w := up(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
@@ -155,6 +162,26 @@ func TestVirtualMachineExport(t *testing.T) {
 		}
 		return len(left) == 0, fmt.Sprint(left)
 	})
+
+	// KubeVirt's virtctl flow: create the export with its own token
+	// Secret, wait, download gzip through the external link and
+	// decompress (--format=raw), delete the export it made.
+	out := filepath.Join(t.TempDir(), "disk.img")
+	args := []string{"vmexport", "download", "by-virtctl", "--pvc=seven", "--output=" + out, "--format=raw", "-n", ns, "--kubeconfig", w.kubeconfig}
+	cmdOut, err := exec.CommandContext(ctx, testenv.Output(t, "bin", "virtctl"), args...).CombinedOutput()
+	t.Logf("virtctl %s:\n%s", strings.Join(args, " "), cmdOut)
+	must(t, err)
+	got, err := os.ReadFile(out)
+	must(t, err)
+	if len(got) < len(disk) || !bytes.Equal(got[:len(disk)], disk) {
+		t.Errorf("virtctl's download (%d bytes) is not the imported disk", len(got))
+	}
+	eventually(ctx, t, "virtctl's export and its token Secret gone", func() (bool, string) {
+		verr := w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "by-virtctl"}, &exportv1.VirtualMachineExport{})
+		serr := w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "secret-by-virtctl"}, &corev1.Secret{})
+		return apierrors.IsNotFound(verr) && apierrors.IsNotFound(serr), fmt.Sprintf("export: %v, Secret: %v", verr, serr)
+	})
+
 	must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "seven"}}))
 	w.waitNothingLeft(ctx, t, ns)
 }
