@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	virtv1 "kubevirt.io/api/core/v1"
 	exportv1 "kubevirt.io/api/export/v1beta1"
+	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	exportctl "github.com/virtkit/virtkit/controllers/export"
@@ -223,7 +224,7 @@ func TestArchiveOwnTokenAndUnsupported(t *testing.T) {
 		t.Errorf("status: TTL %v, token %v", vme.Status.TTLExpirationTime, vme.Status.TokenSecretRef)
 	}
 
-	odd := e.create(t, "odd", ptr.To("snapshot.kubevirt.io"), "VirtualMachineSnapshot", "s")
+	odd := e.create(t, "odd", ptr.To("apps"), "Deployment", "s")
 	e.wait(t, odd, "Skipped", func(st *exportv1.VirtualMachineExportStatus) bool {
 		s, r := ready(st)
 		return st.Phase == exportv1.Skipped && s == corev1.ConditionFalse && r == exportctl.ReasonSourceNotServed
@@ -275,5 +276,67 @@ func TestVMExport(t *testing.T) {
 	if ptr.Deref(vme.Status.VirtualMachineName, "") != "vm" || len(vme.Status.Links.Internal.Volumes) != 1 ||
 		vme.Status.Links.Internal.Manifests[0].Type != exportv1.AllManifests {
 		t.Errorf("status: %+v", vme.Status)
+	}
+}
+
+// A snapshot export: Skipped without the snapshot; waiting while it is not
+// ready to use; then each backed-up claim is restored from its
+// VolumeSnapshot into a claim the export owns (<export>-<claim>, a disk
+// image), the server pod mounts it, and the links name the backed-up
+// claim, with the VM's name in the status.
+func TestSnapshotExport(t *testing.T) {
+	e := start(t)
+	vme := e.create(t, "snap-export", ptr.To("snapshot.kubevirt.io"), "VirtualMachineSnapshot", "snap")
+	e.wait(t, vme, "Skipped: no snapshot", func(st *exportv1.VirtualMachineExportStatus) bool {
+		s, r := ready(st)
+		return st.Phase == exportv1.Skipped && s == corev1.ConditionFalse && r == exportctl.ReasonSnapshotNotFound
+	})
+	vm := &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vm"},
+		Spec: virtv1.VirtualMachineSpec{Template: &virtv1.VirtualMachineInstanceTemplateSpec{Spec: virtv1.VirtualMachineInstanceSpec{
+			Volumes: []virtv1.Volume{{Name: "data", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+				PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}}}}}}
+	content := &vmsnapshotv1.VirtualMachineSnapshotContent{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "snap-content"},
+		Spec: vmsnapshotv1.VirtualMachineSnapshotContentSpec{
+			Source: vmsnapshotv1.SourceSpec{VirtualMachine: &vmsnapshotv1.VirtualMachine{ObjectMeta: vm.ObjectMeta, Spec: vm.Spec}},
+			VolumeBackups: []vmsnapshotv1.VolumeBackup{{VolumeName: "data", VolumeSnapshotName: ptr.To("vs-data"),
+				PersistentVolumeClaim: vmsnapshotv1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data",
+					Annotations: map[string]string{"cdi.kubevirt.io/storage.contentType": "kubevirt", "pv.kubernetes.io/bind-completed": "yes"}},
+					Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, VolumeName: "pv-old",
+						Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}}}}}
+	must(t, e.c.Create(e.ctx, content))
+	snap := &vmsnapshotv1.VirtualMachineSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "snap"},
+		Spec: vmsnapshotv1.VirtualMachineSnapshotSpec{Source: corev1.TypedLocalObjectReference{APIGroup: ptr.To("kubevirt.io"), Kind: "VirtualMachine", Name: "vm"}}}
+	must(t, e.c.Create(e.ctx, snap))
+	e.wait(t, vme, "waiting for the snapshot", func(st *exportv1.VirtualMachineExportStatus) bool {
+		s, r := ready(st)
+		return st.Phase == exportv1.Pending && s == corev1.ConditionFalse && r == exportctl.ReasonSnapshotNotReady
+	})
+	snap.Status = &vmsnapshotv1.VirtualMachineSnapshotStatus{ReadyToUse: ptr.To(true), VirtualMachineSnapshotContentName: ptr.To("snap-content")}
+	must(t, e.c.Status().Update(e.ctx, snap))
+
+	pod := e.pod(t, vme)
+	claim := &corev1.PersistentVolumeClaim{}
+	must(t, e.c.Get(e.ctx, client.ObjectKey{Namespace: ns, Name: "snap-export-data"}, claim))
+	if ds := claim.Spec.DataSource; ds == nil || ds.Kind != "VolumeSnapshot" || ds.Name != "vs-data" || claim.Spec.VolumeName != "" ||
+		!metav1.IsControlledBy(claim, vme) || claim.Annotations["cdi.kubevirt.io/storage.contentType"] != "kubevirt" ||
+		claim.Annotations["pv.kubernetes.io/bind-completed"] != "" {
+		t.Errorf("the restored claim: %+v %+v", claim.ObjectMeta, claim.Spec)
+	}
+	if got := pod.Spec.Volumes[2].PersistentVolumeClaim; got == nil || got.ClaimName != "snap-export-data" {
+		t.Errorf("the pod's claim: %+v", pod.Spec.Volumes[2])
+	}
+	e.playKubelet(t, pod)
+	e.wait(t, vme, "Ready", func(st *exportv1.VirtualMachineExportStatus) bool { return st.Phase == exportv1.Ready })
+	vols := vme.Status.Links.Internal.Volumes
+	if len(vols) != 1 || vols[0].Name != "data" || !strings.HasSuffix(vols[0].Formats[1].Url, "/volumes/snap-export-data/disk.img.gz") ||
+		ptr.Deref(vme.Status.VirtualMachineName, "") != "vm" {
+		t.Errorf("links %+v, VM %v", vols, vme.Status.VirtualMachineName)
+	}
+	created := false
+	for _, c := range vme.Status.Conditions {
+		created = created || (c.Type == exportv1.ConditionVolumesCreated && c.Status == corev1.ConditionTrue)
+	}
+	if !created {
+		t.Errorf("no VolumesCreated condition: %+v", vme.Status.Conditions)
 	}
 }

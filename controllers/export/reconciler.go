@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	virtv1 "kubevirt.io/api/core/v1"
 	exportv1 "kubevirt.io/api/export/v1beta1"
+	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,6 +37,7 @@ const (
 	EventPodCreated           = "ExporterPodCreated"
 	EventPodFailedOrCompleted = "ExporterPodFailedOrCompleted"
 	EventExportPaused         = "ExportPaused"
+	EventClaimCreated         = "PersistentVolumeClaimCreated"
 )
 
 // Defaults of KubeVirt's export controller.
@@ -91,6 +93,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.PersistentVolumeClaim{}, inNamespace).
 		Watches(&virtv1.VirtualMachine{}, inNamespace).
 		Watches(&virtv1.VirtualMachineInstance{}, inNamespace).
+		Watches(&vmsnapshotv1.VirtualMachineSnapshot{}, inNamespace).
 		Complete(r)
 }
 
@@ -175,8 +178,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	st.VirtualMachineName = src.vm
-	if src.claimCond != nil {
-		conditions.Export().Set(&st.Conditions, *src.claimCond, metav1.NewTime(now))
+	for _, c := range []*exportv1.Condition{src.claimCond, src.volumesCond} {
+		if c != nil {
+			conditions.Export().Set(&st.Conditions, *c, metav1.NewTime(now))
+		}
 	}
 	pod, err := r.pod(ctx, vme)
 	if err != nil {

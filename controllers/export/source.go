@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 	virtv1 "kubevirt.io/api/core/v1"
 	exportv1 "kubevirt.io/api/export/v1beta1"
+	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -32,6 +33,12 @@ const (
 	ReasonVMNoVolumes     = "VMNoVolumes"
 	ReasonNotPopulated    = "VolumesNotPopulated"
 	ReasonSourceNotServed = "SourceNotSupported"
+	// A snapshot export's Ready reasons and VolumesCreated condition.
+	ReasonSnapshotNotFound  = "VMSnapshotNotFound"
+	ReasonSnapshotNotReady  = "VMSnapshotNotReady"
+	ReasonSnapshotNoVolumes = "VMSnapshotNoVolumes"
+	ReasonNotAllClaims      = "NotAllPVCsCreated"
+	ReasonAllClaimsReady    = "AllPVCsReady"
 )
 
 // source is what an export's source says now.
@@ -47,8 +54,9 @@ type source struct {
 	reason, message string
 	// inUse: waiting for a pod, or a VM, to let go of the claims.
 	inUse bool
-	// claimCond is the PVCReady condition of a claim source.
-	claimCond *exportv1.Condition
+	// claimCond is the PVCReady condition of a claim source;
+	// volumesCond the VolumesCreated condition of a snapshot source.
+	claimCond, volumesCond *exportv1.Condition
 }
 
 // sourceOf reads vme's source.
@@ -60,9 +68,12 @@ func (r *Reconciler) sourceOf(ctx context.Context, vme *exportv1.VirtualMachineE
 		return r.claimSource(ctx, vme)
 	case group == virtv1.SchemeGroupVersion.Group && s.Kind == "VirtualMachine":
 		return r.vmSource(ctx, vme)
+	case group == vmsnapshotv1.SchemeGroupVersion.Group && s.Kind == "VirtualMachineSnapshot":
+		return r.snapshotSource(ctx, vme)
 	}
 	return source{skip: true, reason: ReasonSourceNotServed,
-		message: fmt.Sprintf("spec.source: %s %q of API group %q: only claims (PersistentVolumeClaim) and virtual machines (kubevirt.io VirtualMachine) are exported by virtkit", s.Kind, s.Name, group)}, nil
+		message: fmt.Sprintf("spec.source: %s %q of API group %q: only claims (PersistentVolumeClaim), virtual machines (kubevirt.io VirtualMachine) "+
+			"and their snapshots (snapshot.kubevirt.io VirtualMachineSnapshot) are exported", s.Kind, s.Name, group)}, nil
 }
 
 // claimSource: the claim must be bound, filled (its DataVolume, if any,

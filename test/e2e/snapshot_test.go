@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,8 +28,9 @@ import (
 // storage: the guest writes marker 1 on its claim; an online snapshot
 // (Online and GuestAgent: the test guest's agent freezes its file systems
 // while the claim is cut, and thaws them after) copies the claim
-// and names the containerDisk and cloud-init volumes as left out; restored
-// to a new VM with a patched MAC while the original runs, the copy boots
+// and names the containerDisk and cloud-init volumes as left out; its
+// disk, downloaded with `virtctl vmexport download --snapshot`, starts with
+// marker 1; restored to a new VM with a patched MAC while the original runs, the copy boots
 // reading marker 1; the original writes marker 2 on its next boot; a
 // restore onto it while it runs is refused; stopped and restored, it reads
 // marker 1 again. An offline snapshot has no indications; one of a VM
@@ -85,6 +87,25 @@ func TestVMSnapshotAndRestore(t *testing.T) {
 		return vmNow.Status.SnapshotInProgress == nil, fmt.Sprintf("locked by %v, finalizers %v", vmNow.Status.SnapshotInProgress, vmNow.Finalizers)
 	})
 
+	// The snapshot's disk, exported and downloaded with virtctl while the
+	// VM runs, carries marker 1 (the link names the backed-up claim); the
+	// export's claim goes with the export.
+	disk := filepath.Join(t.TempDir(), "snappy-1.img")
+	w.virtctlOut(ctx, t, "vmexport", "download", "snappy-1-export", "--snapshot=snappy-1", "--volume="+pvc.Name, "--format=raw", "--output="+disk, "-n", ns)
+	f, err := os.Open(disk)
+	must(t, err)
+	head := make([]byte, 16)
+	_, err = io.ReadFull(f, head)
+	f.Close()
+	must(t, err)
+	if string(head) != "VIRTKIT-DATA n=1" {
+		t.Errorf("the exported snapshot's disk starts %q, want marker 1", head)
+	}
+	eventually(ctx, t, "the export's claim gone with it", func() (bool, string) {
+		err := w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "snappy-1-export-" + pvc.Name}, &corev1.PersistentVolumeClaim{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+
 	// Restored to a new VM while the original runs, with a MAC of its own.
 	mac := "02:00:00:aa:bb:01"
 	copyPatch := fmt.Sprintf(`{"op": "add", "path": "/spec/template/spec/domain/devices/interfaces/0/macAddress", "value": %q}`, mac)
@@ -114,7 +135,7 @@ func TestVMSnapshotAndRestore(t *testing.T) {
 	waitFile(ctx, t, w.serialLog(ctx, t, second), "VIRTKIT-DISK vdc previous=1 wrote=2 readback=ok")
 
 	// A restore onto a running VM is refused.
-	err := w.c.Create(ctx, restoreOf(ns, "while-running", vm.Name, snap.Name))
+	err = w.c.Create(ctx, restoreOf(ns, "while-running", vm.Name, snap.Name))
 	if err == nil || !strings.Contains(err.Error(), "is running") || !strings.Contains(err.Error(), "spec.target") {
 		t.Errorf("a restore onto the running VM: %v, want it refused naming spec.target", err)
 	}

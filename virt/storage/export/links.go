@@ -17,6 +17,9 @@ func Links(base, cert string, a Audience, vols []Volume, vmManifests bool) *expo
 	l := &exportv1.VirtualMachineExportLink{Cert: strings.TrimSpace(cert)}
 	for _, v := range vols {
 		e := exportv1.VirtualMachineExportVolume{Name: v.Claim}
+		if v.Name != "" {
+			e.Name = v.Name
+		}
 		for _, f := range Formats(v) {
 			f.Url = base + f.Url
 			e.Formats = append(e.Formats, f)

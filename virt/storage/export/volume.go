@@ -26,6 +26,10 @@ type Volume struct {
 	// Claim is the claim's name; it names the volume in the URLs and in
 	// status.links.
 	Claim string `json:"claim"`
+	// Name, when set, names the volume in status.links instead: an export
+	// of a snapshot serves claims it made (<export>-<claim>) under the
+	// backed-up claims' names, as KubeVirt lists them.
+	Name string `json:"name,omitempty"`
 	// Path is where the server finds it: the folder the claim is mounted
 	// at, or for a Block claim its device.
 	Path string `json:"path"`

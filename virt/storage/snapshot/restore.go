@@ -134,12 +134,16 @@ func restoreClaimName(restore *vmsnapshotv1.VirtualMachineRestore, volume string
 	return defaultRestoreClaimName(restore.UID, volume)
 }
 
-// restoredClaim is the claim made for backup b, named name.
-func restoredClaim(restore *vmsnapshotv1.VirtualMachineRestore, b vmsnapshotv1.VolumeBackup, name string) *corev1.PersistentVolumeClaim {
+// ClaimFromBackup is a new claim namespace/name filled from backup b's
+// VolumeSnapshot: the backed-up claim's spec (its volume unbound), labels
+// and annotations (but those of CDI and of the PV binding, which describe
+// the old claim's filling and binding), with the VolumeSnapshot as data
+// source. A restore and an export of a snapshot make their claims so.
+func ClaimFromBackup(b vmsnapshotv1.VolumeBackup, namespace, name string) *corev1.PersistentVolumeClaim {
 	old := b.PersistentVolumeClaim
 	pvc := &corev1.PersistentVolumeClaim{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: restore.Namespace, Labels: copyMap(old.Labels)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: copyMap(old.Labels)},
 		Spec:       *old.Spec.DeepCopy(),
 	}
 	for k, v := range old.Annotations {
@@ -151,6 +155,16 @@ func restoredClaim(restore *vmsnapshotv1.VirtualMachineRestore, b vmsnapshotv1.V
 			setAnnotation(&pvc.ObjectMeta, k, v)
 		}
 	}
+	pvc.Spec.VolumeName = ""
+	pvc.Spec.DataSourceRef = nil
+	pvc.Spec.DataSource = &corev1.TypedLocalObjectReference{APIGroup: ptr.To(volumesnapshotv1.GroupName),
+		Kind: "VolumeSnapshot", Name: ptr.Deref(b.VolumeSnapshotName, "")}
+	return pvc
+}
+
+// restoredClaim is the claim made for backup b, named name.
+func restoredClaim(restore *vmsnapshotv1.VirtualMachineRestore, b vmsnapshotv1.VolumeBackup, name string) *corev1.PersistentVolumeClaim {
+	pvc := ClaimFromBackup(b, restore.Namespace, name)
 	setAnnotation(&pvc.ObjectMeta, RestoreNameAnnotation, restore.Name)
 	for _, o := range restore.Spec.VolumeRestoreOverrides {
 		if o.VolumeName != b.VolumeName {
@@ -166,10 +180,6 @@ func restoredClaim(restore *vmsnapshotv1.VirtualMachineRestore, b vmsnapshotv1.V
 			setAnnotation(&pvc.ObjectMeta, k, v)
 		}
 	}
-	pvc.Spec.VolumeName = ""
-	pvc.Spec.DataSourceRef = nil
-	pvc.Spec.DataSource = &corev1.TypedLocalObjectReference{APIGroup: ptr.To(volumesnapshotv1.GroupName),
-		Kind: "VolumeSnapshot", Name: *b.VolumeSnapshotName}
 	return pvc
 }
 
