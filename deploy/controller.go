@@ -187,6 +187,8 @@ func controllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{exportv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineexports/status"}, Verbs: []string{"update", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch", "create"}},
 		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"update"}},
+		// Its VM manifests' ConfigMap, read uncached.
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "create", "update"}},
 	}
 }
 

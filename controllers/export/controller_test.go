@@ -277,6 +277,18 @@ func TestVMExport(t *testing.T) {
 		vme.Status.Links.Internal.Manifests[0].Type != exportv1.AllManifests {
 		t.Errorf("status: %+v", vme.Status)
 	}
+	// The VM's manifests, for the server to serve: the VM, and a
+	// DataVolume importing its claim from the export.
+	cm := &corev1.ConfigMap{}
+	must(t, e.c.Get(e.ctx, client.ObjectKey{Namespace: ns, Name: "exporter-vm-manifest-vm-export"}, cm))
+	internal := cm.Data[export.ManifestFile(export.Internal)]
+	if !metav1.IsControlledBy(cm, vme) || !strings.Contains(internal, `"kind":"VirtualMachine"`) ||
+		!strings.Contains(internal, `"url":"https://virt-export-vm-export.default.svc/volumes/data/disk.img.gz"`) {
+		t.Errorf("the manifests' ConfigMap: owners %v, internal %s", cm.OwnerReferences, internal)
+	}
+	if v := pod.Spec.Volumes[len(pod.Spec.Volumes)-1]; v.ConfigMap == nil || v.ConfigMap.Name != cm.Name {
+		t.Errorf("the pod does not mount the manifests: %+v", v)
+	}
 }
 
 // A snapshot export: Skipped without the snapshot; waiting while it is not

@@ -17,9 +17,10 @@ import (
 
 // Where a server pod finds its certificate and token.
 const (
-	certDir   = "/cert"
-	tokenDir  = "/token"
-	container = "exporter"
+	certDir     = "/cert"
+	tokenDir    = "/token"
+	manifestDir = "/manifest_data"
+	container   = "exporter"
 	// caKey is the key of the CA bundle in the certificate's Secret,
 	// next to tls.crt and tls.key.
 	caKey = "ca.crt"
@@ -38,6 +39,8 @@ type PodParams struct {
 	CertSecret, TokenSecret string
 	// Deadline is when the server stops.
 	Deadline time.Time
+	// Manifests, when set, names the ConfigMap of the VM manifests.
+	Manifests string
 }
 
 func owner(vme *exportv1.VirtualMachineExport) metav1.OwnerReference {
@@ -51,6 +54,9 @@ func owner(vme *exportv1.VirtualMachineExport) metav1.OwnerReference {
 func ServerPod(vme *exportv1.VirtualMachineExport, vols []export.Volume, p PodParams) (*corev1.Pod, error) {
 	cfg := export.Config{Export: vme.Name, CertFile: certDir + "/" + corev1.TLSCertKey, KeyFile: certDir + "/" + corev1.TLSPrivateKeyKey,
 		TokenFile: tokenDir + "/" + exporttoken.Key, Deadline: p.Deadline, Volumes: vols}
+	if p.Manifests != "" {
+		cfg.ManifestDir = manifestDir
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("export %s/%s: %w", vme.Namespace, vme.Name, err)
 	}
@@ -106,6 +112,11 @@ func ServerPod(vme *exportv1.VirtualMachineExport, vols []export.Volume, p PodPa
 		} else {
 			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: v.Path, ReadOnly: true})
 		}
+	}
+	if p.Manifests != "" {
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "manifest-data", VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: p.Manifests}}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "manifest-data", MountPath: manifestDir, ReadOnly: true})
 	}
 	pod.Spec.Containers = []corev1.Container{c}
 	return pod, nil

@@ -38,6 +38,7 @@ const (
 	EventPodFailedOrCompleted = "ExporterPodFailedOrCompleted"
 	EventExportPaused         = "ExportPaused"
 	EventClaimCreated         = "PersistentVolumeClaimCreated"
+	EventManifestsCreated     = "DataManifestCreated"
 )
 
 // Defaults of KubeVirt's export controller.
@@ -49,8 +50,8 @@ const (
 // Reconciler reconciles VirtualMachineExports.
 type Reconciler struct {
 	client client.Client
-	// apiReader reads Secrets uncached: the controller may get them, not
-	// list or watch them.
+	// apiReader reads Secrets and ConfigMaps uncached: the controller may
+	// get them, not list or watch them.
 	apiReader    client.Reader
 	clock        clock.PassiveClock
 	recorder     events.Recorder
@@ -221,8 +222,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			return ctrl.Result{}, err
 		}
+		manifests := ""
+		if src.vmObj != nil {
+			if manifests, err = r.ensureManifests(ctx, vme, src, ca.bundle); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		if pod == nil {
-			if pod, err = r.createPod(ctx, vme, src.vols, ca.deadline(expiry, r.certDuration)); err != nil {
+			if pod, err = r.createPod(ctx, vme, src.vols, ca.deadline(expiry, r.certDuration), manifests); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
@@ -288,10 +295,10 @@ func (r *Reconciler) deletePod(ctx context.Context, vme *exportv1.VirtualMachine
 	return nil
 }
 
-func (r *Reconciler) createPod(ctx context.Context, vme *exportv1.VirtualMachineExport, vols []export.Volume, deadline time.Time) (*corev1.Pod, error) {
+func (r *Reconciler) createPod(ctx context.Context, vme *exportv1.VirtualMachineExport, vols []export.Volume, deadline time.Time, manifests string) (*corev1.Pod, error) {
 	tokenName, _ := tokenSecret(vme)
 	pod, err := ServerPod(vme, vols, PodParams{Image: r.image, PullPolicy: r.pullPolicy, CertSecret: export.CertSecretName(vme.Name),
-		TokenSecret: tokenName, Deadline: deadline})
+		TokenSecret: tokenName, Deadline: deadline, Manifests: manifests})
 	if err != nil {
 		return nil, err
 	}
@@ -395,4 +402,48 @@ func (r *Reconciler) ensureCert(ctx context.Context, vme *exportv1.VirtualMachin
 		r.recorder.Eventf(vme, corev1.EventTypeNormal, EventSecretCreated, "Created certificate Secret %s", key.Name)
 	}
 	return served{notAfter: p.Cert.NotAfter, bundle: string(caPEM)}, nil
+}
+
+// manifestsName is the ConfigMap of an export's VM manifests, as KubeVirt
+// names it.
+func manifestsName(export string) string { return "exporter-vm-manifest-" + export }
+
+// ensureManifests writes the VM manifests of src, for clients inside the
+// cluster (trusting the export CA, ca) and, with an export proxy, outside
+// it, into vme's ConfigMap, and returns its name.
+func (r *Reconciler) ensureManifests(ctx context.Context, vme *exportv1.VirtualMachineExport, src source, ca string) (string, error) {
+	data := map[string]string{}
+	write := func(a export.Audience, base, cert string) error {
+		b, err := export.EncodeManifests(export.VMManifests(vme.Name, src.vmObj, src.vols, src.sizes, base, cert))
+		data[export.ManifestFile(a)] = string(b)
+		return err
+	}
+	if err := write(export.Internal, export.InternalBase(vme.Namespace, vme.Name), ca); err != nil {
+		return "", err
+	}
+	if r.externalHost != "" {
+		if err := write(export.External, export.ExternalBase(r.externalHost, vme.Namespace, vme.Name), r.externalCert); err != nil {
+			return "", err
+		}
+	}
+	want := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: manifestsName(vme.Name), Namespace: vme.Namespace,
+		OwnerReferences: []metav1.OwnerReference{owner(vme)}}, Data: data}
+	cm := &corev1.ConfigMap{}
+	switch err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(want), cm); {
+	case apierrors.IsNotFound(err):
+		if err := r.client.Create(ctx, want); err != nil {
+			return "", fmt.Errorf("creating ConfigMap %s/%s: %w", want.Namespace, want.Name, err)
+		}
+		r.recorder.Eventf(vme, corev1.EventTypeNormal, EventManifestsCreated, "Created the VM manifests' ConfigMap %s", want.Name)
+	case err != nil:
+		return "", fmt.Errorf("reading ConfigMap %s/%s: %w", want.Namespace, want.Name, err)
+	case !metav1.IsControlledBy(cm, vme):
+		return "", fmt.Errorf("ConfigMap %s/%s exists and is not export %s's", want.Namespace, want.Name, vme.Name)
+	case !equality.Semantic.DeepEqual(cm.Data, data):
+		cm.Data = data
+		if err := r.client.Update(ctx, cm); err != nil {
+			return "", fmt.Errorf("updating ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+		}
+	}
+	return want.Name, nil
 }

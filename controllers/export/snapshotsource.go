@@ -6,8 +6,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	virtv1 "kubevirt.io/api/core/v1"
 	exportv1 "kubevirt.io/api/export/v1beta1"
 	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
@@ -31,7 +33,7 @@ func (r *Reconciler) snapshotSource(ctx context.Context, vme *exportv1.VirtualMa
 	case err != nil:
 		return source{}, fmt.Errorf("reading VirtualMachineSnapshot %s: %w", key, err)
 	}
-	s := source{vm: ptr.To(snap.Spec.Source.Name)}
+	s := source{vm: ptr.To(snap.Spec.Source.Name), sizes: map[string]resource.Quantity{}}
 	if snap.Status == nil || !ptr.Deref(snap.Status.ReadyToUse, false) || snap.Status.VirtualMachineSnapshotContentName == nil {
 		s.wait, s.reason, s.message = true, ReasonSnapshotNotReady, fmt.Sprintf("VirtualMachineSnapshot %s is not ready to use", key)
 		return s, nil
@@ -44,6 +46,10 @@ func (r *Reconciler) snapshotSource(ctx context.Context, vme *exportv1.VirtualMa
 			return s, nil
 		}
 		return source{}, fmt.Errorf("reading VirtualMachineSnapshotContent %s: %w", ckey, err)
+	}
+	if v := content.Spec.Source.VirtualMachine; v != nil {
+		s.vmObj = &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: v.Name, Namespace: v.Namespace, Labels: v.Labels,
+			Annotations: v.Annotations}, Spec: v.Spec}
 	}
 	kinds := volumeKinds(content)
 	made := 0
@@ -60,6 +66,7 @@ func (r *Reconciler) snapshotSource(ctx context.Context, vme *exportv1.VirtualMa
 		v := export.ClaimVolume(pvc, nil)
 		v.Name = b.PersistentVolumeClaim.Name
 		s.vols = append(s.vols, v)
+		s.sizes[pvc.Name] = claimSize(pvc)
 	}
 	if made == 0 {
 		msg := fmt.Sprintf("VirtualMachineSnapshot %s has no volume snapshots", key)

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -45,8 +46,11 @@ const (
 type source struct {
 	// vols are the claims to serve, when the source can be served now.
 	vols []export.Volume
-	// vm names the VM exported (a VM source).
-	vm *string
+	// vm names the VM exported (a VM or snapshot source), and vmObj is
+	// it, for its manifests; sizes are the claims' sizes.
+	vm    *string
+	vmObj *virtv1.VirtualMachine
+	sizes map[string]resource.Quantity
 	// skip: the source can never be served as it is (Phase Skipped);
 	// wait: not now (Phase Pending, no server pod). reason and message
 	// say why, for the Ready condition.
@@ -120,7 +124,7 @@ func (r *Reconciler) vmSource(ctx context.Context, vme *exportv1.VirtualMachineE
 	case err != nil:
 		return source{}, fmt.Errorf("reading VM %s: %w", key, err)
 	}
-	s := source{vm: ptr.To(vm.Name)}
+	s := source{vm: ptr.To(vm.Name), vmObj: vm, sizes: map[string]resource.Quantity{}}
 	var claims []string
 	if vm.Spec.Template != nil {
 		for _, v := range vm.Spec.Template.Spec.Volumes {
@@ -164,8 +168,17 @@ func (r *Reconciler) vmSource(ctx context.Context, vme *exportv1.VirtualMachineE
 			return s, err
 		}
 		s.vols = append(s.vols, vol)
+		s.sizes[c] = claimSize(pvc)
 	}
 	return s, nil
+}
+
+// claimSize is a claim's size: its capacity, or what it asks for.
+func claimSize(pvc *corev1.PersistentVolumeClaim) resource.Quantity {
+	if q, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok {
+		return q
+	}
+	return pvc.Spec.Resources.Requests[corev1.ResourceStorage]
 }
 
 // claimVolume is how the bound claim pvc is served, or why it cannot be

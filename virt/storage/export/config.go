@@ -30,6 +30,9 @@ type Config struct {
 	Deadline time.Time
 	// Volumes are the claims served.
 	Volumes []Volume
+	// ManifestDir, when set, holds the VM manifests (ManifestFile) served
+	// at ManifestPath(a, "all"): an export of a VM or a snapshot.
+	ManifestDir string
 }
 
 // The environment variables a server pod's Config is passed in. The first
@@ -42,6 +45,7 @@ const (
 	envListen   = "LISTEN_ADDR"
 	envExport   = "EXPORT_NAME"
 	envVolumes  = "EXPORT_VOLUMES"
+	envManifest = "EXPORT_MANIFEST_DIR"
 )
 
 // maxVolumesEnv bounds the encoded volumes a server accepts.
@@ -57,6 +61,9 @@ func (c Config) Env() ([][2]string, error) {
 	if c.Listen != "" {
 		env = append(env, [2]string{envListen, c.Listen})
 	}
+	if c.ManifestDir != "" {
+		env = append(env, [2]string{envManifest, c.ManifestDir})
+	}
 	if !c.Deadline.IsZero() {
 		env = append(env, [2]string{envDeadline, c.Deadline.UTC().Format(time.RFC3339)})
 	}
@@ -67,7 +74,8 @@ func (c Config) Env() ([][2]string, error) {
 // os.LookupEnv does), the inverse of Env, and validates it.
 func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	get := func(k string) string { v, _ := lookup(k); return v }
-	c := Config{Export: get(envExport), CertFile: get(envCert), KeyFile: get(envKey), TokenFile: get(envToken), Listen: get(envListen)}
+	c := Config{Export: get(envExport), CertFile: get(envCert), KeyFile: get(envKey), TokenFile: get(envToken), Listen: get(envListen),
+		ManifestDir: get(envManifest)}
 	if d := get(envDeadline); d != "" {
 		t, err := time.Parse(time.RFC3339, d)
 		if err != nil {

@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/klauspost/compress/gzip"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 	exportv1 "kubevirt.io/api/export/v1beta1"
 
@@ -61,6 +61,9 @@ func NewServer(cfg Config, opts ...Option) (*Server, error) {
 	s.mux.HandleFunc(ReadyPath, func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "OK") })
 	for _, a := range []Audience{Internal, External} {
 		s.mux.Handle(ManifestPath(a, exportv1.AuthHeader), s.authorized(http.HandlerFunc(s.headerSecret)))
+		if cfg.ManifestDir != "" {
+			s.mux.Handle(ManifestPath(a, exportv1.AllManifests), s.authorized(s.vmManifests(a)))
+		}
 	}
 	for _, v := range cfg.Volumes {
 		if err := s.addVolume(v); err != nil {
@@ -206,13 +209,39 @@ func (s *Server) headerSecret(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	b, ct, err := manifestList(r, []runtime.Object{HeaderSecret(s.cfg.Export, tok)})
+	secret, err := json.Marshal(HeaderSecret(s.cfg.Export, tok))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	b, ct, err := manifestList(r, []json.RawMessage{secret})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", ct)
 	_, _ = w.Write(b)
+}
+
+// vmManifests serves the VM manifests for audience a.
+func (s *Server) vmManifests(a Audience) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !allow(w, r, http.MethodGet) {
+			return
+		}
+		items, err := readManifests(s.cfg.ManifestDir, a)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		b, ct, err := manifestList(r, items)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", ct)
+		_, _ = w.Write(b)
+	})
 }
 
 // fail answers a request that failed before its body began: 404 for a
