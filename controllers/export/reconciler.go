@@ -238,7 +238,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !equality.Semantic.DeepEqual(vme.Status, next.Status) {
 		if err := r.client.Status().Update(ctx, next); err != nil {
 			if apierrors.IsConflict(err) {
-				return ctrl.Result{Requeue: true}, nil
+				return ctrl.Result{}, nil // the export changed: its event brings it back
 			}
 			return ctrl.Result{}, fmt.Errorf("export %s/%s: status: %w", vme.Namespace, vme.Name, err)
 		}
