@@ -9,6 +9,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -85,7 +86,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		},
 		Transport: &http.Transport{TLSClientConfig: be.TLS, IdleConnTimeout: time.Second,
 			WriteBufferSize: copyBuffer, ReadBufferSize: copyBuffer, ResponseHeaderTimeout: time.Minute},
-		FlushInterval: -1,
+		// Large reads and writes: a disk is streamed, and every write is
+		// a TLS record on each side.
+		BufferPool: bufferPool{},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			p.log.Error(err, "proxying to an export's server", "namespace", ns, "export", name)
 			http.Error(w, fmt.Sprintf("the server of export %s/%s could not be reached", ns, name), http.StatusBadGateway)
@@ -93,3 +96,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rp.ServeHTTP(w, r)
 }
+
+// bufferPool lends the reverse proxy copy buffers of copyBuffer bytes.
+type bufferPool struct{}
+
+var buffers = sync.Pool{New: func() any { return make([]byte, copyBuffer) }}
+
+func (bufferPool) Get() []byte  { return buffers.Get().([]byte) }
+func (bufferPool) Put(b []byte) { buffers.Put(b) } //nolint:staticcheck // a slice header: the pool is for the array

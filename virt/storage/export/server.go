@@ -273,8 +273,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 		return fmt.Errorf("export server %s: certificate: %w", s.cfg.Export, err)
 	}
 	srv := &http.Server{
-		Handler:           s,
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		Handler: s,
+		// HTTP/1.1 only: a download is one long stream, which Go's
+		// HTTP/2 server sends in small frames at about half the rate
+		// (docs/performance.md, VM export).
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}},
+		TLSNextProto:      map[string]func(*http.Server, *tls.Conn, http.Handler){},
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       60 * time.Second,
 		ErrorLog:          log.New(logWriter{s.log}, "", 0),
