@@ -178,7 +178,12 @@ func TestHotplugMigration(t *testing.T) {
 
 	w.virtctl(ctx, t, "migrate", vm.Name, "-n", vm.Namespace)
 	mig := w.waitMigration(ctx, t, vm, virtv1.MigrationSucceeded)
-	dst := w.waitVMI(ctx, t, vm, "on the other node, its disk held there", func(v *virtv1.VirtualMachineInstance) bool {
+	// Its interface reported from the target too: the volume's status may
+	// come a write before the new pod's address.
+	dst := w.waitVMI(ctx, t, vm, "on the other node, its disk held there and its address the target pod's", func(v *virtv1.VirtualMachineInstance) bool {
+		if len(v.Status.Interfaces) == 0 || len(src.Status.Interfaces) == 0 || v.Status.Interfaces[0].IP == src.Status.Interfaces[0].IP {
+			return false
+		}
 		for _, s := range v.Status.VolumeStatus {
 			if s.Name == pvc.Name {
 				return v.Status.NodeName != src.Status.NodeName && s.Phase == virtv1.VolumeReady && s.Target == "sda" &&
