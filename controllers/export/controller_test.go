@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 	exportv1 "kubevirt.io/api/export/v1beta1"
 	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	exportctl "github.com/virtkit/virtkit/controllers/export"
 	"github.com/virtkit/virtkit/deploy/certs"
@@ -37,11 +40,17 @@ type env struct {
 
 func start(t *testing.T, opts ...exportctl.Option) *env {
 	t.Helper()
+	return startWith(t, func(manager.Manager) []exportctl.Option { return opts })
+}
+
+// startWith is start with options made from the manager.
+func startWith(t *testing.T, optsOf func(manager.Manager) []exportctl.Option) *env {
+	t.Helper()
 	cp := kubeenv.ControlPlane(t)
 	mgr := kubeenv.NewManager(t, cp)
 	ca, err := certs.NewCA("export-ca", time.Now(), 48*time.Hour)
 	must(t, err)
-	opts = append([]exportctl.Option{exportctl.WithImage("virtkit/virt-exportserver:test", corev1.PullIfNotPresent), exportctl.WithInUseRecheck(200 * time.Millisecond)}, opts...)
+	opts := append([]exportctl.Option{exportctl.WithImage("virtkit/virt-exportserver:test", corev1.PullIfNotPresent), exportctl.WithInUseRecheck(200 * time.Millisecond)}, optsOf(mgr)...)
 	must(t, exportctl.New(exportctl.CASigner{CA: ca}, opts...).SetupWithManager(mgr))
 	kubeenv.RunManager(t, mgr)
 	return &env{c: cp.Client, ctx: testenv.Within(t, 2*time.Minute), ca: ca}
@@ -247,7 +256,11 @@ func readyMessage(st *exportv1.VirtualMachineExportStatus) (string, string) {
 // exists and runs, Pending (InUse, "is running"); stopped, served with the
 // VM's name in the status.
 func TestVMExport(t *testing.T) {
-	e := start(t)
+	writes, reads := &kubeenv.WriteCounter{}, &readCounter{}
+	e := startWith(t, func(mgr manager.Manager) []exportctl.Option {
+		writes.Client, reads.Reader = mgr.GetClient(), mgr.GetAPIReader()
+		return []exportctl.Option{exportctl.WithClient(writes), exportctl.WithAPIReader(reads)}
+	})
 	vme := e.create(t, "vm-export", ptr.To("kubevirt.io"), "VirtualMachine", "vm")
 	e.wait(t, vme, "Skipped: no VM", func(st *exportv1.VirtualMachineExportStatus) bool {
 		s, r := ready(st)
@@ -289,6 +302,68 @@ func TestVMExport(t *testing.T) {
 	if v := pod.Spec.Volumes[len(pod.Spec.Volumes)-1]; v.ConfigMap == nil || v.ConfigMap.Name != cm.Name {
 		t.Errorf("the pod does not mount the manifests: %+v", v)
 	}
+
+	// A ready export reconciled again (here for changes of its claim's
+	// labels, which its manifests do not carry) writes nothing and reads
+	// only the cache.
+	before, readsBefore, done := len(writes.Writes(ns)), reads.count(), reconciles(t)
+	claim := &corev1.PersistentVolumeClaim{}
+	for i := range 5 {
+		must(t, e.c.Get(e.ctx, client.ObjectKey{Namespace: ns, Name: "data"}, claim))
+		claim.Labels = map[string]string{"touched": fmt.Sprint(i)}
+		must(t, e.c.Update(e.ctx, claim))
+		testenv.Eventually(e.ctx, t, "a reconcile of the touched claim's export", func() (bool, string) {
+			n := reconciles(t)
+			return n > done, fmt.Sprint(n)
+		})
+		done = reconciles(t)
+	}
+	if w := writes.Writes(ns)[before:]; len(w) != 0 {
+		t.Errorf("a ready export's reconciles wrote %v", w)
+	}
+	if n := reads.count() - readsBefore; n != 0 {
+		t.Errorf("a ready export's reconciles made %d uncached reads", n)
+	}
+}
+
+// readCounter counts the reads made through it.
+type readCounter struct {
+	client.Reader
+	n atomic.Int64
+}
+
+func (r *readCounter) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	r.n.Add(1)
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (r *readCounter) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	r.n.Add(1)
+	return r.Reader.List(ctx, list, opts...)
+}
+
+func (r *readCounter) count() int64 { return r.n.Load() }
+
+// reconciles is how many reconciles of exports have ended in this
+// process, by controller-runtime's metric.
+func reconciles(t *testing.T) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	must(t, err)
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "virtualmachineexport" {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
 }
 
 // A snapshot export: Skipped without the snapshot; waiting while it is not

@@ -17,6 +17,11 @@ type Option func(*Reconciler)
 // SetupWithManager uses the manager's unless set.
 func WithClient(c client.Client) Option { return func(r *Reconciler) { r.client, r.apiReader = c, c } }
 
+// WithAPIReader sets where Secrets and ConfigMaps are read, uncached (the
+// controller may get them, not list or watch them); default the client of
+// WithClient, or the manager's API reader. Give it after WithClient.
+func WithAPIReader(rd client.Reader) Option { return func(r *Reconciler) { r.apiReader = rd } }
+
 // WithClock sets the clock of conditions, TTLs and certificates.
 func WithClock(c clock.PassiveClock) Option { return func(r *Reconciler) { r.clock = c } }
 

@@ -62,12 +62,15 @@ type Reconciler struct {
 	externalCert string
 	certDuration time.Duration
 	recheck      time.Duration
+	// known remembers what the current server pod of each export was
+	// made with, so that a steady export costs no API reads.
+	known *knownServers
 }
 
 // New returns a Reconciler signing server certificates with signer.
 func New(signer Signer, opts ...Option) *Reconciler {
 	r := &Reconciler{signer: signer, clock: clock.RealClock{}, recorder: events.Discard(),
-		certDuration: DefaultCertDuration, recheck: DefaultInUseRecheck}
+		certDuration: DefaultCertDuration, recheck: DefaultInUseRecheck, known: newKnownServers()}
 	for _, o := range opts {
 		o(r)
 	}
@@ -81,7 +84,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return errors.New("export controller: an image (WithImage) and a Signer are required")
 	}
 	if r.client == nil {
-		r.client, r.apiReader = mgr.GetClient(), mgr.GetAPIReader()
+		r.client = mgr.GetClient()
+	}
+	if r.apiReader == nil {
+		r.apiReader = mgr.GetAPIReader()
 	}
 	r.recorder = events.OrManager(r.recorder, mgr, "virt-controller")
 	inNamespace := handler.EnqueueRequestsFromMapFunc(r.exportsOf)
@@ -147,9 +153,13 @@ func tokenSecret(vme *exportv1.VirtualMachineExport) (name string, ours bool) {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	vme := &exportv1.VirtualMachineExport{}
 	if err := r.client.Get(ctx, req.NamespacedName, vme); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.known.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if vme.DeletionTimestamp != nil {
+		r.known.forget(req.NamespacedName)
 		return ctrl.Result{}, nil // what it made is owned by it
 	}
 	now := r.clock.Now()
@@ -205,7 +215,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			res.RequeueAfter = min(res.RequeueAfter, r.recheck)
 		}
 	default:
-		if ownToken {
+		// The token is made before the first server pod; a server that
+		// runs has it.
+		if ownToken && pod == nil {
 			if err := r.ensureToken(ctx, vme, tokenName); err != nil {
 				return ctrl.Result{}, err
 			}
@@ -218,7 +230,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 			pod = nil
 		}
-		ca, err := r.ensureCert(ctx, vme, now, pod == nil)
+		ca, err := r.serverCert(ctx, vme, now, pod)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -232,6 +244,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			if pod, err = r.createPod(ctx, vme, src.vols, ca.deadline(expiry, r.certDuration), manifests); err != nil {
 				return ctrl.Result{}, err
 			}
+			r.known.servedBy(vme.UID, req.NamespacedName, pod.UID, ca)
 		}
 		r.podStatus(st, vme, pod, src.vols, ca.bundle, now)
 	}
@@ -311,6 +324,14 @@ func (r *Reconciler) createPod(ctx context.Context, vme *exportv1.VirtualMachine
 
 func (r *Reconciler) ensureService(ctx context.Context, vme *exportv1.VirtualMachineExport) error {
 	svc := Service(vme)
+	// The cache holds the exports' Services (they are watched): a
+	// Service there is not made again.
+	switch err := r.client.Get(ctx, client.ObjectKeyFromObject(svc), &corev1.Service{}); {
+	case err == nil:
+		return nil
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("reading Service %s/%s: %w", svc.Namespace, svc.Name, err)
+	}
 	err := r.client.Create(ctx, svc)
 	switch {
 	case apierrors.IsAlreadyExists(err):
@@ -357,6 +378,22 @@ func (s served) deadline(expiry time.Time, life time.Duration) time.Time {
 		return expiry
 	}
 	return renew
+}
+
+// serverCert returns the certificate of vme's server pod, the one a new
+// pod is to be made with when pod is nil. That of a running pod is
+// remembered, and read from its Secret only after a restart.
+func (r *Reconciler) serverCert(ctx context.Context, vme *exportv1.VirtualMachineExport, now time.Time, pod *corev1.Pod) (served, error) {
+	if pod != nil {
+		if s, ok := r.known.cert(vme.UID, pod.UID); ok {
+			return s, nil
+		}
+	}
+	s, err := r.ensureCert(ctx, vme, now, pod == nil)
+	if err == nil && pod != nil {
+		r.known.servedBy(vme.UID, client.ObjectKeyFromObject(vme), pod.UID, s)
+	}
+	return s, err
 }
 
 // ensureCert returns the certificate of vme's server, issuing a new one
@@ -428,6 +465,9 @@ func (r *Reconciler) ensureManifests(ctx context.Context, vme *exportv1.VirtualM
 	}
 	want := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: manifestsName(vme.Name), Namespace: vme.Namespace,
 		OwnerReferences: []metav1.OwnerReference{owner(vme)}}, Data: data}
+	if r.known.sameManifests(vme.UID, data) {
+		return want.Name, nil
+	}
 	cm := &corev1.ConfigMap{}
 	switch err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(want), cm); {
 	case apierrors.IsNotFound(err):
@@ -445,5 +485,6 @@ func (r *Reconciler) ensureManifests(ctx context.Context, vme *exportv1.VirtualM
 			return "", fmt.Errorf("updating ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
 		}
 	}
+	r.known.wroteManifests(vme.UID, client.ObjectKeyFromObject(vme), data)
 	return want.Name, nil
 }
