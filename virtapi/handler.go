@@ -4,19 +4,15 @@ import (
 	"context"
 	"crypto"
 	"crypto/tls"
-	"crypto/x509"
 	"net/http"
 
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/virt/spec"
-	"github.com/virtkit/virtkit/virt/storage/export"
 	"github.com/virtkit/virtkit/virt/storage/upload"
 	"github.com/virtkit/virtkit/virtapi/admission"
 	"github.com/virtkit/virtkit/virtapi/eviction"
-	"github.com/virtkit/virtkit/virtapi/exportapi"
 	"github.com/virtkit/virtkit/virtapi/subresources"
 	"github.com/virtkit/virtkit/virtapi/uploadapi"
 )
@@ -47,18 +43,6 @@ type Config struct {
 	// Upload, when set, serves DataVolume uploads: the
 	// upload.cdi.kubevirt.io API and the upload proxy at upload.Path.
 	Upload *Upload
-	// Export, when set, serves the VirtualMachineExport proxy at
-	// export.ProxyPrefix: the external links of exports.
-	Export *Export
-}
-
-// Export is what virt-api needs to proxy to export servers.
-type Export struct {
-	// CA returns the export CA's bundle, which export servers'
-	// certificates are checked against.
-	CA func() (*x509.CertPool, error)
-	// Log is where failed proxying is logged.
-	Log logr.Logger
 }
 
 // Upload is what virt-api needs to serve uploads.
@@ -106,9 +90,6 @@ func Handler(cl client.Client, scheme *runtime.Scheme, cfg Config) http.Handler 
 			return k.Public(), nil
 		}
 		mux.Handle(upload.Path, upload.NewProxy(pub, uploadapi.ClaimBackends{Reader: cl, TLS: u.ClientTLS}))
-	}
-	if e := cfg.Export; e != nil {
-		mux.Handle(export.ProxyPrefix, export.NewProxy(exportapi.Backends{Reader: cl, CA: e.CA}, e.Log))
 	}
 	mux.Handle("/", subresources.New(cl, append([]subresources.Option{subresources.WithDrainTaint(drainTaint),
 		subresources.WithExpander(expander{r: cl, opts: specOpts})}, cfg.Subresources...)...))

@@ -89,6 +89,7 @@ func main() {
 type options struct {
 	dataDir, binDir, cniBinDir, nodes string
 	apiPort, etcdPort, virtAPIPort    int
+	exportProxyPort                   int
 	registryAddr                      string
 	metricsAddr                       string
 	kubelet, containerdBinDir         string
@@ -104,7 +105,7 @@ func defaultOptions() options {
 	}
 	return options{dataDir: "/var/lib/virt-local", binDir: bin, cniBinDir: filepath.Join(bin, "..", "cni", "bin"),
 		containerdBinDir: filepath.Join(bin, "..", "containerd", "bin"), imagesDir: filepath.Join(bin, "..", "images"),
-		nodes: "local", apiPort: 6443, etcdPort: 2379, virtAPIPort: 8443, registryAddr: registry.DefaultAddr, metricsAddr: cluster.DefaultMetricsAddr,
+		nodes: "local", apiPort: 6443, etcdPort: 2379, virtAPIPort: 8443, exportProxyPort: 8444, registryAddr: registry.DefaultAddr, metricsAddr: cluster.DefaultMetricsAddr,
 		timeout: 5 * time.Minute}
 }
 
@@ -116,6 +117,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.apiPort, "apiserver-port", o.apiPort, "loopback port of kube-apiserver")
 	fs.IntVar(&o.etcdPort, "etcd-port", o.etcdPort, "loopback port of etcd (it also uses the next two)")
 	fs.IntVar(&o.virtAPIPort, "virt-api-port", o.virtAPIPort, "port of virt-api: on loopback, or with --kubelet its pod's port on the host")
+	fs.IntVar(&o.exportProxyPort, "export-proxy-port", o.exportProxyPort, "loopback port of the export proxy, where VirtualMachineExports' external links point")
 	fs.StringVar(&o.registryAddr, "registry-addr", o.registryAddr, "loopback host:port of the image registry (images are pushed there as localhost:PORT/NAME:TAG)")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", o.metricsAddr, "host:port of /metrics (plain HTTP), every component's Prometheus series; port 0 picks a free one (status tells it), 0 turns it off")
 	fs.StringVar(&o.kubelet, "kubelet", o.kubelet, "name of a real node to start as well: a real kubelet with containerd, whose pods are containers (empty: none)")
@@ -129,6 +131,7 @@ func (o *options) register(fs *flag.FlagSet) {
 func (o options) args() []string {
 	return []string{"--data-dir", o.dataDir, "--bin-dir", o.binDir, "--cni-bin-dir", o.cniBinDir, "--nodes", o.nodes,
 		"--apiserver-port", fmt.Sprint(o.apiPort), "--etcd-port", fmt.Sprint(o.etcdPort), "--virt-api-port", fmt.Sprint(o.virtAPIPort),
+		"--export-proxy-port", fmt.Sprint(o.exportProxyPort),
 		"--registry-addr", o.registryAddr, "--metrics-addr", o.metricsAddr,
 		"--kubelet", o.kubelet, "--containerd-bin-dir", o.containerdBinDir, "--images-dir", o.imagesDir, "--split=" + fmt.Sprint(o.split),
 		"--operator=" + fmt.Sprint(o.operator)}
@@ -166,7 +169,7 @@ func (o options) clusterConfig(log logr.Logger) cluster.Config {
 		}
 	}
 	return cluster.Config{DataDir: o.dataDir, BinDir: o.binDir, CNIBinDir: o.cniBinDir, Nodes: nodes,
-		APIServerPort: o.apiPort, EtcdPort: o.etcdPort, VirtAPIPort: o.virtAPIPort, RegistryAddr: o.registryAddr, MetricsAddr: o.metricsAddr, Logger: log,
+		APIServerPort: o.apiPort, EtcdPort: o.etcdPort, VirtAPIPort: o.virtAPIPort, ExportProxyPort: o.exportProxyPort, RegistryAddr: o.registryAddr, MetricsAddr: o.metricsAddr, Logger: log,
 		KubeletNode: o.kubelet, ContainerdBinDir: o.containerdBinDir, ImagesDir: o.imagesDir, Split: o.split, Operator: o.operator,
 		Connector: func(ctx context.Context, uri string) (domain.Manager, error) {
 			return domainlibvirt.New(ctx, uri, domainlibvirt.WithLogger(log.WithName("libvirt")))

@@ -120,14 +120,14 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 			os.RemoveAll(lc.DataDir)
 		}
 	}()
-	ports, err := freeport.Range(5)
+	ports, err := freeport.Range(6)
 	if err != nil {
 		return nil, fmt.Errorf("localcluster: ports: %w", err)
 	}
 	out := filepath.Join(o.Repo, "_output")
 	lc.Cluster, err = cluster.Up(ctx, cluster.Config{
 		DataDir: lc.DataDir, BinDir: filepath.Join(out, "bin"), CNIBinDir: filepath.Join(out, "cni", "bin"),
-		APIServerPort: ports, EtcdPort: ports + 1, VirtAPIPort: ports + 4, RegistryAddr: "127.0.0.1:0",
+		APIServerPort: ports, EtcdPort: ports + 1, VirtAPIPort: ports + 4, ExportProxyPort: ports + 5, RegistryAddr: "127.0.0.1:0",
 		Nodes: o.Nodes, HollowNodes: o.HollowNodes,
 		KubeletNode: o.KubeletNode, Split: o.Split, Operator: o.Operator, ContainerdBinDir: filepath.Join(out, "containerd", "bin"), ImagesDir: filepath.Join(out, "images"),
 		Connector:         func(ctx context.Context, uri string) (domain.Manager, error) { return domainlibvirt.New(ctx, uri) },

@@ -40,6 +40,7 @@ import (
 	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/virt/clusterconfig"
 	"github.com/virtkit/virtkit/virtapi"
+	"github.com/virtkit/virtkit/virtapi/exportapi"
 	"github.com/virtkit/virtkit/virtapi/frontproxy"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 	"github.com/virtkit/virtkit/virtapi/subresources"
@@ -58,10 +59,12 @@ type Cluster struct {
 	// (ComponentsUser), the administrator's being rest.
 	components *rest.Config
 	api        *http.Server
-	ctrl       *manager
-	storage    *storage
-	nodes      []*localNode
-	real       *kubelet.Node
+	// exportProxy serves exports' external links (ExportProxyPort).
+	exportProxy *http.Server
+	ctrl        *manager
+	storage     *storage
+	nodes       []*localNode
+	real        *kubelet.Node
 	// split runs the daemons as processes (Config.Split); nil otherwise.
 	split *daemons
 	// base is the controllers' settings before the KubeVirt CR, which they
@@ -173,9 +176,9 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		LauncherCapabilitiesCache: cfg.CapabilitiesCacheDir(),
 		UploadClientCA:            uploadCA, UploadClientName: nodeapi.ClientName,
 		UploadProxyURL: cfg.UploadProxyURL(),
-		// Export servers' certificates come from the export CA; virt-api
-		// proxies to them on its loopback port, with the cluster CA's
-		// certificate (uploadCA).
+		// Export servers' certificates come from the export CA; the
+		// export proxy reaches them from its loopback port, with
+		// virt-api's certificate, which the cluster CA (uploadCA) signed.
 		ExportServerImage: cfg.ExportServerImage, ExportSigner: export.CASigner{CA: exportCA},
 		ExportProxyHost: cfg.ExportProxyHost(), ExportProxyCA: uploadCA}
 	c.config, err = controllers.ReadConfig(ctx, cl, Namespace, c.base)
@@ -465,15 +468,6 @@ func (c *Cluster) serveVirtAPI(ctx context.Context) error {
 		// cluster; the administrator does not.
 		PrivilegedUsers: []string{ComponentsUser},
 		APIServer:       front,
-		Export: &virtapi.Export{CA: func() (*x509.CertPool, error) {
-			b, err := os.ReadFile(pki.ExportCACert())
-			if err != nil {
-				return nil, err
-			}
-			pool := x509.NewCertPool()
-			pool.AppendCertsFromPEM(b)
-			return pool, nil
-		}, Log: c.cfg.Logger.WithName("virt-api")},
 		Upload: &virtapi.Upload{Authenticator: front,
 			Key:       func() (crypto.Signer, error) { return signer, nil },
 			ClientTLS: func() (*tls.Config, error) { return &tls.Config{Certificates: []tls.Certificate{clientCert}}, nil }},
@@ -491,6 +485,33 @@ func (c *Cluster) serveVirtAPI(ctx context.Context) error {
 	}
 	c.api = &http.Server{Handler: h, TLSConfig: virtapi.TLSConfig(cert), ReadHeaderTimeout: 10 * time.Second}
 	as(ComponentAPI, func() { go func() { _ = c.api.ServeTLS(ln, "", "") }() })
+	return c.serveExportProxy(cl, cert)
+}
+
+// serveExportProxy serves the export proxy on ExportProxyPort, with
+// virt-api's certificate and client, as KubeVirt's virt-exportproxy
+// serves the exports' external links.
+func (c *Cluster) serveExportProxy(cl client.Reader, cert tls.Certificate) error {
+	caFile := c.cp.Config().PKI().ExportCACert()
+	ca := func() (*x509.CertPool, error) {
+		b, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("cluster: no certificate in %s", caFile)
+		}
+		return pool, nil
+	}
+	addr := c.cfg.ExportProxyHost()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("cluster: the export proxy on %s: %w (is another virt-local running? set ExportProxyPort)", addr, err)
+	}
+	c.exportProxy = exportapi.NewProxyServer(cl, ca, func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &cert, nil },
+		c.cfg.Logger.WithName("virt-exportproxy"))
+	as(ComponentAPI, func() { go func() { _ = c.exportProxy.ServeTLS(ln, "", "") }() })
 	return nil
 }
 
@@ -568,10 +589,12 @@ func (c *Cluster) Down(ctx context.Context) error {
 		}
 	}
 	errs = append(errs, c.storage.stop())
-	if c.api != nil {
-		shut, cancel := context.WithTimeout(ctx, 10*time.Second)
-		errs = append(errs, c.api.Shutdown(shut))
-		cancel()
+	for _, srv := range []*http.Server{c.api, c.exportProxy} {
+		if srv != nil {
+			shut, cancel := context.WithTimeout(ctx, 10*time.Second)
+			errs = append(errs, srv.Shutdown(shut))
+			cancel()
+		}
 	}
 	errs = append(errs, c.stopDaemons())
 	if c.cp != nil {

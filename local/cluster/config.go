@@ -66,9 +66,11 @@ type Config struct {
 	// with KubeletNode its pause image is pushed to the registry as the
 	// node's sandbox image.
 	ImagesDir string
-	// APIServerPort, EtcdPort (and the two ports after it) and VirtAPIPort
-	// are loopback ports; defaults 6443, 2379 and 8443.
-	APIServerPort, EtcdPort, VirtAPIPort int
+	// APIServerPort, EtcdPort (and the two ports after it), VirtAPIPort
+	// and ExportProxyPort (the export proxy, which serves exports'
+	// external links) are loopback ports; defaults 6443, 2379, 8443 and
+	// 8444.
+	APIServerPort, EtcdPort, VirtAPIPort, ExportProxyPort int
 	// Connector connects a handler to a launcher's libvirt (required):
 	// virt/domain/libvirt's New.
 	Connector handler.Connector
@@ -180,6 +182,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.VirtAPIPort == 0 {
 		c.VirtAPIPort = 8443
 	}
+	if c.ExportProxyPort == 0 {
+		c.ExportProxyPort = 8444
+	}
 	if c.MetricsAddr == "" {
 		c.MetricsAddr = DefaultMetricsAddr
 	}
@@ -210,9 +215,8 @@ func (c Config) OperatorManifestDir() string { return filepath.Join(c.DataDir, "
 // <name>.log.
 func (c Config) DaemonLogDir() string { return filepath.Join(c.DataDir, "daemons") }
 
-// ExportProxyHost is where virt-api serves the export proxy: its loopback
-// port.
-func (c Config) ExportProxyHost() string { return "127.0.0.1:" + strconv.Itoa(c.VirtAPIPort) }
+// ExportProxyHost is where the export proxy serves: its loopback port.
+func (c Config) ExportProxyHost() string { return "127.0.0.1:" + strconv.Itoa(c.ExportProxyPort) }
 
 // UploadProxyURL is where virt-api serves the upload proxy: its loopback
 // port.

@@ -24,8 +24,8 @@
 // the one volume, so that a deletion never overlaps a measurement.
 //
 // Then, the same number of runs: curl downloading the disk raw through a
-// VirtualMachineExport of the claim (its external link: virt-api's export
-// proxy, then the export server pod), next to curl downloading the same
+// VirtualMachineExport of the claim (its external link: the export proxy,
+// then the export server pod), next to curl downloading the same
 // file from a plain HTTPS file server, both to /dev/null with the file in
 // the page cache (exportDownloads).
 //

@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -49,14 +50,17 @@ type Backends interface {
 // forwards each request to its export's server, token and all (the server
 // checks it), and streams the answer back.
 type Proxy struct {
-	backends Backends
-	log      logr.Logger
+	backends   Backends
+	log        logr.Logger
+	transports *transports
 }
 
 var _ http.Handler = (*Proxy)(nil)
 
 // NewProxy returns a proxy to the servers b finds, logging to log.
-func NewProxy(b Backends, log logr.Logger) *Proxy { return &Proxy{backends: b, log: log} }
+func NewProxy(b Backends, log logr.Logger) *Proxy {
+	return &Proxy{backends: b, log: log, transports: &transports{m: map[string]transport{}}}
+}
 
 // ServeHTTP implements http.Handler.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -84,8 +88,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.Host = be.URL.Scheme, be.URL.Host, ""
 			pr.Out.URL.Path, pr.Out.URL.RawPath = rest, ""
 		},
-		Transport: &http.Transport{TLSClientConfig: be.TLS, IdleConnTimeout: time.Second,
-			WriteBufferSize: copyBuffer, ReadBufferSize: copyBuffer, ResponseHeaderTimeout: time.Minute},
+		Transport: p.transports.to(be),
 		// Large reads and writes: a disk is streamed, and every write is
 		// a TLS record on each side.
 		BufferPool: bufferPool{},
@@ -95,6 +98,50 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		},
 	}
 	rp.ServeHTTP(w, r)
+}
+
+// maxTransports bounds the transports a proxy keeps: one per export
+// server it talks to, so that a client's requests to one export (the
+// readiness check, the manifests, the disks) share connections.
+const maxTransports = 64
+
+// transports are the proxy's transports to export servers, by address and
+// certificate name; one whose CA bundle changed is made again.
+type transports struct {
+	mu sync.Mutex
+	m  map[string]transport
+}
+
+type transport struct {
+	roots *x509.CertPool
+	t     *http.Transport
+}
+
+func (ts *transports) to(be Backend) *http.Transport {
+	if be.TLS == nil {
+		be.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	key := be.URL.Host + "|" + be.TLS.ServerName
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if t, ok := ts.m[key]; ok && t.roots.Equal(be.TLS.RootCAs) {
+		return t.t
+	}
+	if old, ok := ts.m[key]; ok {
+		old.t.CloseIdleConnections()
+		delete(ts.m, key)
+	}
+	for k, t := range ts.m {
+		if len(ts.m) < maxTransports {
+			break
+		}
+		t.t.CloseIdleConnections()
+		delete(ts.m, k)
+	}
+	t := &http.Transport{TLSClientConfig: be.TLS, IdleConnTimeout: 30 * time.Second, MaxIdleConnsPerHost: 4,
+		WriteBufferSize: copyBuffer, ReadBufferSize: copyBuffer, ResponseHeaderTimeout: time.Minute}
+	ts.m[key] = transport{roots: be.TLS.RootCAs, t: t}
+	return t
 }
 
 // bufferPool lends the reverse proxy copy buffers of copyBuffer bytes.

@@ -3,16 +3,21 @@ package export_test
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 
 	"github.com/virtkit/virtkit/virt/storage/export"
 	exporttoken "github.com/virtkit/virtkit/virt/storage/export/token"
+	"github.com/virtkit/virtkit/virt/storage/upload"
 )
 
 type backends map[string]export.Backend
@@ -76,5 +81,67 @@ func TestProxy(t *testing.T) {
 		if code, _ := get(path, token); code != want {
 			t.Errorf("GET %s: %d, want %d", path, code, want)
 		}
+	}
+}
+
+// The proxy keeps one transport per export server: a client's requests
+// share a connection to the server, until the CA bundle the server is
+// checked against changes.
+func TestProxyReusesConnections(t *testing.T) {
+	var conns atomic.Int32
+	back := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
+	back.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	back.StartTLS()
+	defer back.Close()
+	u, err := url.Parse(back.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := func() *x509.CertPool {
+		p := x509.NewCertPool()
+		p.AddCert(back.Certificate())
+		return p
+	}
+	be := backends{"ns/e": {URL: u, TLS: &tls.Config{RootCAs: roots(), ServerName: "example.com"}}}
+	front := httptest.NewTLSServer(export.NewProxy(be, logr.Discard()))
+	defer front.Close()
+	get := func() {
+		t.Helper()
+		resp, err := front.Client().Get(front.URL + "/api/export.kubevirt.io/v1beta1/namespaces/ns/virtualmachineexports/e" + export.ReadyPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusOK || string(b) != "ok" {
+			t.Fatalf("through the proxy: %d %q", resp.StatusCode, b)
+		}
+	}
+	for range 5 {
+		get()
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("5 requests opened %d connections to the server, want 1", n)
+	}
+	// The same bundle read again (a new pool, equal) keeps the transport.
+	be["ns/e"] = export.Backend{URL: u, TLS: &tls.Config{RootCAs: roots(), ServerName: "example.com"}}
+	get()
+	if n := conns.Load(); n != 1 {
+		t.Errorf("an equal CA bundle opened a connection: %d, want 1", n)
+	}
+	// Another bundle: a new transport, checked against it.
+	otherPEM, _, err := upload.NewServerCert("other.test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := roots()
+	other.AppendCertsFromPEM(otherPEM)
+	be["ns/e"] = export.Backend{URL: u, TLS: &tls.Config{RootCAs: other, ServerName: "example.com"}}
+	get()
+	if n := conns.Load(); n != 2 {
+		t.Errorf("a new CA bundle: %d connections, want 2", n)
 	}
 }

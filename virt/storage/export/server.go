@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log"
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -272,17 +270,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	if err != nil {
 		return fmt.Errorf("export server %s: certificate: %w", s.cfg.Export, err)
 	}
-	srv := &http.Server{
-		Handler: s,
-		// HTTP/1.1 only: a download is one long stream, which Go's
-		// HTTP/2 server sends in small frames at about half the rate
-		// (docs/performance.md, VM export).
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}},
-		TLSNextProto:      map[string]func(*http.Server, *tls.Conn, http.Handler){},
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       60 * time.Second,
-		ErrorLog:          log.New(logWriter{s.log}, "", 0),
-	}
+	srv := NewHTTPServer(s, func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &cert, nil }, s.log)
 	stop := ctx.Done()
 	var deadline <-chan time.Time
 	if !s.cfg.Deadline.IsZero() {
@@ -307,13 +295,4 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	}
 	<-done
 	return nil
-}
-
-// logWriter hands the HTTP server's own messages (TLS handshakes that
-// failed, ...) to the logger.
-type logWriter struct{ log logr.Logger }
-
-func (w logWriter) Write(b []byte) (int, error) {
-	w.log.V(1).Info(strings.TrimSpace(string(b)))
-	return len(b), nil
 }
