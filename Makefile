@@ -132,7 +132,7 @@ check-pure:
 
 ## daemons: build the daemons, virtctl and the pods' sandbox program (hack/pause) into _output/bin
 daemons:
-	go build -o $(OUT)/bin/ ./daemons/virt-launcher ./daemons/virt-handler ./daemons/virt-api ./daemons/virt-controller ./daemons/virt-operator ./daemons/virt-importer ./daemons/virt-exportserver ./daemons/virt-local ./cmd/virtctl ./hack/pause
+	go build -o $(OUT)/bin/ ./daemons/virt-launcher ./daemons/virt-handler ./daemons/virt-api ./daemons/virt-controller ./daemons/virt-operator ./daemons/virt-importer ./daemons/virt-exportserver ./daemons/virt-exportproxy ./daemons/virt-local ./cmd/virtctl ./hack/pause
 
 ## images: OCI images of the daemons (binaries plus Debian packages, no Docker) into the OCI layout _output/images
 IMAGES_FLAGS = -bin $(OUT)/bin -out $(OUT)/images -cache $(OUT)/cache/debs

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	virtv1 "kubevirt.io/api/core/v1"
-	exportv1 "kubevirt.io/api/export/v1beta1"
 	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -156,8 +155,6 @@ func apiRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"datasources"}, Verbs: []string{"get"}},
 		// The snapshot a VM restore names, checked at admission.
 		{APIGroups: []string{vmsnapshotv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachinesnapshots"}, Verbs: []string{"get"}},
-		// The export proxy finds an export's server pod.
-		{APIGroups: []string{exportv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineexports"}, Verbs: []string{"get"}},
 	}
 }
 

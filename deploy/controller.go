@@ -38,6 +38,11 @@ type Controller struct {
 	// Secret, API.HandlerClientSecret); only that key is mounted. Empty:
 	// DataVolume uploads wait, unconfigured.
 	UploadClientCASecret string
+	// ExportServerImage is the image of the VirtualMachineExport server
+	// pods it creates, and ExportCASecret names a kubernetes.io/tls Secret
+	// in Namespace holding the export CA that signs their certificates
+	// (mounted; a renewed CA is read again). Empty: no export controller.
+	ExportServerImage, ExportCASecret string
 	// Emulation runs guests under software emulation even when the
 	// KubeVirt CR does not ask for it.
 	Emulation bool
@@ -72,6 +77,9 @@ func (c Controller) withDefaults() (Controller, error) {
 	errs := c.workload().check()
 	if c.LauncherImage == "" {
 		errs = append(errs, fmt.Errorf("deploy: Controller.LauncherImage: required"))
+	}
+	if (c.ExportServerImage == "") != (c.ExportCASecret == "") {
+		errs = append(errs, fmt.Errorf("deploy: Controller.ExportServerImage %q and ExportCASecret %q: set both or neither", c.ExportServerImage, c.ExportCASecret))
 	}
 	if c.LauncherCapabilitiesCache != "" && !path.IsAbs(c.LauncherCapabilitiesCache) {
 		errs = append(errs, fmt.Errorf("deploy: Controller.LauncherCapabilitiesCache %q: must be absolute", c.LauncherCapabilitiesCache))
@@ -213,6 +221,11 @@ func controllerPod(c Controller) corev1.PodSpec {
 	if c.UploadClientCASecret != "" {
 		args = append(args, "--upload-client-ca-file="+path.Join(controllerUploadCADir, corev1.ServiceAccountRootCAKey))
 	}
+	if c.ExportServerImage != "" {
+		args = append(args, "--export-server-image="+c.ExportServerImage,
+			"--export-ca-cert-file="+path.Join(controllerExportCADir, corev1.TLSCertKey),
+			"--export-ca-key-file="+path.Join(controllerExportCADir, corev1.TLSPrivateKeyKey))
+	}
 	pod := c.workload().managerPod(c.PullPolicy, args, c.ProbePort, nil,
 		metricsPort(c.MetricsPort))
 	if c.UploadClientCASecret != "" {
@@ -222,12 +235,21 @@ func controllerPod(c Controller) corev1.PodSpec {
 		pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts,
 			corev1.VolumeMount{Name: "upload-client-ca", MountPath: controllerUploadCADir, ReadOnly: true})
 	}
+	if c.ExportCASecret != "" {
+		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "export-ca", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: c.ExportCASecret, Items: []corev1.KeyToPath{{Key: corev1.TLSCertKey, Path: corev1.TLSCertKey}, {Key: corev1.TLSPrivateKeyKey, Path: corev1.TLSPrivateKeyKey}}}}})
+		pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts,
+			corev1.VolumeMount{Name: "export-ca", MountPath: controllerExportCADir, ReadOnly: true})
+	}
 	return pod
 }
 
-// controllerUploadCADir is where virt-controller finds the upload proxy's
-// client CA.
-const controllerUploadCADir = "/etc/virtkit/upload-client-ca"
+// controllerUploadCADir and controllerExportCADir are where
+// virt-controller finds the upload proxy's client CA and the export CA.
+const (
+	controllerUploadCADir = "/etc/virtkit/upload-client-ca"
+	controllerExportCADir = "/etc/virtkit/export-ca"
+)
 
 // readInstancetypes lets virt-controller and virt-api read the instancetypes
 // and preferences VMs name, namespaced and cluster-wide.

@@ -95,9 +95,15 @@ func TestDeploymentObjectsGolden(t *testing.T) {
 			c := ctrl
 			c.Replicas, c.MetricsPort, c.ProbePort, c.APIServer = 1, 9444, 9445, "127.0.0.1:6443"
 			c.Emulation, c.LauncherCapabilitiesCache = true, "/data/capabilities"
+			c.UploadClientCASecret = "virt-api-handler-client"
+			c.ExportServerImage, c.ExportCASecret = "registry.example/virtkit/virt-exportserver:v1", "kubevirt-export-ca"
 			return deploy.ControllerObjects(c)
 		}},
 		{"metrics.yaml", func() ([]client.Object, error) { return deploy.MetricsObjects("kubevirt") }},
+		{"exportproxy.yaml", func() ([]client.Object, error) {
+			return deploy.ExportProxyObjects(deploy.ExportProxy{Namespace: "kubevirt", Image: "registry.example/virtkit/virt-exportproxy:v1",
+				TLSSecret: "kubevirt-exportproxy-certs", ExportCASecret: "kubevirt-export-ca"})
+		}},
 		{"operator.yaml", func() ([]client.Object, error) {
 			objs, err := deploy.OperatorObjects(deploy.Operator{Namespace: "kubevirt", Image: "registry.example/virtkit/virt-operator:v1"})
 			// The KubeVirt CRD is the generated file in crds/.
@@ -161,14 +167,20 @@ func TestDeploymentObjectsRefusals(t *testing.T) {
 	for _, f := range []string{"Controller.Namespace: required", "Controller.Image: required", "Controller.LauncherImage: required"} {
 		assert.ErrorContains(t, err, f)
 	}
+	_, err = deploy.ExportProxyObjects(deploy.ExportProxy{Port: 70000})
+	for _, f := range []string{"ExportProxy.Namespace: required", "ExportProxy.Image: required", "ExportProxy.TLSSecret: required",
+		"ExportProxy.ExportCASecret: required", "ExportProxy.Port 70000: not a port"} {
+		assert.ErrorContains(t, err, f)
+	}
 	_, err = deploy.APIObjects(deploy.API{Namespace: "k", Image: "i", TLSSecret: "s", HandlerClientSecret: "c", Replicas: -1, Port: 65536,
 		APIServer: "localhost"})
 	for _, f := range []string{"API.Replicas -1: must be positive", "API.Port 65536: not a port", `API.APIServer "localhost": want host:port`} {
 		assert.ErrorContains(t, err, f)
 	}
 	_, err = deploy.ControllerObjects(deploy.Controller{Namespace: "k", Image: "i", LauncherImage: "l", LauncherCapabilitiesCache: "cache",
-		MetricsPort: -1})
-	for _, f := range []string{`Controller.LauncherCapabilitiesCache "cache": must be absolute`, "Controller.MetricsPort -1: not a port"} {
+		MetricsPort: -1, ExportServerImage: "e"})
+	for _, f := range []string{`Controller.LauncherCapabilitiesCache "cache": must be absolute`, "Controller.MetricsPort -1: not a port",
+		`Controller.ExportServerImage "e" and ExportCASecret "": set both or neither`} {
 		assert.ErrorContains(t, err, f)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	virtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/virtapi/nodeapi"
 )
@@ -34,12 +35,21 @@ const (
 	// SecretOperator is the operator's serving certificate, for its
 	// webhooks ([Webhook]).
 	SecretOperator = "kubevirt-operator-certs"
+	// SecretExportProxy is the export proxy's serving certificate, for
+	// its Service's names.
+	SecretExportProxy = "kubevirt-exportproxy-certs"
+	// SecretExportCA holds the export CA, which signs the certificates of
+	// VirtualMachineExport servers (virt-controller issues them).
+	SecretExportCA = "kubevirt-export-ca"
 	// CACertKey is the key of the CA bundle in the handlers' Secrets.
 	CACertKey = "ca.crt"
 )
 
-// CACommonName is the CA's name, KubeVirt's.
-const CACommonName = "kubevirt.io"
+// CACommonName and ExportCACommonName are the CAs' names, KubeVirt's.
+const (
+	CACommonName       = "kubevirt.io"
+	ExportCACommonName = "export.kubevirt.io"
+)
 
 // Rotation is how long certificates last and how long before their end
 // they are replaced.
@@ -112,6 +122,7 @@ type Leaf struct {
 func Leaves(s Settings, validity time.Duration) []Leaf {
 	namespace := s.Namespace
 	svc := "virt-api." + namespace
+	proxy := deploy.ExportProxyName + "." + namespace
 	dns, ips := webhookNames(s)
 	return []Leaf{
 		{Secret: SecretOperator, Request: certs.Request{CommonName: WebhookService + "." + namespace + ".svc",
@@ -122,6 +133,8 @@ func Leaves(s Settings, validity time.Duration) []Leaf {
 			DNSNames: []string{HandlerServerName(namespace)}, Server: true, Validity: validity}},
 		{Secret: SecretHandlerClient, WithCA: true, Request: certs.Request{CommonName: nodeapi.ClientName,
 			Client: true, Validity: validity}},
+		{Secret: SecretExportProxy, Request: certs.Request{CommonName: proxy + ".svc",
+			DNSNames: []string{deploy.ExportProxyName, proxy, proxy + ".svc", proxy + ".svc.cluster.local"}, Server: true, Validity: validity}},
 	}
 }
 

@@ -30,15 +30,20 @@ const (
 	// when the daemons share a node's network (Settings.APIServer): its
 	// default, 8443, is virt-api's.
 	hostNetworkControllerMetricsPort = 8191
+	// hostNetworkExportProxyPort is the export proxy's port on a node's
+	// network: its default, 8443, is virt-api's too.
+	hostNetworkExportProxyPort = 8192
 )
 
 // The daemons' image names: Target.Image(name) is a daemon's image.
 const (
-	ImageAPI        = "virt-api"
-	ImageController = "virt-controller"
-	ImageHandler    = "virt-handler"
-	ImageLauncher   = "virt-launcher"
-	ImageImporter   = "virt-importer"
+	ImageAPI          = "virt-api"
+	ImageController   = "virt-controller"
+	ImageHandler      = "virt-handler"
+	ImageLauncher     = "virt-launcher"
+	ImageImporter     = "virt-importer"
+	ImageExportServer = "virt-exportserver"
+	ImageExportProxy  = "virt-exportproxy"
 )
 
 // HandlerServerName is the name in every handler's serving certificate,
@@ -107,8 +112,18 @@ func Components(kv *virtv1.KubeVirt, s Settings, caBundle []byte) ([]client.Obje
 		// No Emulation flag: virt-controller reads useEmulation from the CR
 		// at each launcher pod, so a change needs no rollout.
 		PullPolicy: t.PullPolicy, LauncherImage: t.Image(ImageLauncher), ImporterImage: t.Image(ImageImporter), MetricsPort: controllerMetrics,
-		UploadClientCASecret:      SecretHandlerClient,
+		UploadClientCASecret: SecretHandlerClient,
+		ExportServerImage:    t.Image(ImageExportServer), ExportCASecret: SecretExportCA,
 		LauncherCapabilitiesCache: s.LauncherCapabilitiesCache, Replicas: replicas, APIServer: s.APIServer, Placement: infra})
+	if err != nil {
+		return nil, err
+	}
+	var proxyPort int32
+	if s.APIServer != "" {
+		proxyPort = hostNetworkExportProxyPort
+	}
+	exportProxy, err := deploy.ExportProxyObjects(deploy.ExportProxy{Namespace: ns, Image: t.Image(ImageExportProxy), PullPolicy: t.PullPolicy,
+		TLSSecret: SecretExportProxy, ExportCASecret: SecretExportCA, Replicas: replicas, Port: proxyPort, APIServer: s.APIServer, Placement: infra})
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +147,7 @@ func Components(kv *virtv1.KubeVirt, s Settings, caBundle []byte) ([]client.Obje
 	if err != nil {
 		return nil, err
 	}
-	objs = append(append(append(append(append(objs, apiPods...), controller...), handler...), metrics...), webhookObjects(s, caBundle)...)
+	objs = append(append(append(append(append(append(objs, apiPods...), controller...), exportProxy...), handler...), metrics...), webhookObjects(s, caBundle)...)
 	for _, o := range objs {
 		mark(o, t)
 	}

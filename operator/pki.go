@@ -31,18 +31,9 @@ type pki struct {
 func ensurePKI(ctx context.Context, r client.Reader, s Settings, rot Rotation, now time.Time) (pki, error) {
 	var out pki
 	namespace := s.Namespace
-	caSecret, err := readSecret(ctx, r, namespace, SecretCA)
+	ca, err := ensureCA(ctx, r, namespace, SecretCA, CACommonName, rot, now)
 	if err != nil {
 		return out, err
-	}
-	var ca *certs.Pair
-	if caSecret != nil {
-		ca, _ = certs.Parse(caSecret.Data[corev1.TLSCertKey], caSecret.Data[corev1.TLSPrivateKeyKey])
-	}
-	if ca == nil || !ca.Cert.IsCA || certs.Due(ca.Cert, now, rot.CARenewBefore) {
-		if ca, err = certs.NewCA(CACommonName, now, rot.CADuration); err != nil {
-			return out, err
-		}
 	}
 	var previous []byte
 	cm := &corev1.ConfigMap{}
@@ -59,6 +50,18 @@ func ensurePKI(ctx context.Context, r client.Reader, s Settings, rot Rotation, n
 		&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: ConfigMapCA},
 			Data:       map[string]string{CABundleKey: string(out.bundle)}})
+
+	// The export CA signs export servers' certificates (virt-controller
+	// issues them); it is trusted by export clients alone, not in the
+	// bundle.
+	exportCA, err := ensureCA(ctx, r, namespace, SecretExportCA, ExportCACommonName, rot, now)
+	if err != nil {
+		return out, err
+	}
+	out.objects = append(out.objects, tlsSecret(namespace, SecretExportCA, exportCA, nil))
+	if at := exportCA.Cert.NotAfter.Add(-rot.CARenewBefore); at.Before(out.next) {
+		out.next = at
+	}
 
 	for _, l := range Leaves(s, rot.CertDuration) {
 		s, err := readSecret(ctx, r, namespace, l.Secret)
@@ -84,6 +87,25 @@ func ensurePKI(ctx context.Context, r client.Reader, s Settings, rot Rotation, n
 		}
 	}
 	return out, nil
+}
+
+// ensureCA returns the CA stored in the Secret name, or a new one named
+// commonName when there is none, it is not a CA, or it is due under rot.
+func ensureCA(ctx context.Context, r client.Reader, namespace, name, commonName string, rot Rotation, now time.Time) (*certs.Pair, error) {
+	secret, err := readSecret(ctx, r, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	var ca *certs.Pair
+	if secret != nil {
+		ca, _ = certs.Parse(secret.Data[corev1.TLSCertKey], secret.Data[corev1.TLSPrivateKeyKey])
+	}
+	if ca == nil || !ca.Cert.IsCA || certs.Due(ca.Cert, now, rot.CARenewBefore) {
+		if ca, err = certs.NewCA(commonName, now, rot.CADuration); err != nil {
+			return nil, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
+		}
+	}
+	return ca, nil
 }
 
 func readSecret(ctx context.Context, r client.Reader, namespace, name string) (*corev1.Secret, error) {

@@ -60,6 +60,10 @@ func TestEnsurePKIRotation(t *testing.T) {
 	}
 	store(t, cl, first)
 	ca1, api1 := secretPair(t, first, SecretCA), secretPair(t, first, SecretVirtAPI)
+	export1 := secretPair(t, first, SecretExportCA)
+	if !export1.Cert.IsCA || export1.Cert.Subject.CommonName != ExportCACommonName || export1.Cert.Equal(ca1.Cert) {
+		t.Errorf("the export CA: CA %v, named %q; want a CA of its own named %q", export1.Cert.IsCA, export1.Cert.Subject.CommonName, ExportCACommonName)
+	}
 	if want := api1.Cert.NotAfter.Add(-rot.CertRenewBefore); !first.next.Equal(want) {
 		t.Errorf("next renewal %s, want the first leaf's %s", first.next, want)
 	}
@@ -69,7 +73,8 @@ func TestEnsurePKIRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !secretPair(t, same, SecretVirtAPI).Cert.Equal(api1.Cert) || !secretPair(t, same, SecretCA).Cert.Equal(ca1.Cert) {
+	if !secretPair(t, same, SecretVirtAPI).Cert.Equal(api1.Cert) || !secretPair(t, same, SecretCA).Cert.Equal(ca1.Cert) ||
+		!secretPair(t, same, SecretExportCA).Cert.Equal(export1.Cert) {
 		t.Error("fresh certificates were issued again")
 	}
 
@@ -90,8 +95,17 @@ func TestEnsurePKIRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	ca2 := secretPair(t, rotated, SecretCA)
-	if ca2.Cert.Equal(ca1.Cert) {
+	if ca2.Cert.Equal(ca1.Cert) || secretPair(t, rotated, SecretExportCA).Cert.Equal(export1.Cert) {
 		t.Fatal("a due CA was not renewed")
+	}
+	bundled, err := certs.ParseCerts(rotated.bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range bundled {
+		if c.Subject.CommonName == ExportCACommonName {
+			t.Error("the export CA is in the cluster's CA bundle")
+		}
 	}
 	for _, l := range Leaves(Settings{Namespace: "kubevirt"}, rot.CertDuration) {
 		if err := secretPair(t, rotated, l.Secret).Cert.CheckSignatureFrom(ca2.Cert); err != nil {

@@ -67,7 +67,8 @@ func TestComponentsImages(t *testing.T) {
 			img := func(n string) string { return strings.Replace(tc.want, "%s", n, 1) }
 			want := map[string]string{
 				"virt-api/virt-api": img("virt-api"), "virt-controller/virt-controller": img("virt-controller"),
-				"virt-handler/virt-handler": img("virt-handler"),
+				"virt-exportproxy/virt-exportproxy": img("virt-exportproxy"),
+				"virt-handler/virt-handler":         img("virt-handler"),
 				// The node labeller is the launcher's host CPU probe.
 				"virt-handler/node-labeller": img("virt-launcher"),
 			}
@@ -142,7 +143,7 @@ func TestComponentsPlacement(t *testing.T) {
 		}
 		roles[o.GetName()] = spec.NodeSelector["role"]
 	}
-	if diff := cmp.Diff(map[string]string{"virt-api": "infra", "virt-controller": "infra", "virt-handler": "vms"}, roles); diff != "" {
+	if diff := cmp.Diff(map[string]string{"virt-api": "infra", "virt-controller": "infra", "virt-exportproxy": "infra", "virt-handler": "vms"}, roles); diff != "" {
 		t.Errorf("placement (-want +got):\n%s", diff)
 	}
 }

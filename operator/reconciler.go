@@ -243,7 +243,7 @@ func (r *Reconciler) apply(ctx context.Context, o client.Object) error {
 func (r *Reconciler) notReady(ctx context.Context) ([]string, error) {
 	ns := r.settings.Namespace
 	var out []string
-	for _, name := range []string{deploy.APIName, deploy.ControllerName} {
+	for _, name := range []string{deploy.APIName, deploy.ControllerName, deploy.ExportProxyName} {
 		d := &appsv1.Deployment{}
 		if err := r.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
 			if apierrors.IsNotFound(err) {

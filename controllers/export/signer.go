@@ -33,3 +33,23 @@ func (s CASigner) Issue(_ context.Context, names []string, now time.Time, validi
 	}
 	return p.CertPEM(), p.KeyPEM(), s.CA.CertPEM(), nil
 }
+
+// PairSigner signs with the CA its Pair function returns at each
+// certificate, such as a CA read from a mounted Secret
+// (deploy/certs/certfiles.Source.Pair), so that a renewed CA signs the
+// next server's certificate.
+type PairSigner struct{ Pair func() (*certs.Pair, error) }
+
+var _ Signer = PairSigner{}
+
+// Issue implements Signer.
+func (s PairSigner) Issue(ctx context.Context, names []string, now time.Time, validity time.Duration) ([]byte, []byte, []byte, error) {
+	ca, err := s.Pair()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("export signer: the CA: %w", err)
+	}
+	if !ca.Cert.IsCA {
+		return nil, nil, nil, fmt.Errorf("export signer: %q is not a CA", ca.Cert.Subject.CommonName)
+	}
+	return CASigner{CA: ca}.Issue(ctx, names, now, validity)
+}

@@ -27,7 +27,9 @@ import (
 
 	"github.com/virtkit/virtkit/controllers"
 	"github.com/virtkit/virtkit/controllers/clientrate"
+	"github.com/virtkit/virtkit/controllers/export"
 	"github.com/virtkit/virtkit/controllers/nodehealth"
+	"github.com/virtkit/virtkit/deploy/certs/certfiles"
 	"github.com/virtkit/virtkit/internal/scheme"
 	virtmetrics "github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/virt/clusterconfig"
@@ -50,6 +52,11 @@ func main() {
 		uploadName  = flag.String("upload-client-name", nodeapi.ClientName, "common name of the upload proxy's client certificate")
 		uploadURL   = flag.String("upload-proxy-url", "", "where users reach virt-api's upload proxy, for the CDIConfig's status (KubeVirt's virtctl image-upload reads it); empty: unknown")
 		capsCache   = flag.String("launcher-capabilities-cache", "", "node folder the launchers share for libvirt's QEMU capability probe; empty: each launcher probes")
+		exportImage = flag.String("export-server-image", "", "image of virt-exportserver for VirtualMachineExport server pods; empty: no export controller")
+		exportCA    = flag.String("export-ca-cert-file", "", "certificate (PEM) of the export CA, which signs export servers' certificates; read again when it changes (required with --export-server-image)")
+		exportKey   = flag.String("export-ca-key-file", "", "key (PEM) of --export-ca-cert-file")
+		proxyHost   = flag.String("export-proxy-host", "", "host[:port] where users reach the export proxy, for exports' external links; empty: internal links only")
+		proxyCA     = flag.String("export-proxy-ca-file", "", "CA (PEM) of the export proxy's certificate, which external links carry")
 	)
 	flag.Parse()
 	log := logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, nil))
@@ -65,10 +72,44 @@ func main() {
 		}
 		base.UploadClientCA = ca
 	}
+	if err := exportFlags(&base, *exportImage, *exportCA, *exportKey, *proxyHost, *proxyCA); err != nil {
+		log.Error(err, "export flags")
+		os.Exit(2)
+	}
 	if err := run(base, *leaderElect, *metrics, *probes); err != nil {
 		log.Error(err, "virt-controller failed")
 		os.Exit(1)
 	}
+}
+
+// exportFlags sets base's export controller from the flags: the server
+// image, a signer over the export CA's files, the proxy of external links.
+func exportFlags(base *controllers.Config, image, caCert, caKey, proxyHost, proxyCA string) error {
+	if image == "" {
+		if caCert != "" || proxyHost != "" {
+			return fmt.Errorf("--export-ca-cert-file and --export-proxy-host need --export-server-image")
+		}
+		return nil
+	}
+	if caCert == "" || caKey == "" {
+		return fmt.Errorf("--export-server-image needs --export-ca-cert-file and --export-ca-key-file")
+	}
+	src, err := certfiles.New(caCert, caKey, "", certfiles.WithLogger(ctrl.Log.WithName("export-ca")))
+	if err != nil {
+		return fmt.Errorf("--export-ca-cert-file: %w", err)
+	}
+	base.ExportServerImage, base.ExportSigner = image, export.PairSigner{Pair: src.Pair}
+	if proxyHost != "" {
+		if proxyCA == "" {
+			return fmt.Errorf("--export-proxy-host needs --export-proxy-ca-file")
+		}
+		ca, err := os.ReadFile(proxyCA)
+		if err != nil {
+			return fmt.Errorf("--export-proxy-ca-file: %w", err)
+		}
+		base.ExportProxyHost, base.ExportProxyCA = proxyHost, ca
+	}
+	return nil
 }
 
 // run runs the controllers of base, configured by the KubeVirt CR of

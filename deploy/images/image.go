@@ -107,6 +107,10 @@ func Daemons() []Image {
 			Name: "virt-exportserver", Binaries: []string{"virt-exportserver"}, Packages: []string{"libc6"},
 			User: UserQEMU, Entrypoint: []string{"/usr/bin/virt-exportserver"},
 		},
+		{
+			Name: "virt-exportproxy", Binaries: []string{"virt-exportproxy"}, Packages: []string{"libc6"},
+			User: UserNonRoot, Entrypoint: []string{"/usr/bin/virt-exportproxy"},
+		},
 	}
 }
 

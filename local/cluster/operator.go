@@ -94,12 +94,14 @@ func (c *Cluster) OperatorManifests() ([]client.Object, *virtv1.KubeVirt, error)
 }
 
 // PushImages pushes the images the operator installs from (virt-operator,
-// virt-api, virt-controller, virt-handler, virt-launcher) to the cluster's
+// virt-api, virt-controller, virt-exportproxy, virt-handler, and the
+// launcher, importer and export server pods' images) to the cluster's
 // registry as REGISTRY/virtkit/NAME:tag, from ImagesDir's NAME:ImageTag.
 // Up pushes them as ImageTag; under another tag they are a version to
 // upgrade to (spec.imageTag of the KubeVirt CR).
 func (c *Cluster) PushImages(ctx context.Context, tag string) error {
-	for _, name := range []string{deploy.OperatorName, deploy.APIName, deploy.ControllerName, deploy.HandlerName, operator.ImageLauncher} {
+	for _, name := range []string{deploy.OperatorName, deploy.APIName, deploy.ControllerName, deploy.HandlerName, operator.ImageLauncher,
+		operator.ImageImporter, operator.ImageExportServer, operator.ImageExportProxy} {
 		if _, err := c.pushBuiltAs(ctx, name, tag); err != nil {
 			return err
 		}

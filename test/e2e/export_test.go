@@ -33,7 +33,7 @@ import (
 // VirtualMachineExport of its claim gets a server pod (virt-exportserver,
 // as a process, the claim mounted read-only, a certificate from the
 // export CA) and goes Ready with KubeVirt's internal and external links;
-// through the external link (virt-api's export proxy on loopback, its
+// through the external link (the export proxy on its loopback port, its
 // certificate the link's) the disk downloads as gzip and as raw ranges
 // with the export's token, and not without it; the auth-header Secret
 // manifest carries the token. A pod that takes the claim pauses the export

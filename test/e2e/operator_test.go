@@ -45,7 +45,8 @@ import (
 // both as files applied as `kubectl apply -f` would. The CR reaches
 // Deployed and Available with the daemons as pods from the built images;
 // the example VM runs in a launcher container and its console answers
-// through the aggregated API; a deleted DaemonSet and ClusterRole come
+// through the aggregated API; a claim's export serves from the real node
+// (exportOnRealNode); a deleted DaemonSet and ClusterRole come
 // back, and the guest's console answers again through the new handler; a
 // feature gate and the cluster's eviction strategy changed in the CR act
 // in virt-api with no daemon restarted; an
@@ -87,6 +88,11 @@ func TestOperatorOnRealNode(t *testing.T) {
 		}
 		for _, c := range crd.Status.Conditions {
 			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				// And served in discovery, which the client maps kinds by
+				// (kubectl would fail the same way a moment earlier).
+				if _, err := w.c.RESTMapper().RESTMapping(schema.GroupKind{Group: virtv1.SchemeGroupVersion.Group, Kind: "KubeVirt"}, "v1"); err != nil {
+					return false, err.Error()
+				}
 				return true, ""
 			}
 		}
@@ -133,6 +139,8 @@ func TestOperatorOnRealNode(t *testing.T) {
 	vmi := w.waitRunning(ctx, t, vm)
 	assert.Equal(t, vmi.Status.NodeName, real)
 	w.consoleShows(ctx, t, vmi, "VIRTKIT-HEARTBEAT")
+
+	exportOnRealNode(ctx, t, w, c, real)
 
 	// Live configuration: a feature gate, the cluster's eviction strategy
 	// and useEmulation changed in the CR take effect in the daemons that

@@ -200,3 +200,28 @@ func (s *Source) ClientConfig(serverName string) (*tls.Config, error) {
 	}
 	return c, nil
 }
+
+// Pair returns the current key pair as a certs.Pair, to sign with: a CA
+// read from files (a mounted kubernetes.io/tls Secret) that is renewed
+// signs with its new key from the next read on.
+func (s *Source) Pair() (*certs.Pair, error) {
+	s.current()
+	s.mu.Lock()
+	raw := s.raw
+	s.mu.Unlock()
+	p, err := certs.Parse(raw[0], raw[1])
+	if err != nil {
+		return nil, fmt.Errorf("certfiles: %s, %s: %w", s.certFile, s.keyFile, err)
+	}
+	return p, nil
+}
+
+// Pool returns the current CA pool of the CA file, read again as the
+// certificate is; nil without a CA file.
+func (s *Source) Pool() (*x509.CertPool, error) {
+	_, pool := s.current()
+	if pool == nil {
+		return nil, fmt.Errorf("certfiles: no CA file")
+	}
+	return pool, nil
+}
