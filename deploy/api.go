@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -160,8 +159,6 @@ func apiRules() []rbacv1.PolicyRule {
 
 // apiPod is virt-api's pod.
 func apiPod(a API) corev1.PodSpec {
-	https := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-		Path: "/healthz", Port: intstr.FromInt32(a.Port), Scheme: corev1.URISchemeHTTPS}}, PeriodSeconds: 5, FailureThreshold: 3}
 	args := []string{
 		"--listen=" + listen(a.Port),
 		"--metrics-bind-address=" + listen(a.MetricsPort),
@@ -174,31 +171,10 @@ func apiPod(a API) corev1.PodSpec {
 		"--handler-client-key-file=" + path.Join(apiHandlerDir, corev1.TLSPrivateKeyKey),
 	}
 	args = append(args, "--handler-server-name="+a.HandlerServerName)
-	return corev1.PodSpec{
-		PriorityClassName: "system-cluster-critical",
-		Affinity:          spread(APIName),
-		SecurityContext:   nonRootPod(),
-		Containers: []corev1.Container{{
-			Name:            APIName,
-			Image:           a.Image,
-			ImagePullPolicy: a.PullPolicy,
-			Args:            args,
-			Ports:           []corev1.ContainerPort{{Name: "https", ContainerPort: a.Port, Protocol: corev1.ProtocolTCP}, metricsPort(a.MetricsPort)},
-			ReadinessProbe:  https,
-			SecurityContext: nonRootContainer(),
-			VolumeMounts: []corev1.VolumeMount{
-				{Name: "certs", MountPath: apiCertDir, ReadOnly: true},
-				{Name: "handler-client", MountPath: apiHandlerDir, ReadOnly: true},
-			},
-			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("5m"), corev1.ResourceMemory: resource.MustParse("100Mi")}},
-			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		}},
-		Volumes: []corev1.Volume{
-			{Name: "certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: a.TLSSecret}}},
-			{Name: "handler-client", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: a.HandlerClientSecret}}},
-		},
-	}
+	return a.workload().servingPod(a.PullPolicy, args, a.Port, "100Mi", []secretMount{
+		{name: "certs", dir: apiCertDir, secret: a.TLSSecret},
+		{name: "handler-client", dir: apiHandlerDir, secret: a.HandlerClientSecret},
+	}, metricsPort(a.MetricsPort))
 }
 
 // deployment is the workload's Deployment of spec, replicas pods large,

@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -106,39 +105,15 @@ func exportProxyRules() []rbacv1.PolicyRule {
 }
 
 func exportProxyPod(e ExportProxy) corev1.PodSpec {
-	https := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-		Path: "/healthz", Port: intstr.FromInt32(e.Port), Scheme: corev1.URISchemeHTTPS}}, PeriodSeconds: 5, FailureThreshold: 3}
-	return corev1.PodSpec{
-		PriorityClassName: "system-cluster-critical",
-		Affinity:          spread(ExportProxyName),
-		SecurityContext:   nonRootPod(),
-		Containers: []corev1.Container{{
-			Name:            ExportProxyName,
-			Image:           e.Image,
-			ImagePullPolicy: e.PullPolicy,
-			Args: []string{
-				"--listen=" + listen(e.Port),
-				"--tls-cert-file=" + path.Join(exportProxyCertDir, corev1.TLSCertKey),
-				"--tls-private-key-file=" + path.Join(exportProxyCertDir, corev1.TLSPrivateKeyKey),
-				"--export-ca-file=" + path.Join(exportProxyCADir, corev1.TLSCertKey),
-			},
-			Ports:           []corev1.ContainerPort{{Name: "https", ContainerPort: e.Port, Protocol: corev1.ProtocolTCP}},
-			ReadinessProbe:  https,
-			LivenessProbe:   https,
-			SecurityContext: nonRootContainer(),
-			VolumeMounts: []corev1.VolumeMount{
-				{Name: "certs", MountPath: exportProxyCertDir, ReadOnly: true},
-				{Name: "export-ca", MountPath: exportProxyCADir, ReadOnly: true},
-			},
-			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("5m"), corev1.ResourceMemory: resource.MustParse("50Mi")}},
-			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		}},
-		Volumes: []corev1.Volume{
-			{Name: "certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: e.TLSSecret}}},
-			// The CA's certificate only: its key is virt-controller's.
-			{Name: "export-ca", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: e.ExportCASecret,
-				Items: []corev1.KeyToPath{{Key: corev1.TLSCertKey, Path: corev1.TLSCertKey}}}}},
-		},
+	args := []string{
+		"--listen=" + listen(e.Port),
+		"--tls-cert-file=" + path.Join(exportProxyCertDir, corev1.TLSCertKey),
+		"--tls-private-key-file=" + path.Join(exportProxyCertDir, corev1.TLSPrivateKeyKey),
+		"--export-ca-file=" + path.Join(exportProxyCADir, corev1.TLSCertKey),
 	}
+	return e.workload().servingPod(e.PullPolicy, args, e.Port, "50Mi", []secretMount{
+		{name: "certs", dir: exportProxyCertDir, secret: e.TLSSecret},
+		// The CA's certificate only: its key is virt-controller's.
+		{name: "export-ca", dir: exportProxyCADir, secret: e.ExportCASecret, items: []corev1.KeyToPath{{Key: corev1.TLSCertKey, Path: corev1.TLSCertKey}}},
+	})
 }

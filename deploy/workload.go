@@ -228,6 +228,47 @@ func (w workload) managerPod(pull corev1.PullPolicy, args []string, probePort in
 	}
 }
 
+// secretMount is a Secret mounted read-only into a daemon's container at
+// dir: the keys items name, or all of them.
+type secretMount struct {
+	name, dir, secret string
+	items             []corev1.KeyToPath
+}
+
+// servingPod is the pod of a daemon that serves HTTPS on port (virt-api,
+// virt-exportproxy): one non-root container of image with args, ready by
+// /healthz over HTTPS on port, requesting memory, with its Secrets
+// mounted read-only.
+func (w workload) servingPod(pull corev1.PullPolicy, args []string, port int32, memory string, secrets []secretMount, ports ...corev1.ContainerPort) corev1.PodSpec {
+	https := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+		Path: "/healthz", Port: intstr.FromInt32(port), Scheme: corev1.URISchemeHTTPS}}, PeriodSeconds: 5, FailureThreshold: 3}
+	var mounts []corev1.VolumeMount
+	var volumes []corev1.Volume
+	for _, m := range secrets {
+		mounts = append(mounts, corev1.VolumeMount{Name: m.name, MountPath: m.dir, ReadOnly: true})
+		volumes = append(volumes, corev1.Volume{Name: m.name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: m.secret, Items: m.items}}})
+	}
+	return corev1.PodSpec{
+		PriorityClassName: "system-cluster-critical",
+		Affinity:          spread(w.name),
+		SecurityContext:   nonRootPod(),
+		Containers: []corev1.Container{{
+			Name:            w.name,
+			Image:           w.image,
+			ImagePullPolicy: pull,
+			Args:            args,
+			Ports:           append([]corev1.ContainerPort{{Name: "https", ContainerPort: port, Protocol: corev1.ProtocolTCP}}, ports...),
+			ReadinessProbe:  https,
+			SecurityContext: nonRootContainer(),
+			VolumeMounts:    mounts,
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("5m"), corev1.ResourceMemory: resource.MustParse(memory)}},
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		}},
+		Volumes: volumes,
+	}
+}
+
 // listen is ":port".
 func listen(p int32) string { return ":" + strconv.Itoa(int(p)) }
 
