@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -68,6 +69,11 @@ func TestProxy(t *testing.T) {
 	}
 	if code, _ := get(base+export.RawPath("disk"), ""); code != http.StatusUnauthorized {
 		t.Errorf("no token through the proxy: %d, want the server's 401", code)
+	}
+	// The dir link, without its slash, redirects to the listing under the
+	// export's prefix, not to the proxy's root.
+	if code, b := get(base+export.DirPath("files"), token); code != http.StatusOK || !strings.Contains(string(b), "a.txt") {
+		t.Errorf("dir link through the proxy: %d %q, want the listing", code, b)
 	}
 	if code, _ := get("/api/export.kubevirt.io/v1/namespaces/ns/virtualmachineexports/e"+export.ReadyPath, ""); code != http.StatusOK {
 		t.Errorf("v1 path: %d, want 200", code)

@@ -10,7 +10,9 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"path"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -92,6 +94,16 @@ func (s *Server) addVolume(v Volume) error {
 		return nil
 	}
 	s.mux.Handle(DirPath(v.Claim)+"/", s.authorized(http.StripPrefix(DirPath(v.Claim), http.FileServer(http.FS(rootFS{root})))))
+	// The dir link has no slash (KubeVirt's); the listing's links are
+	// relative to the folder, so the link redirects there. The Location is
+	// relative as well (set by hand: ServeMux and http.Redirect make it
+	// absolute): through the export proxy the server's paths are under
+	// the export's prefix.
+	s.mux.Handle(DirPath(v.Claim), s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u := url.URL{Path: path.Base(DirPath(v.Claim)) + "/", RawQuery: r.URL.RawQuery}
+		w.Header().Set("Location", u.String())
+		w.WriteHeader(http.StatusMovedPermanently)
+	})))
 	s.mux.Handle(ArchivePath(v.Claim), s.authorized(s.archive(root)))
 	return nil
 }
