@@ -123,7 +123,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.kubelet, "kubelet", o.kubelet, "name of a real node to start as well: a real kubelet with containerd, whose pods are containers (empty: none)")
 	fs.StringVar(&o.containerdBinDir, "containerd-bin-dir", o.containerdBinDir, "folder of containerd, containerd-shim-runc-v2 and ctr, for --kubelet")
 	fs.StringVar(&o.imagesDir, "images-dir", o.imagesDir, "OCI image layout of make images (the pause image of --kubelet's pods)")
-	fs.BoolVar(&o.split, "split", o.split, "run virt-api, virt-controller and each node's virt-handler as processes of their own from --bin-dir (restarted when they exit; logs in DATA-DIR/daemons), not inside virt-local; not with --kubelet")
+	fs.BoolVar(&o.split, "split", o.split, "run virt-api, virt-exportproxy, virt-controller and each node's virt-handler as processes of their own from --bin-dir (restarted when they exit; logs in DATA-DIR/daemons), not inside virt-local; not with --kubelet")
 	fs.BoolVar(&o.operator, "operator", o.operator, "with --kubelet: install nothing of virtkit and start no local node (--nodes is ignored); write virt-operator's release manifest and a KubeVirt CR for this cluster into DATA-DIR/deploy, to kubectl apply")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "how long up and down wait")
 }

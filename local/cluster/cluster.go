@@ -239,7 +239,7 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return c, nil
 	}
 	if c.split != nil {
-		log.Info("starting virt-api and virt-controller as processes", "logs", cfg.DaemonLogDir())
+		log.Info("starting virt-api, virt-exportproxy and virt-controller as processes", "logs", cfg.DaemonLogDir())
 		if err := c.startAPIProcess(ctx); err != nil {
 			return c, err
 		}

@@ -152,6 +152,9 @@ func (c *Cluster) startAPIProcess(ctx context.Context) error {
 	if err := waitPort(ctx, p, addr); err != nil {
 		return err
 	}
+	if err := c.startExportProxyProcess(ctx); err != nil {
+		return err
+	}
 	cl, err := c.adminClient()
 	if err != nil {
 		return err
@@ -159,14 +162,31 @@ func (c *Cluster) startAPIProcess(ctx context.Context) error {
 	return waitAPIService(ctx, cl)
 }
 
+// startExportProxyProcess starts virt-exportproxy as a process on
+// ExportProxyPort, with virt-api's certificate (as in-process), and waits
+// until it serves.
+func (c *Cluster) startExportProxyProcess(ctx context.Context) error {
+	pki := c.cp.Config().PKI()
+	addr := c.cfg.ExportProxyHost()
+	p, err := c.startDaemon(deploy.ExportProxyName, deploy.ExportProxyName, "--listen", addr,
+		"--tls-cert-file", pki.Cert(virtAPICert), "--tls-private-key-file", pki.Key(virtAPICert), "--export-ca-file", pki.ExportCACert())
+	if err != nil {
+		return err
+	}
+	return waitPort(ctx, p, addr)
+}
+
 // startControllerProcess starts virt-controller as a process, with leader
 // election as on a cluster: a restarted one takes over once the dead one's
 // lease expires.
 func (c *Cluster) startControllerProcess() error {
+	pki := c.cp.Config().PKI()
 	args := []string{"--namespace", Namespace,
 		"--launcher-image", c.cfg.LauncherImage, "--importer-image", c.cfg.ImporterImage, "--launcher-capabilities-cache", c.base.LauncherCapabilitiesCache,
-		"--upload-client-ca-file", c.cp.Config().PKI().CACert(), "--upload-client-name", nodeapi.ClientName,
+		"--upload-client-ca-file", pki.CACert(), "--upload-client-name", nodeapi.ClientName,
 		"--upload-proxy-url", c.cfg.UploadProxyURL(),
+		"--export-server-image", c.cfg.ExportServerImage, "--export-ca-cert-file", pki.ExportCACert(), "--export-ca-key-file", pki.ExportCAKey(),
+		"--export-proxy-host", c.cfg.ExportProxyHost(), "--export-proxy-ca-file", pki.CACert(),
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0"}
 	if h := c.cfg.NodeHealth; h.HeartbeatTimeout > 0 {
 		args = append(args, "--node-heartbeat-timeout", h.HeartbeatTimeout.String())
@@ -259,7 +279,8 @@ type DaemonStatus struct {
 }
 
 // Daemons reports the daemon processes of a split cluster by name:
-// virt-api, virt-controller and, for each local node, HandlerDaemon(node).
+// virt-api, virt-exportproxy, virt-controller and, for each local node,
+// HandlerDaemon(node).
 // It is empty when the daemons run in virt-local's own process.
 func (c *Cluster) Daemons() map[string]DaemonStatus {
 	out := map[string]DaemonStatus{}

@@ -39,6 +39,9 @@ func (p PKI) CAKey() string { return p.path("ca.key") }
 // VirtualMachineExport servers, and export links name it.
 func (p PKI) ExportCACert() string { return p.path(exportCA + ".crt") }
 
+// ExportCAKey is the export CA's key, which signs with ExportCACert.
+func (p PKI) ExportCAKey() string { return p.Key(exportCA) }
+
 // ExportCA returns the export CA's certificate and key.
 func (p PKI) ExportCA() (*certs.Pair, error) { return loadPair(p.Cert(exportCA), p.Key(exportCA)) }
 

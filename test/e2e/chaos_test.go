@@ -33,9 +33,11 @@ import (
 	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
-// The chaos suite. virt-local runs split (virt-api, virt-controller and
-// each node's handler as processes of their own, restarted when they die,
-// as a kubelet restarts a container). Each run boots a VM with a data disk
+// The chaos suite. virt-local runs split (virt-api, virt-exportproxy,
+// virt-controller and each node's handler as processes of their own,
+// restarted when they die, as a kubelet restarts a container). Before the
+// runs, a claim's export serves through the split daemons
+// (exportInSplitMode). Each run boots a VM with a data disk
 // on a PVC, whose guest writes a counter to it at each boot, then SIGKILLs
 // one victim (a daemon, or the libvirtd or QEMU of the VM's launcher) at
 // one step of the VM's life, and checks that after the kill:
@@ -147,6 +149,12 @@ func TestChaos(t *testing.T) {
 		}
 		plan = []chaosRun{chaosPlan(true)[i]}
 	}
+	// Before any chaos: the split daemons serve VM exports.
+	t.Run("export", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		exportInSplitMode(ctx, t, w)
+	})
 	tally := &chaosTally{}
 	for i, run := range plan {
 		// Filled even when the run fails half-way.

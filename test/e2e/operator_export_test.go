@@ -29,31 +29,127 @@ import (
 	exporttoken "github.com/virtkit/virtkit/virt/storage/export/token"
 )
 
+// claimExport is an export of an empty claim made for a test, Ready.
+type claimExport struct {
+	w     *world
+	pvc   *corev1.PersistentVolumeClaim
+	vme   *exportv1.VirtualMachineExport
+	token string
+}
+
+// exportClaim makes a claim named name in ns and an export of it, and
+// waits until the export is Ready with its links (external ones too with
+// external). The caller defers delete as soon as it has it, so that
+// nothing of it stays behind for the tests after, whatever it finds.
+func exportClaim(ctx context.Context, t *testing.T, w *world, ns, name string, external bool) *claimExport {
+	t.Helper()
+	e := &claimExport{w: w}
+	e.pvc = &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("16Mi")}}}}
+	must(t, w.c.Create(ctx, e.pvc))
+	returned := false
+	defer func() {
+		if !returned { // the caller gets nothing to delete
+			e.delete(ctx, t)
+		}
+	}()
+	e.vme = &exportv1.VirtualMachineExport{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: exportv1.VirtualMachineExportSpec{Source: corev1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: name}}}
+	must(t, w.c.Create(ctx, e.vme))
+	eventually(ctx, t, "the export Ready", func() (bool, string) {
+		if err := w.c.Get(ctx, client.ObjectKeyFromObject(e.vme), e.vme); err != nil {
+			return false, err.Error()
+		}
+		st := e.vme.Status
+		return st != nil && st.Phase == exportv1.Ready && st.Links != nil && st.Links.Internal != nil && (!external || st.Links.External != nil),
+			fmt.Sprintf("%+v", st)
+	})
+	tok := &corev1.Secret{}
+	must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: *e.vme.Status.TokenSecretRef}, tok))
+	e.token = string(tok.Data[exporttoken.Key])
+	returned = true
+	return e
+}
+
+// dirLink is the claim's dir link among links.
+func (e *claimExport) dirLink(t *testing.T, links *exportv1.VirtualMachineExportLink) string {
+	t.Helper()
+	assert.Assert(t, links != nil && len(links.Volumes) == 1, "volume links: %+v", links)
+	for _, f := range links.Volumes[0].Formats {
+		if f.Format == exportv1.Dir {
+			return f.Url
+		}
+	}
+	t.Fatalf("no dir link in %+v", links.Volumes[0].Formats)
+	return ""
+}
+
+// status GETs url through hc with token (none when empty) and returns
+// the status code and the body's start.
+func status(ctx context.Context, t *testing.T, hc *http.Client, url, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	must(t, err)
+	if token != "" {
+		req.Header.Set(exporttoken.Header, token)
+	}
+	resp, err := hc.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return resp.StatusCode, string(b)
+}
+
+// expectStatus checks that GET url with token answers want.
+func expectStatus(ctx context.Context, t *testing.T, hc *http.Client, url, token string, want int, what string) {
+	t.Helper()
+	if got, body := status(ctx, t, hc, url, token); got != want {
+		t.Errorf("%s: GET %s: %d %q, want %d", what, url, got, body, want)
+	}
+}
+
+// delete deletes the export and the claim and waits until they, and the
+// export's server pod, are gone.
+func (e *claimExport) delete(ctx context.Context, t *testing.T) {
+	t.Helper()
+	pod := client.ObjectKey{Namespace: e.pvc.Namespace, Name: export.PodName(e.pvc.Name)}
+	if e.vme != nil {
+		must(t, client.IgnoreNotFound(e.w.c.Delete(ctx, e.vme)))
+	}
+	must(t, client.IgnoreNotFound(e.w.c.Delete(ctx, e.pvc)))
+	eventually(ctx, t, "the export's pod and the claim gone", func() (bool, string) {
+		perr := e.w.c.Get(ctx, pod, &corev1.Pod{})
+		cerr := e.w.c.Get(ctx, client.ObjectKeyFromObject(e.pvc), &corev1.PersistentVolumeClaim{})
+		return apierrors.IsNotFound(perr) && apierrors.IsNotFound(cerr), fmt.Sprintf("pod: %v, claim: %v", perr, cerr)
+	})
+}
+
+// clientTo is an HTTPS client that dials addr whatever the URL's host,
+// checking the certificate against roots for serverName.
+func clientTo(addr, serverName string, roots *x509.CertPool) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS12},
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}}}
+}
+
 // exportOnRealNode exports a claim on a cluster the operator installed:
 // virt-controller runs the export controller, whose server pod runs on
 // the real node from the export server image, the claim published by the
 // CSI driver, its certificate signed by the operator's export CA (the
 // internal link's cert); the server answers on the internal link's name
 // with the export's token and refuses a request without it, straight and
-// through the export proxy the operator installed. Deleting the
-// export and the claim leaves nothing.
+// through the export proxy the operator installed. Deleting the export
+// and the claim leaves nothing.
 func exportOnRealNode(ctx context.Context, t *testing.T, w *world, c *localcluster.Cluster, node string) {
 	t.Helper()
 	const ns = "default"
-	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "exported"},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("16Mi")}}}}
-	must(t, w.c.Create(ctx, pvc))
-	vme := &exportv1.VirtualMachineExport{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "exported"},
-		Spec: exportv1.VirtualMachineExportSpec{Source: corev1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: pvc.Name}}}
-	must(t, w.c.Create(ctx, vme))
-	eventually(ctx, t, "the export Ready", func() (bool, string) {
-		if err := w.c.Get(ctx, client.ObjectKeyFromObject(vme), vme); err != nil {
-			return false, err.Error()
-		}
-		return vme.Status != nil && vme.Status.Phase == exportv1.Ready && vme.Status.Links != nil && vme.Status.Links.Internal != nil,
-			fmt.Sprintf("%+v", vme.Status)
-	})
+	e := exportClaim(ctx, t, w, ns, "exported", false)
+	defer e.delete(ctx, t)
+	vme := e.vme
 	pod := &corev1.Pod{}
 	must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: export.PodName(vme.Name)}, pod))
 	assert.Equal(t, pod.Spec.NodeName, node)
@@ -72,40 +168,11 @@ func exportOnRealNode(ctx context.Context, t *testing.T, w *world, c *localclust
 	// the pod's address under that name.
 	roots := x509.NewCertPool()
 	roots.AddCert(linked[0])
-	addr := net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(export.ServerPort))
-	hc := &http.Client{Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: export.ServiceHost(ns, vme.Name), MinVersion: tls.VersionTLS12},
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, addr)
-		}}}
+	hc := clientTo(net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(export.ServerPort)), export.ServiceHost(ns, vme.Name), roots)
 	defer hc.CloseIdleConnections()
-	vols := vme.Status.Links.Internal.Volumes
-	assert.Assert(t, len(vols) == 1 && len(vols[0].Formats) > 0, "internal volume links: %+v", vols)
-	var dirURL string
-	for _, f := range vols[0].Formats {
-		if f.Format == exportv1.Dir {
-			dirURL = f.Url
-		}
-	}
-	assert.Assert(t, dirURL != "", "no dir link in %+v", vols[0].Formats)
-	tok := &corev1.Secret{}
-	must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: *vme.Status.TokenSecretRef}, tok))
-	get := func(url, token string) int {
-		t.Helper()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		must(t, err)
-		if token != "" {
-			req.Header.Set(exporttoken.Header, token)
-		}
-		resp, err := hc.Do(req)
-		must(t, err)
-		defer resp.Body.Close()
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-		return resp.StatusCode
-	}
-	assert.Equal(t, get(dirURL, string(tok.Data[exporttoken.Key])), http.StatusOK, "the claim's listing with the token")
-	assert.Equal(t, get(dirURL, ""), http.StatusUnauthorized, "the claim's listing without a token")
+	dir := e.dirLink(t, vme.Status.Links.Internal)
+	expectStatus(ctx, t, hc, dir, e.token, http.StatusOK, "the claim's listing with the token")
+	expectStatus(ctx, t, hc, dir, "", http.StatusUnauthorized, "the claim's listing without a token")
 
 	// Through the export proxy the operator installed (its pod on the
 	// node's network, its certificate from the cluster's CA bundle for
@@ -120,23 +187,28 @@ func exportOnRealNode(ctx context.Context, t *testing.T, w *world, c *localclust
 	proxyRoots := x509.NewCertPool()
 	assert.Assert(t, proxyRoots.AppendCertsFromPEM([]byte(bundle.Data[operator.CABundleKey])), "no CA in the bundle")
 	proxyAddr := net.JoinHostPort(proxyPod.Status.PodIP, strconv.Itoa(int(proxyPod.Spec.Containers[0].Ports[0].ContainerPort)))
-	hc = &http.Client{Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: proxyRoots, ServerName: deploy.ExportProxyName + "." + cluster.Namespace + ".svc", MinVersion: tls.VersionTLS12},
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, proxyAddr)
-		}}}
-	defer hc.CloseIdleConnections()
-	external := export.ExternalBase(proxyAddr, ns, vme.Name) + "/volumes/" + pvc.Name + "/dir/"
-	assert.Equal(t, get(external, string(tok.Data[exporttoken.Key])), http.StatusOK, "the listing through the proxy with the token")
-	assert.Equal(t, get(external, ""), http.StatusUnauthorized, "the listing through the proxy without a token")
-	assert.Equal(t, get(export.ExternalBase(proxyAddr, ns, "no-such-export")+"/volumes/x/dir/", "x"), http.StatusNotFound, "no such export through the proxy")
+	pc := clientTo(proxyAddr, deploy.ExportProxyName+"."+cluster.Namespace+".svc", proxyRoots)
+	defer pc.CloseIdleConnections()
+	external := export.ExternalBase(proxyAddr, ns, vme.Name) + export.DirPath(e.pvc.Name) + "/"
+	expectStatus(ctx, t, pc, external, e.token, http.StatusOK, "the listing through the proxy with the token")
+	expectStatus(ctx, t, pc, external, "", http.StatusUnauthorized, "the listing through the proxy without a token")
+	expectStatus(ctx, t, pc, export.ExternalBase(proxyAddr, ns, "no-such-export")+"/volumes/x/dir/", "x", http.StatusNotFound,
+		"no such export through the proxy")
+}
 
-	must(t, w.c.Delete(ctx, vme))
-	must(t, w.c.Delete(ctx, pvc))
-	eventually(ctx, t, "the export's pod and the claim gone", func() (bool, string) {
-		perr := w.c.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
-		cerr := w.c.Get(ctx, client.ObjectKeyFromObject(pvc), &corev1.PersistentVolumeClaim{})
-		return apierrors.IsNotFound(perr) && apierrors.IsNotFound(cerr), fmt.Sprintf("pod: %v, claim: %v", perr, cerr)
-	})
+// exportInSplitMode exports a claim on a split cluster: virt-controller
+// (a process) runs the export controller, and its external link, served
+// by virt-exportproxy (a process), answers with the token only.
+func exportInSplitMode(ctx context.Context, t *testing.T, w *world) {
+	t.Helper()
+	e := exportClaim(ctx, t, w, "default", "split-exported", true)
+	defer e.delete(ctx, t)
+	ext := e.vme.Status.Links.External
+	roots := x509.NewCertPool()
+	assert.Assert(t, roots.AppendCertsFromPEM([]byte(ext.Cert)), "the external link's cert: %q", ext.Cert)
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}}
+	defer hc.CloseIdleConnections()
+	dir := e.dirLink(t, ext)
+	expectStatus(ctx, t, hc, dir, e.token, http.StatusOK, "the listing through the proxy with the token")
+	expectStatus(ctx, t, hc, dir, "", http.StatusUnauthorized, "the listing through the proxy without a token")
 }
