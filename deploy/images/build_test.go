@@ -182,5 +182,5 @@ func TestTheDaemonsCatalogIsValid(t *testing.T) {
 		assert.DeepEqual(t, img.Entrypoint, []string{"/usr/bin/" + img.Binaries[0]})
 		names = append(names, img.Name)
 	}
-	assert.DeepEqual(t, names, []string{"virt-api", "virt-controller", "virt-operator", "virt-handler", "virt-launcher", "virt-importer", "virt-exportserver", "pause"})
+	assert.DeepEqual(t, names, []string{"virt-api", "virt-controller", "virt-operator", "virt-handler", "virt-launcher", "virt-importer", "virt-exportserver", "virt-exportproxy", "pause"})
 }
