@@ -216,7 +216,8 @@ func podsGone(ctx context.Context, cl client.Client, app string) bool {
 }
 
 // removeDeployments deletes virt-operator's Deployment (if virtkit was
-// installed with it), then virt-controller's and virt-api's, and waits,
+// installed with it), then virt-controller's, virt-api's and
+// virt-exportproxy's, and waits,
 // up to 90 s each time, until their pods are gone: first, so that no
 // controller restarts what Down stops, and so that the real node's drain
 // does not see them come back.
@@ -226,7 +227,7 @@ func (c *Cluster) removeDeployments(ctx context.Context) error {
 		return err
 	}
 	var errs []error
-	for _, names := range [][]string{{deploy.OperatorName}, {deploy.ControllerName, deploy.APIName}} {
+	for _, names := range [][]string{{deploy.OperatorName}, {deploy.ControllerName, deploy.APIName, deploy.ExportProxyName}} {
 		for _, name := range names {
 			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name}}
 			if err := cl.Delete(ctx, d, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil && !apierrors.IsNotFound(err) {
