@@ -207,24 +207,32 @@ func (w workload) managerPod(pull corev1.PullPolicy, args []string, probePort in
 		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: p, Port: intstr.FromInt32(probePort)}},
 			PeriodSeconds: 5, FailureThreshold: 3}
 	}
+	return w.daemonPod(corev1.Container{
+		ImagePullPolicy: pull,
+		Args:            args,
+		Env:             env,
+		Ports:           append(ports, corev1.ContainerPort{Name: "probes", ContainerPort: probePort, Protocol: corev1.ProtocolTCP}),
+		ReadinessProbe:  probe("/readyz"),
+		LivenessProbe:   probe("/healthz"),
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("150Mi")}},
+	}, nil)
+}
+
+// daemonPod is the pod of one of the daemons that need nothing of the
+// node: c, with the workload's name and image, the non-root security
+// context and the termination message from the logs, alone in a pod of
+// system-cluster-critical priority spread over the nodes, with volumes.
+func (w workload) daemonPod(c corev1.Container, volumes []corev1.Volume) corev1.PodSpec {
+	c.Name, c.Image = w.name, w.image
+	c.SecurityContext = nonRootContainer()
+	c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 	return corev1.PodSpec{
 		PriorityClassName: "system-cluster-critical",
 		Affinity:          spread(w.name),
 		SecurityContext:   nonRootPod(),
-		Containers: []corev1.Container{{
-			Name:            w.name,
-			Image:           w.image,
-			ImagePullPolicy: pull,
-			Args:            args,
-			Env:             env,
-			Ports:           append(ports, corev1.ContainerPort{Name: "probes", ContainerPort: probePort, Protocol: corev1.ProtocolTCP}),
-			ReadinessProbe:  probe("/readyz"),
-			LivenessProbe:   probe("/healthz"),
-			SecurityContext: nonRootContainer(),
-			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("150Mi")}},
-			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		}},
+		Containers:        []corev1.Container{c},
+		Volumes:           volumes,
 	}
 }
 
@@ -248,25 +256,15 @@ func (w workload) servingPod(pull corev1.PullPolicy, args []string, port int32, 
 		mounts = append(mounts, corev1.VolumeMount{Name: m.name, MountPath: m.dir, ReadOnly: true})
 		volumes = append(volumes, corev1.Volume{Name: m.name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: m.secret, Items: m.items}}})
 	}
-	return corev1.PodSpec{
-		PriorityClassName: "system-cluster-critical",
-		Affinity:          spread(w.name),
-		SecurityContext:   nonRootPod(),
-		Containers: []corev1.Container{{
-			Name:            w.name,
-			Image:           w.image,
-			ImagePullPolicy: pull,
-			Args:            args,
-			Ports:           append([]corev1.ContainerPort{{Name: "https", ContainerPort: port, Protocol: corev1.ProtocolTCP}}, ports...),
-			ReadinessProbe:  https,
-			SecurityContext: nonRootContainer(),
-			VolumeMounts:    mounts,
-			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("5m"), corev1.ResourceMemory: resource.MustParse(memory)}},
-			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		}},
-		Volumes: volumes,
-	}
+	return w.daemonPod(corev1.Container{
+		ImagePullPolicy: pull,
+		Args:            args,
+		Ports:           append([]corev1.ContainerPort{{Name: "https", ContainerPort: port, Protocol: corev1.ProtocolTCP}}, ports...),
+		ReadinessProbe:  https,
+		VolumeMounts:    mounts,
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("5m"), corev1.ResourceMemory: resource.MustParse(memory)}},
+	}, volumes)
 }
 
 // listen is ":port".
