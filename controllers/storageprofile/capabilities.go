@@ -2,6 +2,7 @@ package storageprofile
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 )
 
@@ -35,4 +36,48 @@ func Capabilities(provisioner string) (sets []cdiv1.ClaimPropertySet, ok bool) {
 		return []cdiv1.ClaimPropertySet{set(rwx, fs)}, true
 	}
 	return nil, false
+}
+
+// AdvisedCloneStrategy is the clone strategy known to suit provisioner
+// best, if one is known: virt-local's driver clones a volume with one
+// copy (a reflink where the file system has them), where a snapshot clone
+// copies twice; Ceph's RBD and CephFS drivers clone natively, as CDI
+// advises.
+func AdvisedCloneStrategy(provisioner string) (cdiv1.CDICloneStrategy, bool) {
+	switch provisioner {
+	case LocalProvisioner, "rbd.csi.ceph.com", "rook-ceph.rbd.csi.ceph.com", "openshift-storage.rbd.csi.ceph.com",
+		"cephfs.csi.ceph.com", "rook-ceph.cephfs.csi.ceph.com", "openshift-storage.cephfs.csi.ceph.com":
+		return cdiv1.CloneStrategyCsiClone, true
+	}
+	return "", false
+}
+
+// CloneStrategy is how claims of sc are cloned, as CDI decides it for a
+// StorageProfile's status: spec (the profile's), else the class's
+// AnnCloneStrategy, else the strategy advised for its provisioner, else a
+// snapshot clone when the VolumeSnapshotClass snapClass serves the class;
+// a snapshot clone without a snapshot class is a copy (host-assisted).
+func CloneStrategy(spec *cdiv1.CDICloneStrategy, sc *storagev1.StorageClass, snapClass string) cdiv1.CDICloneStrategy {
+	if spec != nil {
+		return *spec
+	}
+	switch sc.Annotations[AnnCloneStrategy] {
+	case "copy":
+		return cdiv1.CloneStrategyHostAssisted
+	case "snapshot":
+		return cdiv1.CloneStrategySnapshot
+	case "csi-clone":
+		return cdiv1.CloneStrategyCsiClone
+	}
+	s := cdiv1.CloneStrategyHostAssisted
+	if snapClass != "" {
+		s = cdiv1.CloneStrategySnapshot
+	}
+	if a, ok := AdvisedCloneStrategy(sc.Provisioner); ok {
+		s = a
+	}
+	if s == cdiv1.CloneStrategySnapshot && snapClass == "" {
+		return cdiv1.CloneStrategyHostAssisted
+	}
+	return s
 }

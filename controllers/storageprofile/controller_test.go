@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -69,5 +71,21 @@ func TestProfiles(t *testing.T) {
 	wait("odd", "with the spec's property sets", func(sp *cdiv1.StorageProfile) bool {
 		s := sp.Status.ClaimPropertySets
 		return len(s) == 1 && s[0].AccessModes[0] == corev1.ReadWriteMany && *s[0].VolumeMode == block
+	})
+
+	// Clone strategies: virt-local's driver is advised csi-clone; the
+	// unknown one copies until a VolumeSnapshotClass serves its driver.
+	wait("local", "csi-clone", func(sp *cdiv1.StorageProfile) bool {
+		return ptr.Deref(sp.Status.CloneStrategy, "") == cdiv1.CloneStrategyCsiClone && sp.Status.SnapshotClass == nil
+	})
+	wait("odd", "copy", func(sp *cdiv1.StorageProfile) bool {
+		return ptr.Deref(sp.Status.CloneStrategy, "") == cdiv1.CloneStrategyHostAssisted
+	})
+	if err := c.Create(ctx, &volumesnapshotv1.VolumeSnapshotClass{ObjectMeta: metav1.ObjectMeta{Name: "odd-snaps"}, Driver: "example.com/odd",
+		DeletionPolicy: volumesnapshotv1.VolumeSnapshotContentDelete}); err != nil {
+		t.Fatal(err)
+	}
+	wait("odd", "snapshot, with its snapshot class", func(sp *cdiv1.StorageProfile) bool {
+		return ptr.Deref(sp.Status.CloneStrategy, "") == cdiv1.CloneStrategySnapshot && ptr.Deref(sp.Status.SnapshotClass, "") == "odd-snaps"
 	})
 }

@@ -4,7 +4,10 @@
 // status as CDI's does: the class, its provisioner, and the claim property
 // sets (access modes and volume mode) DataVolumes with spec.storage take
 // what they do not say from: the spec's, else those known for the
-// provisioner ([Capabilities]), and a Recognized condition saying which.
+// provisioner ([Capabilities]), and a Recognized condition saying which;
+// the VolumeSnapshotClass that snapshots the class's volumes
+// (status.snapshotClass) and how its claims are cloned
+// (status.cloneStrategy, [CloneStrategy]), as CDI decides them.
 //
 // It changes no spec and no StorageClass. The DataVolume controller reads
 // the status (controllers/datavolume, through dvspec.PickPropertySet).

@@ -4,18 +4,23 @@ import (
 	"context"
 	"fmt"
 
+	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/virtkit/virtkit/controllers/stale"
+	"github.com/virtkit/virtkit/virt/storage/snapshot"
 )
 
 // Reasons of the Recognized condition, CDI's.
@@ -24,10 +29,17 @@ const (
 	ReasonUnrecognized = "UnrecognizedProvisioner"
 )
 
+// AnnCloneStrategy on a StorageClass names the clone strategy of its
+// profile when the profile's spec does not: copy, snapshot or csi-clone
+// (CDI's annotation).
+const AnnCloneStrategy = "cdi.kubevirt.io/clone-strategy"
+
 // Reconciler is the StorageProfile controller.
 type Reconciler struct {
 	client client.Client
 	clock  clock.PassiveClock
+	// snapshotClasses: the cluster serves VolumeSnapshotClasses.
+	snapshotClasses bool
 }
 
 // Option changes how a Reconciler works.
@@ -55,11 +67,38 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.client == nil {
 		r.client = mgr.GetClient()
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("storageprofile").
 		For(&storagev1.StorageClass{}).
-		Owns(&cdiv1.StorageProfile{}).
-		Complete(r)
+		Owns(&cdiv1.StorageProfile{})
+	gk := schema.GroupKind{Group: volumesnapshotv1.GroupName, Kind: "VolumeSnapshotClass"}
+	if _, err := mgr.GetRESTMapper().RESTMapping(gk, volumesnapshotv1.SchemeGroupVersion.Version); err == nil {
+		// A snapshot class that comes or goes changes the profiles of
+		// its driver's StorageClasses.
+		r.snapshotClasses = true
+		b = b.Watches(&volumesnapshotv1.VolumeSnapshotClass{}, handler.EnqueueRequestsFromMapFunc(r.classesOfDriver))
+	}
+	return b.Complete(r)
+}
+
+// classesOfDriver are the StorageClasses whose provisioner is the driver of
+// the VolumeSnapshotClass obj.
+func (r *Reconciler) classesOfDriver(ctx context.Context, obj client.Object) []reconcile.Request {
+	vsc, ok := obj.(*volumesnapshotv1.VolumeSnapshotClass)
+	if !ok {
+		return nil
+	}
+	var l storagev1.StorageClassList
+	if err := r.client.List(ctx, &l); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, sc := range l.Items {
+		if sc.Provisioner == vsc.Driver {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: sc.Name}})
+		}
+	}
+	return reqs
 }
 
 // Reconcile makes the StorageProfile of a StorageClass and writes its
@@ -81,7 +120,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("reading StorageProfile %s: %w", sc.Name, err)
 	}
-	next := NextStatus(sp, sc, metav1.NewTime(r.clock.Now()))
+	snapClass, err := r.snapshotClass(ctx, sp, sc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	next := NextStatus(sp, sc, snapClass, metav1.NewTime(r.clock.Now()))
 	if equality.Semantic.DeepEqual(next, sp.Status) {
 		return ctrl.Result{}, nil
 	}
@@ -93,11 +136,38 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, nil
 }
 
-// NextStatus is the status of sp, the profile of sc.
-func NextStatus(sp *cdiv1.StorageProfile, sc *storagev1.StorageClass, now metav1.Time) cdiv1.StorageProfileStatus {
+// snapshotClass is the VolumeSnapshotClass that snapshots sc's volumes:
+// the profile's spec's, else the one KubeVirt would pick for the class
+// (snapshot.SnapshotClassFor); "" when there is none.
+func (r *Reconciler) snapshotClass(ctx context.Context, sp *cdiv1.StorageProfile, sc *storagev1.StorageClass) (string, error) {
+	if sp.Spec.SnapshotClass != nil {
+		return *sp.Spec.SnapshotClass, nil
+	}
+	if !r.snapshotClasses {
+		return "", nil
+	}
+	var l volumesnapshotv1.VolumeSnapshotClassList
+	if err := r.client.List(ctx, &l); err != nil {
+		return "", fmt.Errorf("listing VolumeSnapshotClasses: %w", err)
+	}
+	name, err := snapshot.SnapshotClassFor(sc.Name, snapshot.Facts{StorageClasses: map[string]*storagev1.StorageClass{sc.Name: sc}, SnapshotClasses: l.Items})
+	if err != nil {
+		// None, or several and none the default: no snapshot clones.
+		return "", nil
+	}
+	return name, nil
+}
+
+// NextStatus is the status of sp, the profile of sc, whose volumes the
+// VolumeSnapshotClass snapClass snapshots ("" none).
+func NextStatus(sp *cdiv1.StorageProfile, sc *storagev1.StorageClass, snapClass string, now metav1.Time) cdiv1.StorageProfileStatus {
 	st := *sp.Status.DeepCopy()
 	st.StorageClass, st.Provisioner = ptr.To(sc.Name), ptr.To(sc.Provisioner)
-	st.CloneStrategy, st.SnapshotClass, st.DataImportCronSourceFormat = sp.Spec.CloneStrategy, sp.Spec.SnapshotClass, sp.Spec.DataImportCronSourceFormat
+	st.SnapshotClass, st.DataImportCronSourceFormat = nil, sp.Spec.DataImportCronSourceFormat
+	if snapClass != "" {
+		st.SnapshotClass = ptr.To(snapClass)
+	}
+	st.CloneStrategy = ptr.To(CloneStrategy(sp.Spec.CloneStrategy, sc, snapClass))
 	known, recognized := Capabilities(sc.Provisioner)
 	st.ClaimPropertySets = known
 	if len(sp.Spec.ClaimPropertySets) > 0 {
