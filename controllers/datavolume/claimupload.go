@@ -81,10 +81,11 @@ func (r *Reconciler) reconcileClaimUpload(ctx context.Context, req ctrl.Request)
 	if !ready && pvc.Status.Phase == corev1.ClaimPending && pod == nil && !done {
 		// The upload pod is the first consumer of a WaitForFirstConsumer
 		// claim.
-		var err error
-		if ready, err = r.bindsOnFirstConsumer(ctx, class); err != nil {
+		sc, err := r.class(ctx, class)
+		if err != nil {
 			return ctrl.Result{}, err
 		}
+		ready = bindsOnFirstConsumer(sc)
 	}
 	switch {
 	case done:

@@ -18,6 +18,13 @@
 //     status.progress, restartCount, claimName, the Bound, Running and
 //     Ready conditions, and CDI's event reasons.
 //
+// A clone within a namespace is made by the storage itself where the
+// StorageProfile of the claim's class says csi-clone or snapshot and the
+// storage can (dvspec.ChooseClone): the claim names its source claim, or a
+// VolumeSnapshot of it the controller makes and deletes, as its data
+// source, and no pod runs; the phases are CDI's CSICloneInProgress,
+// SnapshotForSmartCloneInProgress and CloneFromSnapshotSourceInProgress.
+//
 // Which sources it reads and how the claim is sized is
 // virt/storage/dvspec's, shared with virt-api's webhook: http (with a CA
 // bundle, basic auth, extra headers and a checksum), registry (a

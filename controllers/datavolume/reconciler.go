@@ -8,11 +8,13 @@ import (
 	"strconv"
 	"time"
 
+	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -62,7 +64,8 @@ func New(opts ...Option) *Reconciler {
 }
 
 // SetupWithManager registers the reconciler with mgr: it watches
-// DataVolumes and the claims and importer pods they control.
+// DataVolumes and the claims, importer pods and (where the cluster serves
+// them) clone snapshots they control.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.pod.Image == "" {
 		return errors.New("datavolume: PodOptions.Image: required")
@@ -77,13 +80,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.setupClaimUploads(mgr); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("datavolume").
 		For(&cdiv1.DataVolume{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
 		Owns(&corev1.Pod{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers}).
-		Complete(r)
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers})
+	gk := schema.GroupKind{Group: volumesnapshotv1.GroupName, Kind: "VolumeSnapshot"}
+	if _, err := mgr.GetRESTMapper().RESTMapping(gk, volumesnapshotv1.SchemeGroupVersion.Version); err == nil {
+		// A snapshot clone's snapshot, ready or failed.
+		b = b.Owns(&volumesnapshotv1.VolumeSnapshot{})
+	}
+	return b.Complete(r)
 }
 
 // Reconcile makes a DataVolume's claim, runs its importer pod until the
@@ -146,9 +154,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	sets, err := r.profileSets(ctx, class)
+	profile, err := r.profile(ctx, class)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	var sets []cdiv1.ClaimPropertySet
+	if profile != nil {
+		sets = profile.ClaimPropertySets
 	}
 	want, ferr := dvspec.Claim(dv, src, po.overhead(), sets)
 	if ferr != nil {
@@ -162,6 +174,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if dv.Status.Phase == cdiv1.Succeeded || dv.Status.Phase == cdiv1.Failed {
 			// Its claim was deleted after the fact: nothing to redo.
 			return r.finish(ctx, dv, o, nil)
+		}
+		if src.IsClone() {
+			// A clone's claim may be made by the storage itself.
+			if want, err = r.smartClaim(ctx, dv, src, want, class, profile, &o); err != nil {
+				return ctrl.Result{}, err
+			}
+			if want == nil {
+				return r.finishThenAgain(ctx, dv, o, CloneRetryInterval)
+			}
 		}
 		if err := r.client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, fmt.Errorf("creating the claim of DataVolume %s: %w", req.NamespacedName, err)
@@ -220,20 +241,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// it: the importer pod is that first consumer, as with CDI when it
 	// does not honor WaitForFirstConsumer.
 	ready := o.Claim.Status.Phase == corev1.ClaimBound
-	if !ready && o.Claim.Status.Phase == corev1.ClaimPending && pod == nil {
-		if ready, err = r.bindsOnFirstConsumer(ctx, class); err != nil {
+	o.Smart = smartStrategy(o.Claim)
+	if !ready && o.Claim.Status.Phase == corev1.ClaimPending && pod == nil && o.Smart == "" {
+		sc, err := r.class(ctx, class)
+		if err != nil {
 			return ctrl.Result{}, err
 		}
+		ready = bindsOnFirstConsumer(sc)
 	}
 	switch {
 	case o.Populated || dv.Status.Phase == cdiv1.Failed:
 		// Done, one way or the other: the pod, if any, has served.
 		return r.finishAndDelete(ctx, dv, o)
+	case o.Smart != "" && ready:
+		// The storage filled the claim as it bound it.
+		if err := r.smartCloneDone(ctx, dv, o.Claim); err != nil {
+			return ctrl.Result{}, err
+		}
+		o.Populated = true
+		return r.finishAndDelete(ctx, dv, o)
+	case o.Smart != "":
+		// The claim binds once the storage has copied the source; its
+		// change brings the DataVolume back.
+		return r.finish(ctx, dv, o, nil)
 	case pod == nil && ready && src.IsUpload() && len(r.pod.UploadClientCA) == 0:
 		o.Blocked, o.BlockedReason = "this cluster's DataVolume controller takes no uploads: it was started without the upload proxy's client CA", ReasonUploadNotConfigured
 	case pod == nil && ready && src.IsClone():
 		var err error
-		if o.BlockedReason, o.Blocked, err = r.cloneBlocked(ctx, src); err != nil {
+		if o.BlockedReason, o.Blocked, err = r.cloneBlocked(ctx, src, false); err != nil {
 			return ctrl.Result{}, err
 		}
 		if o.Blocked != "" {
@@ -411,11 +446,12 @@ func (r *Reconciler) finish(ctx context.Context, dv *cdiv1.DataVolume, o Observe
 }
 
 // cloneBlocked says why a clone cannot start yet, with the reason: its
-// source claim is missing, not bound, a block volume, or in use by a pod
+// source claim is missing, not bound, a block volume (unless blockOK: the
+// storage clones it), or in use by a pod
 // that is not one of CDI's (an importer, an upload server or another
 // clone's source: a running guest would change the disk while it is
 // copied, as CDI's CloneSourceInUse).
-func (r *Reconciler) cloneBlocked(ctx context.Context, src dvspec.Source) (reason, msg string, err error) {
+func (r *Reconciler) cloneBlocked(ctx context.Context, src dvspec.Source, blockOK bool) (reason, msg string, err error) {
 	key := client.ObjectKey{Namespace: src.Claim.Namespace, Name: src.Claim.Name}
 	claim := &corev1.PersistentVolumeClaim{}
 	switch err := r.client.Get(ctx, key, claim); {
@@ -425,7 +461,7 @@ func (r *Reconciler) cloneBlocked(ctx context.Context, src dvspec.Source) (reaso
 		return "", "", fmt.Errorf("reading source claim %s: %w", key, err)
 	case claim.Status.Phase != corev1.ClaimBound:
 		return ReasonCloneNoSource, fmt.Sprintf("source claim %s is not bound", key), nil
-	case dvspec.IsBlock(claim):
+	case dvspec.IsBlock(claim) && !blockOK:
 		return ReasonCloneNoSource, fmt.Sprintf("source claim %s is a block volume: cloning one is not supported by virtkit yet", key), nil
 	}
 	pods := &corev1.PodList{}

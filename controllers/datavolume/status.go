@@ -41,9 +41,16 @@ const (
 	ReasonCloneSucceeded   = "CloneSucceeded"
 	ReasonCloneSourceInUse = "CloneSourceInUse"
 	ReasonCloneNoSource    = "CloneWithoutSource"
-	messageCloneScheduled  = "Cloning from %s into %s scheduled"
-	messageCloneInProgress = "Cloning from %s into %s in progress"
-	messageCloneSucceeded  = "Successfully cloned from %s into %s"
+	// ReasonSnapshotFailed: the snapshot a snapshot clone is made from
+	// reports an error (the snapshotter retries).
+	ReasonSnapshotFailed = "SnapshotFailed"
+	// Phases of a clone the storage makes are also their events' reasons.
+	messageSnapshotInProgress     = "Creating snapshot for smart-clone is in progress (for pvc %s)"
+	messageFromSnapshotInProgress = "Creating PVC from snapshot source is in progress (for pvc %s)"
+	messageCSICloneInProgress     = "CSI Volume clone in progress (for pvc %s)"
+	messageCloneScheduled         = "Cloning from %s into %s scheduled"
+	messageCloneInProgress        = "Cloning from %s into %s in progress"
+	messageCloneSucceeded         = "Successfully cloned from %s into %s"
 
 	ReasonUploadScheduled     = "UploadScheduled"
 	ReasonUploadReady         = "UploadReady"
@@ -70,10 +77,7 @@ func stagesOf(src dvspec.Source) stages {
 			func(c string) string { return fmt.Sprintf(messageUploadSucceeded, c) }}
 	}
 	if src.IsClone() {
-		from := src.Describe()
-		if src.Claim != nil {
-			from = src.Claim.Namespace + "/" + src.Claim.Name
-		}
+		from := cloneSource(src)
 		return stages{cdiv1.CloneScheduled, cdiv1.CloneInProgress, ReasonCloneScheduled, ReasonCloneInProgress, ReasonCloneSucceeded,
 			func(c string) string { return fmt.Sprintf(messageCloneScheduled, from, c) },
 			func(c string) string { return fmt.Sprintf(messageCloneInProgress, from, c) },
@@ -83,6 +87,15 @@ func stagesOf(src dvspec.Source) stages {
 		func(c string) string { return fmt.Sprintf(messageImportScheduled, c) },
 		func(c string) string { return fmt.Sprintf(messageImportInProgress, c) },
 		func(c string) string { return fmt.Sprintf(messageImportSucceeded, c) }}
+}
+
+// cloneSource names a clone's source in messages: NAMESPACE/NAME of its
+// claim, once known.
+func cloneSource(src dvspec.Source) string {
+	if src.Claim != nil {
+		return src.Claim.Namespace + "/" + src.Claim.Name
+	}
+	return src.Describe()
 }
 
 // Event is one event NextStatus asks to record on the DataVolume.
@@ -109,6 +122,11 @@ type Observed struct {
 	// Blocked says why the importer pod cannot start yet (a clone's source
 	// claim missing or in use), with its reason; empty when it can.
 	Blocked, BlockedReason string
+	// Smart is how the storage fills a clone's claim (csi-clone or
+	// snapshot), "" when a pod fills it; Snapshotting says that the
+	// snapshot a snapshot clone's claim is made from is not ready yet.
+	Smart        cdiv1.CDICloneStrategy
+	Snapshotting bool
 }
 
 // NextStatus returns dv's status for what was observed, and the events
@@ -145,6 +163,11 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 		set(cdiv1.DataVolumeReady, corev1.ConditionFalse, "", "")
 		if o.Blocked != "" {
 			set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, o.BlockedReason, o.Blocked)
+		}
+		if o.Snapshotting {
+			p := cdiv1.SnapshotForSmartCloneInProgress
+			phase(p, corev1.EventTypeNormal, string(p), fmt.Sprintf(messageSnapshotInProgress, cloneSource(o.Source)))
+			return st, evs
 		}
 		if st.Phase == "" {
 			st.Phase = cdiv1.Pending
@@ -185,6 +208,16 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 		return st, evs
 	}
 	set(cdiv1.DataVolumeReady, corev1.ConditionFalse, "", "")
+	if o.Smart != "" {
+		// The storage copies as it binds the claim: no pod, no progress.
+		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, "", "")
+		p, msg := cdiv1.CSICloneInProgress, messageCSICloneInProgress
+		if o.Smart == cdiv1.CloneStrategySnapshot {
+			p, msg = cdiv1.CloneFromSnapshotSourceInProgress, messageFromSnapshotInProgress
+		}
+		phase(p, corev1.EventTypeNormal, string(p), fmt.Sprintf(msg, cloneSource(o.Source)))
+		return st, evs
+	}
 	pod := o.Pod
 	if pod == nil {
 		if o.Claim.Status.Phase != corev1.ClaimBound {

@@ -35,25 +35,30 @@ func (r *Reconciler) storageClass(ctx context.Context, dv *cdiv1.DataVolume) (st
 	return "", nil
 }
 
-// bindsOnFirstConsumer says whether claims of class bind only once a pod
+// bindsOnFirstConsumer says whether claims of sc bind only once a pod
 // uses them (volumeBindingMode WaitForFirstConsumer).
-func (r *Reconciler) bindsOnFirstConsumer(ctx context.Context, class string) (bool, error) {
-	if class == "" {
-		return false, nil
-	}
-	sc := &storagev1.StorageClass{}
-	switch err := r.client.Get(ctx, client.ObjectKey{Name: class}, sc); {
-	case apierrors.IsNotFound(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("reading StorageClass %s: %w", class, err)
-	}
-	return sc.VolumeBindingMode != nil && *sc.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer, nil
+func bindsOnFirstConsumer(sc *storagev1.StorageClass) bool {
+	return sc != nil && sc.VolumeBindingMode != nil && *sc.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer
 }
 
-// profileSets are the claim property sets of the StorageProfile of class
+// class is the StorageClass named, nil when name is "" or it is gone.
+func (r *Reconciler) class(ctx context.Context, name string) (*storagev1.StorageClass, error) {
+	if name == "" {
+		return nil, nil
+	}
+	sc := &storagev1.StorageClass{}
+	switch err := r.client.Get(ctx, client.ObjectKey{Name: name}, sc); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading StorageClass %s: %w", name, err)
+	}
+	return sc, nil
+}
+
+// profile is the status of the StorageProfile of class
 // (controllers/storageprofile); nil when there is none.
-func (r *Reconciler) profileSets(ctx context.Context, class string) ([]cdiv1.ClaimPropertySet, error) {
+func (r *Reconciler) profile(ctx context.Context, class string) (*cdiv1.StorageProfileStatus, error) {
 	if class == "" {
 		return nil, nil
 	}
@@ -64,7 +69,7 @@ func (r *Reconciler) profileSets(ctx context.Context, class string) ([]cdiv1.Cla
 	case err != nil:
 		return nil, fmt.Errorf("reading StorageProfile %s: %w", class, err)
 	}
-	return sp.Status.ClaimPropertySets, nil
+	return &sp.Status, nil
 }
 
 // podOptions are the pod options for a claim of class: the file system

@@ -15,17 +15,21 @@ import (
 	"testing"
 	"time"
 
+	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	"github.com/ulikunitz/xz"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	virtv1 "kubevirt.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/controllers/storageprofile"
 	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/local/csidriver"
 )
 
 // imageServer is a real HTTPS server of disk images with a CA of its own,
@@ -475,6 +479,37 @@ func TestDataVolumeRegistryAndClone(t *testing.T) {
 	w.virtctl(ctx, t, "stop", writer.Name, "-n", ns)
 	w.waitNoVMI(ctx, t, writer)
 	w.waitDV(ctx, t, client.ObjectKey{Namespace: ns, Name: "scratch-copy"}, "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
+	// virt-local's driver clones (its StorageProfile says csi-clone): the
+	// claim names its source, and no pod copied the disk.
+	w.checkSmartClone(ctx, t, client.ObjectKey{Namespace: ns, Name: "scratch-copy"}, "csi-clone", "PersistentVolumeClaim")
+	// A class of the same driver whose claims clone through a snapshot.
+	snappy := csidriver.StorageClass("local-snapshot-clones", false)
+	snappy.Annotations = map[string]string{storageprofile.AnnCloneStrategy: "snapshot"}
+	must(t, w.c.Create(ctx, snappy))
+	defer func() { must(t, client.IgnoreNotFound(w.c.Delete(context.Background(), snappy))) }()
+	eventually(ctx, t, "the snapshot class's profile", func() (bool, string) {
+		sp := &cdiv1.StorageProfile{}
+		err := w.c.Get(ctx, client.ObjectKey{Name: snappy.Name}, sp)
+		return err == nil && ptr.Deref(sp.Status.CloneStrategy, "") == cdiv1.CloneStrategySnapshot && sp.Status.SnapshotClass != nil, fmt.Sprintf("%+v %v", sp.Status, err)
+	})
+	bySnapshot := cloneSpec("scratch", "16Mi")
+	bySnapshot.Storage.StorageClassName = &snappy.Name
+	must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scratch-snap"}, Spec: bySnapshot}))
+	w.waitDV(ctx, t, client.ObjectKey{Namespace: ns, Name: "scratch-snap"}, "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
+	w.checkSmartClone(ctx, t, client.ObjectKey{Namespace: ns, Name: "scratch-snap"}, "snapshot", "VolumeSnapshot")
+	disk := func(name string) []byte {
+		pvc := &corev1.PersistentVolumeClaim{}
+		must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pvc))
+		b, err := os.ReadFile(w.claimDisk(ctx, t, pvc))
+		must(t, err)
+		return b
+	}
+	scratch := disk("scratch")
+	for _, n := range []string{"scratch-copy", "scratch-snap"} {
+		if b := disk(n); len(scratch) == 0 || !bytes.Equal(b, scratch) {
+			t.Errorf("clone %s's disk (%d bytes) differs from its source's (%d bytes)", n, len(b), len(scratch))
+		}
+	}
 	eventually(ctx, t, "DataSource test-guest Ready", func() (bool, string) {
 		ds := &cdiv1.DataSource{}
 		must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "test-guest"}, ds))
@@ -505,10 +540,36 @@ func TestDataVolumeRegistryAndClone(t *testing.T) {
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
 	must(t, w.c.Delete(ctx, &cdiv1.DataSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "test-guest"}}))
-	for _, n := range []string{"golden", "scratch", "scratch-copy"} {
+	for _, n := range []string{"golden", "scratch", "scratch-copy", "scratch-snap"} {
 		must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}))
 	}
 	w.waitNothingLeft(ctx, t, ns)
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// checkSmartClone checks that the storage made the claim of the clone key
+// (strategy, from a data source of kind), that no pod copied it, and that
+// no snapshot is left of it.
+func (w *world) checkSmartClone(ctx context.Context, t *testing.T, key client.ObjectKey, strategy, kind string) {
+	t.Helper()
+	pvc := &corev1.PersistentVolumeClaim{}
+	must(t, w.c.Get(ctx, key, pvc))
+	if ds := pvc.Spec.DataSource; ds == nil || ds.Kind != kind || pvc.Annotations["cdi.kubevirt.io/cloneType"] != strategy {
+		t.Errorf("clone %s: claim's data source %+v, annotations %v; want a %s from a %s", key, ds, pvc.Annotations, strategy, kind)
+	}
+	var events corev1.EventList
+	must(t, w.c.List(ctx, &events, client.InNamespace(key.Namespace)))
+	for _, e := range events.Items {
+		if e.InvolvedObject.Kind == "Pod" && strings.HasSuffix(e.InvolvedObject.Name, "-"+key.Name) {
+			t.Errorf("clone %s: pod %s ran (%s: %s)", key, e.InvolvedObject.Name, e.Reason, e.Message)
+		}
+	}
+	var snaps volumesnapshotv1.VolumeSnapshotList
+	must(t, w.c.List(ctx, &snaps, client.InNamespace(key.Namespace)))
+	for _, s := range snaps.Items {
+		if strings.HasPrefix(s.Name, "tmp-snapshot-") {
+			t.Errorf("clone %s: snapshot %s left", key, s.Name)
+		}
+	}
+}

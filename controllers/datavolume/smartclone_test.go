@@ -1,0 +1,208 @@
+package datavolume
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
+)
+
+// profile makes StorageClass name of provisioner prov, with a
+// StorageProfile whose status says strategy (and snapClass).
+func (cl *cluster) profile(ctx context.Context, t *testing.T, name, prov string, strategy cdiv1.CDICloneStrategy, snapClass string) {
+	t.Helper()
+	if err := cl.c.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: prov,
+		AllowVolumeExpansion: ptr.To(true)}); err != nil {
+		t.Fatal(err)
+	}
+	sp := &cdiv1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := cl.c.Create(ctx, sp); err != nil {
+		t.Fatal(err)
+	}
+	sp.Status.CloneStrategy = &strategy
+	if snapClass != "" {
+		sp.Status.SnapshotClass = &snapClass
+	}
+	if err := cl.c.Status().Update(ctx, sp); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cloneDV is a DataVolume cloning claim source of its namespace into class,
+// with the source's size.
+func cloneDV(ns, name, source, class string) *cdiv1.DataVolume {
+	return &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{PVC: &cdiv1.DataVolumeSourcePVC{Namespace: ns, Name: source}},
+			Storage: &cdiv1.StorageSpec{StorageClassName: &class}}}
+}
+
+// waitClaim waits for the claim key and returns it.
+func (cl *cluster) waitClaim(ctx context.Context, t *testing.T, key client.ObjectKey) *corev1.PersistentVolumeClaim {
+	t.Helper()
+	pvc := &corev1.PersistentVolumeClaim{}
+	testenv.Eventually(ctx, t, "the claim "+key.String(), func() (bool, string) {
+		err := cl.c.Get(ctx, key, pvc)
+		return err == nil, fmt.Sprint(err)
+	})
+	return pvc
+}
+
+// noImporter checks that no pod fills the claim of key.
+func (cl *cluster) noImporter(ctx context.Context, t *testing.T, key client.ObjectKey) {
+	t.Helper()
+	var pods corev1.PodList
+	if err := cl.c.List(ctx, &pods, client.InNamespace(key.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Labels[dvspec.LabelApp] == dvspec.AppCDI && strings.HasSuffix(p.Name, "-"+key.Name) {
+			t.Errorf("pod %s made for a clone the storage makes", p.Name)
+		}
+	}
+}
+
+// TestSmartClones: where the StorageProfile of the target's class says
+// csi-clone or snapshot and the storage can honour it, the claim is made
+// by the storage (test plays the provisioner and the snapshotter): a CSI
+// clone names its source as data source, once no pod uses it; a snapshot
+// clone first snapshots the source, makes its claim from the snapshot once
+// it is ready, and deletes it when the claim is bound. Neither runs a pod.
+// Where the storage cannot (another driver), the disk is copied by a pod,
+// with CDI's warning.
+func TestSmartClones(t *testing.T) {
+	cl := startCluster(t)
+	ctx := testenv.Within(t, 90*time.Second)
+	ns := cl.namespace(t, "smart")
+	cl.profile(ctx, t, "fast", "csi.example.com", cdiv1.CloneStrategyCsiClone, "")
+	cl.profile(ctx, t, "snappy", "csi.example.com", cdiv1.CloneStrategySnapshot, "snaps")
+	cl.profile(ctx, t, "elsewhere", "nfs.example.com", cdiv1.CloneStrategyCsiClone, "")
+	golden := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "golden"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: ptr.To("fast"),
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}
+	if err := cl.c.Create(ctx, golden); err != nil {
+		t.Fatal(err)
+	}
+	cl.bind(ctx, t, client.ObjectKeyFromObject(golden))
+	user := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "virt-launcher-golden"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "compute", Image: "x"}},
+			Volumes: []corev1.Volume{{Name: "disk", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "golden"}}}}}}
+	if err := cl.c.Create(ctx, user); err != nil {
+		t.Fatal(err)
+	}
+
+	// CSI clone: no claim while the source is in use.
+	csi := cloneDV(ns, "csi", "golden", "fast")
+	if err := cl.c.Create(ctx, csi); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(csi)
+	testenv.Eventually(ctx, t, "the clone waits for its source", func() (bool, string) {
+		got := cl.dv(ctx, t, key)
+		c := condition(got, cdiv1.DataVolumeRunning)
+		return c != nil && c.Reason == ReasonCloneSourceInUse && got.Status.Phase == cdiv1.Pending, fmt.Sprintf("%+v", got.Status)
+	})
+	if err := cl.c.Get(ctx, key, &corev1.PersistentVolumeClaim{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a CSI clone's claim made while its source is in use (%v)", err)
+	}
+	if err := cl.c.Delete(ctx, user, client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	cl.waitPhase(ctx, t, key, cdiv1.CSICloneInProgress)
+	pvc := cl.waitClaim(ctx, t, key)
+	if ds := pvc.Spec.DataSource; ds == nil || ds.Kind != "PersistentVolumeClaim" || ds.Name != "golden" || pvc.Annotations[dvspec.AnnCloneType] != "csi-clone" {
+		t.Errorf("CSI clone's claim: data source %+v, annotations %v", ds, pvc.Annotations)
+	}
+	if got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; got.Cmp(resource.MustParse("64Mi")) != 0 {
+		t.Errorf("CSI clone's claim asks for %s, want its source's 64Mi", got.String())
+	}
+	cl.bind(ctx, t, key)
+	cl.waitPhase(ctx, t, key, cdiv1.Succeeded)
+	if pvc := cl.waitClaim(ctx, t, key); pvc.Annotations[dvspec.AnnPopulatedFor] != "csi" {
+		t.Errorf("CSI clone's claim annotations %v: not marked filled", pvc.Annotations)
+	}
+	cl.noImporter(ctx, t, key)
+	wantEvents(t, cl.events, string(cdiv1.CSICloneInProgress), ReasonCloneSucceeded)
+
+	// Snapshot clone.
+	snapDV := cloneDV(ns, "snap", "golden", "snappy")
+	if err := cl.c.Create(ctx, snapDV); err != nil {
+		t.Fatal(err)
+	}
+	key = client.ObjectKeyFromObject(snapDV)
+	got := cl.waitPhase(ctx, t, key, cdiv1.SnapshotForSmartCloneInProgress)
+	snap := &volumesnapshotv1.VolumeSnapshot{}
+	skey := client.ObjectKey{Namespace: ns, Name: dvspec.CloneSnapshotName(got.UID)}
+	if err := cl.c.Get(ctx, skey, snap); err != nil {
+		t.Fatal(err)
+	}
+	if ptr.Deref(snap.Spec.Source.PersistentVolumeClaimName, "") != "golden" || ptr.Deref(snap.Spec.VolumeSnapshotClassName, "") != "snaps" || !metav1.IsControlledBy(snap, got) {
+		t.Errorf("clone's snapshot: %+v, owners %+v", snap.Spec, snap.OwnerReferences)
+	}
+	if err := cl.c.Get(ctx, key, &corev1.PersistentVolumeClaim{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a snapshot clone's claim made before its snapshot is ready (%v)", err)
+	}
+	snap.Status = &volumesnapshotv1.VolumeSnapshotStatus{ReadyToUse: ptr.To(true)}
+	if err := cl.c.Status().Update(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	cl.waitPhase(ctx, t, key, cdiv1.CloneFromSnapshotSourceInProgress)
+	pvc = cl.waitClaim(ctx, t, key)
+	if ds := pvc.Spec.DataSource; ds == nil || ds.Kind != "VolumeSnapshot" || ds.Name != skey.Name || ptr.Deref(ds.APIGroup, "") != volumesnapshotv1.GroupName {
+		t.Errorf("snapshot clone's claim: data source %+v", ds)
+	}
+	cl.bind(ctx, t, key)
+	cl.waitPhase(ctx, t, key, cdiv1.Succeeded)
+	if err := cl.c.Get(ctx, skey, &volumesnapshotv1.VolumeSnapshot{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the clone's snapshot is kept after its claim is made (%v)", err)
+	}
+	cl.noImporter(ctx, t, key)
+	wantEvents(t, cl.events, string(cdiv1.SnapshotForSmartCloneInProgress), string(cdiv1.CloneFromSnapshotSourceInProgress), ReasonCloneSucceeded)
+
+	// Another driver: copied, with CDI's warning.
+	other := cloneDV(ns, "other", "golden", "elsewhere")
+	if err := cl.c.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	key = client.ObjectKeyFromObject(other)
+	if pvc := cl.waitClaim(ctx, t, key); pvc.Spec.DataSource != nil || pvc.Annotations[dvspec.AnnCloneType] != "copy" {
+		t.Errorf("copied clone's claim: data source %+v, annotations %v", pvc.Spec.DataSource, pvc.Annotations)
+	}
+	wantEvents(t, cl.events, dvspec.ReasonIncompatibleProvisioners)
+	cl.bind(ctx, t, key)
+	cl.waitPhase(ctx, t, key, cdiv1.CloneScheduled)
+
+	// A block claim, which virtkit cannot copy, the storage clones.
+	block := corev1.PersistentVolumeBlock
+	raw := golden.DeepCopy()
+	raw.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: "raw"}
+	raw.Spec.VolumeMode = &block
+	if err := cl.c.Create(ctx, raw); err != nil {
+		t.Fatal(err)
+	}
+	cl.bind(ctx, t, client.ObjectKeyFromObject(raw))
+	rawClone := cloneDV(ns, "raw-clone", "raw", "fast")
+	rawClone.Spec.Storage.VolumeMode = &block
+	if err := cl.c.Create(ctx, rawClone); err != nil {
+		t.Fatal(err)
+	}
+	key = client.ObjectKeyFromObject(rawClone)
+	cl.waitPhase(ctx, t, key, cdiv1.CSICloneInProgress)
+	cl.bind(ctx, t, key)
+	cl.waitPhase(ctx, t, key, cdiv1.Succeeded)
+	cl.noImporter(ctx, t, key)
+}
