@@ -107,7 +107,7 @@ func TestVolumeHotplug(t *testing.T) {
 	if c := restartRequired(); c != nil {
 		t.Errorf("a declared hotplug asks for a restart: %+v", c)
 	}
-	vm.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr(int64(20))
+	vm.Spec.Template.Spec.TerminationGracePeriodSeconds = ptrTo(int64(20))
 	must(t, w.c.Update(ctx, vm))
 	eventually(ctx, t, "the VM saying RestartRequired", func() (bool, string) {
 		c := restartRequired()

@@ -62,7 +62,7 @@ func TestVMFromInstancetype(t *testing.T) {
 	// Setting memory as well is refused, naming the field.
 	both := vm.DeepCopy()
 	both.Name = "both"
-	both.Spec.Template.Spec.Domain.Memory = &virtv1.Memory{Guest: ptr(resource.MustParse("256Mi"))}
+	both.Spec.Template.Spec.Domain.Memory = &virtv1.Memory{Guest: ptrTo(resource.MustParse("256Mi"))}
 	if err := w.c.Create(ctx, both); err == nil || !strings.Contains(err.Error(), "spec.template.spec.domain.memory") {
 		t.Errorf("a VM setting memory and naming an instancetype: %v, want a refusal at spec.template.spec.domain.memory", err)
 	}
@@ -134,8 +134,6 @@ func TestVMFromInstancetype(t *testing.T) {
 	must(t, w.c.Delete(ctx, it))
 	must(t, w.c.Delete(ctx, pref))
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // TestCommonInstancetypes installs KubeVirt's common instancetypes from
 // the repository's one manifest, as a user would with kubectl apply, and
