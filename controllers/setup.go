@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	virtv1 "kubevirt.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -25,6 +23,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/vm"
 	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/controllers/workloadupdate"
+	"github.com/virtkit/virtkit/internal/scheme"
 )
 
 // AddToManager registers the VirtualMachine, VirtualMachineInstance,
@@ -123,12 +122,11 @@ func addSnapshots(mgr ctrl.Manager, freezer snapshot.Freezer) error {
 	if err := snapshot.NewRestoreReconciler().SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controllers: VirtualMachineRestore controller: %w", err)
 	}
-	gk := schema.GroupKind{Group: volumesnapshotv1.GroupName, Kind: "VolumeSnapshot"}
-	if _, err := mgr.GetRESTMapper().RESTMapping(gk, volumesnapshotv1.SchemeGroupVersion.Version); meta.IsNoMatchError(err) {
-		mgr.GetLogger().Info("the cluster serves no VolumeSnapshots: VM snapshots are off until virt-controller restarts with them", "group", gk.Group)
-		return nil
-	} else if err != nil {
+	if served, err := scheme.Served(mgr.GetRESTMapper(), &volumesnapshotv1.VolumeSnapshot{}); err != nil {
 		return fmt.Errorf("controllers: VolumeSnapshots: %w", err)
+	} else if !served {
+		mgr.GetLogger().Info("the cluster serves no VolumeSnapshots: VM snapshots are off until virt-controller restarts with them", "group", volumesnapshotv1.GroupName)
+		return nil
 	}
 	var opts []snapshot.Option
 	if freezer != nil {

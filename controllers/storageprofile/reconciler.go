@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
@@ -20,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/virtkit/virtkit/controllers/stale"
+	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/virt/storage/snapshot"
 )
 
@@ -71,8 +71,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("storageprofile").
 		For(&storagev1.StorageClass{}).
 		Owns(&cdiv1.StorageProfile{})
-	gk := schema.GroupKind{Group: volumesnapshotv1.GroupName, Kind: "VolumeSnapshotClass"}
-	if _, err := mgr.GetRESTMapper().RESTMapping(gk, volumesnapshotv1.SchemeGroupVersion.Version); err == nil {
+	if served, _ := scheme.Served(mgr.GetRESTMapper(), &volumesnapshotv1.VolumeSnapshotClass{}); served {
 		// A snapshot class that comes or goes changes the profiles of
 		// its driver's StorageClasses.
 		r.snapshotClasses = true

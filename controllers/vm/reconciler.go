@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	k8sv1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/controllers/stale"
+	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/virt/spec"
 )
 
@@ -80,7 +82,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.client, r.reader = mgr.GetClient(), mgr.GetAPIReader()
 	}
 	r.recorder = events.OrManager(r.recorder, mgr, "virtualmachine-controller")
-	r.snapshotClasses = servesSnapshotClasses(mgr.GetRESTMapper())
+	// Without VolumeSnapshotClasses no volume can be snapshotted.
+	r.snapshotClasses, _ = scheme.Served(mgr.GetRESTMapper(), &volumesnapshotv1.VolumeSnapshotClass{})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("virtualmachine").
 		For(&virtv1.VirtualMachine{}).

@@ -7,21 +7,11 @@ import (
 	k8sv1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/virt/storage/snapshot"
 )
-
-// servesSnapshotClasses says whether the cluster serves CSI
-// VolumeSnapshotClasses; without them no volume can be snapshotted.
-func servesSnapshotClasses(m meta.RESTMapper) bool {
-	gk := schema.GroupKind{Group: volumesnapshotv1.GroupName, Kind: "VolumeSnapshotClass"}
-	_, err := m.RESTMapping(gk, volumesnapshotv1.SchemeGroupVersion.Version)
-	return err == nil
-}
 
 // volumeSnapshotStatuses are vm's status.volumeSnapshotStatuses as the
 // cache shows its claims, their StorageClasses and the VolumeSnapshotClasses

@@ -6,6 +6,7 @@ package scheme
 import (
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clonev1 "kubevirt.io/api/clone/v1beta1"
@@ -51,4 +52,23 @@ func New() *runtime.Scheme {
 		}
 	}
 	return s
+}
+
+// Served says whether the cluster that m maps serves the kind of obj, one
+// of this scheme's: the CSI VolumeSnapshot kinds, for one, come with the
+// cluster's snapshot controller and may be missing. An error other than
+// "no such kind" is returned with false.
+func Served(m meta.RESTMapper, obj runtime.Object) (bool, error) {
+	gvks, _, err := New().ObjectKinds(obj)
+	if err != nil {
+		return false, err
+	}
+	_, err = m.RESTMapping(gvks[0].GroupKind(), gvks[0].Version)
+	switch {
+	case meta.IsNoMatchError(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, nil
 }
