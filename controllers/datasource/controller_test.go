@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -17,8 +19,10 @@ import (
 
 // TestReadiness: a DataSource is NotFound until its claim exists, NotReady
 // while the claim is unbound or its DataVolume fills, Ready once it has
-// Succeeded; a snapshot source is NotSupported. Each change of the claim
-// or the DataVolume wakes it.
+// Succeeded; a snapshot source is NotFound until the snapshot exists,
+// NotReady until it is ready to use, then Ready; a DataSource naming
+// another is NotSupported. Each change of the claim, the DataVolume or the
+// snapshot wakes it.
 func TestReadiness(t *testing.T) {
 	env := kubeenv.ControlPlane(t)
 	mgr := kubeenv.NewManager(t, env)
@@ -34,6 +38,10 @@ func TestReadiness(t *testing.T) {
 	must(t, c.Create(ctx, ds))
 	ready := func(reason string) {
 		t.Helper()
+		wantSource := func(s cdiv1.DataSourceSource) bool { return s.PVC != nil }
+		if ds.Spec.Source.Snapshot != nil {
+			wantSource = func(s cdiv1.DataSourceSource) bool { return s.Snapshot != nil }
+		}
 		testenv.Eventually(ctx, t, "DataSource Ready reason "+reason, func() (bool, string) {
 			got := &cdiv1.DataSource{}
 			must(t, c.Get(ctx, client.ObjectKeyFromObject(ds), got))
@@ -43,7 +51,7 @@ func TestReadiness(t *testing.T) {
 					if reason == ReasonReady {
 						want = corev1.ConditionTrue
 					}
-					return cond.Reason == reason && cond.Status == want && got.Status.Source.PVC != nil, fmt.Sprintf("%+v", got.Status)
+					return cond.Reason == reason && cond.Status == want && wantSource(got.Status.Source), fmt.Sprintf("%+v", got.Status)
 				}
 			}
 			return false, fmt.Sprintf("%+v", got.Status)
@@ -71,6 +79,18 @@ func TestReadiness(t *testing.T) {
 
 	must(t, c.Get(ctx, client.ObjectKeyFromObject(ds), ds))
 	ds.Spec.Source = cdiv1.DataSourceSource{Snapshot: &cdiv1.DataVolumeSourceSnapshot{Name: "snap"}}
+	must(t, c.Update(ctx, ds))
+	ready(ReasonNotFound)
+	snap := &volumesnapshotv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "snap"},
+		Spec: volumesnapshotv1.VolumeSnapshotSpec{Source: volumesnapshotv1.VolumeSnapshotSource{PersistentVolumeClaimName: &pvc.Name}}}
+	must(t, c.Create(ctx, snap))
+	ready(ReasonNotReady)
+	snap.Status = &volumesnapshotv1.VolumeSnapshotStatus{ReadyToUse: ptr.To(true)}
+	must(t, c.Status().Update(ctx, snap))
+	ready(ReasonReady)
+
+	must(t, c.Get(ctx, client.ObjectKeyFromObject(ds), ds))
+	ds.Spec.Source = cdiv1.DataSourceSource{DataSource: &cdiv1.DataSourceRefSourceDataSource{Name: "other"}}
 	must(t, c.Update(ctx, ds))
 	testenv.Eventually(ctx, t, "NotSupported", func() (bool, string) {
 		got := &cdiv1.DataSource{}

@@ -6,10 +6,11 @@
 // It owns a DataSource's status: status.source (the spec's source) and
 // the Ready condition: True (reason Ready) when the claim it names exists,
 // is bound and, when a DataVolume of its name fills it, that DataVolume
-// has Succeeded; False otherwise, with the reason (NotFound, NotReady,
-// NotSupported) and a message naming the claim. It changes nothing else.
+// has Succeeded, or when the VolumeSnapshot it names is ready to use;
+// False otherwise, with the reason (NotFound, NotReady, NotSupported) and
+// a message naming the claim or snapshot. It changes nothing else.
 // DataVolumes resolve a sourceRef themselves (controllers/datavolume,
-// through virt/storage/dvspec.DataSourceClaim).
+// through virt/storage/dvspec.DataSourceSource).
 //
 // See docs/datavolumes.md.
 package datasource

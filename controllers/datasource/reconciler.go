@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/virtkit/virtkit/controllers/stale"
+	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
 )
 
@@ -53,29 +57,39 @@ func New(opts ...Option) *Reconciler {
 }
 
 // SetupWithManager registers the reconciler with mgr: it watches
-// DataSources, and the claims and DataVolumes they may name.
+// DataSources, and the claims, DataVolumes and (where the cluster serves
+// them) VolumeSnapshots they may name.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.client == nil {
 		r.client = mgr.GetClient()
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("datasource").
 		For(&cdiv1.DataSource{}).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.naming)).
-		Watches(&cdiv1.DataVolume{}, handler.EnqueueRequestsFromMapFunc(r.naming)).
-		Complete(r)
+		Watches(&cdiv1.DataVolume{}, handler.EnqueueRequestsFromMapFunc(r.naming))
+	if served, _ := scheme.Served(mgr.GetRESTMapper(), &volumesnapshotv1.VolumeSnapshot{}); served {
+		b = b.Watches(&volumesnapshotv1.VolumeSnapshot{}, handler.EnqueueRequestsFromMapFunc(r.naming))
+	}
+	return b.Complete(r)
 }
 
-// naming maps a claim or a DataVolume to the DataSources of its namespace
-// that name it.
+// naming maps a claim, a DataVolume (of a claim) or a VolumeSnapshot to the
+// DataSources of its namespace that name it.
 func (r *Reconciler) naming(ctx context.Context, obj client.Object) []reconcile.Request {
 	list := &cdiv1.DataSourceList{}
 	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
 		return nil
 	}
+	_, isSnapshot := obj.(*volumesnapshotv1.VolumeSnapshot)
 	var out []reconcile.Request
 	for i := range list.Items {
-		if c, err := dvspec.DataSourceClaim(&list.Items[i]); err == nil && c.Namespace == obj.GetNamespace() && c.Name == obj.GetName() {
+		src, err := dvspec.DataSourceSource(&list.Items[i])
+		if err != nil {
+			continue
+		}
+		if (!isSnapshot && src.Claim != nil && src.Claim.Namespace == obj.GetNamespace() && src.Claim.Name == obj.GetName()) ||
+			(isSnapshot && src.Snapshot != nil && src.Snapshot.Namespace == obj.GetNamespace() && src.Snapshot.Name == obj.GetName()) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 	}
@@ -108,11 +122,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // readiness says whether ds can be cloned from now.
 func (r *Reconciler) readiness(ctx context.Context, ds *cdiv1.DataSource) (corev1.ConditionStatus, string, string, error) {
-	c, err := dvspec.DataSourceClaim(ds)
+	src, err := dvspec.DataSourceSource(ds)
 	if err != nil {
 		return corev1.ConditionFalse, ReasonNotSupported, err.Error(), nil
 	}
-	key := client.ObjectKey{Namespace: c.Namespace, Name: c.Name}
+	if s := src.Snapshot; s != nil {
+		key := client.ObjectKey{Namespace: s.Namespace, Name: s.Name}
+		snap := &volumesnapshotv1.VolumeSnapshot{}
+		switch err := r.client.Get(ctx, key, snap); {
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+			return corev1.ConditionFalse, ReasonNotFound, fmt.Sprintf("snapshot %s not found", key), nil
+		case err != nil:
+			return "", "", "", fmt.Errorf("reading snapshot %s: %w", key, err)
+		case snap.Status == nil || !ptr.Deref(snap.Status.ReadyToUse, false):
+			return corev1.ConditionFalse, ReasonNotReady, fmt.Sprintf("snapshot %s is not ready to use", key), nil
+		}
+		return corev1.ConditionTrue, ReasonReady, fmt.Sprintf("snapshot %s is ready to be restored", key), nil
+	}
+	key := client.ObjectKey{Namespace: src.Claim.Namespace, Name: src.Claim.Name}
 	pvc := &corev1.PersistentVolumeClaim{}
 	switch err := r.client.Get(ctx, key, pvc); {
 	case apierrors.IsNotFound(err):

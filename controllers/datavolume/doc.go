@@ -29,7 +29,8 @@
 // virt/storage/dvspec's, shared with virt-api's webhook: http (with a CA
 // bundle, basic auth, extra headers and a checksum), registry (a
 // containerDisk image the node pulls for the importer pod), pvc (a clone of
-// a claim of the same namespace, once no running pod uses it) and blank.
+// a claim, once no running pod uses it), snapshot (a VolumeSnapshot of the
+// same namespace, restored by its driver), upload and blank.
 // Anything else is refused with the field named: the DataVolume is Failed.
 //
 // The pure part (ImporterPod, NextStatus) is exported so

@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,6 +25,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/conditions"
 	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/controllers/stale"
+	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
 	"github.com/virtkit/virtkit/virt/storage/upload"
 )
@@ -86,8 +86,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.PersistentVolumeClaim{}).
 		Owns(&corev1.Pod{}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers})
-	gk := schema.GroupKind{Group: volumesnapshotv1.GroupName, Kind: "VolumeSnapshot"}
-	if _, err := mgr.GetRESTMapper().RESTMapping(gk, volumesnapshotv1.SchemeGroupVersion.Version); err == nil {
+	if served, _ := scheme.Served(mgr.GetRESTMapper(), &volumesnapshotv1.VolumeSnapshot{}); served {
 		// A snapshot clone's snapshot, ready or failed.
 		b = b.Owns(&volumesnapshotv1.VolumeSnapshot{})
 	}
@@ -120,8 +119,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.finish(ctx, dv, o, reconcile.TerminalError(o.Invalid))
 	}
 	if src.Ref != nil && !(dv.Status.Phase == cdiv1.Succeeded || dv.Status.Phase == cdiv1.Failed) {
-		// A DataSource names the claim to clone; it may come or change.
-		switch claim, blocked, err := r.resolve(ctx, src.Ref); {
+		// A DataSource names the claim or snapshot to clone; it may come
+		// or change.
+		switch resolved, blocked, err := r.resolve(ctx, dv.Namespace, src); {
 		case err != nil:
 			o.Invalid = fmt.Errorf("DataVolume %s: spec.sourceRef: %w", req.NamespacedName, err)
 			return r.finish(ctx, dv, o, reconcile.TerminalError(o.Invalid))
@@ -129,8 +129,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			o.Blocked, o.BlockedReason = blocked, ReasonCloneNoSource
 			return r.finishThenAgain(ctx, dv, o, CloneRetryInterval)
 		default:
-			src.Claim, o.Source.Claim = claim, claim
+			src, o.Source = resolved, resolved
 		}
+	}
+	if src.Snapshot != nil && dvspec.NeedsSourceSize(dv, src) {
+		// The restored claim takes the snapshot's restore size.
+		snap, blocked, err := r.sourceSnapshot(ctx, src)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if blocked != "" {
+			o.Blocked, o.BlockedReason = blocked, ReasonCloneNoSource
+			return r.finishThenAgain(ctx, dv, o, CloneRetryInterval)
+		}
+		src.ClaimSize = snap.Status.RestoreSize
 	}
 	if src.Claim != nil && dvspec.NeedsSourceSize(dv, src) {
 		// The clone takes its source's size, as CDI infers it.
@@ -482,23 +494,22 @@ func (r *Reconciler) cloneBlocked(ctx context.Context, src dvspec.Source, blockO
 	return "", "", nil
 }
 
-// resolve returns the claim the DataSource ref names, or why the clone
-// waits (the DataSource is missing), or an error no wait mends (a source
-// virtkit cannot clone).
-func (r *Reconciler) resolve(ctx context.Context, ref *cdiv1.DataVolumeSourceRef) (*cdiv1.DataVolumeSourcePVC, string, error) {
+// resolve returns src, a sourceRef of a DataVolume of namespace ns, with
+// the claim or snapshot its DataSource names, or why the clone waits (the
+// DataSource is missing), or an error no wait mends (a source virtkit
+// cannot clone).
+func (r *Reconciler) resolve(ctx context.Context, ns string, src dvspec.Source) (dvspec.Source, string, error) {
+	ref := src.Ref
 	key := client.ObjectKey{Namespace: *ref.Namespace, Name: ref.Name}
 	ds := &cdiv1.DataSource{}
 	switch err := r.client.Get(ctx, key, ds); {
 	case apierrors.IsNotFound(err):
-		return nil, fmt.Sprintf("DataSource %s not found", key), nil
+		return src, fmt.Sprintf("DataSource %s not found", key), nil
 	case err != nil:
-		return nil, "", fmt.Errorf("reading DataSource %s: %w", key, err)
+		return src, "", fmt.Errorf("reading DataSource %s: %w", key, err)
 	}
-	claim, err := dvspec.DataSourceClaim(ds)
-	if err != nil {
-		return nil, "", err
-	}
-	return claim, "", nil
+	resolved, err := src.Resolve(ns, ds)
+	return resolved, "", err
 }
 
 // adopt makes dv the controller of claim and marks it filled by dv.

@@ -7,6 +7,7 @@ import (
 	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
@@ -31,6 +32,21 @@ func (r *Reconciler) smartClaim(ctx context.Context, dv *cdiv1.DataVolume, src d
 			want.Annotations = map[string]string{}
 		}
 		want.Annotations[dvspec.AnnCloneType] = string(s)
+	}
+	if src.Snapshot != nil {
+		// A snapshot is restored by its driver; virtkit does not copy one.
+		snap, blocked, err := r.sourceSnapshot(ctx, src)
+		if err != nil || blocked != "" {
+			o.Blocked, o.BlockedReason = blocked, ReasonCloneNoSource
+			return nil, err
+		}
+		if blocked, err := r.foreignSnapshot(ctx, snap, class); err != nil || blocked != "" {
+			o.Blocked, o.BlockedReason = blocked, dvspec.ReasonIncompatibleProvisioners
+			return nil, err
+		}
+		setType(cdiv1.CloneStrategySnapshot)
+		restoreFrom(want, snap.Name)
+		return want, nil
 	}
 	if profile == nil || profile.CloneStrategy == nil || *profile.CloneStrategy == cdiv1.CloneStrategyHostAssisted || src.CrossNamespace(dv.Namespace) {
 		// Copied: the claim may be made before its source is.
@@ -89,11 +105,54 @@ func (r *Reconciler) smartClaim(ctx context.Context, dv *cdiv1.DataVolume, src d
 			}
 			return nil, nil
 		}
-		group := volumesnapshotv1.GroupName
-		want.Spec.DataSource = &corev1.TypedLocalObjectReference{APIGroup: &group, Kind: "VolumeSnapshot", Name: snap.Name}
-		want.Spec.DataSourceRef = &corev1.TypedObjectReference{APIGroup: &group, Kind: "VolumeSnapshot", Name: snap.Name}
+		restoreFrom(want, snap.Name)
 	}
 	return want, nil
+}
+
+// restoreFrom makes claim a restore of the VolumeSnapshot snap of its
+// namespace.
+func restoreFrom(claim *corev1.PersistentVolumeClaim, snap string) {
+	group := volumesnapshotv1.GroupName
+	claim.Spec.DataSource = &corev1.TypedLocalObjectReference{APIGroup: &group, Kind: "VolumeSnapshot", Name: snap}
+	claim.Spec.DataSourceRef = &corev1.TypedObjectReference{APIGroup: &group, Kind: "VolumeSnapshot", Name: snap}
+}
+
+// sourceSnapshot is the VolumeSnapshot a snapshot source names, or why the
+// DataVolume waits for it: missing, or not ready to use.
+func (r *Reconciler) sourceSnapshot(ctx context.Context, src dvspec.Source) (*volumesnapshotv1.VolumeSnapshot, string, error) {
+	key := client.ObjectKey{Namespace: src.Snapshot.Namespace, Name: src.Snapshot.Name}
+	snap := &volumesnapshotv1.VolumeSnapshot{}
+	switch err := r.client.Get(ctx, key, snap); {
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		return nil, fmt.Sprintf("source snapshot %s not found", key), nil
+	case err != nil:
+		return nil, "", fmt.Errorf("reading source snapshot %s: %w", key, err)
+	case snap.Status == nil || !ptr.Deref(snap.Status.ReadyToUse, false) || snap.Status.RestoreSize == nil:
+		return nil, fmt.Sprintf("source snapshot %s is not ready to use", key), nil
+	}
+	return snap, "", nil
+}
+
+// foreignSnapshot says why snap cannot be restored into a claim of class:
+// its driver (its VolumeSnapshotClass's) is not the class's provisioner;
+// "" when it can, or when either is not known.
+func (r *Reconciler) foreignSnapshot(ctx context.Context, snap *volumesnapshotv1.VolumeSnapshot, class string) (string, error) {
+	target, err := r.class(ctx, class)
+	if err != nil || target == nil || snap.Spec.VolumeSnapshotClassName == nil {
+		return "", err
+	}
+	vsc := &volumesnapshotv1.VolumeSnapshotClass{}
+	switch err := r.client.Get(ctx, client.ObjectKey{Name: *snap.Spec.VolumeSnapshotClassName}, vsc); {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("reading VolumeSnapshotClass %s: %w", *snap.Spec.VolumeSnapshotClassName, err)
+	case vsc.Driver != target.Provisioner:
+		return fmt.Sprintf("snapshot %s/%s of driver %s cannot be restored into StorageClass %s of provisioner %s: virtkit restores a snapshot only with its own driver",
+			snap.Namespace, snap.Name, vsc.Driver, target.Name, target.Provisioner), nil
+	}
+	return "", nil
 }
 
 // cloneSnapshot is the VolumeSnapshot of source that a snapshot clone for
@@ -123,7 +182,8 @@ func (r *Reconciler) cloneSnapshot(ctx context.Context, dv *cdiv1.DataVolume, so
 // smartCloneDone marks a smart clone's bound claim filled and deletes the
 // snapshot it was made from, if any.
 func (r *Reconciler) smartCloneDone(ctx context.Context, dv *cdiv1.DataVolume, claim *corev1.PersistentVolumeClaim) error {
-	if claim.Annotations[dvspec.AnnCloneType] == string(cdiv1.CloneStrategySnapshot) {
+	if ds := claim.Spec.DataSource; ds != nil && ds.Kind == "VolumeSnapshot" && ds.Name == dvspec.CloneSnapshotName(dv.UID) {
+		// A snapshot clone's own snapshot; a snapshot source is the user's.
 		snap := &volumesnapshotv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: dvspec.CloneSnapshotName(dv.UID)}}
 		if err := r.client.Delete(ctx, snap); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting the clone's snapshot %s/%s: %w", snap.Namespace, snap.Name, err)

@@ -206,3 +206,84 @@ func TestSmartClones(t *testing.T) {
 	cl.waitPhase(ctx, t, key, cdiv1.Succeeded)
 	cl.noImporter(ctx, t, key)
 }
+
+// TestSnapshotSources: a DataVolume whose source is a VolumeSnapshot, named
+// or through a DataSource, waits until the snapshot is ready, then gets a
+// claim restored from it by the storage, of the snapshot's restore size
+// when it names none (CloneFromSnapshotSourceInProgress, then Succeeded
+// once bound); the user's snapshot is kept. A snapshot whose driver is not
+// the target class's provisioner is not restored, with the reason.
+func TestSnapshotSources(t *testing.T) {
+	cl := startCluster(t)
+	ctx := testenv.Within(t, 90*time.Second)
+	ns := cl.namespace(t, "restores")
+	cl.profile(ctx, t, "fast", "csi.example.com", cdiv1.CloneStrategyCsiClone, "")
+	cl.profile(ctx, t, "elsewhere", "nfs.example.com", cdiv1.CloneStrategyCsiClone, "")
+	if err := cl.c.Create(ctx, &volumesnapshotv1.VolumeSnapshotClass{ObjectMeta: metav1.ObjectMeta{Name: "fast-snaps"}, Driver: "csi.example.com",
+		DeletionPolicy: volumesnapshotv1.VolumeSnapshotContentDelete}); err != nil {
+		t.Fatal(err)
+	}
+	snap := &volumesnapshotv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "golden-snap"},
+		Spec: volumesnapshotv1.VolumeSnapshotSpec{Source: volumesnapshotv1.VolumeSnapshotSource{PersistentVolumeClaimName: ptr.To("golden")},
+			VolumeSnapshotClassName: ptr.To("fast-snaps")}}
+	if err := cl.c.Create(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	restore := func(name, class string, viaDataSource bool) *cdiv1.DataVolume {
+		dv := &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{Snapshot: &cdiv1.DataVolumeSourceSnapshot{Name: snap.Name}},
+				Storage: &cdiv1.StorageSpec{StorageClassName: &class}}}
+		if viaDataSource {
+			dv.Spec.Source = nil
+			dv.Spec.SourceRef = &cdiv1.DataVolumeSourceRef{Kind: cdiv1.DataVolumeDataSource, Name: "golden"}
+		}
+		if err := cl.c.Create(ctx, dv); err != nil {
+			t.Fatal(err)
+		}
+		return dv
+	}
+	if err := cl.c.Create(ctx, &cdiv1.DataSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "golden"},
+		Spec: cdiv1.DataSourceSpec{Source: cdiv1.DataSourceSource{Snapshot: &cdiv1.DataVolumeSourceSnapshot{Name: snap.Name}}}}); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning := func(key client.ObjectKey, reason, text string) {
+		t.Helper()
+		testenv.Eventually(ctx, t, key.String()+" waits: "+reason, func() (bool, string) {
+			got := cl.dv(ctx, t, key)
+			c := condition(got, cdiv1.DataVolumeRunning)
+			return c != nil && c.Reason == reason && strings.Contains(c.Message, text), fmt.Sprintf("%+v", got.Status)
+		})
+	}
+	named, viaDS := restore("named", "fast", false), restore("via-datasource", "fast", true)
+	for _, dv := range []*cdiv1.DataVolume{named, viaDS} {
+		waitRunning(client.ObjectKeyFromObject(dv), ReasonCloneNoSource, "is not ready to use")
+	}
+	snap.Status = &volumesnapshotv1.VolumeSnapshotStatus{ReadyToUse: ptr.To(true), RestoreSize: ptr.To(resource.MustParse("80Mi"))}
+	if err := cl.c.Status().Update(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	for _, dv := range []*cdiv1.DataVolume{named, viaDS} {
+		key := client.ObjectKeyFromObject(dv)
+		cl.waitPhase(ctx, t, key, cdiv1.CloneFromSnapshotSourceInProgress)
+		pvc := cl.waitClaim(ctx, t, key)
+		if ds := pvc.Spec.DataSource; ds == nil || ds.Kind != "VolumeSnapshot" || ds.Name != snap.Name {
+			t.Errorf("%s: claim's data source %+v, want the snapshot", key, ds)
+		}
+		if got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; got.Cmp(resource.MustParse("80Mi")) != 0 {
+			t.Errorf("%s: claim asks for %s, want the snapshot's restore size 80Mi", key, got.String())
+		}
+		cl.bind(ctx, t, key)
+		cl.waitPhase(ctx, t, key, cdiv1.Succeeded)
+		cl.noImporter(ctx, t, key)
+	}
+	if err := cl.c.Get(ctx, client.ObjectKeyFromObject(snap), &volumesnapshotv1.VolumeSnapshot{}); err != nil {
+		t.Errorf("the user's snapshot: %v", err)
+	}
+
+	other := restore("other-driver", "elsewhere", false)
+	key := client.ObjectKeyFromObject(other)
+	waitRunning(key, dvspec.ReasonIncompatibleProvisioners, "of driver csi.example.com cannot be restored into StorageClass elsewhere")
+	if err := cl.c.Get(ctx, key, &corev1.PersistentVolumeClaim{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a claim made for a snapshot its class cannot restore (%v)", err)
+	}
+}

@@ -436,7 +436,10 @@ func cloneSpec(from, size string) cdiv1.DataVolumeSpec {
 // containerDisk from virt-local's registry (the node pulls it for the
 // importer pod) and a VM boots from it, writing a marker on a blank data
 // disk. A clone of that data disk waits while the VM runs (the source is
-// in use), and proceeds once it is stopped. A DataSource names the imported
+// in use), and proceeds once it is stopped: virt-local's driver clones it
+// (csi-clone); a class annotated for snapshot clones clones it through a
+// VolumeSnapshot, and a user's VolumeSnapshot of it restores into a third
+// DataVolume; all three disks equal the source's. A DataSource names the imported
 // disk as a golden image: a second VM, whose root disk is a
 // dataVolumeTemplate cloning it by sourceRef, with the data disk's clone,
 // boots and reads the first one's marker; deleting it deletes its
@@ -497,6 +500,17 @@ func TestDataVolumeRegistryAndClone(t *testing.T) {
 	must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scratch-snap"}, Spec: bySnapshot}))
 	w.waitDV(ctx, t, client.ObjectKey{Namespace: ns, Name: "scratch-snap"}, "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
 	w.checkSmartClone(ctx, t, client.ObjectKey{Namespace: ns, Name: "scratch-snap"}, "snapshot", "VolumeSnapshot")
+	// A user's VolumeSnapshot as a DataVolume's source: restored by the
+	// driver, and kept.
+	userSnap := &volumesnapshotv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scratch-at-rest"},
+		Spec: volumesnapshotv1.VolumeSnapshotSpec{Source: volumesnapshotv1.VolumeSnapshotSource{PersistentVolumeClaimName: ptrTo("scratch")}}}
+	must(t, w.c.Create(ctx, userSnap))
+	must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scratch-restored"},
+		Spec: cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{Snapshot: &cdiv1.DataVolumeSourceSnapshot{Name: userSnap.Name}},
+			Storage: &cdiv1.StorageSpec{}}}))
+	w.waitDV(ctx, t, client.ObjectKey{Namespace: ns, Name: "scratch-restored"}, "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
+	w.checkSmartClone(ctx, t, client.ObjectKey{Namespace: ns, Name: "scratch-restored"}, "snapshot", "VolumeSnapshot")
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(userSnap), userSnap))
 	disk := func(name string) []byte {
 		pvc := &corev1.PersistentVolumeClaim{}
 		must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pvc))
@@ -505,7 +519,7 @@ func TestDataVolumeRegistryAndClone(t *testing.T) {
 		return b
 	}
 	scratch := disk("scratch")
-	for _, n := range []string{"scratch-copy", "scratch-snap"} {
+	for _, n := range []string{"scratch-copy", "scratch-snap", "scratch-restored"} {
 		if b := disk(n); len(scratch) == 0 || !bytes.Equal(b, scratch) {
 			t.Errorf("clone %s's disk (%d bytes) differs from its source's (%d bytes)", n, len(b), len(scratch))
 		}
@@ -540,7 +554,8 @@ func TestDataVolumeRegistryAndClone(t *testing.T) {
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
 	must(t, w.c.Delete(ctx, &cdiv1.DataSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "test-guest"}}))
-	for _, n := range []string{"golden", "scratch", "scratch-copy", "scratch-snap"} {
+	must(t, w.c.Delete(ctx, userSnap))
+	for _, n := range []string{"golden", "scratch", "scratch-copy", "scratch-snap", "scratch-restored"} {
 		must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}))
 	}
 	w.waitNothingLeft(ctx, t, ns)

@@ -51,8 +51,13 @@ func (v *Validator) authorizeClone(ctx context.Context, user authenticationv1.Us
 		case err != nil:
 			return nil, fmt.Errorf("reading DataSource %s/%s: %w", *src.Ref.Namespace, src.Ref.Name, err)
 		default:
-			if c, err := dvspec.DataSourceClaim(ds); err == nil {
-				from = c.Namespace
+			switch named, err := dvspec.DataSourceSource(ds); {
+			case err != nil:
+			case named.Claim != nil:
+				from = named.Claim.Namespace
+			case named.Snapshot != nil:
+				// Restored only into its own namespace (dvspec).
+				from = named.Snapshot.Namespace
 			}
 		}
 	}

@@ -4,14 +4,17 @@ import (
 	"errors"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+
+	"github.com/virtkit/virtkit/virt/storage/importer/contract"
 )
 
-// DataSourceClaim returns the claim a DataSource names (its pvc source,
-// the namespace defaulted to the DataSource's), or why virtkit cannot read
-// it: a snapshot source, or a DataSource naming another DataSource, is not
-// supported yet.
-func DataSourceClaim(ds *cdiv1.DataSource) (*cdiv1.DataVolumeSourcePVC, error) {
+// DataSourceSource returns what a DataSource names, its namespace
+// defaulted to the DataSource's: a claim (Source.Claim) or a
+// VolumeSnapshot (Source.Snapshot); or why virtkit cannot read it: a
+// DataSource naming another DataSource is not supported yet.
+func DataSourceSource(ds *cdiv1.DataSource) (Source, error) {
 	src := ds.Spec.Source
 	switch {
 	case src.PVC != nil:
@@ -20,13 +23,37 @@ func DataSourceClaim(ds *cdiv1.DataSource) (*cdiv1.DataVolumeSourcePVC, error) {
 			c.Namespace = ds.Namespace
 		}
 		if c.Name == "" {
-			return nil, fmt.Errorf("DataSource %s/%s: spec.source.pvc.name: required", ds.Namespace, ds.Name)
+			return Source{}, fmt.Errorf("DataSource %s/%s: spec.source.pvc.name: required", ds.Namespace, ds.Name)
 		}
-		return &c, nil
+		return Source{Kind: contract.SourceFile, Claim: &c}, nil
 	case src.Snapshot != nil:
-		return nil, fmt.Errorf("DataSource %s/%s: spec.source.snapshot: not supported by virtkit yet", ds.Namespace, ds.Name)
+		snap := *src.Snapshot
+		if snap.Namespace == "" {
+			snap.Namespace = ds.Namespace
+		}
+		if snap.Name == "" {
+			return Source{}, fmt.Errorf("DataSource %s/%s: spec.source.snapshot.name: required", ds.Namespace, ds.Name)
+		}
+		return Source{Kind: contract.SourceFile, Snapshot: &snap}, nil
 	case src.DataSource != nil:
-		return nil, fmt.Errorf("DataSource %s/%s: spec.source.dataSource: not supported by virtkit yet", ds.Namespace, ds.Name)
+		return Source{}, fmt.Errorf("DataSource %s/%s: spec.source.dataSource: not supported by virtkit yet", ds.Namespace, ds.Name)
 	}
-	return nil, errors.New("DataSource " + ds.Namespace + "/" + ds.Name + ": no source")
+	return Source{}, errors.New("DataSource " + ds.Namespace + "/" + ds.Name + ": no source")
+}
+
+// Resolve is src, a sourceRef's, with what its DataSource ds names: a
+// snapshot of another namespace than the DataVolume's (ns) is refused, as
+// in a snapshot source.
+func (src Source) Resolve(ns string, ds *cdiv1.DataSource) (Source, error) {
+	named, err := DataSourceSource(ds)
+	if err != nil {
+		return src, err
+	}
+	if named.Snapshot != nil {
+		if _, ferr := snapshotSource(ns, named.Snapshot, field.NewPath("spec", "source", "snapshot")); ferr != nil {
+			return src, fmt.Errorf("DataSource %s/%s: %w", ds.Namespace, ds.Name, ferr)
+		}
+	}
+	src.Claim, src.Snapshot = named.Claim, named.Snapshot
+	return src, nil
 }

@@ -24,8 +24,11 @@ type Source struct {
 	// Claim is a pvc source's claim (its namespace defaulted), whose disk
 	// the importer pod copies.
 	Claim *cdiv1.DataVolumeSourcePVC
+	// Snapshot is a snapshot source's VolumeSnapshot (its namespace
+	// defaulted), which the claim is restored from.
+	Snapshot *cdiv1.DataVolumeSourceSnapshot
 	// Ref is a sourceRef's DataSource (its namespace defaulted), which the
-	// controller resolves into Claim (DataSourceClaim).
+	// controller resolves into Claim or Snapshot (DataSourceSource).
 	Ref *cdiv1.DataVolumeSourceRef
 	// ClaimSize is a clone's source claim's size, which a spec.storage
 	// without a size takes (as CDI infers it); the controller sets it.
@@ -34,7 +37,7 @@ type Source struct {
 
 // IsClone says whether the source is another claim, named or through a
 // DataSource: the DataVolume then goes through CDI's clone phases.
-func (s Source) IsClone() bool { return s.Claim != nil || s.Ref != nil }
+func (s Source) IsClone() bool { return s.Claim != nil || s.Ref != nil || s.Snapshot != nil }
 
 // CrossNamespace says whether a clone's source claim is in another
 // namespace than the DataVolume's (ns): its disk then travels over the
@@ -55,6 +58,8 @@ func (s Source) Describe() string {
 		return "docker://" + s.Image
 	case s.Claim != nil:
 		return "claim " + s.Claim.Namespace + "/" + s.Claim.Name
+	case s.Snapshot != nil:
+		return "snapshot " + s.Snapshot.Namespace + "/" + s.Snapshot.Name
 	case s.Ref != nil:
 		return "DataSource " + *s.Ref.Namespace + "/" + s.Ref.Name
 	}
@@ -87,16 +92,18 @@ func SourceOf(dv *cdiv1.DataVolume) (Source, *field.Error) {
 		return claimSource(dv, src.PVC, path.Child("pvc"))
 	case src.Upload != nil:
 		return Source{Kind: contract.SourceUpload}, nil
+	case src.Snapshot != nil:
+		return snapshotSource(dv.Namespace, src.Snapshot, path.Child("snapshot"))
 	}
 	for _, s := range []struct {
 		name string
 		set  bool
 	}{
 		{"s3", src.S3 != nil},
-		{"gcs", src.GCS != nil}, {"imageio", src.Imageio != nil}, {"vddk", src.VDDK != nil}, {"snapshot", src.Snapshot != nil},
+		{"gcs", src.GCS != nil}, {"imageio", src.Imageio != nil}, {"vddk", src.VDDK != nil},
 	} {
 		if s.set {
-			return Source{}, field.Invalid(path.Child(s.name), "", "this source is not supported by virtkit yet (http, registry, pvc, upload and blank are)")
+			return Source{}, field.Invalid(path.Child(s.name), "", "this source is not supported by virtkit yet (http, registry, pvc, snapshot, upload and blank are)")
 		}
 	}
 	return Source{}, field.Required(path, "one source must be set")
@@ -192,6 +199,23 @@ func claimSource(dv *cdiv1.DataVolume, p *cdiv1.DataVolumeSourcePVC, path *field
 		return Source{}, field.Invalid(path.Child("name"), c.Name, "a DataVolume cannot clone its own claim")
 	}
 	return Source{Kind: contract.SourceFile, Claim: &c}, nil
+}
+
+// snapshotSource is a VolumeSnapshot source of a DataVolume of namespace
+// ns, restored into its claim by the storage; one of another namespace is
+// refused (CDI restores it into a claim there first and copies that).
+func snapshotSource(ns string, p *cdiv1.DataVolumeSourceSnapshot, path *field.Path) (Source, *field.Error) {
+	snap := *p
+	if snap.Namespace == "" {
+		snap.Namespace = ns
+	}
+	switch {
+	case snap.Name == "":
+		return Source{}, field.Required(path.Child("name"), "")
+	case snap.Namespace != ns:
+		return Source{}, field.Invalid(path.Child("namespace"), snap.Namespace, "a snapshot of another namespace cannot be restored by virtkit yet")
+	}
+	return Source{Kind: contract.SourceFile, Snapshot: &snap}, nil
 }
 
 // sourceRef is a DataSource of the DataVolume's namespace, resolved by the

@@ -50,6 +50,10 @@ func TestSourceOf(t *testing.T) {
 		{name: "pvc of another namespace", dv: cloneDV("images", "golden"), kind: contract.SourceFile},
 		{name: "pvc of another namespace, same name", dv: cloneDV("images", "a"), kind: contract.SourceFile},
 		{name: "pvc, no name", dv: cloneDV("", ""), errField: "spec.source.pvc.name", errText: "Required"},
+		{name: "snapshot", dv: snapshotDV("", "golden-snap"), kind: contract.SourceFile},
+		{name: "snapshot, same namespace named", dv: snapshotDV("ns", "golden-snap"), kind: contract.SourceFile},
+		{name: "snapshot, no name", dv: snapshotDV("", ""), errField: "spec.source.snapshot.name", errText: "Required"},
+		{name: "snapshot of another namespace", dv: snapshotDV("images", "golden-snap"), errField: "spec.source.snapshot.namespace", errText: "another namespace"},
 		{name: "pvc, itself", dv: cloneDV("", "a"), errField: "spec.source.pvc.name", errText: "its own claim"},
 		{name: "no url", dv: httpDV("ns", "a", ""), errField: "spec.source.http.url", errText: "Required"},
 		{name: "ftp", dv: httpDV("ns", "a", "ftp://example.com/d"), errField: "spec.source.http.url", errText: "http or https"},
@@ -237,4 +241,11 @@ func TestClaimFromStorageProfile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// snapshotDV restores the VolumeSnapshot ns/name ("" ns: its own).
+func snapshotDV(ns, name string) *cdiv1.DataVolume {
+	return httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) {
+		dv.Spec.Source = &cdiv1.DataVolumeSource{Snapshot: &cdiv1.DataVolumeSourceSnapshot{Namespace: ns, Name: name}}
+	})
 }
