@@ -168,6 +168,9 @@ func controllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}},
 		// Claims: read for the pods; a migration copies ReadWriteOnce ones.
 		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: all},
+		// A CSI clone into another namespace hands its volume over to the
+		// DataVolume's claim (read uncached, its claimRef updated).
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumes"}, Verbs: []string{"get", "update"}},
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: read},
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"patch"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},

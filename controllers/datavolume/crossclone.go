@@ -46,8 +46,8 @@ func (r *Reconciler) holdForClone(ctx context.Context, dv *cdiv1.DataVolume, src
 	return nil
 }
 
-// release deletes the clone's source pod and Secret, then drops the
-// finalizer.
+// release deletes the clone's source pod and Secret (or a CSI clone's
+// transfer claim), then drops the finalizer.
 func (r *Reconciler) release(ctx context.Context, dv *cdiv1.DataVolume) error {
 	if !controllerutil.ContainsFinalizer(dv, CloneFinalizer) {
 		return nil
@@ -57,6 +57,7 @@ func (r *Reconciler) release(ctx context.Context, dv *cdiv1.DataVolume) error {
 		for _, obj := range []client.Object{
 			&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
 			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: UploadSecretName(name)}},
+			&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: dvspec.TransferClaimName(dv.UID)}},
 		} {
 			if err := r.client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("deleting the clone source %s/%s of DataVolume %s/%s: %w", ns, obj.GetName(), dv.Namespace, dv.Name, err)

@@ -34,6 +34,11 @@ import (
 // again.
 const CloneRetryInterval = 5 * time.Second
 
+// SmartCloneInterval is how often a clone the storage makes looks again at
+// what it waits for in the source's namespace (a snapshot, a claim) or at
+// the volume it hands over.
+const SmartCloneInterval = time.Second
+
 // ProgressInterval is how often an import in progress has its progress
 // read.
 const ProgressInterval = 2 * time.Second
@@ -193,7 +198,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				return ctrl.Result{}, err
 			}
 			if want == nil {
-				return r.finishThenAgain(ctx, dv, o, CloneRetryInterval)
+				again := CloneRetryInterval
+				if o.Preparing != "" {
+					again = SmartCloneInterval
+				}
+				return r.finishThenAgain(ctx, dv, o, again)
 			}
 		}
 		if err := r.client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -272,6 +281,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		o.Populated = true
 		return r.finishAndDelete(ctx, dv, o)
+	case o.Smart != "" && cross:
+		// The cloned volume is handed over from the source's namespace;
+		// the volume is not watched.
+		if err := r.rebind(ctx, dv, o.Claim); err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.finishThenAgain(ctx, dv, o, SmartCloneInterval)
 	case o.Smart != "":
 		// The claim binds once the storage has copied the source; its
 		// change brings the DataVolume back.

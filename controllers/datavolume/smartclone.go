@@ -48,7 +48,7 @@ func (r *Reconciler) smartClaim(ctx context.Context, dv *cdiv1.DataVolume, src d
 		restoreFrom(want, snap.Name)
 		return want, nil
 	}
-	if profile == nil || profile.CloneStrategy == nil || *profile.CloneStrategy == cdiv1.CloneStrategyHostAssisted || src.CrossNamespace(dv.Namespace) {
+	if profile == nil || profile.CloneStrategy == nil || *profile.CloneStrategy == cdiv1.CloneStrategyHostAssisted {
 		// Copied: the claim may be made before its source is.
 		setType(cdiv1.CloneStrategyHostAssisted)
 		return want, nil
@@ -91,6 +91,9 @@ func (r *Reconciler) smartClaim(ctx context.Context, dv *cdiv1.DataVolume, src d
 	}
 	switch choice.Strategy {
 	case cdiv1.CloneStrategyCsiClone:
+		if src.CrossNamespace(dv.Namespace) {
+			return r.transferClaim(ctx, dv, src, source, want, o)
+		}
 		want.Spec.DataSource = &corev1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: source.Name}
 		want.Spec.DataSourceRef = &corev1.TypedObjectReference{Kind: "PersistentVolumeClaim", Name: source.Name}
 	case cdiv1.CloneStrategySnapshot:
@@ -99,7 +102,7 @@ func (r *Reconciler) smartClaim(ctx context.Context, dv *cdiv1.DataVolume, src d
 			return nil, err
 		}
 		if snap.Status == nil || !ptr.Deref(snap.Status.ReadyToUse, false) {
-			o.Snapshotting = true
+			o.Preparing = cdiv1.SnapshotForSmartCloneInProgress
 			if e := snap.Status; e != nil && e.Error != nil && e.Error.Message != nil {
 				o.Blocked, o.BlockedReason = "snapshot "+snap.Name+": "+*e.Error.Message, ReasonSnapshotFailed
 			}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
@@ -286,4 +287,82 @@ func TestSnapshotSources(t *testing.T) {
 	if err := cl.c.Get(ctx, key, &corev1.PersistentVolumeClaim{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a claim made for a snapshot its class cannot restore (%v)", err)
 	}
+}
+
+// TestCSICloneAcrossNamespaces: a CSI clone into another namespace is
+// cloned into a claim of the source's namespace, held by the clone
+// finalizer; once bound (the test plays the provisioner and the binder),
+// the DataVolume's claim names its volume and the volume's claimRef is
+// pointed at it; once that claim is bound the DataVolume Succeeded, and
+// neither the claim in the source's namespace nor the finalizer is left.
+func TestCSICloneAcrossNamespaces(t *testing.T) {
+	cl := startCluster(t)
+	ctx := testenv.Within(t, 90*time.Second)
+	src, dst := cl.namespace(t, "golden"), cl.namespace(t, "vms")
+	cl.profile(ctx, t, "fast", "csi.example.com", cdiv1.CloneStrategyCsiClone, "")
+	golden := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: src, Name: "golden"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: ptr.To("fast"),
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}
+	if err := cl.c.Create(ctx, golden); err != nil {
+		t.Fatal(err)
+	}
+	cl.bind(ctx, t, client.ObjectKeyFromObject(golden))
+	dv := cloneDV(dst, "copy", "golden", "fast")
+	dv.Spec.Source.PVC.Namespace = src
+	if err := cl.c.Create(ctx, dv); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(dv)
+	got := cl.waitPhase(ctx, t, key, cdiv1.CSICloneInProgress)
+	if !controllerutil.ContainsFinalizer(got, CloneFinalizer) {
+		t.Errorf("DataVolume finalizers %v: want %s while it has a claim in %s", got.Finalizers, CloneFinalizer, src)
+	}
+	tmpKey := client.ObjectKey{Namespace: src, Name: dvspec.TransferClaimName(got.UID)}
+	tmp := cl.waitClaim(ctx, t, tmpKey)
+	if ds := tmp.Spec.DataSource; ds == nil || ds.Kind != "PersistentVolumeClaim" || ds.Name != "golden" {
+		t.Fatalf("the clone's claim in %s: data source %+v, want the source claim", src, ds)
+	}
+	if err := cl.c.Get(ctx, key, &corev1.PersistentVolumeClaim{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the DataVolume's claim made before the clone is (%v)", err)
+	}
+
+	// The provisioner clones: a volume bound to the claim in src.
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-clone"},
+		Spec: corev1.PersistentVolumeSpec{Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")},
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: "fast",
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "csi.example.com", VolumeHandle: "v-1"}},
+			ClaimRef:               &corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: src, Name: tmp.Name, UID: tmp.UID}}}
+	if err := cl.c.Create(ctx, pv); err != nil {
+		t.Fatal(err)
+	}
+	tmp.Spec.VolumeName = pv.Name
+	if err := cl.c.Update(ctx, tmp); err != nil {
+		t.Fatal(err)
+	}
+	cl.bind(ctx, t, tmpKey)
+
+	pvc := cl.waitClaim(ctx, t, key)
+	if pvc.Spec.VolumeName != pv.Name || pvc.Spec.DataSource != nil || pvc.Annotations[dvspec.AnnCloneType] != "csi-clone" {
+		t.Errorf("the DataVolume's claim: volume %q, data source %+v, annotations %v; want volume %s", pvc.Spec.VolumeName, pvc.Spec.DataSource, pvc.Annotations, pv.Name)
+	}
+	testenv.Eventually(ctx, t, "the volume's claimRef pointed at the DataVolume's claim", func() (bool, string) {
+		if err := cl.c.Get(ctx, client.ObjectKeyFromObject(pv), pv); err != nil {
+			return false, err.Error()
+		}
+		ref := pv.Spec.ClaimRef
+		return ref != nil && ref.Namespace == dst && ref.Name == "copy" && ref.UID == pvc.UID, fmt.Sprintf("%+v", ref)
+	})
+	// The binder binds it.
+	cl.bind(ctx, t, key)
+	got = cl.waitPhase(ctx, t, key, cdiv1.Succeeded)
+	testenv.Eventually(ctx, t, "nothing left in "+src, func() (bool, string) {
+		// Deleted: without kube-controller-manager its pvc-protection
+		// finalizer stays.
+		tmp := &corev1.PersistentVolumeClaim{}
+		err := cl.c.Get(ctx, tmpKey, tmp)
+		deleted := apierrors.IsNotFound(err) || (err == nil && tmp.DeletionTimestamp != nil)
+		got = cl.dv(ctx, t, key)
+		return deleted && !controllerutil.ContainsFinalizer(got, CloneFinalizer), fmt.Sprintf("claim: %v %v, finalizers %v", err, tmp.DeletionTimestamp, got.Finalizers)
+	})
+	cl.noImporter(ctx, t, key)
 }

@@ -123,10 +123,12 @@ type Observed struct {
 	// claim missing or in use), with its reason; empty when it can.
 	Blocked, BlockedReason string
 	// Smart is how the storage fills a clone's claim (csi-clone or
-	// snapshot), "" when a pod fills it; Snapshotting says that the
-	// snapshot a snapshot clone's claim is made from is not ready yet.
-	Smart        cdiv1.CDICloneStrategy
-	Snapshotting bool
+	// snapshot), "" when a pod fills it; Preparing is the phase of a
+	// clone whose claim waits for what the storage makes first (the
+	// snapshot of a snapshot clone, the clone in the source's namespace of
+	// a CSI clone into another), "" otherwise.
+	Smart     cdiv1.CDICloneStrategy
+	Preparing cdiv1.DataVolumePhase
 }
 
 // NextStatus returns dv's status for what was observed, and the events
@@ -164,9 +166,12 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 		if o.Blocked != "" {
 			set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, o.BlockedReason, o.Blocked)
 		}
-		if o.Snapshotting {
-			p := cdiv1.SnapshotForSmartCloneInProgress
-			phase(p, corev1.EventTypeNormal, string(p), fmt.Sprintf(messageSnapshotInProgress, cloneSource(o.Source)))
+		if p := o.Preparing; p != "" {
+			msg := messageCSICloneInProgress
+			if p == cdiv1.SnapshotForSmartCloneInProgress {
+				msg = messageSnapshotInProgress
+			}
+			phase(p, corev1.EventTypeNormal, string(p), fmt.Sprintf(msg, cloneSource(o.Source)))
 			return st, evs
 		}
 		if st.Phase == "" {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -17,15 +18,20 @@ import (
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/controllers/storageprofile"
 	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/local/csidriver"
 )
 
 // TestDataVolumeCloneAcrossNamespaces: a user who may edit namespace
 // "copies" but not clone from "golden" is refused a DataVolume cloning a
 // claim of "golden", with the permission named; given CDI's edit role in
-// "golden", the clone is made: a source pod in "golden" sends the disk to
-// the DataVolume's upload pod in "copies", and the clone's disk is the
-// source's, byte for byte. Deleting both leaves nothing in either
+// "golden", the clone is made by virt-local's driver (its StorageProfile
+// says csi-clone) in "golden" and its volume handed over to the
+// DataVolume's claim in "copies". A second clone, into a class whose
+// profile says copy, is host-assisted: a source pod in "golden" sends the
+// disk to the DataVolume's upload pod in "copies". Both disks are the
+// source's, byte for byte. Deleting them leaves nothing in either
 // namespace.
 func TestDataVolumeCloneAcrossNamespaces(t *testing.T) {
 	w := up(t)
@@ -71,6 +77,27 @@ func TestDataVolumeCloneAcrossNamespaces(t *testing.T) {
 		return err == nil, errString(err)
 	})
 	w.waitDV(ctx, t, client.ObjectKey{Namespace: copies, Name: "copy"}, "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
+	w.checkSmartClone(ctx, t, client.ObjectKey{Namespace: copies, Name: "copy"}, "csi-clone", "")
+
+	// Host-assisted, through a class whose profile says copy.
+	copyClass := csidriver.StorageClass("local-copy", false)
+	copyClass.Annotations = map[string]string{storageprofile.AnnCloneStrategy: "copy"}
+	must(t, w.c.Create(ctx, copyClass))
+	defer func() { must(t, client.IgnoreNotFound(w.c.Delete(context.Background(), copyClass))) }()
+	eventually(ctx, t, "the copy class's profile", func() (bool, string) {
+		sp := &cdiv1.StorageProfile{}
+		err := w.c.Get(ctx, client.ObjectKey{Name: copyClass.Name}, sp)
+		return err == nil && sp.Status.CloneStrategy != nil && *sp.Status.CloneStrategy == cdiv1.CloneStrategyHostAssisted, fmt.Sprintf("%+v %v", sp.Status, err)
+	})
+	byPod := clone()
+	byPod.Name, byPod.Spec.Storage.StorageClassName = "copy-by-pod", &copyClass.Name
+	must(t, w.c.Create(ctx, byPod))
+	w.waitDV(ctx, t, client.ObjectKeyFromObject(byPod), "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
+	pvc := &corev1.PersistentVolumeClaim{}
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(byPod), pvc))
+	if pvc.Annotations["cdi.kubevirt.io/cloneType"] != "copy" {
+		t.Errorf("the copied clone's claim annotations %v, want cloneType copy", pvc.Annotations)
+	}
 
 	disk := func(ns, name string) []byte {
 		pvc := &corev1.PersistentVolumeClaim{}
@@ -79,12 +106,15 @@ func TestDataVolumeCloneAcrossNamespaces(t *testing.T) {
 		must(t, err)
 		return b
 	}
-	src, dst := disk(golden, "base"), disk(copies, "copy")
-	if len(src) == 0 || !bytes.Equal(src, dst) {
-		t.Errorf("the clone's disk (%d bytes) differs from its source's (%d bytes)", len(dst), len(src))
+	src := disk(golden, "base")
+	for _, n := range []string{"copy", "copy-by-pod"} {
+		if dst := disk(copies, n); len(src) == 0 || !bytes.Equal(src, dst) {
+			t.Errorf("clone %s's disk (%d bytes) differs from its source's (%d bytes)", n, len(dst), len(src))
+		}
 	}
 
 	must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: copies, Name: "copy"}}))
+	must(t, w.c.Delete(ctx, byPod))
 	must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: golden, Name: "base"}}))
 	w.waitNothingLeft(ctx, t, copies)
 	w.waitNothingLeft(ctx, t, golden)

@@ -564,14 +564,20 @@ func TestDataVolumeRegistryAndClone(t *testing.T) {
 func ptrTo[T any](v T) *T { return &v }
 
 // checkSmartClone checks that the storage made the claim of the clone key
-// (strategy, from a data source of kind), that no pod copied it, and that
-// no snapshot is left of it.
+// (strategy, from a data source of kind; "" kind: a volume handed over from
+// another namespace), that no pod copied it, and that no snapshot is left
+// of it.
 func (w *world) checkSmartClone(ctx context.Context, t *testing.T, key client.ObjectKey, strategy, kind string) {
 	t.Helper()
 	pvc := &corev1.PersistentVolumeClaim{}
 	must(t, w.c.Get(ctx, key, pvc))
-	if ds := pvc.Spec.DataSource; ds == nil || ds.Kind != kind || pvc.Annotations["cdi.kubevirt.io/cloneType"] != strategy {
-		t.Errorf("clone %s: claim's data source %+v, annotations %v; want a %s from a %s", key, ds, pvc.Annotations, strategy, kind)
+	ds := pvc.Spec.DataSource
+	made := ds != nil && ds.Kind == kind
+	if kind == "" {
+		made = ds == nil && pvc.Spec.VolumeName != ""
+	}
+	if !made || pvc.Annotations["cdi.kubevirt.io/cloneType"] != strategy {
+		t.Errorf("clone %s: claim's data source %+v, volume %q, annotations %v; want a %s from a %q", key, ds, pvc.Spec.VolumeName, pvc.Annotations, strategy, kind)
 	}
 	var events corev1.EventList
 	must(t, w.c.List(ctx, &events, client.InNamespace(key.Namespace)))

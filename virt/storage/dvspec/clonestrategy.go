@@ -72,17 +72,21 @@ func (c CloneChoice) Smart() bool {
 // clone, as the external provisioner requires), else a copy with the
 // reason.
 //
-// Where virtkit differs from CDI: a clone into another namespace, or into a
-// class whose claims bind on first consumer, is always a copy, silently
-// (CDI moves the volume between namespaces, and binds the claim first);
-// a target smaller than its source is copied (the copy fails if the disk
-// does not fit) where CDI refuses it.
+// A CSI clone into another namespace is made in the source's namespace and
+// its volume then bound to the target claim (TransferClaimName), as CDI
+// does.
+//
+// Where virtkit differs from CDI: a snapshot clone into another namespace,
+// or any clone into a class whose claims bind on first consumer, is a
+// copy, silently (CDI moves the volume between namespaces, and binds the
+// claim first); a target smaller than its source is copied (the copy fails
+// if the disk does not fit) where CDI refuses it.
 func ChooseClone(f CloneFacts) CloneChoice {
 	copied := func(reason, msg string) CloneChoice {
 		return CloneChoice{Strategy: cdiv1.CloneStrategyHostAssisted, FallbackReason: reason, FallbackMessage: msg}
 	}
-	if f.Strategy == nil || *f.Strategy == cdiv1.CloneStrategyHostAssisted ||
-		f.Source.Namespace != f.Target.Namespace || f.BindsOnFirstConsumer {
+	if f.Strategy == nil || *f.Strategy == cdiv1.CloneStrategyHostAssisted || f.BindsOnFirstConsumer ||
+		(f.Source.Namespace != f.Target.Namespace && *f.Strategy == cdiv1.CloneStrategySnapshot) {
 		return copied("", "")
 	}
 	if *f.Strategy != cdiv1.CloneStrategyCsiClone && *f.Strategy != cdiv1.CloneStrategySnapshot {
@@ -110,6 +114,12 @@ func ChooseClone(f CloneFacts) CloneChoice {
 	}
 	return CloneChoice{Strategy: *f.Strategy}
 }
+
+// TransferClaimName is the claim a CSI clone into another namespace, for
+// the DataVolume of UID uid, makes in the source's namespace: the driver
+// clones the source into it, and its volume is then bound to the
+// DataVolume's claim instead.
+func TransferClaimName(uid types.UID) string { return "tmp-pvc-" + string(uid) }
 
 // CloneSnapshotName is the VolumeSnapshot a snapshot clone for the
 // DataVolume of UID uid makes of its source, in the source's namespace,
