@@ -182,7 +182,7 @@ bench-real-node: deps kube-bins cni-bins csi-bins containerd-bins guest daemons 
 bench-install: deps kube-bins cni-bins csi-bins containerd-bins guest daemons images
 	cd hack/bench && go run ./install -repo $(CURDIR)
 
-## bench-snapshot: a VM snapshot and a restore of a 1 GiB and a 4 GiB disk on virt-local's CSI storage next to cp --reflink=auto --sparse=always of the same file, and a download through a VirtualMachineExport next to plain curl, SNAPSHOT_RUNS runs each
+## bench-snapshot: a VM snapshot and a restore of a 1 GiB and a 4 GiB disk on virt-local's CSI storage next to cp --reflink=auto --sparse=always of the same file, a download through a VirtualMachineExport next to plain curl, and DataVolume clones by the CSI driver next to ones by an importer pod, SNAPSHOT_RUNS runs each
 SNAPSHOT_RUNS ?= 5
 bench-snapshot: deps kube-bins cni-bins csi-bins guest daemons
 	cd hack/bench && go run ./snapshots -runs $(SNAPSHOT_RUNS)
