@@ -93,6 +93,34 @@ func (cl *cluster) bind(ctx context.Context, t *testing.T, key client.ObjectKey)
 	return pvc
 }
 
+// sourceClaim makes a bound 64 MiB claim ns/name of class ("" none).
+func (cl *cluster) sourceClaim(ctx context.Context, t *testing.T, ns, name, class string) *corev1.PersistentVolumeClaim {
+	t.Helper()
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}
+	if class != "" {
+		pvc.Spec.StorageClassName = &class
+	}
+	if err := cl.c.Create(ctx, pvc); err != nil {
+		t.Fatal(err)
+	}
+	return cl.bind(ctx, t, client.ObjectKeyFromObject(pvc))
+}
+
+// usedBy makes a launcher pod using the claim ns/claim.
+func (cl *cluster) usedBy(ctx context.Context, t *testing.T, ns, claim string) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "virt-launcher-" + claim},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "compute", Image: "x"}},
+			Volumes: []corev1.Volume{{Name: "disk", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}}}
+	if err := cl.c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
 // podStatus plays the kubelet: it waits for the importer pod and gives it st.
 func (cl *cluster) podStatus(ctx context.Context, t *testing.T, key client.ObjectKey, st corev1.PodStatus) *corev1.Pod {
 	t.Helper()
@@ -381,20 +409,8 @@ func TestCloneWaitsForItsSource(t *testing.T) {
 	}
 	waitReason(ReasonCloneNoSource)
 
-	golden := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "golden"},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}
-	if err := cl.c.Create(ctx, golden); err != nil {
-		t.Fatal(err)
-	}
-	cl.bind(ctx, t, client.ObjectKeyFromObject(golden))
-	user := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "virt-launcher-golden"},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "compute", Image: "x"}},
-			Volumes: []corev1.Volume{{Name: "disk", VolumeSource: corev1.VolumeSource{
-				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "golden"}}}}}}
-	if err := cl.c.Create(ctx, user); err != nil {
-		t.Fatal(err)
-	}
+	cl.sourceClaim(ctx, t, ns, "golden", "")
+	user := cl.usedBy(ctx, t, ns, "golden")
 	waitReason(ReasonCloneSourceInUse)
 	if err := cl.c.Delete(ctx, user, client.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)

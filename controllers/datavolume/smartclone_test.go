@@ -91,20 +91,8 @@ func TestSmartClones(t *testing.T) {
 	cl.profile(ctx, t, "fast", "csi.example.com", cdiv1.CloneStrategyCsiClone, "")
 	cl.profile(ctx, t, "snappy", "csi.example.com", cdiv1.CloneStrategySnapshot, "snaps")
 	cl.profile(ctx, t, "elsewhere", "nfs.example.com", cdiv1.CloneStrategyCsiClone, "")
-	golden := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "golden"},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: ptr.To("fast"),
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}
-	if err := cl.c.Create(ctx, golden); err != nil {
-		t.Fatal(err)
-	}
-	cl.bind(ctx, t, client.ObjectKeyFromObject(golden))
-	user := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "virt-launcher-golden"},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "compute", Image: "x"}},
-			Volumes: []corev1.Volume{{Name: "disk", VolumeSource: corev1.VolumeSource{
-				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "golden"}}}}}}
-	if err := cl.c.Create(ctx, user); err != nil {
-		t.Fatal(err)
-	}
+	golden := cl.sourceClaim(ctx, t, ns, "golden", "fast")
+	user := cl.usedBy(ctx, t, ns, "golden")
 
 	// CSI clone: no claim while the source is in use.
 	csi := cloneDV(ns, "csi", "golden", "fast")
@@ -300,13 +288,7 @@ func TestCSICloneAcrossNamespaces(t *testing.T) {
 	ctx := testenv.Within(t, 90*time.Second)
 	src, dst := cl.namespace(t, "golden"), cl.namespace(t, "vms")
 	cl.profile(ctx, t, "fast", "csi.example.com", cdiv1.CloneStrategyCsiClone, "")
-	golden := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: src, Name: "golden"},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: ptr.To("fast"),
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}
-	if err := cl.c.Create(ctx, golden); err != nil {
-		t.Fatal(err)
-	}
-	cl.bind(ctx, t, client.ObjectKeyFromObject(golden))
+	cl.sourceClaim(ctx, t, src, "golden", "fast")
 	dv := cloneDV(dst, "copy", "golden", "fast")
 	dv.Spec.Source.PVC.Namespace = src
 	if err := cl.c.Create(ctx, dv); err != nil {

@@ -3,8 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,9 +16,7 @@ import (
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/virtkit/virtkit/controllers/storageprofile"
 	"github.com/virtkit/virtkit/internal/scheme"
-	"github.com/virtkit/virtkit/local/csidriver"
 )
 
 // TestDataVolumeCloneAcrossNamespaces: a user who may edit namespace
@@ -80,17 +76,9 @@ func TestDataVolumeCloneAcrossNamespaces(t *testing.T) {
 	w.checkSmartClone(ctx, t, client.ObjectKey{Namespace: copies, Name: "copy"}, "csi-clone", "")
 
 	// Host-assisted, through a class whose profile says copy.
-	copyClass := csidriver.StorageClass("local-copy", false)
-	copyClass.Annotations = map[string]string{storageprofile.AnnCloneStrategy: "copy"}
-	must(t, w.c.Create(ctx, copyClass))
-	defer func() { must(t, client.IgnoreNotFound(w.c.Delete(context.Background(), copyClass))) }()
-	eventually(ctx, t, "the copy class's profile", func() (bool, string) {
-		sp := &cdiv1.StorageProfile{}
-		err := w.c.Get(ctx, client.ObjectKey{Name: copyClass.Name}, sp)
-		return err == nil && sp.Status.CloneStrategy != nil && *sp.Status.CloneStrategy == cdiv1.CloneStrategyHostAssisted, fmt.Sprintf("%+v %v", sp.Status, err)
-	})
+	copyClass := w.cloneClass(ctx, t, "local-copy", cdiv1.CloneStrategyHostAssisted)
 	byPod := clone()
-	byPod.Name, byPod.Spec.Storage.StorageClassName = "copy-by-pod", &copyClass.Name
+	byPod.Name, byPod.Spec.Storage.StorageClassName = "copy-by-pod", &copyClass
 	must(t, w.c.Create(ctx, byPod))
 	w.waitDV(ctx, t, client.ObjectKeyFromObject(byPod), "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
 	pvc := &corev1.PersistentVolumeClaim{}
@@ -99,16 +87,9 @@ func TestDataVolumeCloneAcrossNamespaces(t *testing.T) {
 		t.Errorf("the copied clone's claim annotations %v, want cloneType copy", pvc.Annotations)
 	}
 
-	disk := func(ns, name string) []byte {
-		pvc := &corev1.PersistentVolumeClaim{}
-		must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pvc))
-		b, err := os.ReadFile(w.claimDisk(ctx, t, pvc))
-		must(t, err)
-		return b
-	}
-	src := disk(golden, "base")
+	src := w.claimBytes(ctx, t, golden, "base")
 	for _, n := range []string{"copy", "copy-by-pod"} {
-		if dst := disk(copies, n); len(src) == 0 || !bytes.Equal(src, dst) {
+		if dst := w.claimBytes(ctx, t, copies, n); len(src) == 0 || !bytes.Equal(src, dst) {
 			t.Errorf("clone %s's disk (%d bytes) differs from its source's (%d bytes)", n, len(dst), len(src))
 		}
 	}

@@ -486,17 +486,9 @@ func TestDataVolumeRegistryAndClone(t *testing.T) {
 	// claim names its source, and no pod copied the disk.
 	w.checkSmartClone(ctx, t, client.ObjectKey{Namespace: ns, Name: "scratch-copy"}, "csi-clone", "PersistentVolumeClaim")
 	// A class of the same driver whose claims clone through a snapshot.
-	snappy := csidriver.StorageClass("local-snapshot-clones", false)
-	snappy.Annotations = map[string]string{storageprofile.AnnCloneStrategy: "snapshot"}
-	must(t, w.c.Create(ctx, snappy))
-	defer func() { must(t, client.IgnoreNotFound(w.c.Delete(context.Background(), snappy))) }()
-	eventually(ctx, t, "the snapshot class's profile", func() (bool, string) {
-		sp := &cdiv1.StorageProfile{}
-		err := w.c.Get(ctx, client.ObjectKey{Name: snappy.Name}, sp)
-		return err == nil && ptr.Deref(sp.Status.CloneStrategy, "") == cdiv1.CloneStrategySnapshot && sp.Status.SnapshotClass != nil, fmt.Sprintf("%+v %v", sp.Status, err)
-	})
+	snappy := w.cloneClass(ctx, t, "local-snapshot-clones", cdiv1.CloneStrategySnapshot)
 	bySnapshot := cloneSpec("scratch", "16Mi")
-	bySnapshot.Storage.StorageClassName = &snappy.Name
+	bySnapshot.Storage.StorageClassName = &snappy
 	must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scratch-snap"}, Spec: bySnapshot}))
 	w.waitDV(ctx, t, client.ObjectKey{Namespace: ns, Name: "scratch-snap"}, "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
 	w.checkSmartClone(ctx, t, client.ObjectKey{Namespace: ns, Name: "scratch-snap"}, "snapshot", "VolumeSnapshot")
@@ -511,16 +503,9 @@ func TestDataVolumeRegistryAndClone(t *testing.T) {
 	w.waitDV(ctx, t, client.ObjectKey{Namespace: ns, Name: "scratch-restored"}, "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
 	w.checkSmartClone(ctx, t, client.ObjectKey{Namespace: ns, Name: "scratch-restored"}, "snapshot", "VolumeSnapshot")
 	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(userSnap), userSnap))
-	disk := func(name string) []byte {
-		pvc := &corev1.PersistentVolumeClaim{}
-		must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pvc))
-		b, err := os.ReadFile(w.claimDisk(ctx, t, pvc))
-		must(t, err)
-		return b
-	}
-	scratch := disk("scratch")
+	scratch := w.claimBytes(ctx, t, ns, "scratch")
 	for _, n := range []string{"scratch-copy", "scratch-snap", "scratch-restored"} {
-		if b := disk(n); len(scratch) == 0 || !bytes.Equal(b, scratch) {
+		if b := w.claimBytes(ctx, t, ns, n); len(scratch) == 0 || !bytes.Equal(b, scratch) {
 			t.Errorf("clone %s's disk (%d bytes) differs from its source's (%d bytes)", n, len(b), len(scratch))
 		}
 	}
@@ -562,6 +547,24 @@ func TestDataVolumeRegistryAndClone(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// cloneClass makes a StorageClass name of virt-local's driver whose
+// StorageProfile says strategy (through the class's annotation), waits for
+// the profile to say it, and deletes the class when the test ends.
+func (w *world) cloneClass(ctx context.Context, t *testing.T, name string, strategy cdiv1.CDICloneStrategy) string {
+	t.Helper()
+	sc := csidriver.StorageClass(name, false)
+	sc.Annotations = map[string]string{storageprofile.AnnCloneStrategy: map[cdiv1.CDICloneStrategy]string{
+		cdiv1.CloneStrategyHostAssisted: "copy", cdiv1.CloneStrategySnapshot: "snapshot", cdiv1.CloneStrategyCsiClone: "csi-clone"}[strategy]}
+	must(t, w.c.Create(ctx, sc))
+	t.Cleanup(func() { must(t, client.IgnoreNotFound(w.c.Delete(context.Background(), sc))) })
+	eventually(ctx, t, "StorageProfile "+name+" says "+string(strategy), func() (bool, string) {
+		sp := &cdiv1.StorageProfile{}
+		err := w.c.Get(ctx, client.ObjectKey{Name: name}, sp)
+		return err == nil && ptr.Deref(sp.Status.CloneStrategy, "") == strategy, fmt.Sprintf("%+v %v", sp.Status, err)
+	})
+	return name
+}
 
 // checkSmartClone checks that the storage made the claim of the clone key
 // (strategy, from a data source of kind; "" kind: a volume handed over from

@@ -3,12 +3,14 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/local/cluster"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
@@ -66,6 +68,16 @@ func (w *world) podFoldersLeft(ctx context.Context, t *testing.T) []string {
 		}
 	}
 	return left
+}
+
+// claimBytes is what disk.img of the bound claim ns/name holds.
+func (w *world) claimBytes(ctx context.Context, t *testing.T, ns, name string) []byte {
+	t.Helper()
+	pvc := &corev1.PersistentVolumeClaim{}
+	must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pvc))
+	b, err := os.ReadFile(w.claimDisk(ctx, t, pvc))
+	must(t, err)
+	return b
 }
 
 // claimDisk is the host path of disk.img in a bound claim's volume.

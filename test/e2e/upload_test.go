@@ -91,14 +91,7 @@ func TestDataVolumeUpload(t *testing.T) {
 	if err != nil || !strings.Contains(string(out2), "completed successfully") {
 		t.Fatalf("uploading into a bare claim: %v", err)
 	}
-	disk := func(name string) []byte {
-		pvc := &corev1.PersistentVolumeClaim{}
-		must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pvc))
-		b, err := os.ReadFile(w.claimDisk(ctx, t, pvc))
-		must(t, err)
-		return b
-	}
-	if a, b := disk("uploaded"), disk("bare"); len(b) < 1<<20 || !bytes.Equal(a[:1<<20], b[:1<<20]) {
+	if a, b := w.claimBytes(ctx, t, ns, "uploaded"), w.claimBytes(ctx, t, ns, "bare"); len(b) < 1<<20 || !bytes.Equal(a[:1<<20], b[:1<<20]) {
 		t.Errorf("the bare claim's disk (%d bytes) does not start as the DataVolume's (%d bytes)", len(b), len(a))
 	}
 
