@@ -9,10 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	virtv1 "kubevirt.io/api/core/v1"
 	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -20,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/virtkit/virtkit/controllers/events"
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
 	"github.com/virtkit/virtkit/virt/storage/snapshot"
 )
 
@@ -27,6 +30,8 @@ import (
 const (
 	ReasonRestoreComplete = "VirtualMachineRestoreComplete"
 	ReasonRestoreError    = "VirtualMachineRestoreError"
+	// ReasonClaimReplaced: a claim restored in place was deleted first.
+	ReasonClaimReplaced = "RestoreClaimReplaced"
 )
 
 // RestoreReconciler is the VirtualMachineRestore controller.
@@ -189,6 +194,9 @@ func (r *RestoreReconciler) step(ctx context.Context, rs, next *vmsnapshotv1.Vir
 		err := r.client.Get(ctx, client.ObjectKeyFromObject(pvc), have)
 		switch {
 		case apierrors.IsNotFound(err):
+			if err := r.toDataVolume(ctx, pvc); err != nil {
+				return "", err
+			}
 			if err := r.client.Create(ctx, pvc); err != nil && !apierrors.IsAlreadyExists(err) {
 				return "", fmt.Errorf("creating claim %s: %w", pvc.Name, err)
 			}
@@ -196,8 +204,19 @@ func (r *RestoreReconciler) step(ctx context.Context, rs, next *vmsnapshotv1.Vir
 			continue
 		case err != nil:
 			return "", err
+		case have.Annotations[snapshot.RestoreNameAnnotation] != rs.Name && snapshot.IsInPlace(rs):
+			// In place: the claim of that name goes first (its VM is
+			// stopped), as KubeVirt replaces it.
+			if have.DeletionTimestamp == nil {
+				if err := r.client.Delete(ctx, have, client.Preconditions{UID: &have.UID}); client.IgnoreNotFound(err) != nil {
+					return "", fmt.Errorf("deleting claim %s to restore it in place: %w", have.Name, err)
+				}
+				r.recorder.Eventf(rs, corev1.EventTypeNormal, ReasonClaimReplaced, "Deleted claim %s to restore it in place", have.Name)
+			}
+			pending++
+			continue
 		case have.Annotations[snapshot.RestoreNameAnnotation] != rs.Name:
-			return "", failed("claim %q exists and is not this restore's: name the volume's claim with a volumeRestoreOverride", pvc.Name)
+			return "", failed("claim %q exists and is not this restore's: name the volume's claim with a volumeRestoreOverride, or restore in place (volumeRestorePolicy: InPlace)", pvc.Name)
 		case have.Status.Phase != corev1.ClaimBound:
 			pending++
 		}
@@ -231,6 +250,26 @@ func (r *RestoreReconciler) step(ctx context.Context, rs, next *vmsnapshotv1.Vir
 		}
 	}
 	return "", r.releaseTarget(ctx, vm, rs.Name)
+}
+
+// toDataVolume makes the DataVolume a claim restored in place is marked
+// filled for (dvspec.AnnPopulatedFor) the claim's controller, if it
+// exists: it takes its claim back, filled, as CDI's DataVolumes do.
+func (r *RestoreReconciler) toDataVolume(ctx context.Context, pvc *corev1.PersistentVolumeClaim) error {
+	name := pvc.Annotations[dvspec.AnnPopulatedFor]
+	if name == "" {
+		return nil
+	}
+	dv := &cdiv1.DataVolume{}
+	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: pvc.Namespace, Name: name}, dv); {
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		// Its VM's template makes it again, and adopts the claim.
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading DataVolume %s/%s: %w", pvc.Namespace, name, err)
+	}
+	pvc.OwnerReferences = append(pvc.OwnerReferences, dvspec.OwnerRef(dv))
+	return nil
 }
 
 // holdTarget marks an existing target VM as being restored

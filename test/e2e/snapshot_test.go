@@ -33,7 +33,8 @@ import (
 // marker 1; restored to a new VM with a patched MAC while the original runs, the copy boots
 // reading marker 1; the original writes marker 2 on its next boot; a
 // restore onto it while it runs is refused; stopped and restored, it reads
-// marker 1 again. An offline snapshot has no indications; one of a VM
+// marker 1 again; restored in place (volumeRestorePolicy InPlace), its
+// original claim, which held marker 2, is replaced and reads marker 1. An offline snapshot has no indications; one of a VM
 // whose claim's class has no VolumeSnapshotClass fails naming the claim;
 // deleting the snapshots removes their VolumeSnapshots and copies, and
 // deleting the VMs their restored claims.
@@ -162,6 +163,31 @@ func TestVMSnapshotAndRestore(t *testing.T) {
 	third := w.waitRunning(ctx, t, vm)
 	waitFile(ctx, t, w.serialLog(ctx, t, third), "VIRTKIT-DISK vdc previous=1 wrote=2 readback=ok")
 
+	// In place: the snapshot's own claim, which holds marker 2 since the
+	// second boot, is replaced under its name by the snapshot's marker 1,
+	// and the VM points at it again.
+	w.virtctl(ctx, t, "stop", vm.Name, "-n", ns)
+	w.waitNoVMI(ctx, t, vm)
+	before := &corev1.PersistentVolumeClaim{}
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(pvc), before))
+	w.restoreWith(ctx, t, ns, "in-place", vm.Name, snap.Name, func(r *vmsnapshotv1.VirtualMachineRestore) {
+		r.Spec.VolumeRestorePolicy = kptr.To(vmsnapshotv1.VolumeRestorePolicyInPlace)
+	})
+	after := &corev1.PersistentVolumeClaim{}
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(pvc), after))
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(vm), &vmNow))
+	if after.UID == before.UID || after.Spec.DataSource == nil || after.Spec.DataSource.Kind != "VolumeSnapshot" {
+		t.Errorf("claim %s after an in-place restore: uid %s (was %s), data source %+v; want it replaced from the snapshot", pvc.Name, after.UID, before.UID, after.Spec.DataSource)
+	}
+	for _, v := range vmNow.Spec.Template.Spec.Volumes {
+		if v.Name == "data" && (v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != pvc.Name) {
+			t.Errorf("VM's data volume after an in-place restore: %+v, want claim %s", v.VolumeSource, pvc.Name)
+		}
+	}
+	w.virtctl(ctx, t, "start", vm.Name, "-n", ns)
+	fourth := w.waitRunning(ctx, t, vm)
+	waitFile(ctx, t, w.serialLog(ctx, t, fourth), "VIRTKIT-DISK vdc previous=1 wrote=2 readback=ok")
+
 	// A claim whose class has no VolumeSnapshotClass fails the snapshot,
 	// named.
 	w.unsnapshottableVM(ctx, t, ns)
@@ -183,14 +209,15 @@ func TestVMSnapshotAndRestore(t *testing.T) {
 	for _, name := range []string{"snappy-1", "snappy-2", "lonely-1"} {
 		must(t, w.c.Delete(ctx, &vmsnapshotv1.VirtualMachineSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
 	}
-	for _, name := range []string{"to-copy", "back"} {
+	for _, name := range []string{"to-copy", "back", "in-place"} {
 		must(t, w.c.Delete(ctx, &vmsnapshotv1.VirtualMachineRestore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
 	}
 	for _, name := range []string{vm.Name, copyVM.Name, "lonely"} {
 		must(t, w.c.Delete(ctx, &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
 	}
 	for _, name := range []string{pvc.Name, "lonely-data"} {
-		must(t, w.c.Delete(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
+		// The claim restored in place is its VM's and may be gone with it.
+		must(t, client.IgnoreNotFound(w.c.Delete(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})))
 	}
 	// The static volume is Retain: it goes by hand.
 	must(t, w.c.Delete(ctx, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "lonely-volume"}}))
@@ -232,7 +259,14 @@ func restoreOf(ns, name, target, snap string, patches ...string) *vmsnapshotv1.V
 // restore restores snapshot snap onto VM target and waits until complete.
 func (w *world) restore(ctx context.Context, t *testing.T, ns, name, target, snap string, patches ...string) {
 	t.Helper()
-	r := restoreOf(ns, name, target, snap, patches...)
+	w.restoreWith(ctx, t, ns, name, target, snap, func(r *vmsnapshotv1.VirtualMachineRestore) { r.Spec.Patches = patches })
+}
+
+// restoreWith is restore of a VirtualMachineRestore change has changed.
+func (w *world) restoreWith(ctx context.Context, t *testing.T, ns, name, target, snap string, change func(*vmsnapshotv1.VirtualMachineRestore)) {
+	t.Helper()
+	r := restoreOf(ns, name, target, snap)
+	change(r)
 	must(t, w.c.Create(ctx, r))
 	eventually(ctx, t, "restore "+name+" complete", func() (bool, string) {
 		if err := w.c.Get(ctx, client.ObjectKeyFromObject(r), r); err != nil {

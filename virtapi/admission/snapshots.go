@@ -99,10 +99,11 @@ func (v *Validator) validateRestore(ctx context.Context, req admission.Request) 
 	}
 	errs = append(errs, snapshot.ValidatePatches(r.Spec.Patches, spec.Child("patches"))...)
 	switch p := ptr.Deref(r.Spec.VolumeRestorePolicy, vmsnapshotv1.VolumeRestorePolicyRandomizeNames); p {
-	case vmsnapshotv1.VolumeRestorePolicyRandomizeNames, vmsnapshotv1.VolumeRestorePolicyPrefixTargetName:
+	case vmsnapshotv1.VolumeRestorePolicyRandomizeNames, vmsnapshotv1.VolumeRestorePolicyPrefixTargetName, vmsnapshotv1.VolumeRestorePolicyInPlace:
 	default:
 		errs = append(errs, field.NotSupported(spec.Child("volumeRestorePolicy"), p,
-			[]string{string(vmsnapshotv1.VolumeRestorePolicyRandomizeNames), string(vmsnapshotv1.VolumeRestorePolicyPrefixTargetName)}))
+			[]string{string(vmsnapshotv1.VolumeRestorePolicyRandomizeNames), string(vmsnapshotv1.VolumeRestorePolicyPrefixTargetName),
+				string(vmsnapshotv1.VolumeRestorePolicyInPlace)}))
 	}
 	for i, o := range r.Spec.VolumeRestoreOverrides {
 		if o.VolumeName == "" {

@@ -68,7 +68,13 @@ func TestSnapshotsAndRestoresAreValidated(t *testing.T) {
 		{"a patch of the name, in place", restore("new", func(r *vmsnapshotv1.VirtualMachineRestore) {
 			r.Spec.Patches = []string{`{"op": "replace", "path": "/metadata/name", "value": "x"}`}
 			r.Spec.VolumeRestorePolicy = ptr.To(vmsnapshotv1.VolumeRestorePolicyInPlace)
-		}), nil, []string{"FieldValueInvalid spec.patches[0].path", "FieldValueNotSupported spec.volumeRestorePolicy"}},
+		}), nil, []string{"FieldValueInvalid spec.patches[0].path"}},
+		{"a restore in place", restore("stopped", func(r *vmsnapshotv1.VirtualMachineRestore) {
+			r.Spec.VolumeRestorePolicy = ptr.To(vmsnapshotv1.VolumeRestorePolicyInPlace)
+		}), nil, nil},
+		{"an unknown volume restore policy", restore("stopped", func(r *vmsnapshotv1.VirtualMachineRestore) {
+			r.Spec.VolumeRestorePolicy = ptr.To(vmsnapshotv1.VolumeRestorePolicy("Overwrite"))
+		}), nil, []string{"FieldValueNotSupported spec.volumeRestorePolicy"}},
 		{"a restore's spec changed", restore("other", nil), restore("stopped", nil), []string{"FieldValueForbidden spec"}},
 	} {
 		if diff := cmp.Diff(tc.want, refusals(t, v.Handle(context.Background(), review(t, "alice", tc.obj, tc.old)))); diff != "" {

@@ -13,6 +13,8 @@ import (
 	"k8s.io/utils/ptr"
 	virtv1 "kubevirt.io/api/core/v1"
 	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
+
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
 )
 
 // RestorePlan is what a restore makes and writes.
@@ -37,10 +39,13 @@ var restoreAnnotationPrefixes = []string{"pv.kubernetes.io", "volume.beta.kubern
 // the VM restore.spec.target names does not exist: it is made, halted).
 // Each backup gets a claim from its VolumeSnapshot, named as KubeVirt
 // names it (restore-<restore UID>-<volume>, or <target>-<volume> with the
-// PrefixTargetName policy, or the name a volumeRestoreOverride gives);
-// the VM's claim and DataVolume volumes are pointed at those claims (a
-// DataVolume volume becomes a persistentVolumeClaim volume and its
-// dataVolumeTemplate goes: the data is there, nothing is to import). An
+// PrefixTargetName policy, or the backed-up claim's own name with InPlace,
+// or the name a volumeRestoreOverride gives); the VM's claim and
+// DataVolume volumes are pointed at those claims (a DataVolume volume
+// becomes a persistentVolumeClaim volume and its dataVolumeTemplate goes:
+// the data is there, nothing is to import), but for a DataVolume whose
+// claim is restored under its own name (InPlace), which keeps its volume
+// and takes the claim back, marked filled for it. An
 // existing target keeps its run strategy; a new one gets the restore's
 // JSON patches.
 func PlanRestore(restore *vmsnapshotv1.VirtualMachineRestore, content *vmsnapshotv1.VirtualMachineSnapshotContent, target *virtv1.VirtualMachine) (RestorePlan, error) {
@@ -49,18 +54,28 @@ func PlanRestore(restore *vmsnapshotv1.VirtualMachineRestore, content *vmsnapsho
 	if src == nil {
 		return p, fmt.Errorf("VirtualMachineSnapshotContent %s holds no VirtualMachine", content.Name)
 	}
-	if pol := restore.Spec.VolumeRestorePolicy; pol != nil && *pol == vmsnapshotv1.VolumeRestorePolicyInPlace {
-		return p, field.NotSupported(field.NewPath("spec", "volumeRestorePolicy"), *pol,
-			[]string{string(vmsnapshotv1.VolumeRestorePolicyRandomizeNames), string(vmsnapshotv1.VolumeRestorePolicyPrefixTargetName)})
+	dataVolumeOf := map[string]string{}
+	if src.Spec.Template != nil {
+		for _, v := range src.Spec.Template.Spec.Volumes {
+			if v.DataVolume != nil {
+				dataVolumeOf[v.Name] = v.DataVolume.Name
+			}
+		}
 	}
 	claimOfVolume := map[string]string{}
 	for _, b := range content.Spec.VolumeBackups {
 		if b.VolumeSnapshotName == nil {
 			continue
 		}
-		name := restoreClaimName(restore, b.VolumeName)
+		name := restoreClaimName(restore, b)
 		claimOfVolume[b.VolumeName] = name
-		p.Claims = append(p.Claims, restoredClaim(restore, b, name))
+		pvc := restoredClaim(restore, b, name)
+		if dv := dataVolumeOf[b.VolumeName]; dv != "" && dv == name {
+			// Its DataVolume takes it back, filled (the restore
+			// controller makes the DataVolume its controller).
+			setAnnotation(&pvc.ObjectMeta, dvspec.AnnPopulatedFor, dv)
+		}
+		p.Claims = append(p.Claims, pvc)
 		p.Restores = append(p.Restores, vmsnapshotv1.VolumeRestore{VolumeName: b.VolumeName,
 			PersistentVolumeClaimName: name, VolumeSnapshotName: *b.VolumeSnapshotName})
 	}
@@ -72,7 +87,9 @@ func PlanRestore(restore *vmsnapshotv1.VirtualMachineRestore, content *vmsnapsho
 		for i := range spec.Template.Spec.Volumes {
 			v := &spec.Template.Spec.Volumes[i]
 			claim, ok := claimOfVolume[v.Name]
-			if !ok {
+			if !ok || (v.DataVolume != nil && v.DataVolume.Name == claim) {
+				// In place, a DataVolume's claim keeps its name: the
+				// volume and its template stay.
 				continue
 			}
 			if v.DataVolume != nil {
@@ -117,12 +134,23 @@ func PlanRestore(restore *vmsnapshotv1.VirtualMachineRestore, content *vmsnapsho
 	return p, nil
 }
 
-// restoreClaimName is the name of the claim restore makes for volume.
-func restoreClaimName(restore *vmsnapshotv1.VirtualMachineRestore, volume string) string {
+// IsInPlace says whether restore replaces the snapshotted claims under
+// their own names (volumeRestorePolicy InPlace): the claims of those names
+// are deleted first.
+func IsInPlace(restore *vmsnapshotv1.VirtualMachineRestore) bool {
+	return ptr.Deref(restore.Spec.VolumeRestorePolicy, "") == vmsnapshotv1.VolumeRestorePolicyInPlace
+}
+
+// restoreClaimName is the name of the claim restore makes for backup b.
+func restoreClaimName(restore *vmsnapshotv1.VirtualMachineRestore, b vmsnapshotv1.VolumeBackup) string {
+	volume := b.VolumeName
 	for _, o := range restore.Spec.VolumeRestoreOverrides {
 		if o.VolumeName == volume && o.RestoreName != "" {
 			return o.RestoreName
 		}
+	}
+	if IsInPlace(restore) {
+		return b.PersistentVolumeClaim.Name
 	}
 	if pol := restore.Spec.VolumeRestorePolicy; pol != nil && *pol == vmsnapshotv1.VolumeRestorePolicyPrefixTargetName {
 		name := restore.Spec.Target.Name + "-" + volume

@@ -15,6 +15,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
 	"github.com/virtkit/virtkit/virt/storage/snapshot"
 )
 
@@ -244,12 +245,44 @@ func TestPlanRestoreToANewVM(t *testing.T) {
 	}
 }
 
-func TestPlanRestoreRefusesInPlace(t *testing.T) {
-	vm := vmWith(pvcVol)
-	content := contentFor(t, vm, claim("data-claim", "local", corev1.ClaimBound))
-	r := &vmsnapshotv1.VirtualMachineRestore{Spec: vmsnapshotv1.VirtualMachineRestoreSpec{VolumeRestorePolicy: ptr.To(vmsnapshotv1.VolumeRestorePolicyInPlace)}}
-	if _, err := snapshot.PlanRestore(r, content, vm); err == nil || !strings.Contains(err.Error(), "spec.volumeRestorePolicy") {
-		t.Errorf("err = %v, want spec.volumeRestorePolicy named", err)
+// TestPlanRestoreInPlace: with volumeRestorePolicy InPlace each claim is
+// restored under the backed-up claim's own name; the VM's volumes stay as
+// they are, a DataVolume's with its template, and the DataVolume's claim
+// is marked filled for it.
+func TestPlanRestoreInPlace(t *testing.T) {
+	vm := vmWith(pvcVol, dvVol)
+	vm.Spec.DataVolumeTemplates = []virtv1.DataVolumeTemplateSpec{{ObjectMeta: metav1.ObjectMeta{Name: "root-dv"}}}
+	content := contentFor(t, vm, claim("data-claim", "local", corev1.ClaimBound), claim("root-dv", "local", corev1.ClaimBound))
+	now := vm.DeepCopy()
+	now.Spec.RunStrategy = ptr.To(virtv1.RunStrategyHalted)
+	r := &vmsnapshotv1.VirtualMachineRestore{ObjectMeta: metav1.ObjectMeta{Name: "back", Namespace: "ns", UID: "r-uid"},
+		Spec: vmsnapshotv1.VirtualMachineRestoreSpec{Target: corev1.TypedLocalObjectReference{APIGroup: ptr.To("kubevirt.io"), Kind: "VirtualMachine", Name: "vm"},
+			VirtualMachineSnapshotName: "snap", VolumeRestorePolicy: ptr.To(vmsnapshotv1.VolumeRestorePolicyInPlace)}}
+	if !snapshot.IsInPlace(r) {
+		t.Fatal("IsInPlace = false")
+	}
+	p, err := snapshot.PlanRestore(r, content, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []vmsnapshotv1.VolumeRestore{
+		{VolumeName: "data", PersistentVolumeClaimName: "data-claim", VolumeSnapshotName: "vmsnapshot-snap-uid-volume-data"},
+		{VolumeName: "root", PersistentVolumeClaimName: "root-dv", VolumeSnapshotName: "vmsnapshot-snap-uid-volume-root"},
+	}
+	if diff := cmp.Diff(want, p.Restores); diff != "" {
+		t.Errorf("restores (-want +got):\n%s", diff)
+	}
+	if got := p.Claims[1].Annotations[dvspec.AnnPopulatedFor]; got != "root-dv" {
+		t.Errorf("the DataVolume's restored claim: populatedFor %q, want root-dv", got)
+	}
+	if _, ok := p.Claims[0].Annotations[dvspec.AnnPopulatedFor]; ok {
+		t.Errorf("a plain claim marked filled for a DataVolume: %v", p.Claims[0].Annotations)
+	}
+	if diff := cmp.Diff(now.Spec.Template.Spec.Volumes, p.VM.Spec.Template.Spec.Volumes); diff != "" {
+		t.Errorf("volumes changed in place (-want +got):\n%s", diff)
+	}
+	if len(p.VM.Spec.DataVolumeTemplates) != 1 {
+		t.Errorf("dataVolumeTemplates %+v: want the DataVolume's kept", p.VM.Spec.DataVolumeTemplates)
 	}
 }
 
