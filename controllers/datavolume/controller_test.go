@@ -335,7 +335,9 @@ func TestImportFails(t *testing.T) {
 
 // TestForeignClaim: a claim of the DataVolume's name it does not control
 // is left alone and reported, unless the DataVolume may adopt it (KubeVirt's
-// dataVolumeTemplates may): then it is taken over as filled.
+// dataVolumeTemplates may): then it is taken over as filled. A
+// pre-populated DataVolume makes no claim, waits, and takes over the one
+// that comes.
 func TestForeignClaim(t *testing.T) {
 	cl := startCluster(t)
 	ctx := testenv.Within(t, 60*time.Second)
@@ -380,6 +382,36 @@ func TestForeignClaim(t *testing.T) {
 	}
 	if err := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "importer-kept"}, &corev1.Pod{}); !apierrors.IsNotFound(err) {
 		t.Errorf("an importer pod for an adopted claim: %v", err)
+	}
+
+	// Pre-populated (CDI's annotation, as a restore sets it), a DataVolume
+	// makes no claim and waits for one, which it then takes over as filled.
+	later := httpDV(ns, "later", "https://images.example.com/d.raw")
+	later.UID = ""
+	later.Annotations = map[string]string{dvspec.AnnPrePopulated: "later"}
+	if err := cl.c.Create(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(ctx, t, "Pending without a claim", func() (bool, string) {
+		got := cl.dv(ctx, t, client.ObjectKeyFromObject(later))
+		c := condition(got, cdiv1.DataVolumeBound)
+		return got.Status.Phase == cdiv1.Pending && c != nil && c.Reason == ReasonNotFound, fmt.Sprintf("%+v", got.Status)
+	})
+	if err := cl.c.Get(ctx, client.ObjectKeyFromObject(later), &corev1.PersistentVolumeClaim{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("a pre-populated DataVolume made a claim (%v)", err)
+	}
+	restored := pvc.DeepCopy()
+	restored.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: "later"}
+	if err := cl.c.Create(ctx, restored); err != nil {
+		t.Fatal(err)
+	}
+	cl.bind(ctx, t, client.ObjectKeyFromObject(restored))
+	got = cl.waitPhase(ctx, t, client.ObjectKeyFromObject(later), cdiv1.Succeeded)
+	if err := cl.c.Get(ctx, client.ObjectKeyFromObject(restored), restored); err != nil || !metav1.IsControlledBy(restored, got) {
+		t.Errorf("the pre-populated claim: %v, owners %+v", err, restored.OwnerReferences)
+	}
+	if err := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "importer-later"}, &corev1.Pod{}); !apierrors.IsNotFound(err) {
+		t.Errorf("an importer pod for a pre-populated claim: %v", err)
 	}
 }
 

@@ -192,6 +192,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// Its claim was deleted after the fact: nothing to redo.
 			return r.finish(ctx, dv, o, nil)
 		}
+		if _, ok := dv.Annotations[dvspec.AnnPrePopulated]; ok {
+			// Someone else makes and fills it; claims not its own are
+			// not watched.
+			return r.finishThenAgain(ctx, dv, o, CloneRetryInterval)
+		}
 		if src.IsClone() {
 			// A clone's claim may be made by the storage itself.
 			if want, err = r.smartClaim(ctx, dv, src, want, class, profile, &o); err != nil {
@@ -215,7 +220,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		o.Claim = claim
 		o.Foreign = !metav1.IsControlledBy(claim, dv)
 	}
-	if o.Foreign && dv.Annotations[dvspec.AnnAllowClaimAdoption] == "true" && metav1.GetControllerOf(o.Claim) == nil {
+	_, prePopulated := dv.Annotations[dvspec.AnnPrePopulated]
+	if o.Foreign && (dv.Annotations[dvspec.AnnAllowClaimAdoption] == "true" || prePopulated) && metav1.GetControllerOf(o.Claim) == nil {
 		// As CDI: the DataVolume takes the claim over as it is, filled.
 		if err := r.adopt(ctx, dv, o.Claim); err != nil {
 			return ctrl.Result{}, err

@@ -36,6 +36,10 @@ const (
 	// of its name that no one controls, as filled: KubeVirt sets it on the
 	// DataVolumes of VMs' dataVolumeTemplates.
 	AnnAllowClaimAdoption = "cdi.kubevirt.io/allowClaimAdoption"
+	// AnnPrePopulated on a DataVolume says its claim is filled by someone
+	// else (a restore, say): it makes none, waits for it, and takes it
+	// over as filled (CDI's annotation).
+	AnnPrePopulated = "cdi.kubevirt.io/storage.prePopulated"
 	// AnnUploadRequest marks a claim that takes an upload.
 	AnnUploadRequest = "cdi.kubevirt.io/storage.upload.target"
 	// AnnPodPhase and AnnPodReady mirror the phase and readiness of the
