@@ -102,6 +102,10 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 		opts := []export.Option{export.WithImage(cfg.ExportServerImage, cfg.ImagePullPolicy)}
 		if cfg.ExportProxyHost != "" {
 			opts = append(opts, export.WithExternalHost(cfg.ExportProxyHost, cfg.ExportProxyCA))
+		} else {
+			// As KubeVirt: an Ingress to the export proxy in the install
+			// namespace gives the external links.
+			opts = append(opts, export.WithIngressDiscovery(cfg.KubeVirtNamespace))
 		}
 		if err := export.New(cfg.ExportSigner, opts...).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("controllers: VirtualMachineExport controller: %w", err)

@@ -198,6 +198,9 @@ func controllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{exportv1.SchemeGroupVersion.Group}, Resources: []string{"virtualmachineexports/status"}, Verbs: []string{"update", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch", "create"}},
 		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"update"}},
+		// External links through an Ingress to the export proxy in the
+		// install namespace (its TLS Secret is read with the get above).
+		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: read},
 		// Its VM manifests' ConfigMap, read uncached.
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "create", "update"}},
 	}

@@ -11,6 +11,8 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	exportv1 "kubevirt.io/api/export/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/virt/storage/export"
 )
 
 // ExportProxy says how the export proxy runs on a cluster: a Deployment
@@ -46,7 +48,7 @@ type ExportProxy struct {
 
 // ExportProxyName names the export proxy's Deployment, Service,
 // ClusterRole and binding, and is the kubevirt.io label of its pods.
-const ExportProxyName = "virt-exportproxy"
+const ExportProxyName = export.ProxyServiceName
 
 // ExportProxyServiceAccount is the export proxy's ServiceAccount.
 const ExportProxyServiceAccount = "kubevirt-exportproxy"

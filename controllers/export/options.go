@@ -42,6 +42,14 @@ func WithExternalHost(host string, certPEM []byte) Option {
 	return func(r *Reconciler) { r.externalHost, r.externalCert = host, string(certPEM) }
 }
 
+// WithIngressDiscovery has the exports' status list external links
+// through the host of an Ingress of namespace (the install namespace) that
+// routes to the export proxy's Service, with the certificate of its TLS
+// Secret, as KubeVirt does; WithExternalHost, when set, wins.
+func WithIngressDiscovery(namespace string) Option {
+	return func(r *Reconciler) { r.ingressNamespace = namespace }
+}
+
 // WithCertDuration sets how long a server certificate lasts (default 24
 // hours, KubeVirt's); a server stops a fifth of it before its end and is
 // made again with a new one.

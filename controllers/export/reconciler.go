@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,8 +61,13 @@ type Reconciler struct {
 	pullPolicy   corev1.PullPolicy
 	externalHost string
 	externalCert string
-	certDuration time.Duration
-	recheck      time.Duration
+	// ingressNamespace is where Ingresses to the export proxy are looked
+	// for when no external host is given ("" not at all); ext remembers
+	// the last one read.
+	ingressNamespace string
+	ext              external
+	certDuration     time.Duration
+	recheck          time.Duration
 	// known remembers what the current server pod of each export was
 	// made with, so that a steady export costs no API reads.
 	known *knownServers
@@ -91,7 +97,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.recorder = events.OrManager(r.recorder, mgr, "virt-controller")
 	inNamespace := handler.EnqueueRequestsFromMapFunc(r.exportsOf)
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.externalHost == "" && r.ingressNamespace != "" {
+		b = b.Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.allExports))
+	}
+	return b.
 		Named("virtualmachineexport").
 		For(&exportv1.VirtualMachineExport{}).
 		// Its own server pods, and any pod that may hold a claim.
@@ -234,9 +244,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			return ctrl.Result{}, err
 		}
+		host, hostCert, err := r.externalLink(ctx, now)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
 		manifests := ""
 		if src.vmObj != nil {
-			if manifests, err = r.ensureManifests(ctx, vme, src, ca.bundle); err != nil {
+			if manifests, err = r.ensureManifests(ctx, vme, src, ca.bundle, host, hostCert); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
@@ -246,7 +260,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 			r.known.servedBy(vme.UID, req.NamespacedName, pod.UID, ca)
 		}
-		r.podStatus(st, vme, pod, src.vols, ca.bundle, now)
+		r.podStatus(st, vme, pod, src.vols, ca.bundle, host, hostCert, now)
 	}
 	if !equality.Semantic.DeepEqual(vme.Status, next.Status) {
 		if err := r.client.Status().Update(ctx, next); err != nil {
@@ -260,7 +274,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // podStatus sets the phase, Ready and links from the server pod.
-func (r *Reconciler) podStatus(st *exportv1.VirtualMachineExportStatus, vme *exportv1.VirtualMachineExport, pod *corev1.Pod, vols []export.Volume, ca string, now time.Time) {
+func (r *Reconciler) podStatus(st *exportv1.VirtualMachineExportStatus, vme *exportv1.VirtualMachineExport, pod *corev1.Pod, vols []export.Volume, ca, host, hostCert string, now time.Time) {
 	t := metav1.NewTime(now)
 	switch {
 	case pod.Status.Phase == corev1.PodRunning && conditions.Pod().IsTrue(pod.Status.Conditions, corev1.PodReady):
@@ -268,8 +282,8 @@ func (r *Reconciler) podStatus(st *exportv1.VirtualMachineExportStatus, vme *exp
 		conditions.Export().Set(&st.Conditions, *cond(exportv1.ConditionReady, true, ReasonPodReady, ""), t)
 		vmManifests := st.VirtualMachineName != nil
 		st.Links.Internal = export.Links(export.InternalBase(vme.Namespace, vme.Name), ca, export.Internal, vols, vmManifests)
-		if r.externalHost != "" {
-			st.Links.External = export.Links(export.ExternalBase(r.externalHost, vme.Namespace, vme.Name), r.externalCert, export.External, vols, vmManifests)
+		if host != "" {
+			st.Links.External = export.Links(export.ExternalBase(host, vme.Namespace, vme.Name), hostCert, export.External, vols, vmManifests)
 		}
 	case pod.Status.Phase == corev1.PodPending || pod.Status.Phase == corev1.PodRunning:
 		st.Phase = exportv1.Pending
@@ -448,7 +462,7 @@ func manifestsName(export string) string { return "exporter-vm-manifest-" + expo
 // ensureManifests writes the VM manifests of src, for clients inside the
 // cluster (trusting the export CA, ca) and, with an export proxy, outside
 // it, into vme's ConfigMap, and returns its name.
-func (r *Reconciler) ensureManifests(ctx context.Context, vme *exportv1.VirtualMachineExport, src source, ca string) (string, error) {
+func (r *Reconciler) ensureManifests(ctx context.Context, vme *exportv1.VirtualMachineExport, src source, ca, host, hostCert string) (string, error) {
 	data := map[string]string{}
 	write := func(a export.Audience, base, cert string) error {
 		b, err := export.EncodeManifests(export.VMManifests(vme.Name, src.vmObj, src.vols, src.sizes, base, cert))
@@ -458,8 +472,8 @@ func (r *Reconciler) ensureManifests(ctx context.Context, vme *exportv1.VirtualM
 	if err := write(export.Internal, export.InternalBase(vme.Namespace, vme.Name), ca); err != nil {
 		return "", err
 	}
-	if r.externalHost != "" {
-		if err := write(export.External, export.ExternalBase(r.externalHost, vme.Namespace, vme.Name), r.externalCert); err != nil {
+	if host != "" {
+		if err := write(export.External, export.ExternalBase(host, vme.Namespace, vme.Name), hostCert); err != nil {
 			return "", err
 		}
 	}
