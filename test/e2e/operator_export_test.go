@@ -9,10 +9,12 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -194,6 +196,22 @@ func exportOnRealNode(ctx context.Context, t *testing.T, w *world, c *localclust
 	expectStatus(ctx, t, pc, external, "", http.StatusUnauthorized, "the listing through the proxy without a token")
 	expectStatus(ctx, t, pc, export.ExternalBase(proxyAddr, ns, "no-such-export")+"/volumes/x/dir/", "x", http.StatusNotFound,
 		"no such export through the proxy")
+
+	// An Ingress to the proxy in the install namespace gives the export
+	// external links through its host (no ingress controller runs here:
+	// the links are checked, not followed).
+	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: "vm-export"},
+		Spec: networkingv1.IngressSpec{DefaultBackend: &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+			Name: export.ProxyServiceName, Port: networkingv1.ServiceBackendPort{Number: 443}}},
+			Rules: []networkingv1.IngressRule{{Host: "vm-export.example.test"}}}}
+	must(t, w.c.Create(ctx, ing))
+	defer func() { must(t, client.IgnoreNotFound(w.c.Delete(context.Background(), ing))) }()
+	eventually(ctx, t, "external links through the Ingress's host", func() (bool, string) {
+		must(t, w.c.Get(ctx, client.ObjectKeyFromObject(vme), vme))
+		l := vme.Status.Links
+		return l != nil && l.External != nil && len(l.External.Volumes) == 1 &&
+			strings.HasPrefix(l.External.Volumes[0].Formats[0].Url, export.ExternalBase("vm-export.example.test", ns, vme.Name)), fmt.Sprintf("%+v", l)
+	})
 }
 
 // exportInSplitMode exports a claim on a split cluster: virt-controller
