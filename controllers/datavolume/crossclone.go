@@ -29,7 +29,7 @@ const AnnCloneSourceNamespace = "virtkit.io/clone-source-namespace"
 // holdForClone adds the finalizer and the source's namespace to dv before
 // anything is made in that namespace.
 func (r *Reconciler) holdForClone(ctx context.Context, dv *cdiv1.DataVolume, src dvspec.Source) error {
-	if controllerutil.ContainsFinalizer(dv, CloneFinalizer) && dv.Annotations[AnnCloneSourceNamespace] == src.Claim.Namespace {
+	if controllerutil.ContainsFinalizer(dv, CloneFinalizer) && dv.Annotations[AnnCloneSourceNamespace] == src.SourceNamespace() {
 		return nil
 	}
 	old := dv.ResourceVersion
@@ -38,7 +38,7 @@ func (r *Reconciler) holdForClone(ctx context.Context, dv *cdiv1.DataVolume, src
 	if dv.Annotations == nil {
 		dv.Annotations = map[string]string{}
 	}
-	dv.Annotations[AnnCloneSourceNamespace] = src.Claim.Namespace
+	dv.Annotations[AnnCloneSourceNamespace] = src.SourceNamespace()
 	if err := r.client.Patch(ctx, dv, patch); err != nil {
 		return fmt.Errorf("adding the clone finalizer to DataVolume %s/%s: %w", dv.Namespace, dv.Name, err)
 	}

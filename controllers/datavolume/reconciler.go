@@ -126,7 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if src.Ref != nil && !(dv.Status.Phase == cdiv1.Succeeded || dv.Status.Phase == cdiv1.Failed) {
 		// A DataSource names the claim or snapshot to clone; it may come
 		// or change.
-		switch resolved, blocked, err := r.resolve(ctx, dv.Namespace, src); {
+		switch resolved, blocked, err := r.resolve(ctx, src); {
 		case err != nil:
 			o.Invalid = fmt.Errorf("DataVolume %s: spec.sourceRef: %w", req.NamespacedName, err)
 			return r.finish(ctx, dv, o, reconcile.TerminalError(o.Invalid))
@@ -516,11 +516,10 @@ func (r *Reconciler) cloneBlocked(ctx context.Context, src dvspec.Source, blockO
 	return "", "", nil
 }
 
-// resolve returns src, a sourceRef of a DataVolume of namespace ns, with
-// the claim or snapshot its DataSource names, or why the clone waits (the
-// DataSource is missing), or an error no wait mends (a source virtkit
-// cannot clone).
-func (r *Reconciler) resolve(ctx context.Context, ns string, src dvspec.Source) (dvspec.Source, string, error) {
+// resolve returns src, a sourceRef, with the claim or snapshot its
+// DataSource names, or why the clone waits (the DataSource is missing), or
+// an error no wait mends (a source virtkit cannot clone).
+func (r *Reconciler) resolve(ctx context.Context, src dvspec.Source) (dvspec.Source, string, error) {
 	ref := src.Ref
 	key := client.ObjectKey{Namespace: *ref.Namespace, Name: ref.Name}
 	ds := &cdiv1.DataSource{}
@@ -530,7 +529,7 @@ func (r *Reconciler) resolve(ctx context.Context, ns string, src dvspec.Source) 
 	case err != nil:
 		return src, "", fmt.Errorf("reading DataSource %s: %w", key, err)
 	}
-	resolved, err := src.Resolve(ns, ds)
+	resolved, err := src.Resolve(ds)
 	return resolved, "", err
 }
 

@@ -45,6 +45,10 @@ func (r *Reconciler) smartClaim(ctx context.Context, dv *cdiv1.DataVolume, src d
 			return nil, err
 		}
 		setType(cdiv1.CloneStrategySnapshot)
+		if src.CrossNamespace(dv.Namespace) {
+			// Restored in its namespace, in the target's class.
+			return r.transferClaim(ctx, dv, src, snapshotRef(snap.Name), want.Spec.StorageClassName, want, o)
+		}
 		restoreFrom(want, snap.Name)
 		return want, nil
 	}
@@ -92,7 +96,8 @@ func (r *Reconciler) smartClaim(ctx context.Context, dv *cdiv1.DataVolume, src d
 	switch choice.Strategy {
 	case cdiv1.CloneStrategyCsiClone:
 		if src.CrossNamespace(dv.Namespace) {
-			return r.transferClaim(ctx, dv, src, source, want, o)
+			ds := corev1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: source.Name}
+			return r.transferClaim(ctx, dv, src, ds, source.Spec.StorageClassName, want, o)
 		}
 		want.Spec.DataSource = &corev1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: source.Name}
 		want.Spec.DataSourceRef = &corev1.TypedObjectReference{Kind: "PersistentVolumeClaim", Name: source.Name}
@@ -116,9 +121,15 @@ func (r *Reconciler) smartClaim(ctx context.Context, dv *cdiv1.DataVolume, src d
 // restoreFrom makes claim a restore of the VolumeSnapshot snap of its
 // namespace.
 func restoreFrom(claim *corev1.PersistentVolumeClaim, snap string) {
+	ds := snapshotRef(snap)
+	claim.Spec.DataSource = &ds
+	claim.Spec.DataSourceRef = &corev1.TypedObjectReference{APIGroup: ds.APIGroup, Kind: ds.Kind, Name: ds.Name}
+}
+
+// snapshotRef is a data source naming the VolumeSnapshot snap.
+func snapshotRef(snap string) corev1.TypedLocalObjectReference {
 	group := volumesnapshotv1.GroupName
-	claim.Spec.DataSource = &corev1.TypedLocalObjectReference{APIGroup: &group, Kind: "VolumeSnapshot", Name: snap}
-	claim.Spec.DataSourceRef = &corev1.TypedObjectReference{APIGroup: &group, Kind: "VolumeSnapshot", Name: snap}
+	return corev1.TypedLocalObjectReference{APIGroup: &group, Kind: "VolumeSnapshot", Name: snap}
 }
 
 // sourceSnapshot is the VolumeSnapshot a snapshot source names, or why the

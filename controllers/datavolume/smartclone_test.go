@@ -283,6 +283,7 @@ func TestSnapshotSources(t *testing.T) {
 // the DataVolume's claim names its volume and the volume's claimRef is
 // pointed at it; once that claim is bound the DataVolume Succeeded, and
 // neither the claim in the source's namespace nor the finalizer is left.
+// A VolumeSnapshot of another namespace is restored the same way.
 func TestCSICloneAcrossNamespaces(t *testing.T) {
 	cl := startCluster(t)
 	ctx := testenv.Within(t, 90*time.Second)
@@ -291,28 +292,52 @@ func TestCSICloneAcrossNamespaces(t *testing.T) {
 	cl.sourceClaim(ctx, t, src, "golden", "fast")
 	dv := cloneDV(dst, "copy", "golden", "fast")
 	dv.Spec.Source.PVC.Namespace = src
+	cl.transfer(ctx, t, dv, cdiv1.CSICloneInProgress, "PersistentVolumeClaim", "golden")
+
+	snap := &volumesnapshotv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: src, Name: "golden-snap"},
+		Spec: volumesnapshotv1.VolumeSnapshotSpec{Source: volumesnapshotv1.VolumeSnapshotSource{PersistentVolumeClaimName: ptr.To("golden")}}}
+	if err := cl.c.Create(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	snap.Status = &volumesnapshotv1.VolumeSnapshotStatus{ReadyToUse: ptr.To(true), RestoreSize: ptr.To(resource.MustParse("64Mi"))}
+	if err := cl.c.Status().Update(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	restored := cloneDV(dst, "restored", "", "fast")
+	restored.Spec.Source = &cdiv1.DataVolumeSource{Snapshot: &cdiv1.DataVolumeSourceSnapshot{Namespace: src, Name: snap.Name}}
+	cl.transfer(ctx, t, restored, cdiv1.CloneFromSnapshotSourceInProgress, "VolumeSnapshot", snap.Name)
+}
+
+// transfer creates dv, whose source is of another namespace, and plays
+// the provisioner and the binder through its transfer: it checks the
+// claim made in the source's namespace (from a data source of kind,
+// name), its phase while that and the DataVolume's claim are made, the
+// volume handed over, and that nothing is left in the source's namespace.
+func (cl *cluster) transfer(ctx context.Context, t *testing.T, dv *cdiv1.DataVolume, phase cdiv1.DataVolumePhase, kind, name string) {
+	t.Helper()
 	if err := cl.c.Create(ctx, dv); err != nil {
 		t.Fatal(err)
 	}
 	key := client.ObjectKeyFromObject(dv)
-	got := cl.waitPhase(ctx, t, key, cdiv1.CSICloneInProgress)
-	if !controllerutil.ContainsFinalizer(got, CloneFinalizer) {
-		t.Errorf("DataVolume finalizers %v: want %s while it has a claim in %s", got.Finalizers, CloneFinalizer, src)
+	got := cl.waitPhase(ctx, t, key, phase)
+	src := got.Annotations[AnnCloneSourceNamespace]
+	if !controllerutil.ContainsFinalizer(got, CloneFinalizer) || src == "" || src == key.Namespace {
+		t.Fatalf("DataVolume finalizers %v, annotations %v: want %s and the source's namespace", got.Finalizers, got.Annotations, CloneFinalizer)
 	}
 	tmpKey := client.ObjectKey{Namespace: src, Name: dvspec.TransferClaimName(got.UID)}
 	tmp := cl.waitClaim(ctx, t, tmpKey)
-	if ds := tmp.Spec.DataSource; ds == nil || ds.Kind != "PersistentVolumeClaim" || ds.Name != "golden" {
-		t.Fatalf("the clone's claim in %s: data source %+v, want the source claim", src, ds)
+	if ds := tmp.Spec.DataSource; ds == nil || ds.Kind != kind || ds.Name != name || ptr.Deref(tmp.Spec.StorageClassName, "") != "fast" {
+		t.Fatalf("the claim in %s: data source %+v, class %v; want the %s %s", src, ds, tmp.Spec.StorageClassName, kind, name)
 	}
 	if err := cl.c.Get(ctx, key, &corev1.PersistentVolumeClaim{}); !apierrors.IsNotFound(err) {
-		t.Errorf("the DataVolume's claim made before the clone is (%v)", err)
+		t.Errorf("the DataVolume's claim made before the one in %s is bound (%v)", src, err)
 	}
 
-	// The provisioner clones: a volume bound to the claim in src.
-	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-clone"},
+	// The provisioner: a volume bound to the claim in src.
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-" + key.Name},
 		Spec: corev1.PersistentVolumeSpec{Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")},
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: "fast",
-			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "csi.example.com", VolumeHandle: "v-1"}},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "csi.example.com", VolumeHandle: "v-" + key.Name}},
 			ClaimRef:               &corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: src, Name: tmp.Name, UID: tmp.UID}}}
 	if err := cl.c.Create(ctx, pv); err != nil {
 		t.Fatal(err)
@@ -324,15 +349,16 @@ func TestCSICloneAcrossNamespaces(t *testing.T) {
 	cl.bind(ctx, t, tmpKey)
 
 	pvc := cl.waitClaim(ctx, t, key)
-	if pvc.Spec.VolumeName != pv.Name || pvc.Spec.DataSource != nil || pvc.Annotations[dvspec.AnnCloneType] != "csi-clone" {
+	if pvc.Spec.VolumeName != pv.Name || pvc.Spec.DataSource != nil || pvc.Annotations[dvspec.AnnCloneType] == "" || pvc.Annotations[dvspec.AnnCloneType] == "copy" {
 		t.Errorf("the DataVolume's claim: volume %q, data source %+v, annotations %v; want volume %s", pvc.Spec.VolumeName, pvc.Spec.DataSource, pvc.Annotations, pv.Name)
 	}
+	cl.waitPhase(ctx, t, key, phase)
 	testenv.Eventually(ctx, t, "the volume's claimRef pointed at the DataVolume's claim", func() (bool, string) {
 		if err := cl.c.Get(ctx, client.ObjectKeyFromObject(pv), pv); err != nil {
 			return false, err.Error()
 		}
 		ref := pv.Spec.ClaimRef
-		return ref != nil && ref.Namespace == dst && ref.Name == "copy" && ref.UID == pvc.UID, fmt.Sprintf("%+v", ref)
+		return ref != nil && ref.Namespace == key.Namespace && ref.Name == key.Name && ref.UID == pvc.UID, fmt.Sprintf("%+v", ref)
 	})
 	// The binder binds it.
 	cl.bind(ctx, t, key)

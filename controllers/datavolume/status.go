@@ -45,9 +45,9 @@ const (
 	// reports an error (the snapshotter retries).
 	ReasonSnapshotFailed = "SnapshotFailed"
 	// Phases of a clone the storage makes are also their events' reasons.
-	messageSnapshotInProgress     = "Creating snapshot for smart-clone is in progress (for pvc %s)"
-	messageFromSnapshotInProgress = "Creating PVC from snapshot source is in progress (for pvc %s)"
-	messageCSICloneInProgress     = "CSI Volume clone in progress (for pvc %s)"
+	messageSnapshotInProgress     = "Creating snapshot for smart-clone is in progress (for %s)"
+	messageFromSnapshotInProgress = "Creating PVC from snapshot source is in progress (for %s)"
+	messageCSICloneInProgress     = "CSI Volume clone in progress (for %s)"
 	messageCloneScheduled         = "Cloning from %s into %s scheduled"
 	messageCloneInProgress        = "Cloning from %s into %s in progress"
 	messageCloneSucceeded         = "Successfully cloned from %s into %s"
@@ -96,6 +96,23 @@ func cloneSource(src dvspec.Source) string {
 		return src.Claim.Namespace + "/" + src.Claim.Name
 	}
 	return src.Describe()
+}
+
+// smartMessages are the messages of the phases of clones the storage
+// makes, CDI's, each taking smartSource.
+var smartMessages = map[cdiv1.DataVolumePhase]string{
+	cdiv1.SnapshotForSmartCloneInProgress:   messageSnapshotInProgress,
+	cdiv1.CloneFromSnapshotSourceInProgress: messageFromSnapshotInProgress,
+	cdiv1.CSICloneInProgress:                messageCSICloneInProgress,
+}
+
+// smartSource names a clone's source as CDI's messages do: "pvc NS/NAME"
+// or "snapshot NS/NAME".
+func smartSource(src dvspec.Source) string {
+	if s := src.Snapshot; s != nil {
+		return "snapshot " + s.Namespace + "/" + s.Name
+	}
+	return "pvc " + cloneSource(src)
 }
 
 // Event is one event NextStatus asks to record on the DataVolume.
@@ -167,11 +184,7 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 			set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, o.BlockedReason, o.Blocked)
 		}
 		if p := o.Preparing; p != "" {
-			msg := messageCSICloneInProgress
-			if p == cdiv1.SnapshotForSmartCloneInProgress {
-				msg = messageSnapshotInProgress
-			}
-			phase(p, corev1.EventTypeNormal, string(p), fmt.Sprintf(msg, cloneSource(o.Source)))
+			phase(p, corev1.EventTypeNormal, string(p), fmt.Sprintf(smartMessages[p], smartSource(o.Source)))
 			return st, evs
 		}
 		if st.Phase == "" {
@@ -216,11 +229,11 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 	if o.Smart != "" {
 		// The storage copies as it binds the claim: no pod, no progress.
 		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, "", "")
-		p, msg := cdiv1.CSICloneInProgress, messageCSICloneInProgress
+		p := cdiv1.CSICloneInProgress
 		if o.Smart == cdiv1.CloneStrategySnapshot {
-			p, msg = cdiv1.CloneFromSnapshotSourceInProgress, messageFromSnapshotInProgress
+			p = cdiv1.CloneFromSnapshotSourceInProgress
 		}
-		phase(p, corev1.EventTypeNormal, string(p), fmt.Sprintf(msg, cloneSource(o.Source)))
+		phase(p, corev1.EventTypeNormal, string(p), fmt.Sprintf(smartMessages[p], smartSource(o.Source)))
 		return st, evs
 	}
 	pod := o.Pod

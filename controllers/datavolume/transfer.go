@@ -13,7 +13,8 @@ import (
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
 )
 
-// A CSI clone into another namespace, as CDI makes one: the driver clones
+// A CSI clone into another namespace, as CDI makes one (and a restore of a
+// VolumeSnapshot of another namespace, the same way): the driver clones
 // the source into a claim of the source's namespace
 // (dvspec.TransferClaimName, held by the clone finalizer like the
 // host-assisted clone's pod), then that claim's volume is bound to the
@@ -23,14 +24,15 @@ import (
 // the DataVolume at any step leaves one claim owning the volume, which
 // goes with it.
 
-// transferClaim returns want, a claim of dv cloning source of another
-// namespace, naming the volume the driver cloned into the transfer claim;
+// transferClaim returns want, a claim of dv whose source src is of
+// another namespace, naming the volume the driver made there in the
+// transfer claim of class from ds (the source claim, or a VolumeSnapshot);
 // or nil, with o saying why, while that claim is not bound yet.
-func (r *Reconciler) transferClaim(ctx context.Context, dv *cdiv1.DataVolume, src dvspec.Source, source, want *corev1.PersistentVolumeClaim, o *Observed) (*corev1.PersistentVolumeClaim, error) {
+func (r *Reconciler) transferClaim(ctx context.Context, dv *cdiv1.DataVolume, src dvspec.Source, ds corev1.TypedLocalObjectReference, class *string, want *corev1.PersistentVolumeClaim, o *Observed) (*corev1.PersistentVolumeClaim, error) {
 	if err := r.holdForClone(ctx, dv, src); err != nil {
 		return nil, err
 	}
-	key := client.ObjectKey{Namespace: source.Namespace, Name: dvspec.TransferClaimName(dv.UID)}
+	key := client.ObjectKey{Namespace: src.SourceNamespace(), Name: dvspec.TransferClaimName(dv.UID)}
 	tmp := &corev1.PersistentVolumeClaim{}
 	switch err := r.client.Get(ctx, key, tmp); {
 	case apierrors.IsNotFound(err):
@@ -39,23 +41,32 @@ func (r *Reconciler) transferClaim(ctx context.Context, dv *cdiv1.DataVolume, sr
 				Labels:      map[string]string{dvspec.LabelApp: dvspec.AppCDI},
 				Annotations: map[string]string{dvspec.AnnCloneRequest: dv.Namespace + "/" + dv.Name}},
 			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: want.Spec.AccessModes, VolumeMode: want.Spec.VolumeMode,
-				StorageClassName: source.Spec.StorageClassName, Resources: want.Spec.Resources,
-				DataSource:    &corev1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: source.Name},
-				DataSourceRef: &corev1.TypedObjectReference{Kind: "PersistentVolumeClaim", Name: source.Name}},
+				StorageClassName: class, Resources: want.Spec.Resources,
+				DataSource:    &ds,
+				DataSourceRef: &corev1.TypedObjectReference{APIGroup: ds.APIGroup, Kind: ds.Kind, Name: ds.Name}},
 		}
 		if err := r.client.Create(ctx, tmp); err != nil && !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("creating the clone's claim %s: %w", key, err)
 		}
-		o.Preparing = cdiv1.CSICloneInProgress
+		o.Preparing = transferPhase(ds)
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("reading the clone's claim %s: %w", key, err)
 	case tmp.Status.Phase != corev1.ClaimBound || tmp.Spec.VolumeName == "":
-		o.Preparing = cdiv1.CSICloneInProgress
+		o.Preparing = transferPhase(ds)
 		return nil, nil
 	}
 	want.Spec.VolumeName = tmp.Spec.VolumeName
 	return want, nil
+}
+
+// transferPhase is the phase of a DataVolume whose transfer claim is made
+// from ds, as it would be without a transfer.
+func transferPhase(ds corev1.TypedLocalObjectReference) cdiv1.DataVolumePhase {
+	if ds.Kind == "VolumeSnapshot" {
+		return cdiv1.CloneFromSnapshotSourceInProgress
+	}
+	return cdiv1.CSICloneInProgress
 }
 
 // rebind points the volume that claim, dv's, names at claim, once the

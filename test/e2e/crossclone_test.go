@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -24,7 +25,8 @@ import (
 // claim of "golden", with the permission named; given CDI's edit role in
 // "golden", the clone is made by virt-local's driver (its StorageProfile
 // says csi-clone) in "golden" and its volume handed over to the
-// DataVolume's claim in "copies". A second clone, into a class whose
+// DataVolume's claim in "copies"; a VolumeSnapshot of the source is
+// restored into "copies" the same way. A second clone, into a class whose
 // profile says copy, is host-assisted: a source pod in "golden" sends the
 // disk to the DataVolume's upload pod in "copies". Both disks are the
 // source's, byte for byte. Deleting them leaves nothing in either
@@ -87,8 +89,20 @@ func TestDataVolumeCloneAcrossNamespaces(t *testing.T) {
 		t.Errorf("the copied clone's claim annotations %v, want cloneType copy", pvc.Annotations)
 	}
 
+	// A VolumeSnapshot of golden restored into copies, the same way as
+	// the CSI clone.
+	snap := &volumesnapshotv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: golden, Name: "base-snap"},
+		Spec: volumesnapshotv1.VolumeSnapshotSpec{Source: volumesnapshotv1.VolumeSnapshotSource{PersistentVolumeClaimName: ptrTo("base")}}}
+	must(t, w.c.Create(ctx, snap))
+	fromSnap := &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: copies, Name: "from-snapshot"},
+		Spec: cdiv1.DataVolumeSpec{Storage: &cdiv1.StorageSpec{},
+			Source: &cdiv1.DataVolumeSource{Snapshot: &cdiv1.DataVolumeSourceSnapshot{Namespace: golden, Name: snap.Name}}}}
+	must(t, w.c.Create(ctx, fromSnap))
+	w.waitDV(ctx, t, client.ObjectKeyFromObject(fromSnap), "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
+	w.checkSmartClone(ctx, t, client.ObjectKeyFromObject(fromSnap), "snapshot", "")
+
 	src := w.claimBytes(ctx, t, golden, "base")
-	for _, n := range []string{"copy", "copy-by-pod"} {
+	for _, n := range []string{"copy", "copy-by-pod", "from-snapshot"} {
 		if dst := w.claimBytes(ctx, t, copies, n); len(src) == 0 || !bytes.Equal(src, dst) {
 			t.Errorf("clone %s's disk (%d bytes) differs from its source's (%d bytes)", n, len(dst), len(src))
 		}
@@ -96,6 +110,8 @@ func TestDataVolumeCloneAcrossNamespaces(t *testing.T) {
 
 	must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: copies, Name: "copy"}}))
 	must(t, w.c.Delete(ctx, byPod))
+	must(t, w.c.Delete(ctx, fromSnap))
+	must(t, w.c.Delete(ctx, snap))
 	must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: golden, Name: "base"}}))
 	w.waitNothingLeft(ctx, t, copies)
 	w.waitNothingLeft(ctx, t, golden)

@@ -41,6 +41,8 @@ func (v *Validator) authorizeClone(ctx context.Context, user authenticationv1.Us
 	switch {
 	case src.Claim != nil:
 		from, at = src.Claim.Namespace, path.Child("source", "pvc", "namespace")
+	case src.Snapshot != nil:
+		from, at = src.Snapshot.Namespace, path.Child("source", "snapshot", "namespace")
 	case src.Ref != nil:
 		from, at = *src.Ref.Namespace, path.Child("sourceRef", "namespace")
 		ds := &cdiv1.DataSource{}
@@ -56,7 +58,6 @@ func (v *Validator) authorizeClone(ctx context.Context, user authenticationv1.Us
 			case named.Claim != nil:
 				from = named.Claim.Namespace
 			case named.Snapshot != nil:
-				// Restored only into its own namespace (dvspec).
 				from = named.Snapshot.Namespace
 			}
 		}

@@ -395,6 +395,9 @@ func TestClonesAreAuthorized(t *testing.T) {
 	pvc := func(ns string) cdiv1.DataVolumeSpec {
 		return cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{PVC: &cdiv1.DataVolumeSourcePVC{Namespace: ns, Name: "golden"}}, Storage: size}
 	}
+	snap := func(ns string) cdiv1.DataVolumeSpec {
+		return cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{Snapshot: &cdiv1.DataVolumeSourceSnapshot{Namespace: ns, Name: "golden-snap"}}, Storage: size}
+	}
 	ref := cdiv1.DataVolumeSpec{SourceRef: &cdiv1.DataVolumeSourceRef{Kind: "DataSource", Namespace: new("catalog"), Name: "fedora"}, Storage: size}
 	dv := func(s cdiv1.DataVolumeSpec) *cdiv1.DataVolume {
 		return &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Name: "copy", Namespace: "default"}, Spec: s}
@@ -422,6 +425,10 @@ func TestClonesAreAuthorized(t *testing.T) {
 		{name: "VM template", user: "bob", obj: vm(pvc("images")), want: []string{"FieldValueForbidden spec.dataVolumeTemplates[0].spec.source.pvc.namespace"},
 			wantAsked: []string{"images"}},
 		{name: "VM template, allowed", user: "alice", obj: vm(pvc("images")), wantAsked: []string{"images"}},
+		{name: "a snapshot of another namespace", user: "bob", obj: dv(snap("images")), want: []string{"FieldValueForbidden spec.source.snapshot.namespace"},
+			wantAsked: []string{"images"}},
+		{name: "a snapshot of another namespace, allowed", user: "alice", obj: dv(snap("images")), wantAsked: []string{"images"}},
+		{name: "a snapshot of its own namespace", user: "bob", obj: dv(snap(""))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			asked = nil

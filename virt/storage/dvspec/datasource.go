@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
 	"github.com/virtkit/virtkit/virt/storage/importer/contract"
@@ -41,18 +40,11 @@ func DataSourceSource(ds *cdiv1.DataSource) (Source, error) {
 	return Source{}, errors.New("DataSource " + ds.Namespace + "/" + ds.Name + ": no source")
 }
 
-// Resolve is src, a sourceRef's, with what its DataSource ds names: a
-// snapshot of another namespace than the DataVolume's (ns) is refused, as
-// in a snapshot source.
-func (src Source) Resolve(ns string, ds *cdiv1.DataSource) (Source, error) {
+// Resolve is src, a sourceRef's, with what its DataSource ds names.
+func (src Source) Resolve(ds *cdiv1.DataSource) (Source, error) {
 	named, err := DataSourceSource(ds)
 	if err != nil {
 		return src, err
-	}
-	if named.Snapshot != nil {
-		if _, ferr := snapshotSource(ns, named.Snapshot, field.NewPath("spec", "source", "snapshot")); ferr != nil {
-			return src, fmt.Errorf("DataSource %s/%s: %w", ds.Namespace, ds.Name, ferr)
-		}
 	}
 	src.Claim, src.Snapshot = named.Claim, named.Snapshot
 	return src, nil

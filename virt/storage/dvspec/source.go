@@ -39,11 +39,26 @@ type Source struct {
 // DataSource: the DataVolume then goes through CDI's clone phases.
 func (s Source) IsClone() bool { return s.Claim != nil || s.Ref != nil || s.Snapshot != nil }
 
+// SourceNamespace is the namespace of a clone's source claim or snapshot
+// ("" for other sources, and for a sourceRef not resolved yet).
+func (s Source) SourceNamespace() string {
+	switch {
+	case s.Claim != nil:
+		return s.Claim.Namespace
+	case s.Snapshot != nil:
+		return s.Snapshot.Namespace
+	}
+	return ""
+}
+
 // CrossNamespace says whether a clone's source claim is in another
 // namespace than the DataVolume's (ns): its disk then travels over the
 // network, from a pod in the source's namespace to the DataVolume's upload
 // pod, as CDI's host-assisted clone.
-func (s Source) CrossNamespace(ns string) bool { return s.Claim != nil && s.Claim.Namespace != ns }
+func (s Source) CrossNamespace(ns string) bool {
+	src := s.SourceNamespace()
+	return src != "" && src != ns
+}
 
 // IsUpload says whether the data comes from an upload: the DataVolume then
 // goes through CDI's upload phases.
@@ -202,18 +217,15 @@ func claimSource(dv *cdiv1.DataVolume, p *cdiv1.DataVolumeSourcePVC, path *field
 }
 
 // snapshotSource is a VolumeSnapshot source of a DataVolume of namespace
-// ns, restored into its claim by the storage; one of another namespace is
-// refused (CDI restores it into a claim there first and copies that).
+// ns, restored into its claim by the storage (one of another namespace is
+// restored there and its volume handed over).
 func snapshotSource(ns string, p *cdiv1.DataVolumeSourceSnapshot, path *field.Path) (Source, *field.Error) {
 	snap := *p
 	if snap.Namespace == "" {
 		snap.Namespace = ns
 	}
-	switch {
-	case snap.Name == "":
+	if snap.Name == "" {
 		return Source{}, field.Required(path.Child("name"), "")
-	case snap.Namespace != ns:
-		return Source{}, field.Invalid(path.Child("namespace"), snap.Namespace, "a snapshot of another namespace cannot be restored by virtkit yet")
 	}
 	return Source{Kind: contract.SourceFile, Snapshot: &snap}, nil
 }

@@ -53,7 +53,7 @@ func TestSourceOf(t *testing.T) {
 		{name: "snapshot", dv: snapshotDV("", "golden-snap"), kind: contract.SourceFile},
 		{name: "snapshot, same namespace named", dv: snapshotDV("ns", "golden-snap"), kind: contract.SourceFile},
 		{name: "snapshot, no name", dv: snapshotDV("", ""), errField: "spec.source.snapshot.name", errText: "Required"},
-		{name: "snapshot of another namespace", dv: snapshotDV("images", "golden-snap"), errField: "spec.source.snapshot.namespace", errText: "another namespace"},
+		{name: "snapshot of another namespace", dv: snapshotDV("images", "golden-snap"), kind: contract.SourceFile},
 		{name: "pvc, itself", dv: cloneDV("", "a"), errField: "spec.source.pvc.name", errText: "its own claim"},
 		{name: "no url", dv: httpDV("ns", "a", ""), errField: "spec.source.http.url", errText: "Required"},
 		{name: "ftp", dv: httpDV("ns", "a", "ftp://example.com/d"), errField: "spec.source.http.url", errText: "http or https"},
