@@ -21,6 +21,7 @@ import (
 
 	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/virt/clone"
+	"github.com/virtkit/virtkit/virt/storage/snapshot"
 )
 
 // retryInterval is how soon a clone that waits is looked at again, should
@@ -244,7 +245,7 @@ func (r *Reconciler) snapshotStep(ctx context.Context, c *clonev1.VirtualMachine
 		o := failing(clone.ReasonSnapshotFailed, "snapshot %s for clone %s failed: %s", s.Name, c.Name, msg)
 		return &o, nil
 	}
-	if s.Status == nil || !ptr.Deref(s.Status.ReadyToUse, false) || s.Status.VirtualMachineSnapshotContentName == nil {
+	if !snapshot.Ready(s) {
 		return waiting(), nil
 	}
 	content := &vmsnapshotv1.VirtualMachineSnapshotContent{}

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +20,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/stale"
 	"github.com/virtkit/virtkit/internal/scheme"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
+	"github.com/virtkit/virtkit/virt/storage/snapshot"
 )
 
 // Reasons of the Ready condition, as CDI's.
@@ -134,7 +134,7 @@ func (r *Reconciler) readiness(ctx context.Context, ds *cdiv1.DataSource) (corev
 			return corev1.ConditionFalse, ReasonNotFound, fmt.Sprintf("snapshot %s not found", key), nil
 		case err != nil:
 			return "", "", "", fmt.Errorf("reading snapshot %s: %w", key, err)
-		case snap.Status == nil || !ptr.Deref(snap.Status.ReadyToUse, false):
+		case !snapshot.VolumeSnapshotReady(snap):
 			return corev1.ConditionFalse, ReasonNotReady, fmt.Sprintf("snapshot %s is not ready to use", key), nil
 		}
 		return corev1.ConditionTrue, ReasonReady, fmt.Sprintf("snapshot %s is ready to be restored", key), nil

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
+	"github.com/virtkit/virtkit/virt/storage/snapshot"
 )
 
 // smartClaim decides how the claim want of dv, a clone of a claim, is
@@ -47,7 +48,7 @@ func (r *Reconciler) smartClaim(ctx context.Context, dv *cdiv1.DataVolume, src d
 		setType(cdiv1.CloneStrategySnapshot)
 		if src.CrossNamespace(dv.Namespace) {
 			// Restored in its namespace, in the target's class.
-			return r.transferClaim(ctx, dv, src, snapshotRef(snap.Name), want.Spec.StorageClassName, want, o)
+			return r.transferClaim(ctx, dv, src, snapshot.VolumeSnapshotSource(snap.Name), want.Spec.StorageClassName, want, o)
 		}
 		restoreFrom(want, snap.Name)
 		return want, nil
@@ -106,7 +107,7 @@ func (r *Reconciler) smartClaim(ctx context.Context, dv *cdiv1.DataVolume, src d
 		if err != nil {
 			return nil, err
 		}
-		if snap.Status == nil || !ptr.Deref(snap.Status.ReadyToUse, false) {
+		if !snapshot.VolumeSnapshotReady(snap) {
 			o.Preparing = cdiv1.SnapshotForSmartCloneInProgress
 			if e := snap.Status; e != nil && e.Error != nil && e.Error.Message != nil {
 				o.Blocked, o.BlockedReason = "snapshot "+snap.Name+": "+*e.Error.Message, ReasonSnapshotFailed
@@ -121,15 +122,9 @@ func (r *Reconciler) smartClaim(ctx context.Context, dv *cdiv1.DataVolume, src d
 // restoreFrom makes claim a restore of the VolumeSnapshot snap of its
 // namespace.
 func restoreFrom(claim *corev1.PersistentVolumeClaim, snap string) {
-	ds := snapshotRef(snap)
+	ds := snapshot.VolumeSnapshotSource(snap)
 	claim.Spec.DataSource = &ds
 	claim.Spec.DataSourceRef = &corev1.TypedObjectReference{APIGroup: ds.APIGroup, Kind: ds.Kind, Name: ds.Name}
-}
-
-// snapshotRef is a data source naming the VolumeSnapshot snap.
-func snapshotRef(snap string) corev1.TypedLocalObjectReference {
-	group := volumesnapshotv1.GroupName
-	return corev1.TypedLocalObjectReference{APIGroup: &group, Kind: "VolumeSnapshot", Name: snap}
 }
 
 // sourceSnapshot is the VolumeSnapshot a snapshot source names, or why the
@@ -142,7 +137,7 @@ func (r *Reconciler) sourceSnapshot(ctx context.Context, src dvspec.Source) (*vo
 		return nil, fmt.Sprintf("source snapshot %s not found", key), nil
 	case err != nil:
 		return nil, "", fmt.Errorf("reading source snapshot %s: %w", key, err)
-	case snap.Status == nil || !ptr.Deref(snap.Status.ReadyToUse, false) || snap.Status.RestoreSize == nil:
+	case !snapshot.VolumeSnapshotReady(snap) || snap.Status.RestoreSize == nil:
 		return nil, fmt.Sprintf("source snapshot %s is not ready to use", key), nil
 	}
 	return snap, "", nil
@@ -196,7 +191,7 @@ func (r *Reconciler) cloneSnapshot(ctx context.Context, dv *cdiv1.DataVolume, so
 // smartCloneDone marks a smart clone's bound claim filled and deletes the
 // snapshot it was made from, if any.
 func (r *Reconciler) smartCloneDone(ctx context.Context, dv *cdiv1.DataVolume, claim *corev1.PersistentVolumeClaim) error {
-	if ds := claim.Spec.DataSource; ds != nil && ds.Kind == "VolumeSnapshot" && ds.Name == dvspec.CloneSnapshotName(dv.UID) {
+	if ds := claim.Spec.DataSource; snapshot.RestoresVolumeSnapshot(ds) && ds.Name == dvspec.CloneSnapshotName(dv.UID) {
 		// A snapshot clone's own snapshot; a snapshot source is the user's.
 		snap := &volumesnapshotv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: dvspec.CloneSnapshotName(dv.UID)}}
 		if err := r.client.Delete(ctx, snap); err != nil && !apierrors.IsNotFound(err) {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
+	"github.com/virtkit/virtkit/virt/storage/snapshot"
 )
 
 // A CSI clone into another namespace, as CDI makes one (and a restore of a
@@ -63,7 +64,7 @@ func (r *Reconciler) transferClaim(ctx context.Context, dv *cdiv1.DataVolume, sr
 // transferPhase is the phase of a DataVolume whose transfer claim is made
 // from ds, as it would be without a transfer.
 func transferPhase(ds corev1.TypedLocalObjectReference) cdiv1.DataVolumePhase {
-	if ds.Kind == "VolumeSnapshot" {
+	if snapshot.RestoresVolumeSnapshot(&ds) {
 		return cdiv1.CloneFromSnapshotSourceInProgress
 	}
 	return cdiv1.CSICloneInProgress

@@ -34,7 +34,7 @@ func (r *Reconciler) snapshotSource(ctx context.Context, vme *exportv1.VirtualMa
 		return source{}, fmt.Errorf("reading VirtualMachineSnapshot %s: %w", key, err)
 	}
 	s := source{vm: ptr.To(snap.Spec.Source.Name), sizes: map[string]resource.Quantity{}}
-	if snap.Status == nil || !ptr.Deref(snap.Status.ReadyToUse, false) || snap.Status.VirtualMachineSnapshotContentName == nil {
+	if !snapshot.Ready(snap) {
 		s.wait, s.reason, s.message = true, ReasonSnapshotNotReady, fmt.Sprintf("VirtualMachineSnapshot %s is not ready to use", key)
 		return s, nil
 	}

@@ -167,7 +167,7 @@ func (r *RestoreReconciler) step(ctx context.Context, rs, next *vmsnapshotv1.Vir
 	} else if err != nil {
 		return "", err
 	}
-	if s.Status == nil || !ptr.Deref(s.Status.ReadyToUse, false) || s.Status.VirtualMachineSnapshotContentName == nil {
+	if !snapshot.Ready(s) {
 		if s.Status != nil && s.Status.Phase == vmsnapshotv1.Failed {
 			return "", failed("VirtualMachineSnapshot %q failed", s.Name)
 		}

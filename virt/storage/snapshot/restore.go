@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
-	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -185,8 +184,8 @@ func ClaimFromBackup(b vmsnapshotv1.VolumeBackup, namespace, name string) *corev
 	}
 	pvc.Spec.VolumeName = ""
 	pvc.Spec.DataSourceRef = nil
-	pvc.Spec.DataSource = &corev1.TypedLocalObjectReference{APIGroup: ptr.To(volumesnapshotv1.GroupName),
-		Kind: "VolumeSnapshot", Name: ptr.Deref(b.VolumeSnapshotName, "")}
+	ds := VolumeSnapshotSource(ptr.Deref(b.VolumeSnapshotName, ""))
+	pvc.Spec.DataSource = &ds
 	return pvc
 }
 
