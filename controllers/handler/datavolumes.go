@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/controllers/conditions"
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
 )
 
 // ReasonDataVolumeNotReady is the Synchronized=False reason of a VMI the
@@ -43,8 +44,7 @@ func (r *Reconciler) dataVolumeNotReady(ctx context.Context, vmi *virtv1.Virtual
 		case err != nil:
 			return "", fmt.Errorf("reading DataVolume %s/%s: %w", vmi.Namespace, v.DataVolume.Name, err)
 		}
-		switch dv.Status.Phase {
-		case cdiv1.Succeeded, cdiv1.WaitForFirstConsumer, cdiv1.PendingPopulation:
+		if vmictl.DataVolumeReady(dv, true) {
 			continue
 		}
 		phase := string(dv.Status.Phase)

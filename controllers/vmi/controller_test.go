@@ -33,6 +33,7 @@ func TestController(t *testing.T) {
 	t.Run("ControllerRestart", func(t *testing.T) { testControllerRestart(t, cl) })
 	t.Run("Migrated", func(t *testing.T) { testMigrated(t, cl) })
 	t.Run("WaitsForDataVolume", func(t *testing.T) { testWaitsForDataVolume(t, cl) })
+	t.Run("ProvisionsForFirstConsumer", func(t *testing.T) { testProvisionsForFirstConsumer(t, cl) })
 }
 
 // testLifecycle: VMI -> pod -> Scheduling -> bind -> Scheduled -> the

@@ -19,27 +19,38 @@ const ReasonFailedPvcNotFound = "FailedPvcNotFound"
 
 // DataVolumeReady says whether a dataVolume volume can go into a launcher
 // pod, as KubeVirt's VMI controller decides: its DataVolume is filled
-// (Succeeded, or waiting for its first consumer or a populator), or there is
-// no DataVolume of that name and the claim exists. dv and claimExists are
-// what the API holds (dv nil when there is none).
+// (Succeeded, or waiting for a populator, which the launcher pod's
+// scheduling sets off), or there is no DataVolume of that name and the
+// claim exists. dv and claimExists are what the API holds (dv nil when
+// there is none). A DataVolume waiting for its first consumer is not
+// ready: a provisioning pod binds its claim first (WaitsForFirstConsumer).
 func DataVolumeReady(dv *cdiv1.DataVolume, claimExists bool) bool {
 	if dv == nil {
 		return claimExists
 	}
 	switch dv.Status.Phase {
-	case cdiv1.Succeeded, cdiv1.WaitForFirstConsumer, cdiv1.PendingPopulation:
+	case cdiv1.Succeeded, cdiv1.PendingPopulation:
 		return true
 	}
 	return false
 }
 
+// WaitsForFirstConsumer says whether dv waits for a pod to bind its claim
+// before it is filled (phase WaitForFirstConsumer, CDI's
+// HonorWaitForFirstConsumer): the VMI then runs a provisioning pod
+// (RenderProvisioningPod) in place of its launcher pod.
+func WaitsForFirstConsumer(dv *cdiv1.DataVolume) bool {
+	return dv != nil && dv.Status.Phase == cdiv1.WaitForFirstConsumer
+}
+
 // dataVolumesReady reports whether every non-hotpluggable dataVolume volume
 // of vmi is ready (DataVolumeReady); the launcher pod waits until they are.
-// It also returns the DataVolumes of all its dataVolume volumes that exist,
-// for the DataVolumesReady condition. DataVolume changes wake the VMI
+// waiting says one of them waits for its first consumer. It also returns
+// the DataVolumes of all its dataVolume volumes that exist, for the
+// DataVolumesReady condition. DataVolume changes wake the VMI
 // (vmisNamingDataVolume).
-func (r *Reconciler) dataVolumesReady(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (bool, []*cdiv1.DataVolume, error) {
-	ready := true
+func (r *Reconciler) dataVolumesReady(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (ready, waiting bool, _ []*cdiv1.DataVolume, _ error) {
+	ready = true
 	var dvs []*cdiv1.DataVolume
 	for _, v := range vmi.Spec.Volumes {
 		if v.DataVolume == nil {
@@ -51,18 +62,22 @@ func (r *Reconciler) dataVolumesReady(ctx context.Context, vmi *virtv1.VirtualMa
 		case apierrors.IsNotFound(err):
 			dv = nil
 		case err != nil:
-			return false, nil, fmt.Errorf("reading DataVolume %s: %w", key, err)
+			return false, false, nil, fmt.Errorf("reading DataVolume %s: %w", key, err)
 		default:
 			dvs = append(dvs, dv)
 		}
-		if v.DataVolume.Hotpluggable || !ready {
+		if v.DataVolume.Hotpluggable {
+			continue
+		}
+		waiting = waiting || WaitsForFirstConsumer(dv)
+		if !ready {
 			continue
 		}
 		claimExists := false
 		if dv == nil {
 			err := r.client.Get(ctx, key, &corev1.PersistentVolumeClaim{})
 			if err != nil && !apierrors.IsNotFound(err) {
-				return false, nil, fmt.Errorf("reading claim %s: %w", key, err)
+				return false, false, nil, fmt.Errorf("reading claim %s: %w", key, err)
 			}
 			claimExists = err == nil
 			if !claimExists {
@@ -71,7 +86,7 @@ func (r *Reconciler) dataVolumesReady(ctx context.Context, vmi *virtv1.VirtualMa
 		}
 		ready = DataVolumeReady(dv, claimExists)
 	}
-	return ready, dvs, nil
+	return ready, waiting, dvs, nil
 }
 
 // Reasons and messages of the DataVolumesReady condition, KubeVirt's.

@@ -3,6 +3,7 @@ package vmi
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 func TestDataVolumeReady(t *testing.T) {
@@ -28,7 +30,8 @@ func TestDataVolumeReady(t *testing.T) {
 		{"importing", &cdiv1.DataVolume{Status: cdiv1.DataVolumeStatus{Phase: cdiv1.ImportInProgress}}, true, false},
 		{"failed", &cdiv1.DataVolume{Status: cdiv1.DataVolumeStatus{Phase: cdiv1.Failed}}, true, false},
 		{"succeeded", &cdiv1.DataVolume{Status: cdiv1.DataVolumeStatus{Phase: cdiv1.Succeeded}}, true, true},
-		{"waiting for its first consumer", &cdiv1.DataVolume{Status: cdiv1.DataVolumeStatus{Phase: cdiv1.WaitForFirstConsumer}}, false, true},
+		{"waiting for its first consumer", &cdiv1.DataVolume{Status: cdiv1.DataVolumeStatus{Phase: cdiv1.WaitForFirstConsumer}}, true, false},
+		{"waiting for a populator", &cdiv1.DataVolume{Status: cdiv1.DataVolumeStatus{Phase: cdiv1.PendingPopulation}}, true, true},
 	} {
 		if got := DataVolumeReady(tc.dv, tc.claim); got != tc.want {
 			t.Errorf("%s: DataVolumeReady = %v, want %v", tc.name, got, tc.want)
@@ -88,6 +91,98 @@ func testWaitsForDataVolume(t *testing.T, cl *cluster) {
 	if !found {
 		t.Errorf("launcher pod volumes %+v: no claim disk", pod.Spec.Volumes)
 	}
+}
+
+// testProvisionsForFirstConsumer: while a DataVolume waits for its first
+// consumer, the VMI gets a provisioning pod instead of its launcher pod,
+// as KubeVirt's: the launcher pod's volumes and placement, a command that
+// only exits, annotated kubevirt.io/ephemeral-provisioning. The VMI stays
+// Pending with Provisioning True and shows the pod's scheduling trouble.
+// Once the DataVolume is filling, the provisioning pod goes; once it has
+// Succeeded, the launcher pod comes.
+func testProvisionsForFirstConsumer(t *testing.T, cl *cluster) {
+	ctx := context.Background()
+	ns := cl.namespace(t, "wffc")
+	dv := &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "disk"},
+		Spec: cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{Blank: &cdiv1.DataVolumeBlankImage{}},
+			Storage: &cdiv1.StorageSpec{Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}}
+	if err := cl.c.Create(ctx, dv); err != nil {
+		t.Fatal(err)
+	}
+	setPhase := func(p cdiv1.DataVolumePhase) {
+		t.Helper()
+		dv.Status.Phase = p
+		if err := cl.c.Status().Update(ctx, dv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setPhase(cdiv1.WaitForFirstConsumer)
+	key := cl.createVMI(t, ns, func(v *virtv1.VirtualMachineInstance) {
+		v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "disk"})
+		v.Spec.Volumes = append(v.Spec.Volumes, virtv1.Volume{Name: "disk", VolumeSource: virtv1.VolumeSource{
+			DataVolume: &virtv1.DataVolumeSource{Name: "disk"}}})
+	})
+	temp := cl.waitPod(t, ns)
+	if !IsProvisioningPod(temp) || temp.Annotations[virtv1.EphemeralProvisioningObject] != "true" {
+		t.Errorf("pod annotations %v, want %s=true", temp.Annotations, virtv1.EphemeralProvisioningObject)
+	}
+	c := temp.Spec.Containers[0]
+	if d := cmp.Diff([]string{contract.Binary, "--" + contract.FlagBindOnly}, c.Command); d != "" || c.ReadinessProbe != nil {
+		t.Errorf("provisioning pod command (-want +got):\n%s; readiness probe %v, want none", d, c.ReadinessProbe)
+	}
+	claimed := false
+	for _, v := range temp.Spec.Volumes {
+		claimed = claimed || (v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "disk")
+	}
+	if !claimed || temp.Spec.NodeSelector[virtv1.NodeSchedulable] != "true" {
+		t.Errorf("provisioning pod volumes %+v, node selector %v: want the launcher pod's", temp.Spec.Volumes, temp.Spec.NodeSelector)
+	}
+	cl.podStatus(t, temp, func(st *corev1.PodStatus) {
+		st.Phase = corev1.PodPending
+		st.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+			Message: "0/1 nodes are available: 1 node(s) did not have enough free storage."}}
+	})
+	cl.waitVMI(t, key, "Pending, Provisioning, PodScheduled False from the provisioning pod", func(v *virtv1.VirtualMachineInstance) bool {
+		var prov, sched bool
+		for _, c := range v.Status.Conditions {
+			prov = prov || (c.Type == virtv1.VirtualMachineInstanceProvisioning && c.Status == corev1.ConditionTrue)
+			sched = sched || (c.Type == PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable)
+		}
+		return v.Status.Phase == virtv1.Pending && v.Status.NodeName == "" && prov && sched
+	})
+	// The scheduler binds the pod (and with it the claim); it runs and exits.
+	cl.bind(t, temp, "node1")
+	cl.podStatus(t, temp, func(st *corev1.PodStatus) {
+		st.Phase = corev1.PodSucceeded
+		st.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
+	})
+	cl.waitVMI(t, key, "PodScheduled False gone, still Pending", func(v *virtv1.VirtualMachineInstance) bool {
+		for _, c := range v.Status.Conditions {
+			if c.Type == PodScheduled {
+				return false
+			}
+		}
+		return v.Status.Phase == virtv1.Pending
+	})
+	setPhase(cdiv1.ImportInProgress)
+	eventually(t, "the provisioning pod deleted, no launcher pod while the DataVolume fills", func() (bool, string) {
+		pods := cl.pods(t, ns)
+		return len(pods) == 0, fmt.Sprintf("%d pods", len(pods))
+	})
+	setPhase(cdiv1.Succeeded)
+	pod := cl.waitPod(t, ns)
+	if IsProvisioningPod(pod) || slices.Contains(pod.Spec.Containers[0].Command, "--"+contract.FlagBindOnly) {
+		t.Errorf("pod %s annotations %v command %v: want the launcher pod", pod.Name, pod.Annotations, pod.Spec.Containers[0].Command)
+	}
+	cl.waitVMI(t, key, "Scheduling, Provisioning gone", func(v *virtv1.VirtualMachineInstance) bool {
+		for _, c := range v.Status.Conditions {
+			if c.Type == virtv1.VirtualMachineInstanceProvisioning {
+				return false
+			}
+		}
+		return v.Status.Phase == virtv1.Scheduling
+	})
 }
 
 // TestSetDataVolumesCondition: KubeVirt's aggregation of the DataVolumes'

@@ -107,14 +107,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return stale.RetryOn(ctx, fmt.Errorf("adding finalizer to VirtualMachineInstance %s: %w", req.NamespacedName, err))
 		}
 	}
-	ready, dvs, err := r.dataVolumesReady(ctx, vmi)
+	ready, waiting, dvs, err := r.dataVolumesReady(ctx, vmi)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if plan.CreatePod {
-		// As KubeVirt: the pod waits while a DataVolume is filled or a
-		// claim is yet to appear; their changes wake the VMI.
-		plan.CreatePod = ready
+	// As KubeVirt: the pod waits while a DataVolume is filled or a claim
+	// is yet to appear; their changes wake the VMI. While a DataVolume
+	// waits for its first consumer, a provisioning pod binds its claim.
+	provisioning := plan.CreatePod && !ready && waiting
+	plan.CreatePod = plan.CreatePod && ready
+	var temp *corev1.Pod
+	if provisioning || mayHaveProvisioningPods(vmi) {
+		if temp, err = r.syncProvisioningPods(ctx, vmi, provisioning); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	var createErr error
 	if plan.CreatePod {
@@ -152,6 +158,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	next := NextStatus(vmi, pod, createErr, now)
 	if vmi.DeletionTimestamp == nil && !vmi.IsFinal() {
 		SetDataVolumesCondition(&next, dvs, metav1.NewTime(now.Truncate(time.Second)))
+		SyncProvisioning(&next, provisioning, temp, metav1.NewTime(now.Truncate(time.Second)))
 	}
 	if hold := HoldScheduling(&vmi.Status, &next, pod, r.schedulingGrace, now); hold > 0 {
 		// The pod's bind, likely within the grace, writes Scheduled in one go.
@@ -239,8 +246,12 @@ func findPod(ctx context.Context, rd client.Reader, vmi *virtv1.VirtualMachineIn
 // VMI over (status.nodeName is the pod's node); until then it is
 // controllers/migration's. A pod on another node than status.nodeName is
 // the source of a completed migration: it ends on its own, and its end is
-// not the VMI's.
+// not the VMI's. A provisioning pod (IsProvisioningPod) never holds the
+// guest.
 func IsCurrentPod(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod) bool {
+	if IsProvisioningPod(pod) {
+		return false
+	}
 	node := vmi.Status.NodeName
 	if IsTargetPod(pod) {
 		ms := vmi.Status.MigrationState

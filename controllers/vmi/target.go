@@ -17,8 +17,12 @@ import (
 
 // RoleOf is the role of launcher pod pod of vmi, which names the pod's
 // folder to the handlers: the migration's UID for a migration's target pod
-// (labelled kubevirt.io/migrationJobUID), the VMI's UID for the VMI's own.
+// (labelled kubevirt.io/migrationJobUID), the VMI's UID for the VMI's own,
+// "" for a provisioning pod (IsProvisioningPod), which holds no folder.
 func RoleOf(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod) types.UID {
+	if IsProvisioningPod(pod) {
+		return ""
+	}
 	if m := pod.Labels[virtv1.MigrationJobLabel]; m != "" {
 		return types.UID(m)
 	}

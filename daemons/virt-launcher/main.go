@@ -7,7 +7,9 @@
 // can be on this node into DIR for the handler's node labels (see
 // virt/launcher/contract) and exits. With --hold it runs none either: it
 // holds a volume hotplug attachment pod's volumes, sleeping until SIGTERM
-// or SIGINT, and exits 0.
+// or SIGINT, and exits 0. With --bind-only it exits 0 at once: the command
+// of a VMI's temporary pod, whose scheduling binds claims that wait for
+// their first consumer.
 //
 // Exit codes and the per-VMI folder are documented in docs/sdk/launcher.md.
 // SIGTERM or SIGINT asks for a stop: a graceful guest shutdown within the
@@ -49,6 +51,7 @@ func main() {
 		probe     = flag.String(contract.FlagProbeHostCPU, "", "instead of running a VMI: write what a guest's CPU can be on this node into this folder, and exit (the node labeller)")
 		virtType  = flag.String(contract.FlagVirtType, contract.VirtTypeKVM, "with --"+contract.FlagProbeHostCPU+": the domain type to ask about, kvm, qemu (software emulation) or auto (kvm where /dev/kvm exists)")
 		hold      = flag.Bool(contract.FlagHold, false, "instead of running a VMI: sleep until SIGTERM or SIGINT and exit 0 (a volume hotplug attachment pod's command)")
+		bindOnly  = flag.Bool(contract.FlagBindOnly, false, "instead of running a VMI: exit 0 at once (a temporary pod's command, whose scheduling binds claims that wait for their first consumer)")
 		ping      = flag.Bool(contract.FlagGuestAgentPing, false, "instead of running a VMI: probe the running VMI's guest agent (guest-ping), exit 0 when it answers")
 		exec      = flag.Bool(contract.FlagGuestExec, false, "instead of running a VMI: run the command after -- in the running VMI's guest through its agent, exit 0 when it exits 0")
 		timeout   = flag.Duration(contract.FlagProbeTimeout, time.Second, "with --"+contract.FlagGuestAgentPing+" or --"+contract.FlagGuestExec+": how long the guest may take")
@@ -63,6 +66,10 @@ func main() {
 			fmt.Fprintln(os.Stderr, "virt-launcher: probe failed:", err)
 			os.Exit(contract.ExitProbeFailed)
 		}
+		return
+	}
+	if *bindOnly {
+		fmt.Println("virt-launcher: bound the pod's claims; no VMI runs here")
 		return
 	}
 	if *hold {
