@@ -15,7 +15,7 @@ import (
 )
 
 // TestController: on a real apiserver with virtkit's CRDs the controller
-// makes the CDIConfig "config", says where the upload proxy is and CDI's
+// makes the CDIConfig "config" (honouring WaitForFirstConsumer), says where the upload proxy is and CDI's
 // default overhead, and follows a spec change; the CRD refuses an overhead
 // CDI's pattern does not allow, naming the field.
 func TestController(t *testing.T) {
@@ -40,6 +40,9 @@ func TestController(t *testing.T) {
 		return cfg.Status.UploadProxyURL != nil && *cfg.Status.UploadProxyURL == "https://127.0.0.1:8443" &&
 			cfg.Status.FilesystemOverhead != nil && cfg.Status.FilesystemOverhead.Global == "0.06"
 	})
+	if !HonorsWaitForFirstConsumer(cfg) {
+		t.Errorf("the CDIConfig made has feature gates %q, want %s as CDI's released CR", cfg.Spec.FeatureGates, HonorWaitForFirstConsumer)
+	}
 	override := "https://upload.example.com"
 	cfg.Spec.UploadProxyURLOverride = &override
 	cfg.Spec.FilesystemOverhead = &cdiv1.FilesystemOverhead{Global: "0.1", StorageClass: map[string]cdiv1.Percent{"fast": "0.2"}}

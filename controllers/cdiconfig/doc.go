@@ -1,6 +1,7 @@
 // Package cdiconfig is the CDIConfig controller: it keeps the
 // cluster-scoped cdi.kubevirt.io/v1beta1 CDIConfig named "config" in being
-// and writes its status as CDI's does, so that tools reading it (KubeVirt's
+// (made with the feature gates of CDI's released CDI resource,
+// [DefaultFeatureGates]) and writes its status as CDI's does, so that tools reading it (KubeVirt's
 // virtctl image-upload looks up the upload proxy's address there) work
 // unchanged.
 //
@@ -9,8 +10,10 @@
 // proxy at), filesystemOverhead (the spec's global and per-StorageClass
 // values, else CDI's 6 %; an invalid value is left out with a Warning
 // event) and scratchSpaceStorageClass (the spec's, echoed). It changes no
-// spec and no other object. [Overhead] is how the DataVolume controller
-// reads the overhead a claim of a StorageClass gets.
+// spec once made, and no other object. [Overhead] is how the DataVolume
+// controller reads the overhead a claim of a StorageClass gets, and
+// [HonorsWaitForFirstConsumer] whether a DataVolume waits for its claim's
+// first consumer.
 //
 // See docs/datavolumes.md.
 package cdiconfig

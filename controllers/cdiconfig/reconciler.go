@@ -68,9 +68,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// ensure makes the CDIConfig "config" unless it exists.
+// ensure makes the CDIConfig "config" unless it exists, with
+// DefaultFeatureGates as CDI's released CDI resource has them.
 func (r *Reconciler) ensure(ctx context.Context) error {
-	cfg := &cdiv1.CDIConfig{ObjectMeta: metav1.ObjectMeta{Name: Name}}
+	cfg := &cdiv1.CDIConfig{ObjectMeta: metav1.ObjectMeta{Name: Name}, Spec: cdiv1.CDIConfigSpec{FeatureGates: DefaultFeatureGates()}}
 	if err := r.client.Create(ctx, cfg); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating CDIConfig %s: %w", Name, err)
 	}

@@ -59,3 +59,20 @@ func TestOverhead(t *testing.T) {
 		t.Errorf("Overhead without a CDIConfig = %v, want 0.06", got)
 	}
 }
+
+func TestHonorsWaitForFirstConsumer(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  *cdiv1.CDIConfig
+		want bool
+	}{
+		{"none made yet", nil, true},
+		{"gate listed", &cdiv1.CDIConfig{Spec: cdiv1.CDIConfigSpec{FeatureGates: []string{"Other", HonorWaitForFirstConsumer}}}, true},
+		{"gate removed", &cdiv1.CDIConfig{Spec: cdiv1.CDIConfigSpec{FeatureGates: []string{"Other"}}}, false},
+		{"no gates", &cdiv1.CDIConfig{}, false},
+	} {
+		if got := HonorsWaitForFirstConsumer(tc.cfg); got != tc.want {
+			t.Errorf("%s: HonorsWaitForFirstConsumer = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

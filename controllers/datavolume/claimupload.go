@@ -80,12 +80,19 @@ func (r *Reconciler) reconcileClaimUpload(ctx context.Context, req ctrl.Request)
 	ready := pvc.Status.Phase == corev1.ClaimBound
 	if !ready && pvc.Status.Phase == corev1.ClaimPending && pod == nil && !done {
 		// The upload pod is the first consumer of a WaitForFirstConsumer
-		// claim.
+		// claim only if the claim asks for immediate binding or the
+		// CDIConfig does not honour WaitForFirstConsumer.
 		sc, err := r.class(ctx, class)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		ready = bindsOnFirstConsumer(sc)
+		if bindsOnFirstConsumer(sc) {
+			wait, err := r.honoursFirstConsumer(ctx, pvc)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			ready = !wait
+		}
 	}
 	switch {
 	case done:

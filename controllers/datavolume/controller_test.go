@@ -737,8 +737,12 @@ func TestClaimDefaultsFromStorageProfile(t *testing.T) {
 }
 
 // TestWaitForFirstConsumer: the claim of a class that binds on first
-// consumer stays Pending until a pod uses it: the importer pod is made
-// anyway, to be that consumer.
+// consumer stays Pending until a pod uses it. As CDI's under
+// HonorWaitForFirstConsumer (virtkit's default), the DataVolume then waits
+// in phase WaitForFirstConsumer with no importer pod, and imports once a
+// workload's pod has bound the claim; a bare claim for upload waits too.
+// A DataVolume asking for immediate binding, or any once the CDIConfig
+// drops the gate, gets its importer pod at once, to be that consumer.
 func TestWaitForFirstConsumer(t *testing.T) {
 	cl := startCluster(t)
 	ctx := testenv.Within(t, 60*time.Second)
@@ -749,21 +753,70 @@ func TestWaitForFirstConsumer(t *testing.T) {
 	}
 	ns := cl.namespace(t, "late")
 	late := "late"
-	dv := httpDV(ns, "disk", "https://images.example.com/disk.raw", func(dv *cdiv1.DataVolume) {
-		dv.UID = ""
-		dv.Spec.Storage.StorageClassName = &late
-	})
-	if err := cl.c.Create(ctx, dv); err != nil {
+	inLate := func(name string, ann map[string]string) *cdiv1.DataVolume {
+		t.Helper()
+		dv := httpDV(ns, name, "https://images.example.com/disk.raw", func(dv *cdiv1.DataVolume) {
+			dv.UID = ""
+			dv.Annotations = ann
+			dv.Spec.Storage.StorageClassName = &late
+		})
+		if err := cl.c.Create(ctx, dv); err != nil {
+			t.Fatal(err)
+		}
+		return dv
+	}
+	importer := func(name string) {
+		t.Helper()
+		testenv.Eventually(ctx, t, "the importer pod of "+name+", its claim Pending", func() (bool, string) {
+			err := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "importer-" + name}, &corev1.Pod{})
+			return err == nil, fmt.Sprint(err)
+		})
+		pvc := &corev1.PersistentVolumeClaim{}
+		if err := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pvc); err != nil || pvc.Status.Phase == corev1.ClaimBound {
+			t.Errorf("claim %s: %v %s, want it still Pending", name, err, pvc.Status.Phase)
+		}
+		cl.waitPhase(ctx, t, client.ObjectKey{Namespace: ns, Name: name}, cdiv1.ImportScheduled)
+	}
+
+	dv := inLate("disk", nil)
+	key := client.ObjectKeyFromObject(dv)
+	got := cl.waitPhase(ctx, t, key, cdiv1.WaitForFirstConsumer)
+	if c := condition(got, cdiv1.DataVolumeBound); c == nil || c.Status != corev1.ConditionFalse || c.Reason != ReasonPending {
+		t.Errorf("Bound condition %+v, want False %s", c, ReasonPending)
+	}
+	upload := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "upload",
+		Annotations: map[string]string{dvspec.AnnUploadRequest: "", dvspec.AnnContentType: "kubevirt"}},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: &late,
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}}}
+	if err := cl.c.Create(ctx, upload); err != nil {
 		t.Fatal(err)
 	}
-	pod := &corev1.Pod{}
-	testenv.Eventually(ctx, t, "the importer pod of a Pending claim", func() (bool, string) {
-		err := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "importer-disk"}, pod)
+	// Forced to bind at once, beside the waiting one: once its pod is
+	// made, the waiting DataVolume and claim have been seen since.
+	inLate("forced", map[string]string{dvspec.AnnImmediateBinding: ""})
+	importer("forced")
+	for _, pod := range []string{"importer-disk", "cdi-upload-upload"} {
+		if err := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: pod}, &corev1.Pod{}); !apierrors.IsNotFound(err) {
+			t.Errorf("pod %s: %v, want none while its claim waits for its first consumer", pod, err)
+		}
+	}
+	if got := cl.dv(ctx, t, key); got.Status.Phase != cdiv1.WaitForFirstConsumer {
+		t.Errorf("phase %s, want %s", got.Status.Phase, cdiv1.WaitForFirstConsumer)
+	}
+
+	// A workload's pod binds the claim: the import starts.
+	cl.bind(ctx, t, key)
+	cl.waitPhase(ctx, t, key, cdiv1.ImportScheduled)
+	testenv.Eventually(ctx, t, "the importer pod of the bound claim", func() (bool, string) {
+		err := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "importer-disk"}, &corev1.Pod{})
 		return err == nil, fmt.Sprint(err)
 	})
-	pvc := &corev1.PersistentVolumeClaim{}
-	if err := cl.c.Get(ctx, client.ObjectKeyFromObject(dv), pvc); err != nil || pvc.Status.Phase == corev1.ClaimBound {
-		t.Errorf("claim %v %s, want it still Pending", err, pvc.Status.Phase)
+
+	// Without the gate, the importer pod is the first consumer.
+	if err := cl.c.Create(ctx, &cdiv1.CDIConfig{ObjectMeta: metav1.ObjectMeta{Name: "config"},
+		Spec: cdiv1.CDIConfigSpec{FeatureGates: []string{"Other"}}}); err != nil {
+		t.Fatal(err)
 	}
-	cl.waitPhase(ctx, t, client.ObjectKeyFromObject(dv), cdiv1.ImportScheduled)
+	inLate("ungated", nil)
+	importer("ungated")
 }

@@ -265,16 +265,33 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	// A claim of a WaitForFirstConsumer class binds only once a pod uses
-	// it: the importer pod is that first consumer, as with CDI when it
-	// does not honor WaitForFirstConsumer.
+	// it. As CDI's, the DataVolume waits for its workload's pod to be that
+	// first consumer, so that the claim lands on the workload's node;
+	// asked for immediate binding, or where the CDIConfig does not honour
+	// WaitForFirstConsumer, the importer pod is.
+	//
+	// The storage fills a smart clone's claim as it binds it: in such a
+	// class, a workload's pod binding it sets the clone off, and until the
+	// scheduler picks that pod's node the DataVolume is PendingPopulation,
+	// as CDI's.
 	ready := o.Claim.Status.Phase == corev1.ClaimBound
 	o.Smart = smartStrategy(o.Claim)
-	if !ready && o.Claim.Status.Phase == corev1.ClaimPending && pod == nil && o.Smart == "" {
+	if !ready && o.Claim.Status.Phase == corev1.ClaimPending && pod == nil {
 		sc, err := r.class(ctx, class)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		ready = bindsOnFirstConsumer(sc)
+		switch {
+		case !bindsOnFirstConsumer(sc):
+		case o.Smart != "":
+			_, picked := o.Claim.Annotations[dvspec.AnnSelectedNode]
+			o.PendingPopulation = !picked && !dvspec.ImmediateBindingRequested(dv)
+		default:
+			if o.WaitsForConsumer, err = r.honoursFirstConsumer(ctx, dv); err != nil {
+				return ctrl.Result{}, err
+			}
+			ready = !o.WaitsForConsumer
+		}
 	}
 	switch {
 	case o.Populated || dv.Status.Phase == cdiv1.Failed:

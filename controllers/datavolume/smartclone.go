@@ -78,6 +78,11 @@ func (r *Reconciler) smartClaim(ctx context.Context, dv *cdiv1.DataVolume, src d
 		f.AllowExpansion = ptr.Deref(target.AllowVolumeExpansion, false)
 		f.BindsOnFirstConsumer = bindsOnFirstConsumer(target)
 	}
+	if f.BindsOnFirstConsumer {
+		if f.HonorsFirstConsumer, err = r.honoursFirstConsumer(ctx, dv); err != nil {
+			return nil, err
+		}
+	}
 	if sc, err := r.class(ctx, f.SourceClass); err != nil {
 		return nil, err
 	} else if sc != nil {

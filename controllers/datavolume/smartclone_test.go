@@ -374,3 +374,47 @@ func (cl *cluster) transfer(ctx context.Context, t *testing.T, dv *cdiv1.DataVol
 	})
 	cl.noImporter(ctx, t, key)
 }
+
+// TestSmartCloneFirstConsumer: a CSI clone into a class that binds on
+// first consumer is still the storage's, as CDI's: its claim names its
+// source and waits, the DataVolume PendingPopulation until the scheduler
+// picks the node of the pod that binds it, then in progress until it is
+// bound, then Succeeded. No pod copies it.
+func TestSmartCloneFirstConsumer(t *testing.T) {
+	cl := startCluster(t)
+	ctx := testenv.Within(t, 60*time.Second)
+	ns := cl.namespace(t, "smartlate")
+	cl.profile(ctx, t, "late", "csi.example.com", cdiv1.CloneStrategyCsiClone, "")
+	sc := &storagev1.StorageClass{}
+	if err := cl.c.Get(ctx, client.ObjectKey{Name: "late"}, sc); err != nil {
+		t.Fatal(err)
+	}
+	// The binding mode cannot change: the class is made again.
+	if err := cl.c.Delete(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	sc.ResourceVersion, sc.VolumeBindingMode = "", ptr.To(storagev1.VolumeBindingWaitForFirstConsumer)
+	if err := cl.c.Create(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	cl.sourceClaim(ctx, t, ns, "golden", "late")
+	dv := cloneDV(ns, "clone", "golden", "late")
+	if err := cl.c.Create(ctx, dv); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(dv)
+	cl.waitPhase(ctx, t, key, cdiv1.PendingPopulation)
+	pvc := cl.waitClaim(ctx, t, key)
+	if ds := pvc.Spec.DataSource; ds == nil || ds.Name != "golden" || pvc.Annotations[dvspec.AnnCloneType] != "csi-clone" {
+		t.Errorf("claim data source %+v, annotations %v: want a CSI clone of golden", ds, pvc.Annotations)
+	}
+	// The scheduler picks a node for a workload's pod that uses it.
+	pvc.Annotations[dvspec.AnnSelectedNode] = "node1"
+	if err := cl.c.Update(ctx, pvc); err != nil {
+		t.Fatal(err)
+	}
+	cl.waitPhase(ctx, t, key, cdiv1.CSICloneInProgress)
+	cl.bind(ctx, t, key)
+	cl.waitPhase(ctx, t, key, cdiv1.Succeeded)
+	cl.noImporter(ctx, t, key)
+}

@@ -146,6 +146,12 @@ type Observed struct {
 	// a CSI clone into another), "" otherwise.
 	Smart     cdiv1.CDICloneStrategy
 	Preparing cdiv1.DataVolumePhase
+	// WaitsForConsumer is set while the claim, of a class that binds on
+	// first consumer, waits for a workload's pod to bind it before any
+	// pod fills it (CDI's HonorWaitForFirstConsumer); PendingPopulation
+	// while a smart clone's claim of such a class waits for the scheduler
+	// to pick the node of the pod that will bind it.
+	WaitsForConsumer, PendingPopulation bool
 }
 
 // NextStatus returns dv's status for what was observed, and the events
@@ -229,6 +235,10 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 	if o.Smart != "" {
 		// The storage copies as it binds the claim: no pod, no progress.
 		set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, "", "")
+		if o.PendingPopulation {
+			st.Phase = cdiv1.PendingPopulation
+			return st, evs
+		}
 		p := cdiv1.CSICloneInProgress
 		if o.Smart == cdiv1.CloneStrategySnapshot {
 			p = cdiv1.CloneFromSnapshotSourceInProgress
@@ -240,6 +250,9 @@ func NextStatus(dv *cdiv1.DataVolume, o Observed, now metav1.Time) (cdiv1.DataVo
 	if pod == nil {
 		if o.Claim.Status.Phase != corev1.ClaimBound {
 			st.Phase = cdiv1.Pending
+			if o.WaitsForConsumer {
+				st.Phase = cdiv1.WaitForFirstConsumer
+			}
 			set(cdiv1.DataVolumeRunning, corev1.ConditionFalse, "", "")
 			return st, nil
 		}

@@ -74,6 +74,8 @@ func TestNextStatus(t *testing.T) {
 			brief{Phase: cdiv1.Pending, Progress: "N/A", Bound: "False/ErrResourceExists", Ready: "False/", EventReason: ReasonResourceExists}},
 		{"claim pending", "", Observed{Claim: pending},
 			brief{Phase: cdiv1.Pending, Progress: "N/A", Bound: "False/Pending", Running: "False/", Ready: "False/"}},
+		{"claim waits for its first consumer", cdiv1.Pending, Observed{Claim: pending, WaitsForConsumer: true},
+			brief{Phase: cdiv1.WaitForFirstConsumer, Progress: "N/A", Bound: "False/Pending", Running: "False/", Ready: "False/"}},
 		{"bound, no pod: scheduled", cdiv1.Pending, Observed{Claim: bound},
 			brief{Phase: cdiv1.ImportScheduled, Progress: "N/A", Bound: "True/Bound", Ready: "False/", EventReason: ReasonImportScheduled}},
 		{"pod creating", cdiv1.ImportScheduled, Observed{Claim: bound, Pod: importerPod(corev1.PodPending,

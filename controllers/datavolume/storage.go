@@ -7,6 +7,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -80,13 +81,39 @@ func (r *Reconciler) podOptions(ctx context.Context, class string) (PodOptions, 
 	if po.FilesystemOverhead != 0 {
 		return po, nil
 	}
-	cfg := &cdiv1.CDIConfig{}
-	switch err := r.client.Get(ctx, client.ObjectKey{Name: cdiconfig.Name}, cfg); {
-	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
-		cfg = nil
-	case err != nil:
-		return po, fmt.Errorf("reading CDIConfig %s: %w", cdiconfig.Name, err)
+	cfg, err := r.cdiConfig(ctx)
+	if err != nil {
+		return po, err
 	}
 	po.FilesystemOverhead = cdiconfig.Overhead(cfg, class)
 	return po, nil
+}
+
+// cdiConfig is the CDIConfig CDI and virtkit read, nil when there is none.
+func (r *Reconciler) cdiConfig(ctx context.Context) (*cdiv1.CDIConfig, error) {
+	cfg := &cdiv1.CDIConfig{}
+	switch err := r.client.Get(ctx, client.ObjectKey{Name: cdiconfig.Name}, cfg); {
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading CDIConfig %s: %w", cdiconfig.Name, err)
+	}
+	return cfg, nil
+}
+
+// honoursFirstConsumer says whether a pending claim of a class that binds
+// on first consumer (bindsOnFirstConsumer), filled for owner (a
+// DataVolume, or the claim itself for a bare upload), waits for a
+// workload's pod to bind it, as CDI decides it: the CDIConfig honours
+// WaitForFirstConsumer and owner does not ask for immediate binding.
+// Otherwise the pod that fills the claim is its first consumer.
+func (r *Reconciler) honoursFirstConsumer(ctx context.Context, owner metav1.Object) (bool, error) {
+	if dvspec.ImmediateBindingRequested(owner) {
+		return false, nil
+	}
+	cfg, err := r.cdiConfig(ctx)
+	if err != nil {
+		return false, err
+	}
+	return cdiconfig.HonorsWaitForFirstConsumer(cfg), nil
 }

@@ -47,7 +47,21 @@ const (
 	// on them.
 	AnnPodPhase = "cdi.kubevirt.io/storage.pod.phase"
 	AnnPodReady = "cdi.kubevirt.io/storage.pod.ready"
+	// AnnImmediateBinding on a DataVolume or a claim that takes an upload
+	// asks that its claim be bound at once, by the pod that fills it, even
+	// in a class that binds on first consumer (CDI's annotation; KubeVirt's
+	// virtctl image-upload --force-bind sets it).
+	AnnImmediateBinding = "cdi.kubevirt.io/storage.bind.immediate.requested"
+	// AnnSelectedNode is where the scheduler writes the node it picked
+	// for a pod's claims that bind on first consumer.
+	AnnSelectedNode = "volume.kubernetes.io/selected-node"
 )
+
+// ImmediateBindingRequested says whether obj carries AnnImmediateBinding.
+func ImmediateBindingRequested(obj metav1.Object) bool {
+	_, ok := obj.GetAnnotations()[AnnImmediateBinding]
+	return ok
+}
 
 // StorageClassOf is the StorageClass dv's claim asks for, "" when it names
 // none (the cluster's default).

@@ -46,8 +46,10 @@ type CloneFacts struct {
 	Target                         *corev1.PersistentVolumeClaim
 	TargetClass, TargetProvisioner string
 	// AllowExpansion is the target class's allowVolumeExpansion;
-	// BindsOnFirstConsumer says its claims bind only once a pod uses them.
-	AllowExpansion, BindsOnFirstConsumer bool
+	// BindsOnFirstConsumer says its claims bind only once a pod uses them,
+	// and HonorsFirstConsumer that the DataVolume then waits for a
+	// workload's pod to be that consumer (CDI's HonorWaitForFirstConsumer).
+	AllowExpansion, BindsOnFirstConsumer, HonorsFirstConsumer bool
 }
 
 // CloneChoice is how a clone's claim is filled.
@@ -76,16 +78,22 @@ func (c CloneChoice) Smart() bool {
 // its volume then bound to the target claim (TransferClaimName), as CDI
 // does.
 //
+// A clone into a class whose claims bind on first consumer is made by the
+// storage when a workload's pod binds the claim, where that pod runs; with
+// no such pod to wait for (HonorsFirstConsumer unset), it is a copy, whose
+// pod binds the claim.
+//
 // Where virtkit differs from CDI: a snapshot clone into another namespace,
-// or any clone into a class whose claims bind on first consumer, is a
-// copy, silently (CDI moves the volume between namespaces, and binds the
-// claim first); a target smaller than its source is copied (the copy fails
-// if the disk does not fit) where CDI refuses it.
+// or a clone into another namespace's class that binds on first consumer,
+// is a copy, silently (CDI moves the volume between namespaces, and binds
+// it on the workload's node first); a target smaller than its source is
+// copied (the copy fails if the disk does not fit) where CDI refuses it.
 func ChooseClone(f CloneFacts) CloneChoice {
 	copied := func(reason, msg string) CloneChoice {
 		return CloneChoice{Strategy: cdiv1.CloneStrategyHostAssisted, FallbackReason: reason, FallbackMessage: msg}
 	}
-	if f.Strategy == nil || *f.Strategy == cdiv1.CloneStrategyHostAssisted || f.BindsOnFirstConsumer ||
+	noConsumer := f.BindsOnFirstConsumer && (!f.HonorsFirstConsumer || f.Source.Namespace != f.Target.Namespace)
+	if f.Strategy == nil || *f.Strategy == cdiv1.CloneStrategyHostAssisted || noConsumer ||
 		(f.Source.Namespace != f.Target.Namespace && *f.Strategy == cdiv1.CloneStrategySnapshot) {
 		return copied("", "")
 	}

@@ -50,6 +50,16 @@ func TestChooseClone(t *testing.T) {
 			CloneChoice{Strategy: cdiv1.CloneStrategyCsiClone}},
 		{"a snapshot clone into another namespace is copied", facts(cdiv1.CloneStrategySnapshot, func(f *CloneFacts) { f.Source.Namespace = "other" }), copied("", "")},
 		{"a class binding on first consumer is copied", facts(cdiv1.CloneStrategyCsiClone, func(f *CloneFacts) { f.BindsOnFirstConsumer = true }), copied("", "")},
+		{"a class binding on a workload's first consumer is cloned", facts(cdiv1.CloneStrategyCsiClone, func(f *CloneFacts) {
+			f.BindsOnFirstConsumer, f.HonorsFirstConsumer = true, true
+		}), CloneChoice{Strategy: cdiv1.CloneStrategyCsiClone}},
+		{"a snapshot clone binding on a workload's first consumer", facts(cdiv1.CloneStrategySnapshot, func(f *CloneFacts) {
+			f.BindsOnFirstConsumer, f.HonorsFirstConsumer = true, true
+		}), CloneChoice{Strategy: cdiv1.CloneStrategySnapshot}},
+		{"across namespaces into a class binding on first consumer is copied", facts(cdiv1.CloneStrategyCsiClone, func(f *CloneFacts) {
+			f.BindsOnFirstConsumer, f.HonorsFirstConsumer = true, true
+			f.Target.Namespace = "other"
+		}), copied("", "")},
 		{"other drivers", facts(cdiv1.CloneStrategyCsiClone, func(f *CloneFacts) { f.SourceProvisioner = "nfs.example.com" }),
 			copied(ReasonIncompatibleProvisioners, messageIncompatibleProvisioners)},
 		{"source class unknown", facts(cdiv1.CloneStrategySnapshot, func(f *CloneFacts) { f.SourceProvisioner = "" }),
