@@ -30,7 +30,7 @@ const uploadPath = "/v1beta1/upload"
 type uploadFlags struct {
 	imagePath, size, proxyURL      string
 	storageClass, accessMode, mode string
-	insecure, noCreate             bool
+	insecure, noCreate, forceBind  bool
 	waitSecs, retries              uint
 }
 
@@ -53,12 +53,13 @@ func imageUploadCommand() command {
 			fs.StringVar(&f.storageClass, "storage-class", "", "The storage class of the claim.")
 			fs.StringVar(&f.accessMode, "access-mode", "", "The access mode of the claim.")
 			fs.StringVar(&f.mode, "volume-mode", "", "The volume mode of the claim: block or filesystem.")
+			fs.BoolVar(&f.forceBind, "force-bind", false, "Force bind the PVC, ignoring the WaitForFirstConsumer logic.")
 			fs.UintVar(&f.waitSecs, "wait-secs", 300, "Seconds to wait for the upload pod to be ready.")
 			fs.UintVar(&f.retries, "retry", 5, "How many times to send the image when the upload server answers it cannot take it yet.")
 			return func(ctx context.Context, s *session, args []string) error {
 				switch strings.ToLower(args[0]) {
 				case "dv":
-					return runImageUpload(ctx, s, args[1], f, dvTarget{})
+					return runImageUpload(ctx, s, args[1], f, dvTarget{forceBind: f.forceBind})
 				case "pvc":
 					return runImageUpload(ctx, s, args[1], f, claimTarget{})
 				}
@@ -76,17 +77,27 @@ type uploadTarget interface {
 	wait(ctx context.Context, s *session, name string, timeout time.Duration, stored bool) error
 }
 
-type dvTarget struct{}
+type dvTarget struct {
+	// forceBind: the DataVolume was asked to bind at once (--force-bind);
+	// otherwise one waiting for its first consumer takes no upload.
+	forceBind bool
+}
 
 func (dvTarget) ensure(ctx context.Context, s *session, name string, f uploadFlags) error {
 	return ensureUploadDV(ctx, s, name, f)
 }
 
-func (dvTarget) wait(ctx context.Context, s *session, name string, timeout time.Duration, stored bool) error {
+func (t dvTarget) wait(ctx context.Context, s *session, name string, timeout time.Duration, stored bool) error {
 	if stored {
-		return waitDV(ctx, s, name, timeout, "the upload to be processed", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
+		return waitDV(ctx, s, name, timeout, "the upload to be processed", func(dv *cdiv1.DataVolume) (bool, error) { return dv.Status.Phase == cdiv1.Succeeded, nil })
 	}
-	return waitDV(ctx, s, name, timeout, "its upload pod to be ready", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.UploadReady })
+	return waitDV(ctx, s, name, timeout, "its upload pod to be ready", func(dv *cdiv1.DataVolume) (bool, error) {
+		if p := dv.Status.Phase; (p == cdiv1.WaitForFirstConsumer || p == cdiv1.PendingPopulation) && !t.forceBind {
+			// KubeVirt's virtctl's words.
+			return false, fmt.Errorf("cannot upload to DataVolume in %s phase, make sure the PVC is Bound, or use force-bind flag", p)
+		}
+		return dv.Status.Phase == cdiv1.UploadReady, nil
+	})
 }
 
 // runImageUpload uploads as KubeVirt's virtctl does: the DataVolume or
@@ -199,7 +210,7 @@ func ensureUploadDV(ctx context.Context, s *session, name string, f uploadFlags)
 	case "filesystem":
 		st.VolumeMode = ptrTo(corev1.PersistentVolumeFilesystem)
 	}
-	dv = &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: name},
+	dv = &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: name, Annotations: bindAnnotations(f)},
 		Spec: cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{Upload: &cdiv1.DataVolumeSourceUpload{}},
 			ContentType: cdiv1.DataVolumeKubeVirt, Storage: st}}
 	if err := s.kube.Create(ctx, dv); err != nil {
@@ -209,17 +220,24 @@ func ensureUploadDV(ctx context.Context, s *session, name string, f uploadFlags)
 	return nil
 }
 
-// waitDV polls the DataVolume until done says so, it fails, or timeout
-// passes.
-func waitDV(ctx context.Context, s *session, name string, timeout time.Duration, what string, done func(*cdiv1.DataVolume) bool) error {
+// waitDV polls the DataVolume until done says so or returns an error, it
+// fails, or timeout passes.
+func waitDV(ctx context.Context, s *session, name string, timeout time.Duration, what string, done func(*cdiv1.DataVolume) (bool, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	said := false
 	for {
 		dv := &cdiv1.DataVolume{}
 		err := s.kube.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: name}, dv)
+		var ok bool
+		var derr error
+		if err == nil {
+			ok, derr = done(dv)
+		}
 		switch {
-		case err == nil && done(dv):
+		case derr != nil:
+			return derr
+		case ok:
 			return nil
 		case err == nil && dv.Status.Phase == cdiv1.Failed:
 			return fmt.Errorf("DataVolume %s/%s failed: %s", s.ns, name, runningMessage(dv))

@@ -20,7 +20,19 @@ const (
 	annContentType  = "cdi.kubevirt.io/storage.contentType"
 	annPodPhase     = "cdi.kubevirt.io/storage.pod.phase"
 	annPodReady     = "cdi.kubevirt.io/storage.pod.ready"
+	// annImmediateBinding asks that a claim of a class that binds on first
+	// consumer be bound by its upload pod (--force-bind).
+	annImmediateBinding = "cdi.kubevirt.io/storage.bind.immediate.requested"
 )
+
+// bindAnnotations are the annotations --force-bind puts on the DataVolume
+// or claim made, none without it.
+func bindAnnotations(f uploadFlags) map[string]string {
+	if !f.forceBind {
+		return nil
+	}
+	return map[string]string{annImmediateBinding: ""}
+}
 
 // claimTarget is an upload into a bare claim (image-upload pvc).
 type claimTarget struct{}
@@ -60,6 +72,9 @@ func (claimTarget) ensure(ctx context.Context, s *session, name string, f upload
 		Annotations: map[string]string{annUploadTarget: "", annContentType: "kubevirt"}},
 		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{mode},
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}}}}
+	for k, v := range bindAnnotations(f) {
+		pvc.Annotations[k] = v
+	}
 	if f.storageClass != "" {
 		pvc.Spec.StorageClassName = &f.storageClass
 	}
