@@ -9,11 +9,14 @@
 // override, else the address virtkit was told users reach virt-api's upload
 // proxy at), filesystemOverhead (the spec's global and per-StorageClass
 // values, else CDI's 6 %; an invalid value is left out with a Warning
-// event) and scratchSpaceStorageClass (the spec's, echoed). It changes no
+// event), scratchSpaceStorageClass and importProxy (the spec's, echoed)
+// and defaultPodResourceRequirements (CDI's defaults, the spec's CPU and
+// memory over them: [PodResources]). It changes no
 // spec once made, and no other object. [Overhead] is how the DataVolume
-// controller reads the overhead a claim of a StorageClass gets, and
-// [HonorsWaitForFirstConsumer] whether a DataVolume waits for its claim's
-// first consumer.
+// controller reads the overhead a claim of a StorageClass gets,
+// [FillingPodResources] and [ProxyEnv] the resources and proxy of the pods
+// that fill claims, and [HonorsWaitForFirstConsumer] whether a DataVolume
+// waits for its claim's first consumer.
 //
 // See docs/datavolumes.md.
 package cdiconfig

@@ -36,6 +36,8 @@ func NextStatus(cfg *cdiv1.CDIConfig, d Defaults) (cdiv1.CDIConfigStatus, []erro
 	if cfg.Spec.ScratchSpaceStorageClass != nil {
 		st.ScratchSpaceStorageClass = *cfg.Spec.ScratchSpaceStorageClass
 	}
+	st.DefaultPodResourceRequirements = PodResources(cfg.Spec.PodResourceRequirements)
+	st.ImportProxy = cfg.Spec.ImportProxy.DeepCopy()
 	var errs []error
 	fo := &cdiv1.FilesystemOverhead{Global: cdiv1.Percent(formatPercent(contract.DefaultFilesystemOverhead))}
 	if spec := cfg.Spec.FilesystemOverhead; spec != nil {

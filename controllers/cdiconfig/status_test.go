@@ -5,11 +5,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 )
 
 func TestNextStatus(t *testing.T) {
 	url := func(s string) *string { return &s }
+	pods := PodResources(nil)
+	onecpu := &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}
+	proxy := &cdiv1.ImportProxy{HTTPSProxy: url("http://proxy.example.com:3128")}
 	for _, tc := range []struct {
 		name     string
 		spec     cdiv1.CDIConfigSpec
@@ -17,17 +22,19 @@ func TestNextStatus(t *testing.T) {
 		want     cdiv1.CDIConfigStatus
 		wantErrs []string
 	}{
-		{name: "empty", want: cdiv1.CDIConfigStatus{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.06"}}},
+		{name: "empty", want: cdiv1.CDIConfigStatus{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.06"}, DefaultPodResourceRequirements: pods}},
 		{name: "defaults", defaults: Defaults{UploadProxyURL: "https://127.0.0.1:8443"},
-			want: cdiv1.CDIConfigStatus{UploadProxyURL: url("https://127.0.0.1:8443"), FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.06"}}},
+			want: cdiv1.CDIConfigStatus{UploadProxyURL: url("https://127.0.0.1:8443"), FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.06"}, DefaultPodResourceRequirements: pods}},
 		{name: "spec wins", defaults: Defaults{UploadProxyURL: "https://127.0.0.1:8443"},
 			spec: cdiv1.CDIConfigSpec{UploadProxyURLOverride: url("https://upload.example.com"), ScratchSpaceStorageClass: url("fast"),
-				FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.1", StorageClass: map[string]cdiv1.Percent{"fast": "0.055", "thin": "0"}}},
+				FilesystemOverhead:      &cdiv1.FilesystemOverhead{Global: "0.1", StorageClass: map[string]cdiv1.Percent{"fast": "0.055", "thin": "0"}},
+				PodResourceRequirements: onecpu, ImportProxy: proxy},
 			want: cdiv1.CDIConfigStatus{UploadProxyURL: url("https://upload.example.com"), ScratchSpaceStorageClass: "fast",
-				FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.1", StorageClass: map[string]cdiv1.Percent{"fast": "0.055", "thin": "0"}}}},
+				FilesystemOverhead:             &cdiv1.FilesystemOverhead{Global: "0.1", StorageClass: map[string]cdiv1.Percent{"fast": "0.055", "thin": "0"}},
+				DefaultPodResourceRequirements: PodResources(onecpu), ImportProxy: proxy}},
 		{name: "invalid values left out",
 			spec:     cdiv1.CDIConfigSpec{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "6%", StorageClass: map[string]cdiv1.Percent{"a": "0.1234", "b": "1.5", "c": "0.2"}}},
-			want:     cdiv1.CDIConfigStatus{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.06", StorageClass: map[string]cdiv1.Percent{"c": "0.2"}}},
+			want:     cdiv1.CDIConfigStatus{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.06", StorageClass: map[string]cdiv1.Percent{"c": "0.2"}}, DefaultPodResourceRequirements: pods},
 			wantErrs: []string{`spec.filesystemOverhead.global: "6%"`, `storageClass[a]: "0.1234"`, `storageClass[b]: "1.5"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,5 +81,40 @@ func TestHonorsWaitForFirstConsumer(t *testing.T) {
 		if got := HonorsWaitForFirstConsumer(tc.cfg); got != tc.want {
 			t.Errorf("%s: HonorsWaitForFirstConsumer = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+func TestPodResources(t *testing.T) {
+	defaults := PodResources(nil)
+	want := corev1.ResourceRequirements{
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("750m"), corev1.ResourceMemory: resource.MustParse("600M")},
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("60M")},
+	}
+	if d := cmp.Diff(want, *defaults); d != "" {
+		t.Errorf("CDI's defaults (-want +got):\n%s", d)
+	}
+	got := PodResources(&corev1.ResourceRequirements{
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi"), "example.com/gpu": resource.MustParse("1")},
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+	})
+	want.Limits[corev1.ResourceMemory] = resource.MustParse("2Gi")
+	want.Requests[corev1.ResourceCPU] = resource.MustParse("1")
+	if d := cmp.Diff(want, *got); d != "" {
+		t.Errorf("the spec's CPU and memory over CDI's defaults, nothing else (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(*defaults, FillingPodResources(nil)); d != "" {
+		t.Errorf("FillingPodResources(nil) (-want +got):\n%s", d)
+	}
+}
+
+func TestProxyEnv(t *testing.T) {
+	if env := ProxyEnv(&cdiv1.CDIConfig{}); env != nil {
+		t.Errorf("ProxyEnv without a proxy = %v, want none", env)
+	}
+	http, empty := "http://proxy:3128", ""
+	cfg := &cdiv1.CDIConfig{Status: cdiv1.CDIConfigStatus{ImportProxy: &cdiv1.ImportProxy{HTTPProxy: &http, HTTPSProxy: &http, NoProxy: &empty}}}
+	want := []corev1.EnvVar{{Name: EnvHTTPProxy, Value: http}, {Name: EnvHTTPSProxy, Value: http}}
+	if d := cmp.Diff(want, ProxyEnv(cfg)); d != "" {
+		t.Errorf("ProxyEnv (-want +got):\n%s", d)
 	}
 }

@@ -7,16 +7,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/virtkit/virtkit/controllers/cdiconfig"
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
@@ -495,12 +498,16 @@ func wantEvents(t *testing.T, rec *record.FakeRecorder, reasons ...string) {
 
 // TestOverheadFromCDIConfig: the CDIConfig's file system overhead, the
 // StorageClass's where it names one, sizes the claim and the importer's
-// disk, as CDI's.
+// disk, as CDI's; its pod resources and import proxy are the importer
+// pod's.
 func TestOverheadFromCDIConfig(t *testing.T) {
 	cl := startCluster(t)
 	ctx := testenv.Within(t, 60*time.Second)
+	res := cdiconfig.PodResources(&corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}})
 	cfg := &cdiv1.CDIConfig{ObjectMeta: metav1.ObjectMeta{Name: "config"},
-		Status: cdiv1.CDIConfigStatus{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.1", StorageClass: map[string]cdiv1.Percent{"fast": "0.2"}}}}
+		Status: cdiv1.CDIConfigStatus{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.1", StorageClass: map[string]cdiv1.Percent{"fast": "0.2"}},
+			DefaultPodResourceRequirements: res,
+			ImportProxy:                    &cdiv1.ImportProxy{HTTPSProxy: ptr.To("http://proxy.example.com:3128"), NoProxy: ptr.To(".cluster.local")}}}
 	if err := cl.c.Create(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -530,6 +537,13 @@ func TestOverheadFromCDIConfig(t *testing.T) {
 		}
 		if want := contract.UsableSpace(want, tc.overhead); args.Size != want {
 			t.Errorf("%s: importer disk size %d, want %d", tc.name, args.Size, want)
+		}
+		c := pod.Spec.Containers[0]
+		if d := cmp.Diff(*res, c.Resources); d != "" {
+			t.Errorf("%s: importer resources (-want +got):\n%s", tc.name, d)
+		}
+		if d := cmp.Diff([]corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy.example.com:3128"}, {Name: "NO_PROXY", Value: ".cluster.local"}}, c.Env); d != "" {
+			t.Errorf("%s: importer environment (-want +got):\n%s", tc.name, d)
 		}
 	}
 }

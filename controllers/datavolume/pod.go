@@ -4,12 +4,12 @@ import (
 	"path"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/virtkit/virtkit/controllers/cdiconfig"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
 	"github.com/virtkit/virtkit/virt/storage/importer/contract"
 	"github.com/virtkit/virtkit/virt/storage/upload"
@@ -32,6 +32,13 @@ type PodOptions struct {
 	// UploadClientName is the common name of the proxy's client
 	// certificate.
 	UploadClientName string
+	// Resources are the requests and limits of the pod's container (the
+	// CDIConfig's status.defaultPodResourceRequirements); zero: CDI's
+	// defaults (cdiconfig.PodResources).
+	Resources corev1.ResourceRequirements
+	// ProxyEnv names the proxy an importer reaches web servers through
+	// (the CDIConfig's status.importProxy, cdiconfig.ProxyEnv); nil: none.
+	ProxyEnv []corev1.EnvVar
 }
 
 // DefaultCloneClientName names the client certificate of a clone's source
@@ -44,6 +51,14 @@ func (o PodOptions) clientName() string {
 		return DefaultCloneClientName
 	}
 	return o.UploadClientName
+}
+
+// resources is Resources, defaulted.
+func (o PodOptions) resources() corev1.ResourceRequirements {
+	if len(o.Resources.Requests) == 0 && len(o.Resources.Limits) == 0 {
+		return *cdiconfig.PodResources(nil)
+	}
+	return *o.Resources.DeepCopy()
 }
 
 // overhead is FilesystemOverhead, defaulted.
@@ -190,10 +205,10 @@ func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src dv
 		TerminationMessagePath:   contract.TerminationMessagePath,
 		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 		Ports:                    []corev1.ContainerPort{{Name: "metrics", ContainerPort: contract.ProgressPort, Protocol: corev1.ProtocolTCP}},
-		// CDI's default requests; no limits, so that a conversion is not
-		// throttled.
-		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-			corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("60M")}},
+		// The CDIConfig's, CDI's by default: a conversion is limited to
+		// 750m of CPU and 600M of memory unless the CDIConfig says more.
+		Resources: o.resources(),
+		Env:       append([]corev1.EnvVar(nil), o.ProxyEnv...),
 		SecurityContext: &corev1.SecurityContext{
 			RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(int64(ImporterUser)), RunAsGroup: ptr.To(int64(ImporterUser)),
 			AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),

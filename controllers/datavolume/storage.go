@@ -75,17 +75,21 @@ func (r *Reconciler) profile(ctx context.Context, class string) (*cdiv1.StorageP
 
 // podOptions are the pod options for a claim of class: the file system
 // overhead, unless set, is the CDIConfig's for the class
-// (controllers/cdiconfig).
+// (controllers/cdiconfig), and so are the pod's resources, unless set, and
+// its import proxy.
 func (r *Reconciler) podOptions(ctx context.Context, class string) (PodOptions, error) {
 	po := r.pod
-	if po.FilesystemOverhead != 0 {
-		return po, nil
-	}
 	cfg, err := r.cdiConfig(ctx)
 	if err != nil {
 		return po, err
 	}
-	po.FilesystemOverhead = cdiconfig.Overhead(cfg, class)
+	if po.FilesystemOverhead == 0 {
+		po.FilesystemOverhead = cdiconfig.Overhead(cfg, class)
+	}
+	if len(po.Resources.Requests) == 0 && len(po.Resources.Limits) == 0 {
+		po.Resources = cdiconfig.FillingPodResources(cfg)
+	}
+	po.ProxyEnv = cdiconfig.ProxyEnv(cfg)
 	return po, nil
 }
 
