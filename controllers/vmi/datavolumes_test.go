@@ -39,28 +39,39 @@ func TestDataVolumeReady(t *testing.T) {
 	}
 }
 
+// blankDataVolume makes a blank DataVolume "disk" in ns, its status
+// left to the test.
+func (cl *cluster) blankDataVolume(t *testing.T, ns string) *cdiv1.DataVolume {
+	t.Helper()
+	dv := &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "disk"},
+		Spec: cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{Blank: &cdiv1.DataVolumeBlankImage{}},
+			Storage: &cdiv1.StorageSpec{Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}}
+	if err := cl.c.Create(context.Background(), dv); err != nil {
+		t.Fatal(err)
+	}
+	return dv
+}
+
+// withDataVolume gives a VMI a disk of the DataVolume "disk".
+func withDataVolume(v *virtv1.VirtualMachineInstance) {
+	v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "disk"})
+	v.Spec.Volumes = append(v.Spec.Volumes, virtv1.Volume{Name: "disk", VolumeSource: virtv1.VolumeSource{
+		DataVolume: &virtv1.DataVolumeSource{Name: "disk"}}})
+}
+
 // testWaitsForDataVolume: a VMI with a dataVolume volume gets no launcher
 // pod while its DataVolume fills, and gets one once it has Succeeded (the
 // DataVolume's change wakes the VMI).
 func testWaitsForDataVolume(t *testing.T, cl *cluster) {
 	ctx := context.Background()
 	ns := cl.namespace(t, "dvwait")
-	dv := &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "disk"},
-		Spec: cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{Blank: &cdiv1.DataVolumeBlankImage{}},
-			Storage: &cdiv1.StorageSpec{Resources: corev1.VolumeResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}}
-	if err := cl.c.Create(ctx, dv); err != nil {
-		t.Fatal(err)
-	}
+	dv := cl.blankDataVolume(t, ns)
 	dv.Status.Phase = cdiv1.ImportInProgress
 	if err := cl.c.Status().Update(ctx, dv); err != nil {
 		t.Fatal(err)
 	}
-	key := cl.createVMI(t, ns, func(v *virtv1.VirtualMachineInstance) {
-		v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "disk"})
-		v.Spec.Volumes = append(v.Spec.Volumes, virtv1.Volume{Name: "disk", VolumeSource: virtv1.VolumeSource{
-			DataVolume: &virtv1.DataVolumeSource{Name: "disk"}}})
-	})
+	key := cl.createVMI(t, ns, withDataVolume)
 	dvsReady := func(s corev1.ConditionStatus) func(*virtv1.VirtualMachineInstance) bool {
 		return func(v *virtv1.VirtualMachineInstance) bool {
 			for _, c := range v.Status.Conditions {
@@ -103,13 +114,7 @@ func testWaitsForDataVolume(t *testing.T, cl *cluster) {
 func testProvisionsForFirstConsumer(t *testing.T, cl *cluster) {
 	ctx := context.Background()
 	ns := cl.namespace(t, "wffc")
-	dv := &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "disk"},
-		Spec: cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{Blank: &cdiv1.DataVolumeBlankImage{}},
-			Storage: &cdiv1.StorageSpec{Resources: corev1.VolumeResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}}
-	if err := cl.c.Create(ctx, dv); err != nil {
-		t.Fatal(err)
-	}
+	dv := cl.blankDataVolume(t, ns)
 	setPhase := func(p cdiv1.DataVolumePhase) {
 		t.Helper()
 		dv.Status.Phase = p
@@ -118,11 +123,7 @@ func testProvisionsForFirstConsumer(t *testing.T, cl *cluster) {
 		}
 	}
 	setPhase(cdiv1.WaitForFirstConsumer)
-	key := cl.createVMI(t, ns, func(v *virtv1.VirtualMachineInstance) {
-		v.Spec.Domain.Devices.Disks = append(v.Spec.Domain.Devices.Disks, virtv1.Disk{Name: "disk"})
-		v.Spec.Volumes = append(v.Spec.Volumes, virtv1.Volume{Name: "disk", VolumeSource: virtv1.VolumeSource{
-			DataVolume: &virtv1.DataVolumeSource{Name: "disk"}}})
-	})
+	key := cl.createVMI(t, ns, withDataVolume)
 	temp := cl.waitPod(t, ns)
 	if !IsProvisioningPod(temp) || temp.Annotations[virtv1.EphemeralProvisioningObject] != "true" {
 		t.Errorf("pod annotations %v, want %s=true", temp.Annotations, virtv1.EphemeralProvisioningObject)

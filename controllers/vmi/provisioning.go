@@ -84,17 +84,10 @@ func (r *Reconciler) syncProvisioningPods(ctx context.Context, vmi *virtv1.Virtu
 	if !provision || live != nil {
 		return live, nil
 	}
-	opts, err := r.podOptions(ctx)
+	pod, err := r.createPod(ctx, vmi, RenderProvisioningPod)
 	if err != nil {
-		return nil, err
-	}
-	pod, err := RenderProvisioningPod(vmi, opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.client.Create(ctx, pod); err != nil {
 		r.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating pod: %v", err)
-		return nil, fmt.Errorf("creating provisioning pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		return nil, err
 	}
 	r.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created virtual machine pod %s", pod.Name)
 	return pod, nil

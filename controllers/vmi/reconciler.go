@@ -124,7 +124,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var createErr error
 	if plan.CreatePod {
-		pod, createErr = r.createPod(ctx, vmi)
+		pod, createErr = r.createPod(ctx, vmi, RenderPod)
 		if createErr != nil {
 			logf.FromContext(ctx).Error(createErr, "creating launcher pod")
 			r.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating pod: %v", createErr)
@@ -284,20 +284,21 @@ func (r *Reconciler) podOptions(ctx context.Context) (PodOptions, error) {
 	return o, nil
 }
 
-// createPod renders and creates the launcher pod.
-func (r *Reconciler) createPod(ctx context.Context, vmi *virtv1.VirtualMachineInstance) (*corev1.Pod, error) {
+// createPod renders (RenderPod, or RenderProvisioningPod) and creates a
+// pod of vmi.
+func (r *Reconciler) createPod(ctx context.Context, vmi *virtv1.VirtualMachineInstance, render func(*virtv1.VirtualMachineInstance, PodOptions) (*corev1.Pod, error)) (*corev1.Pod, error) {
 	opts, err := r.podOptions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	pod, err := RenderPod(vmi, opts)
+	pod, err := render(vmi, opts)
 	if err != nil {
 		return nil, err
 	}
 	if err := r.client.Create(ctx, pod); err != nil {
-		return nil, fmt.Errorf("creating launcher pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		return nil, fmt.Errorf("creating pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	logf.FromContext(ctx).V(1).Info("launcher pod created", "pod", pod.Name)
+	logf.FromContext(ctx).V(1).Info("pod created", "pod", pod.Name, "provisioning", IsProvisioningPod(pod))
 	return pod, nil
 }
 

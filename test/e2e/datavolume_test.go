@@ -102,6 +102,17 @@ func (s *imageServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
 }
 
+// guestImageServer starts an image server serving the test guest's disk
+// as guest.qcow2.
+func guestImageServer(t *testing.T) *imageServer {
+	t.Helper()
+	s := startImageServer(t)
+	root, err := os.ReadFile(testenv.Output(t, "guest", "disk.qcow2"))
+	must(t, err)
+	s.put("guest.qcow2", root)
+	return s
+}
+
 func (s *imageServer) put(name string, b []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -204,10 +215,7 @@ func TestDataVolumeImport(t *testing.T) {
 	w := up(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	s := startImageServer(t)
-	root, err := os.ReadFile(testenv.Output(t, "guest", "disk.qcow2"))
-	must(t, err)
-	s.put("guest.qcow2", root)
+	s := guestImageServer(t)
 	s.put("seven.raw.gz", gzipOf(t, markedDisk(7, 8<<20)))
 	s.put("eleven.raw.xz", xzOf(t, markedDisk(11, 8<<20)))
 	s.put("slow/disk.raw", markedDisk(3, 8<<20))

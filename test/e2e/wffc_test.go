@@ -41,10 +41,7 @@ func TestDataVolumeWaitsForFirstConsumer(t *testing.T) {
 	w := up(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	s := startImageServer(t)
-	root, err := os.ReadFile(testenv.Output(t, "guest", "disk.qcow2"))
-	must(t, err)
-	s.put("guest.qcow2", root)
+	s := guestImageServer(t)
 	const ns = "default"
 	w.importSecrets(ctx, t, ns, s)
 	sc := csidriver.StorageClass("late", false)
