@@ -41,7 +41,7 @@ type Config struct {
 	// calls may mark a VMI for evacuation; nil trusts none.
 	APIServer eviction.Caller
 	// Upload, when set, serves DataVolume uploads: the
-	// upload.cdi.kubevirt.io API and the upload proxy at upload.Path.
+	// upload.cdi.kubevirt.io API and the upload proxy at upload.ProxyPaths.
 	Upload *Upload
 }
 
@@ -89,7 +89,10 @@ func Handler(cl client.Client, scheme *runtime.Scheme, cfg Config) http.Handler 
 			}
 			return k.Public(), nil
 		}
-		mux.Handle(upload.Path, upload.NewProxy(pub, uploadapi.ClaimBackends{Reader: cl, TLS: u.ClientTLS}))
+		proxy := upload.NewProxy(pub, uploadapi.ClaimBackends{Reader: cl, TLS: u.ClientTLS})
+		for _, path := range upload.ProxyPaths {
+			mux.Handle(path, proxy)
+		}
 	}
 	mux.Handle("/", subresources.New(cl, append([]subresources.Option{subresources.WithDrainTaint(drainTaint),
 		subresources.WithExpander(expander{r: cl, opts: specOpts})}, cfg.Subresources...)...))

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,29 @@ import (
 // Path is where the proxy and the upload server take an image, as CDI's
 // (KubeVirt's virtctl posts there after finding no asynchronous endpoint).
 const Path = "/v1beta1/upload"
+
+// The proxy's other paths, CDI's: PathAsync takes the image as Path does,
+// PathForm and PathFormAsync as the part "file" of a multipart form (a
+// browser's upload). virtkit's proxy answers all of them once the image is
+// stored: the asynchronous ones do not answer earlier, and a HEAD, which
+// KubeVirt's virtctl sends to find them, is refused, so that it posts to
+// Path.
+const (
+	PathAsync     = "/v1beta1/upload-async"
+	PathForm      = "/v1beta1/upload-form"
+	PathFormAsync = "/v1beta1/upload-form-async"
+)
+
+// ProxyPaths are all the paths the proxy takes uploads at: the v1beta1
+// ones above and their v1alpha1 forms, as CDI's.
+var ProxyPaths = []string{Path, "/v1alpha1/upload", PathAsync, "/v1alpha1/upload-async",
+	PathForm, "/v1alpha1/upload-form", PathFormAsync, "/v1alpha1/upload-form-async"}
+
+// formField is the form part of a form upload that holds the image.
+const formField = "file"
+
+// isForm says whether path takes the image as a multipart form.
+func isForm(path string) bool { return strings.Contains(path, "/upload-form") }
 
 // HealthPath answers 200 on an upload server that takes connections (its
 // readiness probe).
@@ -85,7 +109,7 @@ func NewProxy(key func() (crypto.PublicKey, error), b Backends, opts ...ProxyOpt
 // to the claim's upload server, answering with the server's status and
 // message.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !isUpload(w, r) {
+	if !isUpload(w, r, ProxyPaths) {
 		return
 	}
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -118,15 +142,25 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.forward(w, r, be, c)
 }
 
-// forward streams r's body to be and copies its answer back.
+// forward streams r's body (a form's file part) to be and copies its
+// answer back.
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, be Backend, c Claims) {
+	body, length := io.Reader(r.Body), r.ContentLength
+	if isForm(r.URL.Path) {
+		part, err := filePart(r)
+		if err != nil {
+			http.Error(w, "a form upload holds the image in its part \""+formField+"\": "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		body, length = part, -1
+	}
 	target := be.URL.JoinPath(Path)
-	out, err := http.NewRequestWithContext(r.Context(), http.MethodPost, target.String(), r.Body)
+	out, err := http.NewRequestWithContext(r.Context(), http.MethodPost, target.String(), body)
 	if err != nil {
 		p.fail(w, http.StatusInternalServerError, err)
 		return
 	}
-	out.ContentLength = r.ContentLength
+	out.ContentLength = length
 	out.Header.Set("Content-Type", "application/octet-stream")
 	// Large writes make full TLS records: with the default 4 KiB buffer
 	// the proxy spends much of its time framing small ones.
@@ -148,9 +182,31 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, be Backend, c Cl
 }
 
 // isUpload says whether r is a POST to Path, and answers it otherwise.
-func isUpload(w http.ResponseWriter, r *http.Request) bool {
+// filePart is the part of r's multipart form that holds the image,
+// streamed: the parts before it are skipped unread.
+func filePart(r *http.Request) (io.Reader, error) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		part, err := mr.NextPart()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, errors.New("no such part")
+			}
+			return nil, err
+		}
+		if part.FormName() == formField {
+			return part, nil
+		}
+	}
+}
+
+// isUpload answers, and says false, unless r is a POST to one of paths.
+func isUpload(w http.ResponseWriter, r *http.Request, paths []string) bool {
 	switch {
-	case r.URL.Path != Path:
+	case !slices.Contains(paths, r.URL.Path):
 		http.NotFound(w, r)
 		return false
 	case r.Method != http.MethodPost:

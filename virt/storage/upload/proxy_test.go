@@ -1,6 +1,7 @@
 package upload_test
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -113,12 +115,22 @@ func newRig(t *testing.T, clientCN string, sinkErr error, beErr error, pinOther 
 
 func (r *rig) post(t *testing.T, claim, body string, expires time.Duration) (int, string) {
 	t.Helper()
+	return r.postTo(t, upload.Path, claim, "", strings.NewReader(body), expires)
+}
+
+// postTo posts body of content type typ ("" none) to path with a token
+// for claim.
+func (r *rig) postTo(t *testing.T, path, claim, typ string, body io.Reader, expires time.Duration) (int, string) {
+	t.Helper()
 	tok, err := upload.Issue(r.key, upload.Claims{Namespace: "ns", Claim: claim, Expires: time.Now().Add(expires)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest(http.MethodPost, r.proxy.URL+upload.Path, strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, r.proxy.URL+path, body)
 	req.Header.Set("Authorization", "Bearer "+tok)
+	if typ != "" {
+		req.Header.Set("Content-Type", typ)
+	}
 	resp, err := r.proxy.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +155,66 @@ func TestProxyStreamsToServer(t *testing.T) {
 	}
 	if code, msg := r.post(t, "disk", "again", time.Minute); code != http.StatusConflict {
 		t.Errorf("second upload: %d %s, want 409", code, msg)
+	}
+}
+
+// TestProxyPaths: the asynchronous path takes the body as the image, the
+// form paths the part "file" of a multipart form (the parts before it
+// skipped), each answered once it is stored; a form without that part is
+// refused.
+func TestProxyPaths(t *testing.T) {
+	form := func(t *testing.T, parts map[string]string, order ...string) (string, io.Reader) {
+		t.Helper()
+		var b bytes.Buffer
+		w := multipart.NewWriter(&b)
+		for _, name := range order {
+			var (
+				pw  io.Writer
+				err error
+			)
+			if name == "file" {
+				pw, err = w.CreateFormFile(name, "disk.img")
+			} else {
+				pw, err = w.CreateFormField(name)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pw.Write([]byte(parts[name])); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return w.FormDataContentType(), &b
+	}
+	for _, path := range []string{upload.PathAsync, "/v1alpha1/upload"} {
+		r := newRig(t, "virtkit-upload-proxy", nil, nil, false)
+		if code, msg := r.postTo(t, path, "disk", "", strings.NewReader("image bytes"), time.Minute); code != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, code, msg)
+		}
+		if got := <-r.got; got != "image bytes" {
+			t.Errorf("%s: stored %q", path, got)
+		}
+	}
+	for _, path := range []string{upload.PathForm, upload.PathFormAsync} {
+		r := newRig(t, "virtkit-upload-proxy", nil, nil, false)
+		typ, body := form(t, map[string]string{"name": "ignored", "file": "form bytes"}, "name", "file")
+		if code, msg := r.postTo(t, path, "disk", typ, body, time.Minute); code != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, code, msg)
+		}
+		if got := <-r.got; got != "form bytes" {
+			t.Errorf("%s: stored %q, want the file part", path, got)
+		}
+	}
+	r := newRig(t, "virtkit-upload-proxy", nil, nil, false)
+	typ, body := form(t, map[string]string{"image": "x"}, "image")
+	if code, msg := r.postTo(t, upload.PathForm, "disk", typ, body, time.Minute); code != http.StatusBadRequest || !strings.Contains(msg, `part "file"`) {
+		t.Errorf("a form without a file part: %d %s, want 400 naming the part", code, msg)
+	}
+	if code, msg := r.postTo(t, upload.PathForm, "disk", "", strings.NewReader("not a form"), time.Minute); code != http.StatusBadRequest {
+		t.Errorf("a form upload that is no form: %d %s, want 400", code, msg)
 	}
 }
 

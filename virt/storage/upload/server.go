@@ -52,7 +52,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	if !isUpload(w, r) {
+	if !isUpload(w, r, []string{Path}) {
 		return
 	}
 	if err := s.authorize(r); err != nil {
