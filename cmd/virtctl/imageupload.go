@@ -28,7 +28,8 @@ const uploadPath = "/v1beta1/upload"
 
 // uploadFlags are image-upload's flags, KubeVirt's names.
 type uploadFlags struct {
-	imagePath, size, proxyURL      string
+	imagePath, archivePath         string
+	size, proxyURL                 string
 	storageClass, accessMode, mode string
 	insecure, noCreate, forceBind  bool
 	waitSecs, retries              uint
@@ -45,7 +46,8 @@ func imageUploadCommand() command {
 			"  virtctl image-upload pvc fedora --size=10Gi --image-path=fedora.qcow2 --insecure",
 		setup: func(fs *pflag.FlagSet) action {
 			var f uploadFlags
-			fs.StringVar(&f.imagePath, "image-path", "", "Path to the local disk image (raw, qcow2, vmdk, vdi, vhd, vhdx; gzip or xz compressed) (required).")
+			fs.StringVar(&f.imagePath, "image-path", "", "Path to the local disk image (raw, qcow2, vmdk, vdi, vhd, vhdx; gzip or xz compressed).")
+			fs.StringVar(&f.archivePath, "archive-path", "", "Path to a local tar archive (gzip or xz compressed or not), extracted into the volume's file system instead of a disk image.")
 			fs.StringVar(&f.size, "size", "", "The size of the DataVolume to create (ex. 10Gi, 500Mi).")
 			fs.StringVar(&f.proxyURL, "uploadproxy-url", "", "The URL of the upload proxy (virt-api); empty: the CDIConfig's.")
 			fs.BoolVar(&f.insecure, "insecure", false, "Do not check the upload proxy's certificate.")
@@ -100,17 +102,37 @@ func (t dvTarget) wait(ctx context.Context, s *session, name string, timeout tim
 	})
 }
 
+// path is the file to upload: the disk image or the archive.
+func (f uploadFlags) path() string {
+	if f.archivePath != "" {
+		return f.archivePath
+	}
+	return f.imagePath
+}
+
+// contentType is the DataVolume's content type of the upload: archive
+// with --archive-path.
+func (f uploadFlags) contentType() cdiv1.DataVolumeContentType {
+	if f.archivePath != "" {
+		return cdiv1.DataVolumeArchive
+	}
+	return cdiv1.DataVolumeKubeVirt
+}
+
 // runImageUpload uploads as KubeVirt's virtctl does: the DataVolume or
 // claim (made unless --no-create), its upload pod ready, a token from an
 // UploadTokenRequest, the image POSTed to the proxy, then the claim filled.
 func runImageUpload(ctx context.Context, s *session, name string, f uploadFlags, target uploadTarget) error {
 	switch {
-	case f.imagePath == "":
-		return &usageError{cmd: "image-upload", err: errors.New("--image-path is required")}
+	case (f.imagePath == "") == (f.archivePath == ""):
+		return &usageError{cmd: "image-upload", err: errors.New("either --image-path or --archive-path must be provided")}
 	case f.mode != "" && f.mode != "block" && f.mode != "filesystem":
 		return &usageError{cmd: "image-upload", err: fmt.Errorf("--volume-mode %q: must be block or filesystem", f.mode)}
+	case f.archivePath != "" && f.mode == "block":
+		// KubeVirt's virtctl's words.
+		return &usageError{cmd: "image-upload", err: errors.New("in archive upload the volume mode should always be filesystem")}
 	}
-	file, err := os.Open(f.imagePath)
+	file, err := os.Open(f.path())
 	if err != nil {
 		return err
 	}
@@ -120,7 +142,7 @@ func runImageUpload(ctx context.Context, s *session, name string, f uploadFlags,
 		return err
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("--image-path %s: not a regular file", f.imagePath)
+		return fmt.Errorf("%s: not a regular file", f.path())
 	}
 	if err := s.connect(); err != nil {
 		return err
@@ -146,7 +168,7 @@ func runImageUpload(ctx context.Context, s *session, name string, f uploadFlags,
 	if err := target.wait(ctx, s, name, 24*time.Hour, true); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.stdout, "Uploading %s completed successfully\n", f.imagePath)
+	fmt.Fprintf(s.stdout, "Uploading %s completed successfully\n", f.path())
 	return nil
 }
 
@@ -212,7 +234,7 @@ func ensureUploadDV(ctx context.Context, s *session, name string, f uploadFlags)
 	}
 	dv = &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: name, Annotations: bindAnnotations(f)},
 		Spec: cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{Upload: &cdiv1.DataVolumeSourceUpload{}},
-			ContentType: cdiv1.DataVolumeKubeVirt, Storage: st}}
+			ContentType: f.contentType(), Storage: st}}
 	if err := s.kube.Create(ctx, dv); err != nil {
 		return fmt.Errorf("creating DataVolume %s/%s: %w", s.ns, name, err)
 	}

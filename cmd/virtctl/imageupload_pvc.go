@@ -69,7 +69,7 @@ func (claimTarget) ensure(ctx context.Context, s *session, name string, f upload
 		mode = corev1.PersistentVolumeAccessMode(f.accessMode)
 	}
 	pvc = &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: name,
-		Annotations: map[string]string{annUploadTarget: "", annContentType: "kubevirt"}},
+		Annotations: map[string]string{annUploadTarget: "", annContentType: string(f.contentType())}},
 		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{mode},
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}}}}
 	for k, v := range bindAnnotations(f) {

@@ -9,7 +9,8 @@
 // override, else the address virtkit was told users reach virt-api's upload
 // proxy at), filesystemOverhead (the spec's global and per-StorageClass
 // values, else CDI's 6 %; an invalid value is left out with a Warning
-// event), scratchSpaceStorageClass and importProxy (the spec's, echoed)
+// event), scratchSpaceStorageClass, importProxy and preallocation (the
+// spec's, echoed)
 // and defaultPodResourceRequirements (CDI's defaults, the spec's CPU and
 // memory over them: [PodResources]). It changes no
 // spec once made, and no other object. [Overhead] is how the DataVolume

@@ -49,6 +49,13 @@ func FillingPodResources(cfg *cdiv1.CDIConfig) corev1.ResourceRequirements {
 	return *cfg.Status.DefaultPodResourceRequirements.DeepCopy()
 }
 
+// Preallocation says whether disks are preallocated where a DataVolume
+// does not say, as cfg's status says (status.preallocation; false when
+// cfg is nil).
+func Preallocation(cfg *cdiv1.CDIConfig) bool {
+	return cfg != nil && cfg.Status.Preallocation
+}
+
 // Environment variables of an importer pod that name the proxy it reaches
 // web servers through, CDI's.
 const (

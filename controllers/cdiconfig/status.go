@@ -38,6 +38,7 @@ func NextStatus(cfg *cdiv1.CDIConfig, d Defaults) (cdiv1.CDIConfigStatus, []erro
 	}
 	st.DefaultPodResourceRequirements = PodResources(cfg.Spec.PodResourceRequirements)
 	st.ImportProxy = cfg.Spec.ImportProxy.DeepCopy()
+	st.Preallocation = cfg.Spec.Preallocation != nil && *cfg.Spec.Preallocation
 	var errs []error
 	fo := &cdiv1.FilesystemOverhead{Global: cdiv1.Percent(formatPercent(contract.DefaultFilesystemOverhead))}
 	if spec := cfg.Spec.FilesystemOverhead; spec != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 )
 
@@ -28,10 +29,10 @@ func TestNextStatus(t *testing.T) {
 		{name: "spec wins", defaults: Defaults{UploadProxyURL: "https://127.0.0.1:8443"},
 			spec: cdiv1.CDIConfigSpec{UploadProxyURLOverride: url("https://upload.example.com"), ScratchSpaceStorageClass: url("fast"),
 				FilesystemOverhead:      &cdiv1.FilesystemOverhead{Global: "0.1", StorageClass: map[string]cdiv1.Percent{"fast": "0.055", "thin": "0"}},
-				PodResourceRequirements: onecpu, ImportProxy: proxy},
+				PodResourceRequirements: onecpu, ImportProxy: proxy, Preallocation: ptr.To(true)},
 			want: cdiv1.CDIConfigStatus{UploadProxyURL: url("https://upload.example.com"), ScratchSpaceStorageClass: "fast",
 				FilesystemOverhead:             &cdiv1.FilesystemOverhead{Global: "0.1", StorageClass: map[string]cdiv1.Percent{"fast": "0.055", "thin": "0"}},
-				DefaultPodResourceRequirements: PodResources(onecpu), ImportProxy: proxy}},
+				DefaultPodResourceRequirements: PodResources(onecpu), ImportProxy: proxy, Preallocation: true}},
 		{name: "invalid values left out",
 			spec:     cdiv1.CDIConfigSpec{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "6%", StorageClass: map[string]cdiv1.Percent{"a": "0.1234", "b": "1.5", "c": "0.2"}}},
 			want:     cdiv1.CDIConfigStatus{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.06", StorageClass: map[string]cdiv1.Percent{"c": "0.2"}}, DefaultPodResourceRequirements: pods},

@@ -64,7 +64,7 @@ func (r *Reconciler) reconcileClaimUpload(ctx context.Context, req ctrl.Request)
 	// The upload pod and Secret are made for a DataVolume-shaped stand-in
 	// of the claim, then owned by the claim itself.
 	dv := &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: pvc.Namespace, Name: pvc.Name, UID: pvc.UID},
-		Spec: cdiv1.DataVolumeSpec{PVC: pvc.Spec.DeepCopy()}}
+		Spec: cdiv1.DataVolumeSpec{PVC: pvc.Spec.DeepCopy(), ContentType: cdiv1.DataVolumeContentType(pvc.Annotations[dvspec.AnnContentType])}}
 	name := dvspec.UploadPodName(pvc.Name)
 	done := pvc.Annotations[dvspec.AnnPodPhase] == string(corev1.PodSucceeded)
 	pod := &corev1.Pod{}

@@ -499,7 +499,8 @@ func wantEvents(t *testing.T, rec *record.FakeRecorder, reasons ...string) {
 // TestOverheadFromCDIConfig: the CDIConfig's file system overhead, the
 // StorageClass's where it names one, sizes the claim and the importer's
 // disk, as CDI's; its pod resources and import proxy are the importer
-// pod's.
+// pod's, and so is its preallocation unless the DataVolume says; an
+// importer that preallocated marks the claim so.
 func TestOverheadFromCDIConfig(t *testing.T) {
 	cl := startCluster(t)
 	ctx := testenv.Within(t, 60*time.Second)
@@ -507,20 +508,23 @@ func TestOverheadFromCDIConfig(t *testing.T) {
 	cfg := &cdiv1.CDIConfig{ObjectMeta: metav1.ObjectMeta{Name: "config"},
 		Status: cdiv1.CDIConfigStatus{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.1", StorageClass: map[string]cdiv1.Percent{"fast": "0.2"}},
 			DefaultPodResourceRequirements: res,
-			ImportProxy:                    &cdiv1.ImportProxy{HTTPSProxy: ptr.To("http://proxy.example.com:3128"), NoProxy: ptr.To(".cluster.local")}}}
+			ImportProxy:                    &cdiv1.ImportProxy{HTTPSProxy: ptr.To("http://proxy.example.com:3128"), NoProxy: ptr.To(".cluster.local")},
+			Preallocation:                  true}}
 	if err := cl.c.Create(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
 	ns := cl.namespace(t, "overhead")
 	fast := "fast"
 	for _, tc := range []struct {
-		name     string
-		class    *string
-		overhead float64
-	}{{"global", nil, 0.1}, {"class", &fast, 0.2}} {
+		name          string
+		class         *string
+		overhead      float64
+		preallocation *bool
+	}{{"global", nil, 0.1, nil}, {"class", &fast, 0.2, ptr.To(false)}} {
 		dv := httpDV(ns, tc.name, "https://images.example.com/disk.raw", func(dv *cdiv1.DataVolume) {
 			dv.UID = ""
 			dv.Spec.Storage.StorageClassName = tc.class
+			dv.Spec.Preallocation = tc.preallocation
 		})
 		if err := cl.c.Create(ctx, dv); err != nil {
 			t.Fatal(err)
@@ -538,6 +542,9 @@ func TestOverheadFromCDIConfig(t *testing.T) {
 		if want := contract.UsableSpace(want, tc.overhead); args.Size != want {
 			t.Errorf("%s: importer disk size %d, want %d", tc.name, args.Size, want)
 		}
+		if want := tc.preallocation == nil; args.Preallocate != want {
+			t.Errorf("%s: importer preallocates %v, want %v", tc.name, args.Preallocate, want)
+		}
 		c := pod.Spec.Containers[0]
 		if d := cmp.Diff(*res, c.Resources); d != "" {
 			t.Errorf("%s: importer resources (-want +got):\n%s", tc.name, d)
@@ -545,6 +552,12 @@ func TestOverheadFromCDIConfig(t *testing.T) {
 		if d := cmp.Diff([]corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy.example.com:3128"}, {Name: "NO_PROXY", Value: ".cluster.local"}}, c.Env); d != "" {
 			t.Errorf("%s: importer environment (-want +got):\n%s", tc.name, d)
 		}
+	}
+	key := client.ObjectKey{Namespace: ns, Name: "global"}
+	cl.podStatus(ctx, t, client.ObjectKey{Namespace: ns, Name: "importer-global"}, finished(contract.Outcome{Message: "Import Complete", PreallocationApplied: true}))
+	cl.waitPhase(ctx, t, key, cdiv1.Succeeded)
+	if pvc := cl.waitClaim(ctx, t, key); pvc.Annotations[dvspec.AnnPreallocationApplied] != "true" {
+		t.Errorf("claim annotations %v, want %s true", pvc.Annotations, dvspec.AnnPreallocationApplied)
 	}
 }
 

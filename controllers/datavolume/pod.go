@@ -39,6 +39,10 @@ type PodOptions struct {
 	// ProxyEnv names the proxy an importer reaches web servers through
 	// (the CDIConfig's status.importProxy, cdiconfig.ProxyEnv); nil: none.
 	ProxyEnv []corev1.EnvVar
+	// Preallocation is whether disks are preallocated when a DataVolume's
+	// spec.preallocation does not say (the CDIConfig's
+	// status.preallocation).
+	Preallocation bool
 }
 
 // DefaultCloneClientName names the client certificate of a clone's source
@@ -218,11 +222,18 @@ func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src dv
 	}
 	volumes := []corev1.Volume{{Name: "cdi-data-vol", VolumeSource: corev1.VolumeSource{
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}}
-	if dvspec.IsBlock(pvc) {
+	switch {
+	case dvspec.IsBlock(pvc):
 		args.Target, args.Block, args.Size = contract.BlockDevice, true, capacity
 		c.VolumeDevices = []corev1.VolumeDevice{{Name: "cdi-data-vol", DevicePath: contract.BlockDevice}}
-	} else {
+	case dvspec.IsArchive(dv) && src.Kind != contract.SourceSend:
+		// The archive's files go into the claim's file system.
+		args.Target, args.Archive, args.Size = contract.DataDir, true, contract.UsableSpace(capacity, overhead)
+		c.VolumeMounts = []corev1.VolumeMount{{Name: "cdi-data-vol", MountPath: contract.DataDir}}
+	default:
 		args.Target, args.Size, args.Scratch = path.Join(contract.DataDir, contract.DiskImage), contract.UsableSpace(capacity, overhead), contract.ScratchDir
+		// As CDI: the DataVolume's choice, else the CDIConfig's.
+		args.Preallocate = src.Kind != contract.SourceSend && ptr.Deref(dv.Spec.Preallocation, o.Preallocation)
 		c.VolumeMounts = []corev1.VolumeMount{{Name: "cdi-data-vol", MountPath: contract.DataDir}}
 	}
 	switch {

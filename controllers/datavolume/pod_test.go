@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/yaml"
 
@@ -56,4 +57,26 @@ func TestImporterPodBlock(t *testing.T) {
 	args, err := contract.Parse(c.Command[1:], nil)
 	assert.NilError(t, err)
 	assert.DeepEqual(t, args, contract.Args{Source: contract.SourceBlank, Target: contract.BlockDevice, Block: true, Size: 1 << 30, OwnerUID: "dv-uid"})
+}
+
+// TestImporterPodArchive: an archive is extracted into the claim's file
+// system, within its usable space, never preallocated.
+func TestImporterPodArchive(t *testing.T) {
+	dv := httpDV("ns", "files", "https://images.example.com/files.tar.gz", func(dv *cdiv1.DataVolume) {
+		dv.Spec.ContentType = cdiv1.DataVolumeArchive
+		dv.Spec.Preallocation = ptr.To(true)
+	})
+	src, ferr := dvspec.SourceOf(dv)
+	if ferr != nil {
+		t.Fatal(ferr)
+	}
+	pod := ImporterPod(dv, boundClaim("files", "1Gi"), src, PodOptions{Image: "img"})
+	c := pod.Spec.Containers[0]
+	assert.DeepEqual(t, c.VolumeMounts, []corev1.VolumeMount{{Name: "cdi-data-vol", MountPath: contract.DataDir}})
+	args, err := contract.Parse(c.Command[1:], nil)
+	assert.NilError(t, err)
+	assert.Equal(t, args.Archive, true)
+	assert.Equal(t, args.Preallocate, false)
+	assert.Equal(t, args.Target, contract.DataDir)
+	assert.Equal(t, args.Size, contract.UsableSpace(1<<30, contract.DefaultFilesystemOverhead))
 }

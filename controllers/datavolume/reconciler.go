@@ -350,7 +350,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if out := outcomeOf(firstStatus(pod)); !out.Fatal {
 			// Mark the claim filled before the pod, and with it the
 			// outcome, goes.
-			if err := r.annotateClaim(ctx, o.Claim, map[string]string{dvspec.AnnPopulatedFor: dv.Name}); err != nil {
+			ann := map[string]string{dvspec.AnnPopulatedFor: dv.Name}
+			if out.PreallocationApplied {
+				ann[dvspec.AnnPreallocationApplied] = "true"
+			}
+			if err := r.annotateClaim(ctx, o.Claim, ann); err != nil {
 				return ctrl.Result{}, err
 			}
 			o.Populated = true

@@ -90,6 +90,7 @@ func (r *Reconciler) podOptions(ctx context.Context, class string) (PodOptions, 
 		po.Resources = cdiconfig.FillingPodResources(cfg)
 	}
 	po.ProxyEnv = cdiconfig.ProxyEnv(cfg)
+	po.Preallocation = cdiconfig.Preallocation(cfg)
 	return po, nil
 }
 

@@ -80,12 +80,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, log log
 
 // importOnce runs one import and says how it ended.
 func importOnce(ctx context.Context, im importer.Interface, a contract.Args, getenv func(string) string) (contract.Outcome, int) {
-	dst := importer.Target{Path: a.Target, Block: a.Block, Size: a.Size, ScratchDir: a.Scratch}
+	dst := target(a)
 	if a.Source == contract.SourceBlank {
 		if err := im.Blank(ctx, dst); err != nil {
 			return failure(err)
 		}
-		return contract.Outcome{Message: "Import Complete", Format: "raw", VirtualSize: a.Size}, exitDone
+		return contract.Outcome{Message: "Import Complete", Format: "raw", VirtualSize: a.Size, PreallocationApplied: preallocated(a)}, exitDone
 	}
 	var from importer.Source = importer.FileSource{Path: a.Path, Name: a.Name}
 	if a.Source == contract.SourceHTTP {
@@ -113,8 +113,17 @@ func importOnce(ctx context.Context, im importer.Interface, a contract.Args, get
 	if err != nil {
 		return failure(err)
 	}
-	return contract.Outcome{Message: "Import Complete", Format: res.Format, Compression: res.Compression, VirtualSize: res.VirtualSize}, exitDone
+	return contract.Outcome{Message: "Import Complete", Format: res.Format, Compression: res.Compression, VirtualSize: res.VirtualSize,
+		PreallocationApplied: preallocated(a)}, exitDone
 }
+
+// target is the disk a's import writes.
+func target(a contract.Args) importer.Target {
+	return importer.Target{Path: a.Target, Block: a.Block, Size: a.Size, ScratchDir: a.Scratch, Preallocate: a.Preallocate, Archive: a.Archive}
+}
+
+// preallocated says whether a's import, once done, allocated its disk.
+func preallocated(a contract.Args) bool { return a.Preallocate && !a.Block && !a.Archive }
 
 // failure turns an import error into its outcome: retried when the
 // library says a retry may help, final otherwise.

@@ -38,7 +38,7 @@ func serveUpload(ctx context.Context, im importer.Interface, a contract.Args, tl
 // uploadOnce serves uploads on l until one is imported into a's target or
 // ctx ends.
 func uploadOnce(ctx context.Context, im importer.Interface, a contract.Args, l net.Listener, log logr.Logger) (contract.Outcome, int) {
-	dst := importer.Target{Path: a.Target, Block: a.Block, Size: a.Size, ScratchDir: a.Scratch}
+	dst := target(a)
 	var (
 		mu  sync.Mutex
 		res importer.Result
@@ -66,7 +66,8 @@ func uploadOnce(ctx context.Context, im importer.Interface, a contract.Args, l n
 	case <-srv.Done():
 		mu.Lock()
 		defer mu.Unlock()
-		return contract.Outcome{Message: "Upload Complete", Format: res.Format, Compression: res.Compression, VirtualSize: res.VirtualSize}, exitDone
+		return contract.Outcome{Message: "Upload Complete", Format: res.Format, Compression: res.Compression, VirtualSize: res.VirtualSize,
+			PreallocationApplied: preallocated(a)}, exitDone
 	case <-ctx.Done():
 		return contract.Outcome{Message: "stopped before an upload arrived", Reason: "ImportFailed"}, exitRetry
 	}

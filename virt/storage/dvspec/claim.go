@@ -55,7 +55,16 @@ const (
 	// AnnSelectedNode is where the scheduler writes the node it picked
 	// for a pod's claims that bind on first consumer.
 	AnnSelectedNode = "volume.kubernetes.io/selected-node"
+	// AnnPreallocationApplied marks a claim whose disk the import
+	// allocated whole (CDI's annotation).
+	AnnPreallocationApplied = "cdi.kubevirt.io/storage.preallocation"
 )
+
+// IsArchive says whether dv's source is a tar archive extracted into its
+// claim's file system (contentType archive) rather than a disk image.
+func IsArchive(dv *cdiv1.DataVolume) bool {
+	return dv.Spec.ContentType == cdiv1.DataVolumeArchive
+}
 
 // ImmediateBindingRequested says whether obj carries AnnImmediateBinding.
 func ImmediateBindingRequested(obj metav1.Object) bool {
@@ -90,8 +99,12 @@ func UploadPodName(claim string) string { return "cdi-upload-" + claim }
 // until that is known (in admission) the claim is returned without one.
 func Claim(dv *cdiv1.DataVolume, src Source, overhead float64, profile []cdiv1.ClaimPropertySet) (*corev1.PersistentVolumeClaim, *field.Error) {
 	spec := field.NewPath("spec")
-	if dv.Spec.ContentType != "" && dv.Spec.ContentType != cdiv1.DataVolumeKubeVirt {
-		return nil, field.NotSupported(spec.Child("contentType"), dv.Spec.ContentType, []cdiv1.DataVolumeContentType{cdiv1.DataVolumeKubeVirt})
+	archive := IsArchive(dv)
+	switch {
+	case dv.Spec.ContentType != "" && dv.Spec.ContentType != cdiv1.DataVolumeKubeVirt && !archive:
+		return nil, field.NotSupported(spec.Child("contentType"), dv.Spec.ContentType, []cdiv1.DataVolumeContentType{cdiv1.DataVolumeKubeVirt, cdiv1.DataVolumeArchive})
+	case archive && src.Kind != contract.SourceHTTP && src.Kind != contract.SourceUpload:
+		return nil, field.Invalid(spec.Child("contentType"), dv.Spec.ContentType, "an archive is imported from an http or upload source only")
 	}
 	var cs corev1.PersistentVolumeClaimSpec
 	switch {
@@ -101,6 +114,9 @@ func Claim(dv *cdiv1.DataVolume, src Source, overhead float64, profile []cdiv1.C
 		cs = *dv.Spec.PVC.DeepCopy()
 		if _, ok := cs.Resources.Requests[corev1.ResourceStorage]; !ok {
 			return nil, field.Required(spec.Child("pvc", "resources", "requests", "storage"), "")
+		}
+		if archive && IsBlock(&corev1.PersistentVolumeClaim{Spec: cs}) {
+			return nil, field.Invalid(spec.Child("pvc", "volumeMode"), corev1.PersistentVolumeBlock, "an archive is extracted into a Filesystem volume")
 		}
 	case dv.Spec.Storage != nil:
 		st := dv.Spec.Storage.DeepCopy()
@@ -112,6 +128,13 @@ func Claim(dv *cdiv1.DataVolume, src Source, overhead float64, profile []cdiv1.C
 		cs = corev1.PersistentVolumeClaimSpec{
 			AccessModes: st.AccessModes, Selector: st.Selector, Resources: st.Resources, VolumeName: st.VolumeName,
 			StorageClassName: st.StorageClassName, VolumeMode: st.VolumeMode, DataSource: st.DataSource, DataSourceRef: st.DataSourceRef,
+		}
+		if archive {
+			// As CDI: an archive needs a file system.
+			if cs.VolumeMode != nil && *cs.VolumeMode == corev1.PersistentVolumeBlock {
+				return nil, field.Invalid(spec.Child("storage", "volumeMode"), corev1.PersistentVolumeBlock, "an archive is extracted into a Filesystem volume")
+			}
+			cs.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
 		}
 		if set := PickPropertySet(profile, cs.VolumeMode); set != nil {
 			if len(cs.AccessModes) == 0 {
@@ -180,6 +203,9 @@ func NeedsSourceSize(dv *cdiv1.DataVolume, src Source) bool {
 // annotations, controlled by dv.
 func claimOf(dv *cdiv1.DataVolume, src Source, cs corev1.PersistentVolumeClaimSpec) *corev1.PersistentVolumeClaim {
 	ann := map[string]string{AnnContentType: string(cdiv1.DataVolumeKubeVirt)}
+	if IsArchive(dv) {
+		ann[AnnContentType] = string(cdiv1.DataVolumeArchive)
+	}
 	switch {
 	case src.HTTP != nil:
 		ann[AnnSource], ann[AnnEndpoint] = "http", src.Describe()

@@ -114,6 +114,8 @@ func TestClaim(t *testing.T) {
 		{name: "no size", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) { dv.Spec.Storage.Resources.Requests = nil }),
 			errField: "spec.storage.resources.requests.storage"},
 		{name: "archive content", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) { dv.Spec.ContentType = cdiv1.DataVolumeArchive }),
+			size: "71135396", modes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}},
+		{name: "unknown content", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) { dv.Spec.ContentType = "iso" }),
 			errField: "spec.contentType"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,6 +144,40 @@ func TestClaim(t *testing.T) {
 				t.Errorf("annotations %v", pvc.Annotations)
 			}
 		})
+	}
+}
+
+// TestClaimOfAnArchive: as CDI, an archive comes from an http or upload
+// source into a Filesystem claim, which says its content type.
+func TestClaimOfAnArchive(t *testing.T) {
+	archive := func(dv *cdiv1.DataVolume) { dv.Spec.ContentType = cdiv1.DataVolumeArchive }
+	block := corev1.PersistentVolumeBlock
+	upload := Source{Kind: contract.SourceUpload}
+	pvc, err := Claim(httpDV("ns", "a", "", archive), upload, contract.DefaultFilesystemOverhead,
+		[]cdiv1.ClaimPropertySet{{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, VolumeMode: &block}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pvc.Annotations[AnnContentType] != "archive" || pvc.Spec.VolumeMode == nil || *pvc.Spec.VolumeMode != corev1.PersistentVolumeFilesystem {
+		t.Errorf("claim annotations %v, volume mode %v: want archive content in a Filesystem claim", pvc.Annotations, pvc.Spec.VolumeMode)
+	}
+	for _, tc := range []struct {
+		name     string
+		dv       *cdiv1.DataVolume
+		src      Source
+		errField string
+	}{
+		{"block storage", httpDV("ns", "a", "", archive, func(dv *cdiv1.DataVolume) { dv.Spec.Storage.VolumeMode = &block }), upload, "spec.storage.volumeMode"},
+		{"block pvc", httpDV("ns", "a", "", archive, func(dv *cdiv1.DataVolume) {
+			dv.Spec.PVC = &corev1.PersistentVolumeClaimSpec{VolumeMode: &block, Resources: dv.Spec.Storage.Resources}
+			dv.Spec.Storage = nil
+		}), upload, "spec.pvc.volumeMode"},
+		{"registry", httpDV("ns", "a", "", archive), Source{Kind: contract.SourceFile, Image: "docker://example.com/disk"}, "spec.contentType"},
+		{"blank", httpDV("ns", "a", "", archive), Source{Kind: contract.SourceBlank}, "spec.contentType"},
+	} {
+		if _, err := Claim(tc.dv, tc.src, contract.DefaultFilesystemOverhead, nil); err == nil || err.Field != tc.errField {
+			t.Errorf("%s: %v, want an error at %s", tc.name, err, tc.errField)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -72,6 +73,9 @@ func (im *Importer) Import(ctx context.Context, src Source, dst Target) (Result,
 func (im *Importer) Blank(ctx context.Context, dst Target) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("blank disk %s: %w", dst.Path, err)
+	}
+	if dst.Archive {
+		return fail(ReasonWrite, "", errors.New("a blank disk is not an archive"))
 	}
 	dst, err := dst.check("")
 	if err != nil {

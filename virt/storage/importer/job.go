@@ -35,6 +35,10 @@ func (j *job) run(size int64) (Result, error) {
 		return Result{}, j.readError(err)
 	}
 	hr := bufio.NewReaderSize(r, headSize)
+	if j.dst.Archive {
+		n, err := j.extract(hr)
+		return Result{Format: FormatArchive, Compression: comp, VirtualSize: n}, err
+	}
 	head, err := hr.Peek(headSize)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return Result{}, j.readError(err)

@@ -29,6 +29,33 @@ type Target struct {
 	// first, into a temporary file that is always removed (default
 	// os.TempDir()). It is created, and removed again, if missing.
 	ScratchDir string
+	// Preallocate allocates every block of a file target once it is
+	// written (CDI's preallocation), so that the disk never runs out of
+	// space on a volume the file system overcommits; a file system that
+	// cannot allocate ahead fails the import. A block target is left as
+	// it is.
+	Preallocate bool
+	// Archive makes Path an existing folder (not a symbolic link) into
+	// which the source, a tar archive (gzip or xz compressed or not), is
+	// extracted, as CDI's archive content type; Size bounds the bytes of
+	// its files. Block and Preallocate do not apply.
+	Archive bool
+}
+
+// checkFolder refuses what cannot take an archive.
+func (t Target) checkFolder(src string) error {
+	fi, err := os.Lstat(t.Path)
+	switch {
+	case t.Block:
+		return fail(ReasonWrite, src, errors.New("an archive is extracted into a folder, not a block device"))
+	case err != nil:
+		return fail(ReasonWrite, src, err)
+	case !fi.IsDir():
+		return fail(ReasonWrite, src, fmt.Errorf("%s is not a folder (%s): refused, not followed", t.Path, fi.Mode().Type()))
+	case t.Size <= 0:
+		return fail(ReasonWrite, src, fmt.Errorf("target size %d must be positive", t.Size))
+	}
+	return nil
 }
 
 // diskMode is a new disk image's mode: QEMU's user or group reads and
@@ -40,6 +67,9 @@ const diskMode = 0o660
 func (t Target) check(src string) (Target, error) {
 	if t.Path == "" {
 		return t, fail(ReasonWrite, src, errors.New("no target path"))
+	}
+	if t.Archive {
+		return t, t.checkFolder(src)
 	}
 	fi, err := os.Lstat(t.Path)
 	switch {
@@ -118,12 +148,19 @@ func (t Target) open(src string) (*output, error) {
 	return o, nil
 }
 
-// finish extends a file target to its size and flushes the target.
+// finish extends a file target to its size, allocates it if asked, and
+// flushes the target.
 func (o *output) finish(src string) error {
 	if !o.t.Block {
 		if err := o.f.Truncate(o.t.Size); err != nil {
 			o.discard()
 			return fail(ReasonWrite, src, err)
+		}
+		if o.t.Preallocate {
+			if err := preallocate(o.f, o.t.Size); err != nil {
+				o.discard()
+				return fail(ReasonWrite, src, err)
+			}
 		}
 	}
 	if err := o.f.Sync(); err != nil {

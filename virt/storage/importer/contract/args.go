@@ -57,6 +57,12 @@ type Args struct {
 	// ClientName is the common name of the upload proxy's client
 	// certificate, which an upload source's server requires.
 	ClientName string
+	// Preallocate allocates every block of a file Target once written
+	// (CDI's preallocation).
+	Preallocate bool
+	// Archive makes Target a folder into which the source, a tar
+	// archive, is extracted (CDI's content type archive).
+	Archive bool
 }
 
 // Command is the importer container's command for a.
@@ -98,6 +104,12 @@ func (a Args) Command() []string {
 	if a.ClientName != "" {
 		cmd = append(cmd, "--client-name", a.ClientName)
 	}
+	if a.Preallocate {
+		cmd = append(cmd, "--preallocate")
+	}
+	if a.Archive {
+		cmd = append(cmd, "--archive")
+	}
 	return cmd
 }
 
@@ -124,6 +136,8 @@ func Parse(args []string, output io.Writer) (Args, error) {
 	fs.StringVar(&a.OwnerUID, "owner-uid", "", "the DataVolume's UID, labelling the progress metric")
 	fs.StringVar(&a.Checksum, "checksum", "", "algorithm:hex the downloaded bytes must match")
 	fs.StringVar(&a.ClientName, "client-name", "", "an upload source's proxy: the common name its client certificate must have")
+	fs.BoolVar(&a.Preallocate, "preallocate", false, "allocate every block of a file target once written")
+	fs.BoolVar(&a.Archive, "archive", false, "the source is a tar archive, extracted into the folder --target")
 	if err := fs.Parse(args); err != nil {
 		return Args{}, err
 	}

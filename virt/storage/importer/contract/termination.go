@@ -34,6 +34,9 @@ type Outcome struct {
 	// VirtualSize is the imported image's size before it was extended to
 	// the claim, on success.
 	VirtualSize int64 `json:"virtualSize,omitempty"`
+	// PreallocationApplied says every block of the disk was allocated,
+	// on success (CDI's term).
+	PreallocationApplied bool `json:"preallocationApplied,omitempty"`
 }
 
 // Marshal renders o within MaxTerminationMessage bytes, shortening
