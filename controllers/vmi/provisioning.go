@@ -60,7 +60,11 @@ const (
 // none does; otherwise every one is deleted. It returns the live one, nil
 // when there is none.
 func (r *Reconciler) syncProvisioningPods(ctx context.Context, vmi *virtv1.VirtualMachineInstance, provision bool) (*corev1.Pod, error) {
-	pods, err := r.provisioningPods(ctx, vmi)
+	sel := client.ListOption(client.MatchingLabels{virtv1.CreatedByLabel: string(vmi.UID)})
+	if r.podIndex {
+		sel = client.MatchingFields{podsByVMI: string(vmi.UID)}
+	}
+	pods, err := r.provisioningPods(ctx, r.client, vmi, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +88,16 @@ func (r *Reconciler) syncProvisioningPods(ctx context.Context, vmi *virtv1.Virtu
 	if !provision || live != nil {
 		return live, nil
 	}
+	// The cache may not have seen the pod made a moment ago: the
+	// apiserver says whether one is there before another is made.
+	if pods, err = r.provisioningPods(ctx, r.reader, vmi, client.MatchingLabels{virtv1.CreatedByLabel: string(vmi.UID)}); err != nil {
+		return nil, err
+	}
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil {
+			return p, nil
+		}
+	}
 	pod, err := r.createPod(ctx, vmi, RenderProvisioningPod)
 	if err != nil {
 		r.recorder.Eventf(vmi, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating pod: %v", err)
@@ -105,15 +119,10 @@ func mayHaveProvisioningPods(vmi *virtv1.VirtualMachineInstance) bool {
 	return vmi.IsFinal() || vmi.DeletionTimestamp != nil
 }
 
-// provisioningPods lists vmi's provisioning pods. A live one missing from
-// the cache is looked up on the apiserver before another is made.
-func (r *Reconciler) provisioningPods(ctx context.Context, vmi *virtv1.VirtualMachineInstance) ([]*corev1.Pod, error) {
-	sel := client.ListOption(client.MatchingLabels{virtv1.CreatedByLabel: string(vmi.UID)})
-	if r.podIndex {
-		sel = client.MatchingFields{podsByVMI: string(vmi.UID)}
-	}
+// provisioningPods lists, through rd with sel, vmi's provisioning pods.
+func (r *Reconciler) provisioningPods(ctx context.Context, rd client.Reader, vmi *virtv1.VirtualMachineInstance, sel client.ListOption) ([]*corev1.Pod, error) {
 	pods := &corev1.PodList{}
-	if err := r.client.List(ctx, pods, client.InNamespace(vmi.Namespace), sel); err != nil {
+	if err := rd.List(ctx, pods, client.InNamespace(vmi.Namespace), sel); err != nil {
 		return nil, fmt.Errorf("listing provisioning pods of VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)
 	}
 	var out []*corev1.Pod
