@@ -25,8 +25,9 @@ var tarMagic = []byte("ustar")
 // archive content type (tar --no-same-owner --preserve-permissions):
 // folders, regular files with their permission bits, symbolic and hard
 // links. Members are made through an os.Root of the folder, so that no
-// name, link or link target reaches outside it; a member named outside it
-// fails the import. Device files and FIFOs are skipped. The bytes of
+// name, nor a link made earlier, leads a write outside it (links are made
+// as the archive has them); a member whose name has a ".." element fails
+// the import. Device files and FIFOs are skipped. The bytes of
 // regular files may not exceed the target's Size. On failure, what the
 // archive made that was not there before is removed. It returns the bytes
 // written.

@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -389,38 +388,6 @@ func TestSparse(t *testing.T) {
 	}
 	importertest.CheckDisk(t, path, 64<<20)
 	checkSparse(t, path, 64<<20)
-}
-
-// TestPreallocate: with Preallocate, an import and a blank disk allocate
-// every block of the disk, and the disk reads as without it.
-func TestPreallocate(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("preallocation needs Linux's fallocate")
-	}
-	s := newServer(t)
-	s.put("disk", importertest.Disk())
-	dir := t.TempDir()
-	path := filepath.Join(dir, "disk.img")
-	if _, err := importer.New().Import(context.Background(), s.source("/images/disk"), importer.Target{Path: path, Size: 64 << 20, Preallocate: true}); err != nil {
-		t.Fatal(err)
-	}
-	importertest.CheckDisk(t, path, 64<<20)
-	checkAllocated(t, path, 64<<20)
-	blank := filepath.Join(dir, "blank.img")
-	if err := importer.New().Blank(context.Background(), importer.Target{Path: blank, Size: 32 << 20, Preallocate: true}); err != nil {
-		t.Fatal(err)
-	}
-	checkAllocated(t, blank, 32<<20)
-}
-
-// checkAllocated checks that the file at path allocates all its size
-// bytes.
-func checkAllocated(t *testing.T, path string, size int64) {
-	t.Helper()
-	used, ok := allocated(t, path)
-	if ok && used < size {
-		t.Errorf("%s allocates %d bytes of its %d; want them all", path, used, size)
-	}
 }
 
 // checkSparse checks that the file at path, size bytes long, allocates
