@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"gotest.tools/v3/assert"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -613,18 +612,25 @@ func TestDrain(t *testing.T) {
 		return v.Status.NodeName == node && v.Status.MigrationState != nil && v.Status.MigrationState.Completed,
 			fmt.Sprintf("on %s, migration %+v", v.Status.NodeName, v.Status.MigrationState)
 	})
-	must(t, w.c.List(ctx, &migs, client.InNamespace(vm.Namespace)))
-	byTaint := 0
-	for _, m := range migs.Items {
-		if m.Annotations[virtv1.EvacuationMigrationAnnotation] == other && m.Status.Phase == virtv1.MigrationSucceeded {
-			byTaint++
-			back := filepath.Join(w.launcherFolder(ctx, t, w.vmiOf(ctx, t, vm), m.UID), contract.SerialLog)
-			if first := firstHeartbeat(ctx, t, back); first < beforeTaint {
-				t.Errorf("heartbeat %d back on %s after %d before the taint: the guest restarted", first, node, beforeTaint)
+	// The VMI says the migration completed a moment before the migration
+	// controller marks the migration Succeeded.
+	var byTaint []virtv1.VirtualMachineInstanceMigration
+	eventually(ctx, t, "one evacuation migration from "+other+" Succeeded", func() (bool, string) {
+		must(t, w.c.List(ctx, &migs, client.InNamespace(vm.Namespace)))
+		byTaint = nil
+		var seen []string
+		for _, m := range migs.Items {
+			seen = append(seen, fmt.Sprintf("%s %s evacuating %q", m.Name, m.Status.Phase, m.Annotations[virtv1.EvacuationMigrationAnnotation]))
+			if m.Annotations[virtv1.EvacuationMigrationAnnotation] == other && m.Status.Phase == virtv1.MigrationSucceeded {
+				byTaint = append(byTaint, m)
 			}
 		}
+		return len(byTaint) == 1, strings.Join(seen, "; ")
+	})
+	back := filepath.Join(w.launcherFolder(ctx, t, w.vmiOf(ctx, t, vm), byTaint[0].UID), contract.SerialLog)
+	if first := firstHeartbeat(ctx, t, back); first < beforeTaint {
+		t.Errorf("heartbeat %d back on %s after %d before the taint: the guest restarted", first, node, beforeTaint)
 	}
-	assert.Equal(t, byTaint, 1, "evacuation migrations from %s", other)
 	must(t, w.c.Get(ctx, client.ObjectKey{Name: other}, &on))
 	on.Spec.Taints = slices.DeleteFunc(on.Spec.Taints, func(t corev1.Taint) bool { return t.Key == "kubevirt.io/drain" })
 	must(t, w.c.Update(ctx, &on))
