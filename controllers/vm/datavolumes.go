@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
 )
 
@@ -101,12 +102,12 @@ func DataVolumesOf(vm *virtv1.VirtualMachine, dvs map[string]*cdiv1.DataVolume) 
 	return out
 }
 
+// filled says whether the VM may create its VMI on dv, as KubeVirt's VM
+// controller decides: what the launcher pod accepts (the VMI controller's
+// DataVolumeReady), and also a DataVolume waiting for its first consumer,
+// whose claim only the VMI's provisioning pod can bind.
 func filled(dv *cdiv1.DataVolume) bool {
-	switch dv.Status.Phase {
-	case cdiv1.Succeeded, cdiv1.WaitForFirstConsumer, cdiv1.PendingPopulation:
-		return true
-	}
-	return false
+	return vmictl.DataVolumeReady(dv, true) || vmictl.WaitsForFirstConsumer(dv)
 }
 
 // dataVolumeError is KubeVirt's HasDataVolumeErrors for one DataVolume.

@@ -9,7 +9,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,7 +22,6 @@ import (
 	uploadv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/upload/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/local/cluster"
 )
 
@@ -67,11 +65,9 @@ func TestDataVolumeArchive(t *testing.T) {
 
 	image := filepath.Join(t.TempDir(), "files.tar")
 	must(t, os.WriteFile(image, b.Bytes(), 0o600))
-	args := []string{"image-upload", "dv", "uploaded-files", "--archive-path", image, "--size", "16Mi", "--insecure",
-		"--uploadproxy-url", "https://127.0.0.1:" + strconv.Itoa(w.cfg.VirtAPIPort), "-n", ns, "--kubeconfig", w.kubeconfig}
-	out, err := exec.CommandContext(ctx, testenv.Output(t, "bin", "virtctl"), args...).CombinedOutput()
-	t.Logf("virtctl %s:\n%s", strings.Join(args, " "), out)
-	if err != nil || !strings.Contains(string(out), "completed successfully") {
+	out, err := w.tryVirtctl(ctx, t, "image-upload", "dv", "uploaded-files", "--archive-path", image, "--size", "16Mi", "--insecure",
+		"--uploadproxy-url", "https://127.0.0.1:"+strconv.Itoa(w.cfg.VirtAPIPort), "-n", ns)
+	if err != nil || !strings.Contains(out, "completed successfully") {
 		t.Fatalf("uploading an archive: %v", err)
 	}
 

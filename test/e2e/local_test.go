@@ -278,12 +278,18 @@ func TestRefusals(t *testing.T) {
 // virtctl runs the virtctl binary `make daemons` builds, as a user would.
 func (w *world) virtctl(ctx context.Context, t *testing.T, args ...string) {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, testenv.Output(t, "bin", "virtctl"), append(args, "--kubeconfig", w.kubeconfig)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("virtctl %s: %v\n%s", strings.Join(args, " "), err, out)
+	if _, err := w.tryVirtctl(ctx, t, args...); err != nil {
+		t.Fatalf("virtctl %s: %v (its output is logged above)", strings.Join(args, " "), err)
 	}
+}
+
+// tryVirtctl runs our virtctl with the world's kubeconfig, logs its output
+// and returns it with the error, for the tests that expect a refusal.
+func (w *world) tryVirtctl(ctx context.Context, t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	out, err := exec.CommandContext(ctx, testenv.Output(t, "bin", "virtctl"), append(args, "--kubeconfig", w.kubeconfig)...).CombinedOutput()
 	t.Logf("virtctl %s: %s", strings.Join(args, " "), strings.TrimSpace(string(out)))
+	return string(out), err
 }
 
 func (w *world) waitRunning(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine) *virtv1.VirtualMachineInstance {

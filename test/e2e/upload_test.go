@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -39,11 +38,7 @@ func TestDataVolumeUpload(t *testing.T) {
 	const ns = "default"
 	proxy := "https://127.0.0.1:" + strconv.Itoa(w.cfg.VirtAPIPort)
 	upload := func(image string, extra ...string) (string, error) {
-		args := append([]string{"image-upload", "dv", "uploaded", "--image-path", image, "--insecure",
-			"-n", ns, "--kubeconfig", w.kubeconfig}, extra...)
-		out, err := exec.CommandContext(ctx, testenv.Output(t, "bin", "virtctl"), args...).CombinedOutput()
-		t.Logf("virtctl %s:\n%s", strings.Join(args, " "), out)
-		return string(out), err
+		return w.tryVirtctl(ctx, t, append([]string{"image-upload", "dv", "uploaded", "--image-path", image, "--insecure", "-n", ns}, extra...)...)
 	}
 
 	// xz's magic, then nothing xz can read.
@@ -84,11 +79,8 @@ func TestDataVolumeUpload(t *testing.T) {
 	}
 
 	// Into a bare claim, as `image-upload pvc`: the same disk.
-	args := []string{"image-upload", "pvc", "bare", "--size", "64Mi", "--image-path", testenv.Output(t, "guest", "disk.qcow2"), "--insecure",
-		"-n", ns, "--kubeconfig", w.kubeconfig}
-	out2, err := exec.CommandContext(ctx, testenv.Output(t, "bin", "virtctl"), args...).CombinedOutput()
-	t.Logf("virtctl %s:\n%s", strings.Join(args, " "), out2)
-	if err != nil || !strings.Contains(string(out2), "completed successfully") {
+	out, err = w.tryVirtctl(ctx, t, "image-upload", "pvc", "bare", "--size", "64Mi", "--image-path", testenv.Output(t, "guest", "disk.qcow2"), "--insecure", "-n", ns)
+	if err != nil || !strings.Contains(out, "completed successfully") {
 		t.Fatalf("uploading into a bare claim: %v", err)
 	}
 	if a, b := w.claimBytes(ctx, t, ns, "uploaded"), w.claimBytes(ctx, t, ns, "bare"); len(b) < 1<<20 || !bytes.Equal(a[:1<<20], b[:1<<20]) {

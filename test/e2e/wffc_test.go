@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -81,12 +80,8 @@ func TestDataVolumeWaitsForFirstConsumer(t *testing.T) {
 	image := filepath.Join(t.TempDir(), "five.raw")
 	must(t, os.WriteFile(image, markedDisk(5, 8<<20), 0o600))
 	upload := func(name string, extra ...string) (string, error) {
-		args := append([]string{"image-upload", "dv", name, "--image-path", image, "--size", "16Mi", "--storage-class", sc.Name,
-			"--insecure", "--uploadproxy-url", "https://127.0.0.1:" + strconv.Itoa(w.cfg.VirtAPIPort),
-			"-n", ns, "--kubeconfig", w.kubeconfig}, extra...)
-		out, err := exec.CommandContext(ctx, testenv.Output(t, "bin", "virtctl"), args...).CombinedOutput()
-		t.Logf("virtctl %s:\n%s", strings.Join(args, " "), out)
-		return string(out), err
+		return w.tryVirtctl(ctx, t, append([]string{"image-upload", "dv", name, "--image-path", image, "--size", "16Mi", "--storage-class", sc.Name,
+			"--insecure", "--uploadproxy-url", "https://127.0.0.1:" + strconv.Itoa(w.cfg.VirtAPIPort), "-n", ns}, extra...)...)
 	}
 	if out, err := upload("late-upload"); err == nil || !strings.Contains(out, "cannot upload to DataVolume in WaitForFirstConsumer phase") {
 		t.Errorf("uploading into a DataVolume waiting for its first consumer: %v, want it refused, naming the phase", err)
