@@ -3,7 +3,9 @@
 // device, as CDI's importer pod does.
 //
 // [Importer.Import] reads a [Source] ([HTTPSource]: http or https, a CA
-// bundle, basic auth, extra headers), undoes gzip or xz compression while it
+// bundle, basic auth, extra headers; [RegistrySource]: the disk of a
+// containerDisk image in a registry, with a CA bundle and credentials;
+// [FileSource]: a file of a mounted volume), undoes gzip or xz compression while it
 // streams, and looks at the image's own header ([storage.DetectFormat],
 // never at a name):
 //

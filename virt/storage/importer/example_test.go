@@ -49,3 +49,18 @@ func Example() {
 	// raw, gzip, 3145728 bytes; disk.img is 60 MiB
 	// SourceRefused retry: false
 }
+
+// Import the disk of a containerDisk image from a private registry, as a
+// DataVolume's registry source with secretRef and certConfigMap does.
+func ExampleRegistrySource() {
+	caPEM, _ := os.ReadFile("/etc/virtkit-example/registry-ca.pem") // the certConfigMap's files
+	src := importer.RegistrySource{
+		Image:    "registry.example.com:5000/containerdisks/fedora:41",
+		CABundle: caPEM,
+		Username: "puller", Password: "from the secretRef",
+	}
+	dst := importer.Target{Path: "/data/disk.img", Size: 10 << 30, ScratchDir: "/data/.scratch"}
+	if _, err := importer.New().Import(context.Background(), src, dst); err != nil {
+		fmt.Println(importer.ReasonOf(err), "retry:", importer.IsRetryable(err))
+	}
+}

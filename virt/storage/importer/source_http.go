@@ -123,16 +123,21 @@ func requestError(ctx context.Context, name string, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("GET %s: %w", name, ctx.Err())
 	}
+	if untrusted(err) {
+		return fail(ReasonRefused, name, fmt.Errorf("GET: %w", err))
+	}
+	return fail(ReasonUnreachable, name, fmt.Errorf("GET: %w", err))
+}
+
+// untrusted says whether err is a TLS certificate that was not trusted.
+func untrusted(err error) bool {
 	var (
 		verify    *tls.CertificateVerificationError
 		authority x509.UnknownAuthorityError
 		host      x509.HostnameError
 		invalid   x509.CertificateInvalidError
 	)
-	if errors.As(err, &verify) || errors.As(err, &authority) || errors.As(err, &host) || errors.As(err, &invalid) {
-		return fail(ReasonRefused, name, fmt.Errorf("GET: %w", err))
-	}
-	return fail(ReasonUnreachable, name, fmt.Errorf("GET: %w", err))
+	return errors.As(err, &verify) || errors.As(err, &authority) || errors.As(err, &host) || errors.As(err, &invalid)
 }
 
 // client is s.Client or a new default client with its idle-connection
