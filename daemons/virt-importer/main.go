@@ -87,17 +87,21 @@ func importOnce(ctx context.Context, im importer.Interface, a contract.Args, get
 		}
 		return contract.Outcome{Message: "Import Complete", Format: "raw", VirtualSize: a.Size, PreallocationApplied: preallocated(a)}, exitDone
 	}
-	var from importer.Source = importer.FileSource{Path: a.Path, Name: a.Name}
-	if a.Source == contract.SourceHTTP {
-		src, err := httpSource(a, getenv)
-		if err != nil {
-			return contract.Outcome{Message: err.Error(), Reason: "InvalidSource", Fatal: true}, exitDone
-		}
-		from = src
+	var (
+		from importer.Source = importer.FileSource{Path: a.Path, Name: a.Name}
+		err  error
+	)
+	switch a.Source {
+	case contract.SourceHTTP:
+		from, err = httpSource(a, getenv)
+	case contract.SourceRegistry:
+		from, err = registrySource(a, getenv)
+	}
+	if err != nil {
+		return contract.Outcome{Message: err.Error(), Reason: "InvalidSource", Fatal: true}, exitDone
 	}
 	var sum *importer.ChecksumSource
 	if a.Checksum != "" {
-		var err error
 		if sum, err = importer.NewChecksumSource(from, a.Checksum); err != nil {
 			return contract.Outcome{Message: err.Error(), Reason: "InvalidSource", Fatal: true}, exitDone
 		}

@@ -75,7 +75,7 @@ func TestImportOnce(t *testing.T) {
 // TestHTTPSource: the credentials come from the environment, the headers
 // from the flags and the CAs from the ConfigMap folder (its ..data links
 // followed within it, not outside).
-func TestHTTPSource(t *testing.T) {
+func TestSources(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "..2026_12_05")
 	must(t, os.Mkdir(data, 0o755))
@@ -93,12 +93,26 @@ func TestHTTPSource(t *testing.T) {
 		!strings.Contains(string(src.CABundle), "BEGIN CERTIFICATE") {
 		t.Errorf("source %+v", src)
 	}
+	reg := contract.Args{Source: contract.SourceRegistry, URL: "docker://registry.example.com:5000/guest:v1", CertDir: dir, InsecureRegistry: true, Architecture: "arm64"}
+	rs, err := registrySource(reg, func(k string) string {
+		return map[string]string{contract.EnvAccessKeyID: "u", contract.EnvSecretKey: "p"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Image != "registry.example.com:5000/guest:v1" || rs.Username != "u" || rs.Password != "p" || !rs.Insecure || rs.Architecture != "arm64" ||
+		!strings.Contains(string(rs.CABundle), "BEGIN CERTIFICATE") {
+		t.Errorf("registry source %+v", rs)
+	}
 
 	outside := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(outside, "secret"), []byte("host file"), 0o644))
 	must(t, os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "evil.pem")))
 	if _, err := httpSource(a, os.Getenv); err == nil || !strings.Contains(err.Error(), "outside") {
 		t.Errorf("a CA file linking outside the folder: %v", err)
+	}
+	if _, err := registrySource(reg, os.Getenv); err == nil || !strings.Contains(err.Error(), "outside") {
+		t.Errorf("a registry CA file linking outside the folder: %v", err)
 	}
 }
 

@@ -19,7 +19,11 @@ const maxCertFile = 1 << 20
 // httpSource is the http source args describe, with the credentials from
 // the environment and the CAs of args' CertDir.
 func httpSource(a contract.Args, getenv func(string) string) (*importer.HTTPSource, error) {
-	src := &importer.HTTPSource{URL: a.URL, Username: getenv(contract.EnvAccessKeyID), Password: getenv(contract.EnvSecretKey)}
+	ca, err := caBundle(a)
+	if err != nil {
+		return nil, err
+	}
+	src := &importer.HTTPSource{URL: a.URL, Username: getenv(contract.EnvAccessKeyID), Password: getenv(contract.EnvSecretKey), CABundle: ca}
 	if len(a.Headers) > 0 {
 		src.Header = http.Header{}
 		for _, h := range a.Headers {
@@ -27,14 +31,27 @@ func httpSource(a contract.Args, getenv func(string) string) (*importer.HTTPSour
 			src.Header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
 		}
 	}
-	if a.CertDir != "" {
-		pem, err := readCerts(a.CertDir)
-		if err != nil {
-			return nil, err
-		}
-		src.CABundle = pem
-	}
 	return src, nil
+}
+
+// registrySource is the registry source args describe, with the
+// credentials from the environment and the CAs of args' CertDir.
+func registrySource(a contract.Args, getenv func(string) string) (*importer.RegistrySource, error) {
+	ca, err := caBundle(a)
+	if err != nil {
+		return nil, err
+	}
+	return &importer.RegistrySource{Image: strings.TrimPrefix(a.URL, contract.RegistryScheme), CABundle: ca,
+		Username: getenv(contract.EnvAccessKeyID), Password: getenv(contract.EnvSecretKey),
+		Insecure: a.InsecureRegistry, Architecture: a.Architecture}, nil
+}
+
+// caBundle is the PEM of args' CertDir, nil without one.
+func caBundle(a contract.Args) ([]byte, error) {
+	if a.CertDir == "" {
+		return nil, nil
+	}
+	return readCerts(a.CertDir)
 }
 
 // readCerts concatenates the files of a ConfigMap folder: each key is a

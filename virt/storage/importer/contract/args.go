@@ -13,6 +13,9 @@ import (
 const (
 	SourceHTTP  = "http"
 	SourceBlank = "blank"
+	// SourceRegistry pulls a containerDisk image from a registry itself
+	// (CDI's pullMethod pod): URL is docker://IMAGE.
+	SourceRegistry = "registry"
 	// SourceFile reads a file of a volume mounted in the pod: a cloned
 	// claim's disk, or a containerDisk image's (an image volume).
 	SourceFile = "file"
@@ -25,12 +28,18 @@ const (
 	SourceSend = "send"
 )
 
+// RegistryScheme prefixes a registry source's image reference, as in
+// CDI's URLs.
+const RegistryScheme = "docker://"
+
 // Args are the importer's flags, rendered by the controller into the
 // container's command and parsed by the daemon.
 type Args struct {
-	// Source is SourceHTTP, SourceFile, SourceUpload or SourceBlank.
+	// Source is SourceHTTP, SourceRegistry, SourceFile, SourceUpload or
+	// SourceBlank.
 	Source string
-	// URL is an http source's address.
+	// URL is an http source's address, or a registry source's
+	// docker://IMAGE.
 	URL string
 	// Path is a file source's file, or its folder of one file.
 	Path string
@@ -38,9 +47,15 @@ type Args struct {
 	Name string
 	// Headers are extra request headers, "Name: value" each.
 	Headers []string
-	// CertDir, when set, holds the only CAs an https source is checked
-	// against.
+	// CertDir, when set, holds the only CAs an https or registry source
+	// is checked against.
 	CertDir string
+	// InsecureRegistry skips a registry source's TLS certificate check
+	// and allows plain HTTP (the CDIConfig's insecureRegistries).
+	InsecureRegistry bool
+	// Architecture picks a registry source's image of an image index
+	// (CDI's platform.architecture); default the importer's.
+	Architecture string
 	// Target is the disk file or block device to write.
 	Target string
 	// Block is set when Target is a block device.
@@ -89,6 +104,12 @@ func (a Args) Command() []string {
 	if a.CertDir != "" {
 		cmd = append(cmd, "--cert-dir", a.CertDir)
 	}
+	if a.InsecureRegistry {
+		cmd = append(cmd, "--insecure-registry")
+	}
+	if a.Architecture != "" {
+		cmd = append(cmd, "--architecture", a.Architecture)
+	}
 	if a.Block {
 		cmd = append(cmd, "--block")
 	}
@@ -123,12 +144,14 @@ func Parse(args []string, output io.Writer) (Args, error) {
 	var a Args
 	fs := flag.NewFlagSet(Binary, flag.ContinueOnError)
 	fs.SetOutput(output)
-	fs.StringVar(&a.Source, "source", "", "where the image comes from: http, file, upload or blank; or send, to send a file to an upload server")
-	fs.StringVar(&a.URL, "url", "", "the http source's URL")
+	fs.StringVar(&a.Source, "source", "", "where the image comes from: http, registry, file, upload or blank; or send, to send a file to an upload server")
+	fs.StringVar(&a.URL, "url", "", "the http source's URL, or the registry source's docker://IMAGE")
 	fs.StringVar(&a.Path, "path", "", "the file source's file, or its folder of one file")
 	fs.StringVar(&a.Name, "name", "", "what the file source is, for messages")
 	fs.Var((*headers)(&a.Headers), "header", "an extra request header, \"Name: value\" (repeatable)")
-	fs.StringVar(&a.CertDir, "cert-dir", "", "folder of the CA certificates an https source is checked against")
+	fs.StringVar(&a.CertDir, "cert-dir", "", "folder of the CA certificates an https or registry source is checked against")
+	fs.BoolVar(&a.InsecureRegistry, "insecure-registry", false, "a registry source: skip the TLS certificate check and allow plain HTTP")
+	fs.StringVar(&a.Architecture, "architecture", "", "a registry source: the architecture of the image to pick from an image index")
 	fs.StringVar(&a.Target, "target", "", "the disk file or block device to write")
 	fs.BoolVar(&a.Block, "block", false, "the target is a block device")
 	fs.Int64Var(&a.Size, "size", 0, "the disk's virtual size in bytes")
@@ -155,6 +178,10 @@ func (a Args) Validate() error {
 		if a.URL == "" {
 			errs = append(errs, errors.New("--url: required for an http source"))
 		}
+	case SourceRegistry:
+		if image, ok := strings.CutPrefix(a.URL, RegistryScheme); !ok || image == "" {
+			errs = append(errs, fmt.Errorf("--url %q: a registry source's must be %sIMAGE", a.URL, RegistryScheme))
+		}
 	case SourceFile:
 		if a.Path == "" {
 			errs = append(errs, errors.New("--path: required for a file source"))
@@ -169,7 +196,7 @@ func (a Args) Validate() error {
 		}
 	case SourceBlank:
 	default:
-		errs = append(errs, fmt.Errorf("--source %q: must be %s, %s, %s, %s or %s", a.Source, SourceHTTP, SourceFile, SourceUpload, SourceSend, SourceBlank))
+		errs = append(errs, fmt.Errorf("--source %q: must be %s, %s, %s, %s, %s or %s", a.Source, SourceHTTP, SourceRegistry, SourceFile, SourceUpload, SourceSend, SourceBlank))
 	}
 	if a.Target == "" && a.Source != SourceSend {
 		errs = append(errs, errors.New("--target: required"))

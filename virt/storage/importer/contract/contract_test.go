@@ -13,6 +13,8 @@ func TestArgsRoundTrip(t *testing.T) {
 		{Source: SourceHTTP, URL: "https://example.com/disk.qcow2", Headers: []string{"X-A: 1", "X-B: two words"}, CertDir: CertsDir,
 			Target: DataDir + "/" + DiskImage, Size: 1 << 30, Scratch: ScratchDir, OwnerUID: "uid-1", Checksum: "sha256:00"},
 		{Source: SourceBlank, Target: BlockDevice, Block: true, Size: 64 << 20},
+		{Source: SourceRegistry, URL: "docker://registry.example.com/guest:v1", CertDir: CertsDir, InsecureRegistry: true, Architecture: "arm64",
+			Target: DataDir + "/" + DiskImage, Size: 1 << 30, Scratch: ScratchDir},
 		{Source: SourceFile, Path: SourceDir + "/" + DiskImage, Name: "claim ns/golden", Target: DataDir + "/" + DiskImage, Size: 1 << 30, Preallocate: true},
 		{Source: SourceUpload, ClientName: "proxy", Target: DataDir + "/" + DiskImage, Size: 1 << 30, Scratch: ScratchDir},
 		{Source: SourceSend, Path: SourceDir + "/" + DiskImage, URL: "https://10.88.0.7:8444", Name: "claim a/b"},
@@ -32,15 +34,16 @@ func TestParseRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		"no source":         {[]string{"--target", "/data/disk.img", "--size", "1"}, `--source "": must be http, file, upload, send or blank`},
-		"send, no url":      {[]string{"--source", "send", "--path", "/source/disk.img"}, "--path and --url: required"},
-		"upload, no client": {[]string{"--source", "upload", "--target", "t", "--size", "1"}, "--client-name: required"},
-		"file, no path":     {[]string{"--source", "file", "--target", "t", "--size", "1"}, "--path: required"},
-		"http, no url":      {[]string{"--source", "http", "--target", "t", "--size", "1"}, "--url: required"},
-		"no target":         {[]string{"--source", "blank", "--size", "1"}, "--target: required"},
-		"zero size":         {[]string{"--source", "blank", "--target", "t"}, "--size 0: must be positive"},
-		"bad header":        {[]string{"--source", "blank", "--target", "t", "--size", "1", "--header", "novalue"}, `--header "novalue"`},
-		"stray operand":     {[]string{"--source", "blank", "--target", "t", "--size", "1", "extra"}, "unexpected arguments"},
+		"no source":           {[]string{"--target", "/data/disk.img", "--size", "1"}, `--source "": must be http, registry, file, upload, send or blank`},
+		"registry, no scheme": {[]string{"--source", "registry", "--url", "quay.io/guest", "--target", "t", "--size", "1"}, `a registry source's must be docker://IMAGE`},
+		"send, no url":        {[]string{"--source", "send", "--path", "/source/disk.img"}, "--path and --url: required"},
+		"upload, no client":   {[]string{"--source", "upload", "--target", "t", "--size", "1"}, "--client-name: required"},
+		"file, no path":       {[]string{"--source", "file", "--target", "t", "--size", "1"}, "--path: required"},
+		"http, no url":        {[]string{"--source", "http", "--target", "t", "--size", "1"}, "--url: required"},
+		"no target":           {[]string{"--source", "blank", "--size", "1"}, "--target: required"},
+		"zero size":           {[]string{"--source", "blank", "--target", "t"}, "--size 0: must be positive"},
+		"bad header":          {[]string{"--source", "blank", "--target", "t", "--size", "1", "--header", "novalue"}, `--header "novalue"`},
+		"stray operand":       {[]string{"--source", "blank", "--target", "t", "--size", "1", "extra"}, "unexpected arguments"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse(tc.args, io.Discard)
