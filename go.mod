@@ -18,6 +18,7 @@ require (
 	github.com/virtual-kubelet/virtual-kubelet v1.14.1
 	github.com/vishvananda/netlink v1.3.1
 	github.com/vishvananda/netns v0.0.5
+	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
 	gotest.tools/v3 v3.5.2
 	k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver v0.37.2
