@@ -119,3 +119,21 @@ func TestProxyEnv(t *testing.T) {
 		t.Errorf("ProxyEnv (-want +got):\n%s", d)
 	}
 }
+
+func TestIsInsecureRegistry(t *testing.T) {
+	cfg := &cdiv1.CDIConfig{Spec: cdiv1.CDIConfigSpec{InsecureRegistries: []string{"registry.lab:5000", "10.0.0.7"}}}
+	for image, want := range map[string]bool{
+		"registry.lab:5000/guest:v1":   true,
+		"registry.lab/guest:v1":        false, // another port
+		"10.0.0.7/a/b@sha256:00":       true,
+		"quay.io/containerdisks/f:41":  false,
+		"evil.example/registry.lab:50": false,
+	} {
+		if got := IsInsecureRegistry(InsecureRegistries(cfg), image); got != want {
+			t.Errorf("IsInsecureRegistry(%q) = %v, want %v", image, got, want)
+		}
+	}
+	if IsInsecureRegistry(InsecureRegistries(nil), "registry.lab:5000/guest") {
+		t.Error("without a CDIConfig, a registry is insecure")
+	}
+}

@@ -43,6 +43,10 @@ type PodOptions struct {
 	// spec.preallocation does not say (the CDIConfig's
 	// status.preallocation).
 	Preallocation bool
+	// InsecureRegistries are the registries an importer pulls from
+	// without checking their certificates, or over plain HTTP (the
+	// CDIConfig's spec.insecureRegistries).
+	InsecureRegistries []string
 }
 
 // DefaultCloneClientName names the client certificate of a clone's source
@@ -237,7 +241,12 @@ func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src dv
 		c.VolumeMounts = []corev1.VolumeMount{{Name: "cdi-data-vol", MountPath: contract.DataDir}}
 	}
 	switch {
+	case src.Registry != nil:
+		args.URL, args.Architecture = contract.RegistryScheme+src.Image, src.Registry.Architecture
+		args.InsecureRegistry = cdiconfig.IsInsecureRegistry(o.InsecureRegistries, src.Image)
+		volumes = withCredentials(&c, volumes, src.Registry.SecretRef, src.Registry.CertConfigMap, &args)
 	case src.Image != "":
+		// pullMethod node: the node pulls the image as a volume.
 		args.Path, args.Name = path.Join(contract.SourceDir, contract.ImageDiskDir), src.Describe()
 		volumes = append(volumes, corev1.Volume{Name: "cdi-source-vol", VolumeSource: corev1.VolumeSource{
 			Image: &corev1.ImageVolumeSource{Reference: src.Image, PullPolicy: corev1.PullIfNotPresent}}})
@@ -250,21 +259,7 @@ func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src dv
 	}
 	if h := src.HTTP; h != nil {
 		args.URL, args.Headers, args.Checksum = h.URL, h.ExtraHeaders, h.Checksum
-		if h.CertConfigMap != "" {
-			args.CertDir = contract.CertsDir
-			volumes = append(volumes, corev1.Volume{Name: "cdi-cert-vol", VolumeSource: corev1.VolumeSource{
-				ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: h.CertConfigMap}}}})
-			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "cdi-cert-vol", MountPath: contract.CertsDir, ReadOnly: true})
-		}
-		if h.SecretRef != "" {
-			ref := func(key string) *corev1.EnvVarSource {
-				return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-					LocalObjectReference: corev1.LocalObjectReference{Name: h.SecretRef}, Key: key}}
-			}
-			c.Env = append(c.Env,
-				corev1.EnvVar{Name: contract.EnvAccessKeyID, ValueFrom: ref(contract.SecretKeyAccessKeyID)},
-				corev1.EnvVar{Name: contract.EnvSecretKey, ValueFrom: ref(contract.SecretKeySecretKey)})
-		}
+		volumes = withCredentials(&c, volumes, h.SecretRef, h.CertConfigMap, &args)
 	}
 	c.Command = args.Command()
 	return &corev1.Pod{
@@ -283,4 +278,28 @@ func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src dv
 			Volumes:                      volumes,
 		},
 	}
+}
+
+// withCredentials gives the importer container c a source's credentials,
+// the keys accessKeyId and secretKey of Secret secret as environment
+// variables, and its CAs, the ConfigMap certs mounted at contract.CertsDir
+// (args' CertDir); either may be "". It returns volumes with the
+// ConfigMap's.
+func withCredentials(c *corev1.Container, volumes []corev1.Volume, secret, certs string, args *contract.Args) []corev1.Volume {
+	if certs != "" {
+		args.CertDir = contract.CertsDir
+		volumes = append(volumes, corev1.Volume{Name: "cdi-cert-vol", VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: certs}}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "cdi-cert-vol", MountPath: contract.CertsDir, ReadOnly: true})
+	}
+	if secret != "" {
+		ref := func(key string) *corev1.EnvVarSource {
+			return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key}}
+		}
+		c.Env = append(c.Env,
+			corev1.EnvVar{Name: contract.EnvAccessKeyID, ValueFrom: ref(contract.SecretKeyAccessKeyID)},
+			corev1.EnvVar{Name: contract.EnvSecretKey, ValueFrom: ref(contract.SecretKeySecretKey)})
+	}
+	return volumes
 }

@@ -80,3 +80,53 @@ func TestImporterPodArchive(t *testing.T) {
 	assert.Equal(t, args.Target, contract.DataDir)
 	assert.Equal(t, args.Size, contract.UsableSpace(1<<30, contract.DefaultFilesystemOverhead))
 }
+
+// TestImporterPodRegistry: with CDI's default pull method the importer
+// pulls the image itself, with the DataVolume's credentials and CAs, and
+// skips the certificate check only for a registry the CDIConfig lists;
+// with pullMethod node the node pulls it as an image volume. Compared
+// with testdata/importer-pod-registry.yaml; regenerate with go test
+// -update.
+func TestImporterPodRegistry(t *testing.T) {
+	registry := func(url string, f func(*cdiv1.DataVolumeSourceRegistry)) *cdiv1.DataVolume {
+		return httpDV("demo", "fedora", "", func(dv *cdiv1.DataVolume) {
+			dv.Spec.Source = &cdiv1.DataVolumeSource{Registry: &cdiv1.DataVolumeSourceRegistry{URL: ptr.To(url)}}
+			f(dv.Spec.Source.Registry)
+		})
+	}
+	render := func(dv *cdiv1.DataVolume, o PodOptions) (*corev1.Pod, contract.Args) {
+		t.Helper()
+		src, ferr := dvspec.SourceOf(dv)
+		if ferr != nil {
+			t.Fatal(ferr)
+		}
+		claim := boundClaim("fedora", "1Gi")
+		claim.Namespace = "demo"
+		pod := ImporterPod(dv, claim, src, o)
+		args, err := contract.Parse(pod.Spec.Containers[0].Command[1:], nil)
+		assert.NilError(t, err)
+		return pod, args
+	}
+	o := PodOptions{Image: "virtkit/virt-importer:v0.1.0", PullPolicy: corev1.PullIfNotPresent, InsecureRegistries: []string{"registry.lab:5000"}}
+
+	pod, args := render(registry("docker://quay.io/containerdisks/fedora:41", func(r *cdiv1.DataVolumeSourceRegistry) {
+		r.SecretRef, r.CertConfigMap, r.Platform = ptr.To("quay-creds"), ptr.To("quay-ca"), &cdiv1.PlatformOptions{Architecture: "arm64"}
+	}), o)
+	b, err := yaml.Marshal(pod)
+	assert.NilError(t, err)
+	golden.Assert(t, string(b), "importer-pod-registry.yaml")
+	assert.Equal(t, args.Source, contract.SourceRegistry)
+	assert.Equal(t, args.InsecureRegistry, false)
+
+	_, args = render(registry("docker://registry.lab:5000/guest:v1", func(*cdiv1.DataVolumeSourceRegistry) {}), o)
+	assert.Equal(t, args.InsecureRegistry, true)
+	assert.Equal(t, args.CertDir, "")
+
+	pod, args = render(registry("docker://registry.lab:5000/guest:v1", func(r *cdiv1.DataVolumeSourceRegistry) {
+		r.PullMethod = ptr.To(cdiv1.RegistryPullNode)
+	}), o)
+	assert.Equal(t, args.Source, contract.SourceFile)
+	assert.Equal(t, args.Path, contract.SourceDir+"/"+contract.ImageDiskDir)
+	assert.DeepEqual(t, pod.Spec.Volumes[len(pod.Spec.Volumes)-1].Image,
+		&corev1.ImageVolumeSource{Reference: "registry.lab:5000/guest:v1", PullPolicy: corev1.PullIfNotPresent})
+}

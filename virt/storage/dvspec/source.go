@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
 	"github.com/virtkit/virtkit/virt/storage/importer/contract"
@@ -13,14 +14,19 @@ import (
 
 // Source is a DataVolume's source as the importer takes it.
 type Source struct {
-	// Kind is contract.SourceHTTP, contract.SourceFile,
-	// contract.SourceUpload or contract.SourceBlank.
+	// Kind is contract.SourceHTTP, contract.SourceRegistry,
+	// contract.SourceFile, contract.SourceUpload or contract.SourceBlank.
 	Kind string
 	// HTTP is an http source's spec.
 	HTTP *cdiv1.DataVolumeSourceHTTP
 	// Image is a registry source's image reference (its URL without
-	// docker://), mounted into the importer pod as an image volume.
+	// docker://).
 	Image string
+	// Registry is how the importer pulls Image itself (pullMethod pod,
+	// CDI's default, Kind contract.SourceRegistry). Nil with pullMethod
+	// node: Image is mounted into the importer pod as an image volume
+	// (Kind contract.SourceFile).
+	Registry *RegistryPull
 	// Claim is a pvc source's claim (its namespace defaulted), whose disk
 	// the importer pod copies.
 	Claim *cdiv1.DataVolumeSourcePVC
@@ -33,6 +39,14 @@ type Source struct {
 	// ClaimSize is a clone's source claim's size, which a spec.storage
 	// without a size takes (as CDI infers it); the controller sets it.
 	ClaimSize *resource.Quantity
+}
+
+// RegistryPull is what the importer needs to pull a registry source's
+// image itself: names of the DataVolume's namespace's Secret (keys
+// accessKeyId and secretKey) and ConfigMap of CA certificates, and the
+// architecture to pick from an image index.
+type RegistryPull struct {
+	SecretRef, CertConfigMap, Architecture string
 }
 
 // IsClone says whether the source is another claim, named or through a
@@ -178,26 +192,37 @@ func redact(raw string) string {
 }
 
 // registrySource is a registry source: a containerDisk image, which the
-// node pulls for the importer pod (an image volume), as CDI's node pull
-// method.
+// importer pulls (pullMethod pod, CDI's default) or the node pulls for the
+// importer pod as an image volume (pullMethod node).
 func registrySource(r *cdiv1.DataVolumeSourceRegistry, path *field.Path) (Source, *field.Error) {
+	node := r.PullMethod != nil && *r.PullMethod == cdiv1.RegistryPullNode
+	nodeOnly := "not with pullMethod node: the node pulls the image with the namespace's image pull secrets and its own trust; leave pullMethod out (pod) for the importer to pull it"
 	switch {
+	case r.PullMethod != nil && *r.PullMethod != cdiv1.RegistryPullPod && *r.PullMethod != cdiv1.RegistryPullNode:
+		return Source{}, field.NotSupported(path.Child("pullMethod"), *r.PullMethod, []cdiv1.RegistryPullMethod{cdiv1.RegistryPullPod, cdiv1.RegistryPullNode})
 	case r.ImageStream != nil:
 		return Source{}, field.Invalid(path.Child("imageStream"), *r.ImageStream, "image streams are not supported by virtkit")
 	case r.URL == nil || *r.URL == "":
-		return Source{}, field.Required(path.Child("url"), "docker://REGISTRY/IMAGE:TAG")
-	case r.SecretRef != nil && *r.SecretRef != "":
-		return Source{}, field.Invalid(path.Child("secretRef"), *r.SecretRef, "not supported by virtkit yet: the node pulls the image, with the namespace's image pull secrets")
-	case r.CertConfigMap != nil && *r.CertConfigMap != "":
-		return Source{}, field.Invalid(path.Child("certConfigMap"), *r.CertConfigMap, "not supported by virtkit yet: the node pulls the image, trusting what its container runtime trusts")
-	case r.Platform != nil:
-		return Source{}, field.Invalid(path.Child("platform"), "", "not supported by virtkit yet")
+		return Source{}, field.Required(path.Child("url"), contract.RegistryScheme+"REGISTRY/IMAGE:TAG")
+	case node && ptr.Deref(r.SecretRef, "") != "":
+		return Source{}, field.Invalid(path.Child("secretRef"), *r.SecretRef, nodeOnly)
+	case node && ptr.Deref(r.CertConfigMap, "") != "":
+		return Source{}, field.Invalid(path.Child("certConfigMap"), *r.CertConfigMap, nodeOnly)
+	case node && r.Platform != nil:
+		return Source{}, field.Invalid(path.Child("platform"), "", nodeOnly)
 	}
-	ref, ok := strings.CutPrefix(*r.URL, "docker://")
+	ref, ok := strings.CutPrefix(*r.URL, contract.RegistryScheme)
 	if !ok || ref == "" || strings.ContainsAny(ref, " \t\n") {
 		return Source{}, field.Invalid(path.Child("url"), *r.URL, "must be docker://REGISTRY/IMAGE[:TAG|@DIGEST]")
 	}
-	return Source{Kind: contract.SourceFile, Image: ref}, nil
+	if node {
+		return Source{Kind: contract.SourceFile, Image: ref}, nil
+	}
+	pull := &RegistryPull{SecretRef: ptr.Deref(r.SecretRef, ""), CertConfigMap: ptr.Deref(r.CertConfigMap, "")}
+	if r.Platform != nil {
+		pull.Architecture = r.Platform.Architecture
+	}
+	return Source{Kind: contract.SourceRegistry, Image: ref, Registry: pull}, nil
 }
 
 // claimSource is a pvc source: another claim of the DataVolume's

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
@@ -40,11 +41,25 @@ func TestSourceOf(t *testing.T) {
 		{name: "s3", dv: httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) {
 			dv.Spec.Source = &cdiv1.DataVolumeSource{S3: &cdiv1.DataVolumeSourceS3{URL: "s3://b/k"}}
 		}), errField: "spec.source.s3", errText: "not supported"},
-		{name: "registry", dv: registryDV("docker://quay.io/containerdisks/fedora:41"), kind: contract.SourceFile},
+		{name: "registry", dv: registryDV("docker://quay.io/containerdisks/fedora:41"), kind: contract.SourceRegistry},
+		{name: "registry, pulled by the pod", dv: registryDV("docker://quay.io/a:1", func(r *cdiv1.DataVolumeSourceRegistry) {
+			r.PullMethod, r.SecretRef, r.CertConfigMap, r.Platform = ptrTo(cdiv1.RegistryPullPod), ptrTo("creds"), ptrTo("ca"), &cdiv1.PlatformOptions{Architecture: "arm64"}
+		}), kind: contract.SourceRegistry},
+		{name: "registry, pulled by the node", dv: registryDV("docker://quay.io/a:1", func(r *cdiv1.DataVolumeSourceRegistry) { r.PullMethod = ptrTo(cdiv1.RegistryPullNode) }),
+			kind: contract.SourceFile},
 		{name: "registry, no scheme", dv: registryDV("quay.io/containerdisks/fedora:41"), errField: "spec.source.registry.url", errText: "docker://"},
 		{name: "registry, oci archive", dv: registryDV("oci-archive:///tmp/a.tar"), errField: "spec.source.registry.url"},
-		{name: "registry credentials", dv: registryDV("docker://quay.io/a:1", func(r *cdiv1.DataVolumeSourceRegistry) { r.SecretRef = ptrTo("creds") }),
-			errField: "spec.source.registry.secretRef", errText: "image pull secrets"},
+		{name: "registry, unknown pull method", dv: registryDV("docker://quay.io/a:1", func(r *cdiv1.DataVolumeSourceRegistry) { r.PullMethod = ptrTo(cdiv1.RegistryPullMethod("kubelet")) }),
+			errField: "spec.source.registry.pullMethod", errText: "Unsupported value"},
+		{name: "registry credentials, node pull", dv: registryDV("docker://quay.io/a:1", func(r *cdiv1.DataVolumeSourceRegistry) {
+			r.PullMethod, r.SecretRef = ptrTo(cdiv1.RegistryPullNode), ptrTo("creds")
+		}), errField: "spec.source.registry.secretRef", errText: "image pull secrets"},
+		{name: "registry CAs, node pull", dv: registryDV("docker://quay.io/a:1", func(r *cdiv1.DataVolumeSourceRegistry) {
+			r.PullMethod, r.CertConfigMap = ptrTo(cdiv1.RegistryPullNode), ptrTo("ca")
+		}), errField: "spec.source.registry.certConfigMap", errText: "pullMethod node"},
+		{name: "registry platform, node pull", dv: registryDV("docker://quay.io/a:1", func(r *cdiv1.DataVolumeSourceRegistry) {
+			r.PullMethod, r.Platform = ptrTo(cdiv1.RegistryPullNode), &cdiv1.PlatformOptions{Architecture: "arm64"}
+		}), errField: "spec.source.registry.platform", errText: "pullMethod node"},
 		{name: "pvc", dv: cloneDV("", "golden"), kind: contract.SourceFile},
 		{name: "pvc, same namespace named", dv: cloneDV("ns", "golden"), kind: contract.SourceFile},
 		{name: "pvc of another namespace", dv: cloneDV("images", "golden"), kind: contract.SourceFile},
@@ -284,4 +299,20 @@ func snapshotDV(ns, name string) *cdiv1.DataVolume {
 	return httpDV("ns", "a", "", func(dv *cdiv1.DataVolume) {
 		dv.Spec.Source = &cdiv1.DataVolumeSource{Snapshot: &cdiv1.DataVolumeSourceSnapshot{Namespace: ns, Name: name}}
 	})
+}
+
+func TestRegistryPull(t *testing.T) {
+	src, err := SourceOf(registryDV("docker://quay.io/a:1", func(r *cdiv1.DataVolumeSourceRegistry) {
+		r.SecretRef, r.CertConfigMap, r.Platform = ptrTo("creds"), ptrTo("ca"), &cdiv1.PlatformOptions{Architecture: "arm64"}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Source{Kind: contract.SourceRegistry, Image: "quay.io/a:1", Registry: &RegistryPull{SecretRef: "creds", CertConfigMap: "ca", Architecture: "arm64"}}
+	if diff := cmp.Diff(want, src); diff != "" {
+		t.Errorf("SourceOf (-want +got):\n%s", diff)
+	}
+	if d := src.Describe(); d != "docker://quay.io/a:1" {
+		t.Errorf("Describe() = %q", d)
+	}
 }
