@@ -5,7 +5,10 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	"github.com/ulikunitz/xz"
 	corev1 "k8s.io/api/core/v1"
@@ -36,11 +43,14 @@ import (
 // basic auth and a required header, on an address of this machine that
 // pods reach through their network.
 type imageServer struct {
-	url    string // https://host:port
-	caPEM  []byte
-	mu     sync.Mutex
-	images map[string][]byte
-	gets   map[string]int
+	url   string // https://host:port
+	caPEM []byte
+	// registry is a container registry (go-containerregistry's, in
+	// memory) served under /v2/ with the same certificate and credentials.
+	registry http.Handler
+	mu       sync.Mutex
+	images   map[string][]byte
+	gets     map[string]int
 }
 
 const (
@@ -61,7 +71,8 @@ func startImageServer(t *testing.T) *imageServer {
 	l, err := net.Listen("tcp", net.JoinHostPort(host.String(), "0"))
 	must(t, err)
 	s := &imageServer{url: "https://" + l.Addr().String(), caPEM: ca.CertPEM(),
-		images: map[string][]byte{}, gets: map[string]int{}}
+		registry: registry.New(registry.Logger(log.New(io.Discard, "", 0))),
+		images:   map[string][]byte{}, gets: map[string]int{}}
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}}
 	go func() { _ = srv.ServeTLS(l, "", "") }()
@@ -71,7 +82,12 @@ func startImageServer(t *testing.T) *imageServer {
 
 func (s *imageServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if u, p, ok := r.BasicAuth(); !ok || u != imageUser || p != imagePass {
+		w.Header().Set("WWW-Authenticate", `Basic realm="virtkit e2e"`)
 		http.Error(w, "credentials, please", http.StatusUnauthorized)
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, "/v2/") {
+		s.registry.ServeHTTP(w, r)
 		return
 	}
 	if r.Header.Get(imageHeader) != "eu" {
@@ -111,6 +127,23 @@ func guestImageServer(t *testing.T) *imageServer {
 	must(t, err)
 	s.put("guest.qcow2", root)
 	return s
+}
+
+// pushImage copies an image of virt-local's registry (repoTag) to the
+// server's registry and returns its reference there.
+func (s *imageServer) pushImage(t *testing.T, w *world, repoTag string) string {
+	t.Helper()
+	from, err := name.ParseReference(w.localImage(repoTag), name.Insecure)
+	must(t, err)
+	img, err := remote.Image(from)
+	must(t, err)
+	to, err := name.ParseReference(strings.TrimPrefix(s.url, "https://") + "/" + repoTag)
+	must(t, err)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(s.caPEM)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	must(t, remote.Write(to, img, remote.WithAuth(&authn.Basic{Username: imageUser, Password: imagePass}), remote.WithTransport(tr)))
+	return to.String()
 }
 
 func (s *imageServer) put(name string, b []byte) {
@@ -441,9 +474,10 @@ func cloneSpec(from, size string) cdiv1.DataVolumeSpec {
 }
 
 // TestDataVolumeRegistryAndClone: a DataVolume imports the test guest's
-// containerDisk from virt-local's registry (the node pulls it for the
-// importer pod) and a VM boots from it, writing a marker on a blank data
-// disk. A clone of that data disk waits while the VM runs (the source is
+// containerDisk from a registry over HTTPS with its own CA and basic auth
+// (the importer pulls it, CDI's default) and a VM boots from it, writing a
+// marker on a blank data disk. The same image pulled by the node from
+// virt-local's registry (pullMethod node) gives the same disk. A clone of that data disk waits while the VM runs (the source is
 // in use), and proceeds once it is stopped: virt-local's driver clones it
 // (csi-clone); a class annotated for snapshot clones clones it through a
 // VolumeSnapshot, and a user's VolumeSnapshot of it restores into a third
@@ -457,10 +491,17 @@ func TestDataVolumeRegistryAndClone(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	const ns = "default"
+	s := startImageServer(t)
+	w.importSecrets(ctx, t, ns, s)
+	image := s.pushImage(t, w, "virtkit/test-guest:latest")
 	registry := cdiv1.DataVolumeSpec{
-		Source:  &cdiv1.DataVolumeSource{Registry: &cdiv1.DataVolumeSourceRegistry{URL: ptrTo("docker://" + w.localImage("virtkit/test-guest:latest"))}},
+		Source: &cdiv1.DataVolumeSource{Registry: &cdiv1.DataVolumeSourceRegistry{URL: ptrTo("docker://" + image),
+			SecretRef: ptrTo("images-creds"), CertConfigMap: ptrTo("images-ca")}},
 		Storage: &cdiv1.StorageSpec{Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}},
 	}
+	byNode := *registry.DeepCopy()
+	byNode.Source.Registry = &cdiv1.DataVolumeSourceRegistry{URL: ptrTo("docker://" + w.localImage("virtkit/test-guest:latest")), PullMethod: ptrTo(cdiv1.RegistryPullNode)}
+	must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "golden-by-node"}, Spec: byNode}))
 	blank := cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{Blank: &cdiv1.DataVolumeBlankImage{}},
 		Storage: &cdiv1.StorageSpec{Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("16Mi")}}}}
 	must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "golden"}, Spec: registry}))
@@ -476,6 +517,10 @@ func TestDataVolumeRegistryAndClone(t *testing.T) {
 	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(golden), pvc))
 	if got := pvc.Annotations["cdi.kubevirt.io/storage.import.source"]; got != "registry" {
 		t.Errorf("the registry import's claim: source annotation %q", got)
+	}
+	w.waitDV(ctx, t, client.ObjectKey{Namespace: ns, Name: "golden-by-node"}, "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
+	if a, b := w.claimBytes(ctx, t, ns, "golden"), w.claimBytes(ctx, t, ns, "golden-by-node"); len(a) < 1<<20 || !bytes.Equal(a, b) {
+		t.Errorf("the image pulled by the node (%d bytes) differs from the one the importer pulled (%d bytes)", len(b), len(a))
 	}
 
 	// The clone of a disk in use waits for the guest to stop.
@@ -548,7 +593,7 @@ func TestDataVolumeRegistryAndClone(t *testing.T) {
 	})
 	must(t, w.c.Delete(ctx, &cdiv1.DataSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "test-guest"}}))
 	must(t, w.c.Delete(ctx, userSnap))
-	for _, n := range []string{"golden", "scratch", "scratch-copy", "scratch-snap", "scratch-restored"} {
+	for _, n := range []string{"golden", "golden-by-node", "scratch", "scratch-copy", "scratch-snap", "scratch-restored"} {
 		must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}))
 	}
 	w.waitNothingLeft(ctx, t, ns)
