@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+
+	"github.com/virtkit/virtkit/virt/storage/importer/contract"
 )
 
 // InsecureRegistries are the registries a CDIConfig (nil: none) lists in
@@ -21,6 +23,6 @@ func InsecureRegistries(cfg *cdiv1.CDIConfig) []string {
 // without docker://) is pulled from one of insecure, as CDI decides: the
 // host of its docker:// URL (HOST[:PORT]) is one of them, exactly.
 func IsInsecureRegistry(insecure []string, image string) bool {
-	u, err := url.Parse("docker://" + image)
+	u, err := url.Parse(contract.RegistryScheme + image)
 	return err == nil && u.Host != "" && slices.Contains(insecure, u.Host)
 }

@@ -506,6 +506,7 @@ func TestOverheadFromCDIConfig(t *testing.T) {
 	ctx := testenv.Within(t, 60*time.Second)
 	res := cdiconfig.PodResources(&corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}})
 	cfg := &cdiv1.CDIConfig{ObjectMeta: metav1.ObjectMeta{Name: "config"},
+		Spec: cdiv1.CDIConfigSpec{InsecureRegistries: []string{"registry.lab:5000"}},
 		Status: cdiv1.CDIConfigStatus{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.1", StorageClass: map[string]cdiv1.Percent{"fast": "0.2"}},
 			DefaultPodResourceRequirements: res,
 			ImportProxy:                    &cdiv1.ImportProxy{HTTPSProxy: ptr.To("http://proxy.example.com:3128"), NoProxy: ptr.To(".cluster.local")},
@@ -551,6 +552,25 @@ func TestOverheadFromCDIConfig(t *testing.T) {
 		}
 		if d := cmp.Diff([]corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy.example.com:3128"}, {Name: "NO_PROXY", Value: ".cluster.local"}}, c.Env); d != "" {
 			t.Errorf("%s: importer environment (-want +got):\n%s", tc.name, d)
+		}
+	}
+	// A registry the CDIConfig lists as insecure.
+	for name, insecure := range map[string]bool{"registry.lab:5000": true, "quay.io": false} {
+		dv := httpDV(ns, "from-"+strings.NewReplacer(".", "-", ":", "-").Replace(name), "", func(dv *cdiv1.DataVolume) {
+			dv.UID = ""
+			dv.Spec.Source = &cdiv1.DataVolumeSource{Registry: &cdiv1.DataVolumeSourceRegistry{URL: ptr.To("docker://" + name + "/guest:v1")}}
+		})
+		if err := cl.c.Create(ctx, dv); err != nil {
+			t.Fatal(err)
+		}
+		cl.bind(ctx, t, client.ObjectKeyFromObject(dv))
+		pod := cl.podStatus(ctx, t, client.ObjectKey{Namespace: ns, Name: "importer-" + dv.Name}, running())
+		args, err := contract.Parse(pod.Spec.Containers[0].Command[1:], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args.Source != contract.SourceRegistry || args.InsecureRegistry != insecure {
+			t.Errorf("importer of %s: source %s, insecure %v; want registry, %v", name, args.Source, args.InsecureRegistry, insecure)
 		}
 	}
 	key := client.ObjectKey{Namespace: ns, Name: "global"}

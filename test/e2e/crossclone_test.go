@@ -42,7 +42,8 @@ func TestDataVolumeCloneAcrossNamespaces(t *testing.T) {
 	size := corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}}
 	must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: golden, Name: "base"},
 		Spec: cdiv1.DataVolumeSpec{Storage: &cdiv1.StorageSpec{Resources: size},
-			Source: &cdiv1.DataVolumeSource{Registry: &cdiv1.DataVolumeSourceRegistry{URL: ptrTo("docker://" + w.localImage("virtkit/test-guest:latest"))}}}}))
+			Source: &cdiv1.DataVolumeSource{Registry: &cdiv1.DataVolumeSourceRegistry{URL: ptrTo("docker://" + w.localImage("virtkit/test-guest:latest")),
+				PullMethod: ptrTo(cdiv1.RegistryPullNode)}}}}))
 	w.waitDV(ctx, t, client.ObjectKey{Namespace: golden, Name: "base"}, "Succeeded", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Succeeded })
 
 	bind := func(ns, role string) {

@@ -84,7 +84,7 @@ func (s Source) Describe() string {
 	case s.HTTP != nil:
 		return redact(s.HTTP.URL)
 	case s.Image != "":
-		return "docker://" + s.Image
+		return contract.RegistryScheme + s.Image
 	case s.Claim != nil:
 		return "claim " + s.Claim.Namespace + "/" + s.Claim.Name
 	case s.Snapshot != nil:

@@ -21,11 +21,9 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
-)
 
-// RegistryDiskDir is the folder of a containerDisk image that holds its
-// disk, as KubeVirt lays them out and CDI's importer looks for them.
-const RegistryDiskDir = "disk"
+	"github.com/virtkit/virtkit/virt/storage/importer/contract"
+)
 
 // RegistrySource reads the disk of a containerDisk image from a container
 // registry itself, as CDI's importer does with its default pull method
@@ -69,7 +67,7 @@ type RegistrySource struct {
 var _ Source = RegistrySource{}
 
 // String is docker://IMAGE, as CDI's URL.
-func (s RegistrySource) String() string { return "docker://" + s.Image }
+func (s RegistrySource) String() string { return contract.RegistryScheme + s.Image }
 
 // Open pulls the image's manifest and returns the disk file's bytes.
 func (s RegistrySource) Open(ctx context.Context) (io.ReadCloser, int64, error) {
@@ -116,7 +114,7 @@ func (s RegistrySource) Open(ctx context.Context) (io.ReadCloser, int64, error) 
 		}
 	}
 	closeIdle()
-	return nil, 0, fail(ReasonUnsupportedFormat, src, fmt.Errorf("no file under %s/ in the image's %d layers: not a containerDisk image", RegistryDiskDir, len(layers)))
+	return nil, 0, fail(ReasonUnsupportedFormat, src, fmt.Errorf("no file under %s/ in the image's %d layers: not a containerDisk image", contract.ImageDiskDir, len(layers)))
 }
 
 // layerTar is a layer's uncompressed stream read as a tar.
@@ -155,7 +153,7 @@ func diskOfLayer(l v1.Layer) (*layerTar, int64, bool, error) {
 // regular file under disk/ (or ./disk/), not a whiteout.
 func isDiskEntry(hdr *tar.Header) bool {
 	p := strings.TrimPrefix(hdr.Name, "./")
-	return hdr.Typeflag == tar.TypeReg && strings.HasPrefix(p, RegistryDiskDir+"/") && !strings.HasPrefix(path.Base(p), ".wh.")
+	return hdr.Typeflag == tar.TypeReg && strings.HasPrefix(p, contract.ImageDiskDir+"/") && !strings.HasPrefix(path.Base(p), ".wh.")
 }
 
 // registryDisk is the disk's bytes; once they end, the rest of the layer
