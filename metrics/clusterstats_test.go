@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	virtv1 "kubevirt.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -193,9 +194,15 @@ func TestStorageProfiles(t *testing.T) {
 	r := reader(
 		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local", Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}}, Provisioner: "virtkit.io/local-folder"},
 		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "shared"}, Provisioner: "example.com/nfs"},
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "ceph"}, Provisioner: "rbd.csi.ceph.com"},
 		&cdiv1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Status: cdiv1.StorageProfileStatus{StorageClass: new("local"), Provisioner: new("virtkit.io/local-folder"),
+			CloneStrategy:     new(cdiv1.CloneStrategyCsiClone),
 			ClaimPropertySets: []cdiv1.ClaimPropertySet{{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, VolumeMode: &fs}}}},
 		&cdiv1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "shared"}, Status: cdiv1.StorageProfileStatus{StorageClass: new("shared"), Provisioner: new("example.com/nfs"),
+			CloneStrategy:     new(cdiv1.CloneStrategyHostAssisted),
+			ClaimPropertySets: []cdiv1.ClaimPropertySet{{AccessModes: []corev1.PersistentVolumeAccessMode{rwx}, VolumeMode: &fs}}}},
+		&cdiv1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "ceph"}, Status: cdiv1.StorageProfileStatus{StorageClass: new("ceph"), Provisioner: new("rbd.csi.ceph.com"),
+			CloneStrategy: new(cdiv1.CloneStrategySnapshot), SnapshotClass: new("ceph-snapshots"),
 			ClaimPropertySets: []cdiv1.ClaimPropertySet{{AccessModes: []corev1.PersistentVolumeAccessMode{rwx}, VolumeMode: &fs}}}},
 		&cdiv1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "new"}},
 	)
@@ -204,10 +211,31 @@ func TestStorageProfiles(t *testing.T) {
 	want := `
 # HELP kubevirt_cdi_storageprofile_info ` + "`StorageProfiles` info labels: `storageclass`, `provisioner`, `complete` indicates if all storage profiles recommended PVC settings are complete, `default` indicates if it's the Kubernetes default storage class, `virtdefault` indicates if it's the default virtualization storage class, `rwx` indicates if the storage class supports `ReadWriteMany`, `smartclone` indicates if it supports snapshot or CSI based clone, `degraded` indicates it is not optimal for virtualization" + `
 # TYPE kubevirt_cdi_storageprofile_info gauge
-kubevirt_cdi_storageprofile_info{complete="true",default="true",degraded="true",provisioner="virtkit.io/local-folder",rwx="false",smartclone="false",storageclass="local",virtdefault="false"} 1
+kubevirt_cdi_storageprofile_info{complete="true",default="true",degraded="true",provisioner="virtkit.io/local-folder",rwx="false",smartclone="true",storageclass="local",virtdefault="false"} 1
 kubevirt_cdi_storageprofile_info{complete="true",default="false",degraded="true",provisioner="example.com/nfs",rwx="true",smartclone="false",storageclass="shared",virtdefault="false"} 1
+kubevirt_cdi_storageprofile_info{complete="true",default="false",degraded="false",provisioner="rbd.csi.ceph.com",rwx="true",smartclone="true",storageclass="ceph",virtdefault="false"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestSmartClone(t *testing.T) {
+	for _, tc := range []struct {
+		strategy      *cdiv1.CDICloneStrategy
+		snapshotClass *string
+		want          bool
+	}{
+		{new(cdiv1.CloneStrategyHostAssisted), new("snaps"), false},
+		{new(cdiv1.CloneStrategyCsiClone), nil, true},
+		{new(cdiv1.CloneStrategySnapshot), new("snaps"), true},
+		{new(cdiv1.CloneStrategySnapshot), nil, false},
+		{nil, new("snaps"), true},
+		{nil, nil, false},
+	} {
+		st := cdiv1.StorageProfileStatus{CloneStrategy: tc.strategy, SnapshotClass: tc.snapshotClass}
+		if got := metrics.SmartClone(st); got != tc.want {
+			t.Errorf("SmartClone(strategy %v, snapshot class %v) = %v, want %v", ptr.Deref(tc.strategy, "none"), ptr.Deref(tc.snapshotClass, "none"), got, tc.want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -25,8 +26,8 @@ const (
 // scrapes: 1 per StorageProfile, labelled as CDI's: storageclass,
 // provisioner, complete (it has claim property sets), default and
 // virtdefault (its class's annotations), rwx (a set allows ReadWriteMany),
-// smartclone (always false: virtkit's clones are host-assisted) and
-// degraded (no ReadWriteMany, or no smart clone: so, with virtkit, true).
+// smartclone (SmartClone) and degraded (no ReadWriteMany, or no smart
+// clone).
 type StorageProfiles struct {
 	r    client.Reader
 	o    options
@@ -81,10 +82,26 @@ func (c *StorageProfiles) Collect(ch chan<- prometheus.Metric) {
 		}
 		a := ann[*st.StorageClass]
 		b := strconv.FormatBool
-		// No CSI clones or snapshot clones yet, whatever the class can do.
-		const smartClone = false
+		smartClone := SmartClone(st)
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1, *st.StorageClass, *st.Provisioner,
 			b(len(st.ClaimPropertySets) > 0), b(a[annDefaultClass] == "true"), b(a[annDefaultVirtClass] == "true"),
 			b(rwx), b(smartClone), b(!rwx || !smartClone))
 	}
+}
+
+// SmartClone says whether the storage of a StorageProfile's class clones
+// claims itself, as CDI's smartclone label decides from the profile's
+// status: not with the copy strategy; with csi-clone; with snapshot (or no
+// strategy), when a VolumeSnapshotClass serves its driver (the status
+// names one). CDI also checks, for csi-clone, that a CSIDriver object of
+// the provisioner's name exists; virtkit takes the strategy its
+// StorageProfile controller chose as the proof.
+func SmartClone(st cdiv1.StorageProfileStatus) bool {
+	switch ptr.Deref(st.CloneStrategy, "") {
+	case cdiv1.CloneStrategyHostAssisted:
+		return false
+	case cdiv1.CloneStrategyCsiClone:
+		return true
+	}
+	return ptr.Deref(st.SnapshotClass, "") != ""
 }
