@@ -17,8 +17,9 @@ import (
 // metrics.MigrationStats (kubevirt_vmi_migrations_in_*_phase,
 // kubevirt_vmi_migration_succeeded/failed), metrics.VMStats
 // (kubevirt_number_of_vms), metrics.Outdated
-// (kubevirt_vmi_number_of_outdated) and metrics.StorageProfiles
-// (kubevirt_cdi_storageprofile_info), all computed from mgr's cache when
+// (kubevirt_vmi_number_of_outdated), metrics.StorageProfiles
+// (kubevirt_cdi_storageprofile_info) and metrics.DataVolumesPending
+// (kubevirt_cdi_datavolume_pending), all computed from mgr's cache when
 // Prometheus scrapes. It makes the cache watch migrations and KubeVirt CRs
 // too, so that a scrape makes no API call. Call it before mgr
 // starts; daemons/virt-controller passes controller-runtime's registry,
@@ -31,7 +32,7 @@ func AddMetrics(mgr ctrl.Manager, reg prometheus.Registerer, opts ...metrics.Opt
 	}
 	r := mgr.GetCache()
 	for _, c := range []prometheus.Collector{metrics.NewVMIStats(r, opts...), metrics.NewMigrationStats(r, opts...), metrics.NewVMStats(r, opts...),
-		metrics.NewOutdated(r, opts...), metrics.NewStorageProfiles(r, opts...)} {
+		metrics.NewOutdated(r, opts...), metrics.NewStorageProfiles(r, opts...), metrics.NewDataVolumesPending(r, opts...)} {
 		if err := reg.Register(c); err != nil {
 			return fmt.Errorf("controllers: metrics: %w", err)
 		}

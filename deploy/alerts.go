@@ -48,7 +48,26 @@ type Alerts struct {
 const (
 	severityCritical = "critical"
 	severityWarning  = "warning"
+	severityInfo     = "info"
 )
+
+// unusualRestarts is CDI's threshold of restarts of a pod filling a
+// DataVolume.
+const unusualRestarts = 3
+
+// highRestarts is CDI's recording rule of the pods of kind (import,
+// upload, clone) named as pod, whose container restarted more than
+// unusualRestarts times.
+func highRestarts(kind, pod, container string) Rule {
+	return Rule{Record: "cluster:kubevirt_cdi_" + kind + "_pods_high_restart:count",
+		Expr: fmt.Sprintf("count(kube_pod_container_status_restarts_total{pod=~'%s', container='%s'} > %d) or on() vector(0)", pod, container, unusualRestarts)}
+}
+
+// cdiAlert labels one of CDI's alerts with its component, as CDI does.
+func cdiAlert(r Rule) Rule {
+	r.Labels["kubernetes_operator_component"] = "containerized-data-importer"
+	return r
+}
 
 // AlertRules returns virtkit's recording rules and alerts. Alert names,
 // expressions and labels are KubeVirt's where virtkit has the signal, so
@@ -76,6 +95,11 @@ func AlertRules(a Alerts) ([]RuleGroup, error) {
 		{Record: "cluster:kubevirt_nodes_allocatable:count", Expr: "count(count by (node) (kube_node_status_allocatable)) or vector(0)"},
 		{Record: "cluster:kubevirt_nodes_with_kvm:count",
 			Expr: "count(kube_node_status_allocatable{resource='devices_kubevirt_io_kvm'} != 0) or vector(0)"},
+		// CDI's: the pods that fill DataVolumes, restarted more than
+		// unusualRestarts times.
+		highRestarts("import", "importer-.*", "importer"),
+		highRestarts("upload", "cdi-upload-.*", "cdi-upload-server"),
+		highRestarts("clone", ".*-source-pod", "cdi-clone-source"),
 	}}
 	errorRatio := func(component string) string {
 		sel := fmt.Sprintf("namespace='%s', pod=~'%s-.*'", ns, component)
@@ -128,6 +152,25 @@ func AlertRules(a Alerts) ([]RuleGroup, error) {
 			"10m", severityWarning, severityWarning, "More than 20% of the calls of subresources.kubevirt.io failed in the last 10 minutes."),
 			"virt-api answers more than one call in five of the subresource API (start, stop, console, VNC, migrate...) with a server error: "+
 				"users cannot drive their VMs."),
+		// CDI's, on the DataVolume controller's and the StorageProfiles'
+		// series.
+		cdiAlert(alert("CDIDataVolumeUnusualRestartCount",
+			"cluster:kubevirt_cdi_import_pods_high_restart:count > 0 or cluster:kubevirt_cdi_upload_pods_high_restart:count > 0 or "+
+				"cluster:kubevirt_cdi_clone_pods_high_restart:count > 0", "5m", severityWarning, "none",
+			"Some CDI population workloads have an unusual restart count, meaning they are probably failing and need to be investigated")),
+		cdiAlert(alert("CDIStorageProfilesIncomplete", `sum by(storageclass,provisioner) ((kubevirt_cdi_storageprofile_info{complete="false"}>0))`,
+			"5m", severityInfo, "none",
+			"Incomplete StorageProfile {{ $labels.storageclass }}, accessMode/volumeMode cannot be inferred by CDI for PVC population request")),
+		cdiAlert(alert("CDINoDefaultStorageClass", `sum(kubevirt_cdi_storageprofile_info{default="true"} or on() vector(0)) + `+
+			`sum(kubevirt_cdi_storageprofile_info{virtdefault="true"} or on() vector(0)) + `+
+			`(count(kubevirt_cdi_datavolume_pending == 0) or on() vector(0)) == 0`, "5m", severityWarning, "none",
+			"No default StorageClass or virtualization StorageClass, and a DataVolume is pending for one")),
+		cdiAlert(alert("CDIMultipleDefaultVirtStorageClasses", `sum(kubevirt_cdi_storageprofile_info{virtdefault="true"} or on() vector(0)) > 1`,
+			"5m", severityWarning, "none", "More than one default virtualization StorageClass detected")),
+		cdiAlert(alert("CDIDefaultStorageClassDegraded", `sum(kubevirt_cdi_storageprofile_info{default="true",degraded="false"} or on() vector(0)) + `+
+			`sum(kubevirt_cdi_storageprofile_info{virtdefault="true",degraded="false"} or on() vector(0)) + `+
+			`on () (0*(sum(kubevirt_cdi_storageprofile_info{default="true"}) or sum(kubevirt_cdi_storageprofile_info{virtdefault="true"}))) == 0`,
+			"5m", severityWarning, "none", "Default storage class has no smart clone or ReadWriteMany")),
 	}}
 	if a.RunbookBase != "" {
 		for i := range alerts.Rules {

@@ -239,3 +239,43 @@ func TestSmartClone(t *testing.T) {
 		}
 	}
 }
+
+// TestDataVolumesPending: DataVolumes naming no StorageClass count while
+// they have no phase or are Pending; the gauge is sent at 0 too.
+func TestDataVolumesPending(t *testing.T) {
+	dv := func(name string, phase cdiv1.DataVolumePhase, pvcClass, storageClass *string) *cdiv1.DataVolume {
+		d := &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Status: cdiv1.DataVolumeStatus{Phase: phase}}
+		if pvcClass != nil {
+			d.Spec.PVC = &corev1.PersistentVolumeClaimSpec{StorageClassName: pvcClass}
+		} else {
+			d.Spec.Storage = &cdiv1.StorageSpec{StorageClassName: storageClass}
+		}
+		return d
+	}
+	want := func(n string) string {
+		return "\n# HELP kubevirt_cdi_datavolume_pending Number of DataVolumes pending for default storage class to be configured\n" +
+			"# TYPE kubevirt_cdi_datavolume_pending gauge\nkubevirt_cdi_datavolume_pending " + n + "\n"
+	}
+	for _, tc := range []struct {
+		name string
+		objs []client.Object
+		want string
+	}{
+		{"none", nil, "0"},
+		{"mixed", []client.Object{
+			dv("new", cdiv1.PhaseUnset, nil, nil),
+			dv("pending", cdiv1.Pending, nil, nil),
+			dv("importing", cdiv1.ImportInProgress, nil, nil),
+			dv("named-class", cdiv1.Pending, nil, new("fast")),
+			dv("pvc-named-class", cdiv1.Pending, new("fast"), nil),
+		}, "2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := prometheus.NewPedanticRegistry()
+			reg.MustRegister(metrics.NewDataVolumesPending(reader(tc.objs...)))
+			if err := testutil.GatherAndCompare(reg, strings.NewReader(want(tc.want))); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
