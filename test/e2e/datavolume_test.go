@@ -21,6 +21,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	volumesnapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	"github.com/ulikunitz/xz"
@@ -137,6 +139,13 @@ func (s *imageServer) pushImage(t *testing.T, w *world, repoTag string) string {
 	must(t, err)
 	img, err := remote.Image(from)
 	must(t, err)
+	return s.push(t, img, repoTag)
+}
+
+// push writes img to the server's registry as repoTag and returns its
+// reference there.
+func (s *imageServer) push(t *testing.T, img v1.Image, repoTag string) string {
+	t.Helper()
 	to, err := name.ParseReference(strings.TrimPrefix(s.url, "https://") + "/" + repoTag)
 	must(t, err)
 	pool := x509.NewCertPool()
@@ -366,10 +375,11 @@ func (w *world) waitNothingLeft(ctx context.Context, t *testing.T, ns string) {
 
 // TestDataVolumeBadInput: a source no importer could read is refused at
 // the API with the field named; an unreachable URL is retried, its condition and
-// events naming the URL; a corrupt file, an image larger than its claim
-// and an unknown format each end Failed with the reason in the condition,
-// with no importer pod and no disk left in the claim; deleting them all
-// leaves nothing.
+// events naming the URL; a corrupt file, an image larger than its claim,
+// an unknown format, a registry tag that does not exist and a registry
+// image with no disk each end Failed with the reason and the source in the
+// condition, with no importer pod and no disk left in the claim; deleting
+// them all leaves nothing.
 func TestDataVolumeBadInput(t *testing.T) {
 	w := up(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
@@ -399,20 +409,37 @@ func TestDataVolumeBadInput(t *testing.T) {
 	unreachable := httpSpec(s, "x", "16Mi")
 	unreachable.Source.HTTP.URL = closed
 	must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "unreachable"}, Spec: unreachable}))
+	// Registry images the importer pulls itself: a tag the registry does
+	// not have, and an image with no disk.
+	registrySpec := func(ref string) cdiv1.DataVolumeSpec {
+		spec := httpSpec(s, "x", "16Mi")
+		spec.Source = &cdiv1.DataVolumeSource{Registry: &cdiv1.DataVolumeSourceRegistry{URL: ptrTo("docker://" + ref),
+			SecretRef: ptrTo("images-creds"), CertConfigMap: ptrTo("images-ca")}}
+		return spec
+	}
+	app, err := random.Image(4096, 1)
+	must(t, err)
+	noDisk := s.push(t, app, "virtkit/app:v1")
+	noTag := strings.TrimSuffix(noDisk, ":v1") + ":v2"
 	for name, spec := range map[string]cdiv1.DataVolumeSpec{
-		"corrupt": httpSpec(s, "corrupt.raw.gz", "16Mi"),
-		"toobig":  httpSpec(s, "big.raw", "16Mi"),
-		"qed":     httpSpec(s, "disk.qed", "16Mi"),
+		"corrupt":         httpSpec(s, "corrupt.raw.gz", "16Mi"),
+		"toobig":          httpSpec(s, "big.raw", "16Mi"),
+		"qed":             httpSpec(s, "disk.qed", "16Mi"),
+		"registry-no-tag": registrySpec(noTag),
+		"registry-app":    registrySpec(noDisk),
 	} {
 		must(t, w.c.Create(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}))
 	}
 
-	for name, reason := range map[string]string{"corrupt": "Corrupt", "toobig": "TooLarge", "qed": "UnsupportedFormat"} {
+	for name, want := range map[string]struct{ reason, source string }{
+		"corrupt": {"Corrupt", s.url}, "toobig": {"TooLarge", s.url}, "qed": {"UnsupportedFormat", s.url},
+		"registry-no-tag": {"SourceRefused", "docker://" + noTag}, "registry-app": {"UnsupportedFormat", "docker://" + noDisk},
+	} {
 		key := client.ObjectKey{Namespace: ns, Name: name}
 		dv := w.waitDV(ctx, t, key, "Failed", func(dv *cdiv1.DataVolume) bool { return dv.Status.Phase == cdiv1.Failed })
 		c := dvCondition(dv, cdiv1.DataVolumeRunning)
-		if c.Reason != reason || !strings.Contains(c.Message, s.url) {
-			t.Errorf("DataVolume %s: Running condition %+v, want reason %s and the URL named", name, c, reason)
+		if c.Reason != want.reason || !strings.Contains(c.Message, want.source) {
+			t.Errorf("DataVolume %s: Running condition %+v, want reason %s and %s named", name, c, want.reason, want.source)
 		}
 		t.Logf("DataVolume %s: %s: %s", name, c.Reason, c.Message)
 		pvc := &corev1.PersistentVolumeClaim{}
@@ -445,7 +472,7 @@ func TestDataVolumeBadInput(t *testing.T) {
 		t.Error("no Warning event on the DataVolume names the unreachable URL")
 	}
 
-	for _, n := range []string{"unreachable", "corrupt", "toobig", "qed"} {
+	for _, n := range []string{"unreachable", "corrupt", "toobig", "qed", "registry-no-tag", "registry-app"} {
 		must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}))
 	}
 	w.waitNothingLeft(ctx, t, ns)
