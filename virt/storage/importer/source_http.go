@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -146,25 +145,9 @@ func (s HTTPSource) client() (*http.Client, func(), error) {
 	if s.Client != nil {
 		return s.Client, func() {}, nil
 	}
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
-	if len(s.CABundle) > 0 {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(s.CABundle) {
-			return nil, nil, errors.New("the CA bundle holds no PEM certificate")
-		}
-		tlsConfig.RootCAs = pool
-	}
-	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		TLSClientConfig:       tlsConfig,
-		TLSHandshakeTimeout:   15 * time.Second,
-		ResponseHeaderTimeout: time.Minute,
-		ExpectContinueTimeout: time.Second,
-		// A .gz image must arrive as it is stored: its bytes are counted
-		// and decompressed by the importer.
-		DisableCompression: true,
-		ForceAttemptHTTP2:  true,
+	tr, err := newTransport(s.CABundle, false)
+	if err != nil {
+		return nil, nil, err
 	}
 	return &http.Client{Transport: tr}, tr.CloseIdleConnections, nil
 }

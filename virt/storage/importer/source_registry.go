@@ -3,8 +3,6 @@ package importer
 import (
 	"archive/tar"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -253,21 +251,9 @@ func (s RegistrySource) transport() (http.RoundTripper, func(), error) {
 	if s.Transport != nil {
 		return registryTransport{next: s.Transport, allowHTTP: s.Insecure, stall: stall}, func() {}, nil
 	}
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: s.Insecure} //nolint:gosec // the CDIConfig lists the registry as insecure
-	if len(s.CABundle) > 0 {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(s.CABundle) {
-			return nil, nil, errors.New("the CA bundle holds no PEM certificate")
-		}
-		tlsConfig.RootCAs = pool
-	}
-	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		TLSClientConfig:       tlsConfig,
-		TLSHandshakeTimeout:   15 * time.Second,
-		ResponseHeaderTimeout: time.Minute,
-		ForceAttemptHTTP2:     true,
+	tr, err := newTransport(s.CABundle, s.Insecure)
+	if err != nil {
+		return nil, nil, err
 	}
 	return registryTransport{next: tr, allowHTTP: s.Insecure, stall: stall}, tr.CloseIdleConnections, nil
 }
