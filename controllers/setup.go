@@ -84,7 +84,7 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 	}
 	if cfg.ImporterImage != "" {
 		dv := datavolume.New(datavolume.WithPodOptions(datavolume.PodOptions{Image: cfg.ImporterImage, PullPolicy: cfg.ImagePullPolicy,
-			UploadClientCA: cfg.UploadClientCA, UploadClientName: cfg.UploadClientName}))
+			UploadClientCA: cfg.UploadClientCA, UploadClientName: cfg.UploadClientName}), datavolume.WithNamespace(cfg.KubeVirtNamespace))
 		if err := dv.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("controllers: DataVolume controller: %w", err)
 		}

@@ -201,8 +201,10 @@ func controllerRules() []rbacv1.PolicyRule {
 		// External links through an Ingress to the export proxy in the
 		// install namespace (its TLS Secret is read with the get above).
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: read},
-		// Its VM manifests' ConfigMap, read uncached.
-		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "create", "update"}},
+		// Its VM manifests' ConfigMap, read uncached; the import proxy's
+		// CAs (the CDIConfig's trustedCAProxy), read uncached in the
+		// install namespace and copied for an importer pod, deleted with it.
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "create", "update", "delete"}},
 	}
 }
 

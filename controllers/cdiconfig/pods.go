@@ -3,6 +3,7 @@ package cdiconfig
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 )
 
@@ -66,7 +67,7 @@ const (
 
 // ProxyEnv is the environment that makes an importer reach web servers
 // through the proxy cfg's status names (status.importProxy), as CDI sets
-// it; nil without one. The proxy's trusted CA (trustedCAProxy) is not used.
+// it; nil without one. The proxy's trusted CAs are TrustedCAProxy's.
 func ProxyEnv(cfg *cdiv1.CDIConfig) []corev1.EnvVar {
 	if cfg == nil || cfg.Status.ImportProxy == nil {
 		return nil
@@ -82,4 +83,14 @@ func ProxyEnv(cfg *cdiv1.CDIConfig) []corev1.EnvVar {
 		}
 	}
 	return env
+}
+
+// TrustedCAProxy names the ConfigMap, in the namespace virtkit runs in (as
+// in CDI's), whose files are CAs of the import proxy that importers trust
+// besides the others (status.importProxy.trustedCAProxy); "" without one.
+func TrustedCAProxy(cfg *cdiv1.CDIConfig) string {
+	if cfg == nil || cfg.Status.ImportProxy == nil {
+		return ""
+	}
+	return ptr.Deref(cfg.Status.ImportProxy.TrustedCAProxy, "")
 }

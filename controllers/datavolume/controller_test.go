@@ -3,6 +3,7 @@ package datavolume
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,13 +46,17 @@ func startCluster(t *testing.T) *cluster {
 	env := kubeenv.ControlPlane(t)
 	mgr := kubeenv.NewManager(t, env)
 	cl := &cluster{c: env.Client, events: record.NewFakeRecorder(1000)}
-	r := New(WithPodOptions(PodOptions{Image: "virtkit/virt-importer:test", UploadClientCA: []byte(testClientCA), UploadClientName: "proxy"}), WithEventRecorder(cl.events), WithProgress(fixedProgress(37.5)))
+	r := New(WithPodOptions(PodOptions{Image: "virtkit/virt-importer:test", UploadClientCA: []byte(testClientCA), UploadClientName: "proxy"}), WithEventRecorder(cl.events), WithProgress(fixedProgress(37.5)),
+		WithNamespace(installNamespace))
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
 	kubeenv.RunManager(t, mgr)
 	return cl
 }
+
+// installNamespace is where the controller reads the import proxy's CAs.
+const installNamespace = "kubevirt"
 
 func (cl *cluster) namespace(t *testing.T, name string) string {
 	t.Helper()
@@ -505,12 +510,18 @@ func TestOverheadFromCDIConfig(t *testing.T) {
 	cl := startCluster(t)
 	ctx := testenv.Within(t, 60*time.Second)
 	res := cdiconfig.PodResources(&corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}})
+	cl.namespace(t, installNamespace)
+	proxyCA := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: installNamespace, Name: "proxy-ca"}, Data: map[string]string{"ca.pem": "PEM"}}
+	if err := cl.c.Create(ctx, proxyCA); err != nil {
+		t.Fatal(err)
+	}
 	cfg := &cdiv1.CDIConfig{ObjectMeta: metav1.ObjectMeta{Name: "config"},
 		Spec: cdiv1.CDIConfigSpec{InsecureRegistries: []string{"registry.lab:5000"}},
 		Status: cdiv1.CDIConfigStatus{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.1", StorageClass: map[string]cdiv1.Percent{"fast": "0.2"}},
 			DefaultPodResourceRequirements: res,
-			ImportProxy:                    &cdiv1.ImportProxy{HTTPSProxy: ptr.To("http://proxy.example.com:3128"), NoProxy: ptr.To(".cluster.local")},
-			Preallocation:                  true}}
+			ImportProxy: &cdiv1.ImportProxy{HTTPSProxy: ptr.To("http://proxy.example.com:3128"), NoProxy: ptr.To(".cluster.local"),
+				TrustedCAProxy: ptr.To(proxyCA.Name)},
+			Preallocation: true}}
 	if err := cl.c.Create(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -553,6 +564,16 @@ func TestOverheadFromCDIConfig(t *testing.T) {
 		if d := cmp.Diff([]corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy.example.com:3128"}, {Name: "NO_PROXY", Value: ".cluster.local"}}, c.Env); d != "" {
 			t.Errorf("%s: importer environment (-want +got):\n%s", tc.name, d)
 		}
+		// The proxy's CAs, copied into the claim's namespace and mounted.
+		copied := &corev1.ConfigMap{}
+		if err := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ProxyCAConfigMapName(pvc.Name)}, copied); err != nil || copied.Data["ca.pem"] != "PEM" {
+			t.Errorf("%s: the copy of the proxy's CAs: %v, %v", tc.name, copied.Data, err)
+		}
+		if args.ProxyCertDir != contract.ProxyCertsDir || !slices.ContainsFunc(pod.Spec.Volumes, func(v corev1.Volume) bool {
+			return v.ConfigMap != nil && v.ConfigMap.Name == ProxyCAConfigMapName(pvc.Name)
+		}) {
+			t.Errorf("%s: importer does not mount the proxy's CAs: args %+v, volumes %+v", tc.name, args, pod.Spec.Volumes)
+		}
 	}
 	// A registry the CDIConfig lists as insecure.
 	for name, insecure := range map[string]bool{"registry.lab:5000": true, "quay.io": false} {
@@ -579,6 +600,11 @@ func TestOverheadFromCDIConfig(t *testing.T) {
 	if pvc := cl.waitClaim(ctx, t, key); pvc.Annotations[dvspec.AnnPreallocationApplied] != "true" {
 		t.Errorf("claim annotations %v, want %s true", pvc.Annotations, dvspec.AnnPreallocationApplied)
 	}
+	// The copy of the proxy's CAs goes with the pod.
+	testenv.EventuallyEvery(ctx, t, 100*time.Millisecond, "the copy of the proxy's CAs deleted", func() (bool, string) {
+		err := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ProxyCAConfigMapName("global")}, &corev1.ConfigMap{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
 }
 
 // TestCloneFromAnotherNamespace: a clone of a claim of another namespace

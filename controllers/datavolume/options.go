@@ -42,6 +42,11 @@ func WithProgress(p ProgressReader) Option { return func(r *Reconciler) { r.prog
 // by default.
 const DefaultWorkers = 3
 
+// WithNamespace names the namespace virtkit runs in, which holds the
+// ConfigMap of the import proxy's CAs that the CDIConfig's
+// importProxy.trustedCAProxy names (as CDI's own namespace does).
+func WithNamespace(ns string) Option { return func(r *Reconciler) { r.namespace = ns } }
+
 // WithWorkers sets how many DataVolumes the controller works on at once.
 func WithWorkers(n int) Option { return func(r *Reconciler) { r.workers = n } }
 

@@ -43,6 +43,12 @@ type PodOptions struct {
 	// spec.preallocation does not say (the CDIConfig's
 	// status.preallocation).
 	Preallocation bool
+	// TrustedCAProxy names the ConfigMap of the import proxy's CAs in the
+	// controller's namespace (the CDIConfig's
+	// status.importProxy.trustedCAProxy); "" none. Importers of web and
+	// registry sources mount a copy in their namespace
+	// (ProxyCAConfigMapName) and trust its CAs besides the others.
+	TrustedCAProxy string
 	// InsecureRegistries are the registries an importer pulls from
 	// without checking their certificates, or over plain HTTP (the
 	// CDIConfig's spec.insecureRegistries).
@@ -260,6 +266,12 @@ func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src dv
 	if h := src.HTTP; h != nil {
 		args.URL, args.Headers, args.Checksum = h.URL, h.ExtraHeaders, h.Checksum
 		volumes = withCredentials(&c, volumes, h.SecretRef, h.CertConfigMap, &args)
+	}
+	if usesProxyCA(src, o) {
+		args.ProxyCertDir = contract.ProxyCertsDir
+		volumes = append(volumes, corev1.Volume{Name: proxyCAVolume, VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: ProxyCAConfigMapName(pvc.Name)}}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: proxyCAVolume, MountPath: contract.ProxyCertsDir, ReadOnly: true})
 	}
 	c.Command = args.Command()
 	return &corev1.Pod{

@@ -55,6 +55,8 @@ type Reconciler struct {
 	pod       PodOptions
 	workers   int
 	versions  stale.Guard
+	// namespace holds the import proxy's CA ConfigMap (WithNamespace).
+	namespace string
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -340,6 +342,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				return ctrl.Result{}, err
 			}
 		}
+		if usesProxyCA(src, po) {
+			if err := r.copyProxyCA(ctx, dv, o.Claim, po.TrustedCAProxy); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		if err := r.client.Create(ctx, p); err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, fmt.Errorf("creating the importer pod of DataVolume %s: %w", req.NamespacedName, err)
 		}
@@ -396,6 +403,12 @@ func (r *Reconciler) finishAndDelete(ctx context.Context, dv *cdiv1.DataVolume, 
 	if o.Source.IsUpload() || o.Source.CrossNamespace(dv.Namespace) {
 		// Its key served only that pod.
 		if err := r.deleteUploadPod(ctx, dv.Namespace, dvspec.UploadPodName(dv.Name)); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if o.Claim != nil && mountsProxyCA(o.Pod) {
+		// The proxy's CAs served only that pod.
+		if err := r.deleteProxyCA(ctx, dv.Namespace, o.Claim.Name); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -92,6 +92,7 @@ func (r *Reconciler) podOptions(ctx context.Context, class string) (PodOptions, 
 	po.ProxyEnv = cdiconfig.ProxyEnv(cfg)
 	po.Preallocation = cdiconfig.Preallocation(cfg)
 	po.InsecureRegistries = cdiconfig.InsecureRegistries(cfg)
+	po.TrustedCAProxy = cdiconfig.TrustedCAProxy(cfg)
 	return po, nil
 }
 

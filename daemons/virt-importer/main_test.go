@@ -93,7 +93,7 @@ func TestSources(t *testing.T) {
 		!strings.Contains(string(src.CABundle), "BEGIN CERTIFICATE") {
 		t.Errorf("source %+v", src)
 	}
-	reg := contract.Args{Source: contract.SourceRegistry, URL: "docker://registry.example.com:5000/guest:v1", CertDir: dir, InsecureRegistry: true, Architecture: "arm64"}
+	reg := contract.Args{Source: contract.SourceRegistry, URL: "docker://registry.example.com:5000/guest:v1", CertDir: dir, ProxyCertDir: dir, InsecureRegistry: true, Architecture: "arm64"}
 	rs, err := registrySource(reg, func(k string) string {
 		return map[string]string{contract.EnvAccessKeyID: "u", contract.EnvSecretKey: "p"}[k]
 	})
@@ -101,7 +101,7 @@ func TestSources(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rs.Image != "registry.example.com:5000/guest:v1" || rs.Username != "u" || rs.Password != "p" || !rs.Insecure || rs.Architecture != "arm64" ||
-		!strings.Contains(string(rs.CABundle), "BEGIN CERTIFICATE") {
+		!strings.Contains(string(rs.CABundle), "BEGIN CERTIFICATE") || !strings.Contains(string(rs.ProxyCABundle), "BEGIN CERTIFICATE") {
 		t.Errorf("registry source %+v", rs)
 	}
 

@@ -19,11 +19,11 @@ const maxCertFile = 1 << 20
 // httpSource is the http source args describe, with the credentials from
 // the environment and the CAs of args' CertDir.
 func httpSource(a contract.Args, getenv func(string) string) (*importer.HTTPSource, error) {
-	ca, err := caBundle(a)
+	ca, proxyCA, err := caBundles(a)
 	if err != nil {
 		return nil, err
 	}
-	src := &importer.HTTPSource{URL: a.URL, Username: getenv(contract.EnvAccessKeyID), Password: getenv(contract.EnvSecretKey), CABundle: ca}
+	src := &importer.HTTPSource{URL: a.URL, Username: getenv(contract.EnvAccessKeyID), Password: getenv(contract.EnvSecretKey), CABundle: ca, ProxyCABundle: proxyCA}
 	if len(a.Headers) > 0 {
 		src.Header = http.Header{}
 		for _, h := range a.Headers {
@@ -37,21 +37,29 @@ func httpSource(a contract.Args, getenv func(string) string) (*importer.HTTPSour
 // registrySource is the registry source args describe, with the
 // credentials from the environment and the CAs of args' CertDir.
 func registrySource(a contract.Args, getenv func(string) string) (*importer.RegistrySource, error) {
-	ca, err := caBundle(a)
+	ca, proxyCA, err := caBundles(a)
 	if err != nil {
 		return nil, err
 	}
-	return &importer.RegistrySource{Image: strings.TrimPrefix(a.URL, contract.RegistryScheme), CABundle: ca,
+	return &importer.RegistrySource{Image: strings.TrimPrefix(a.URL, contract.RegistryScheme), CABundle: ca, ProxyCABundle: proxyCA,
 		Username: getenv(contract.EnvAccessKeyID), Password: getenv(contract.EnvSecretKey),
 		Insecure: a.InsecureRegistry, Architecture: a.Architecture}, nil
 }
 
-// caBundle is the PEM of args' CertDir, nil without one.
-func caBundle(a contract.Args) ([]byte, error) {
-	if a.CertDir == "" {
-		return nil, nil
+// caBundles are the PEM of args' CertDir and ProxyCertDir, nil for one
+// not given.
+func caBundles(a contract.Args) (ca, proxyCA []byte, err error) {
+	if a.CertDir != "" {
+		if ca, err = readCerts(a.CertDir); err != nil {
+			return nil, nil, err
+		}
 	}
-	return readCerts(a.CertDir)
+	if a.ProxyCertDir != "" {
+		if proxyCA, err = readCerts(a.ProxyCertDir); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ca, proxyCA, nil
 }
 
 // readCerts concatenates the files of a ConfigMap folder: each key is a

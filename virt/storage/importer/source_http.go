@@ -27,6 +27,10 @@ type HTTPSource struct {
 	// CABundle is PEM; when set, its certificates are the only roots
 	// trusted (none of the system's). It applies to the default client only.
 	CABundle []byte
+	// ProxyCABundle is PEM: roots trusted besides CABundle (or the
+	// system's), those of the proxy of the environment (CDI's
+	// trustedCAProxy). It applies to the default client only.
+	ProxyCABundle []byte
 	// Username and Password are sent as basic auth when Username != "".
 	Username, Password string
 	// Header holds extra request headers (CDI's extraHeaders).
@@ -145,7 +149,7 @@ func (s HTTPSource) client() (*http.Client, func(), error) {
 	if s.Client != nil {
 		return s.Client, func() {}, nil
 	}
-	tr, err := newTransport(s.CABundle, false)
+	tr, err := newTransport(s.CABundle, s.ProxyCABundle, false)
 	if err != nil {
 		return nil, nil, err
 	}

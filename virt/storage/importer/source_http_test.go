@@ -10,6 +10,8 @@ import (
 	"encoding/pem"
 	"io"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -128,5 +130,41 @@ func TestHTTPSourceClient(t *testing.T) {
 	n, err := io.Copy(io.Discard, rc)
 	if err != nil || n != importertest.DiskSize || size != importertest.DiskSize {
 		t.Errorf("read %d bytes (%v) of a source of size %d; want %d", n, err, size, importertest.DiskSize)
+	}
+}
+
+// TestProxyCABundle: the import proxy's CAs are trusted besides the
+// source's (or the system's), as a TLS-intercepting proxy's certificate
+// is: here the server's own certificate stands in for the proxy's.
+func TestProxyCABundle(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("disk")) }))
+	defer srv.Close()
+	serverCA := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	for _, tc := range []struct {
+		name        string
+		ca, proxyCA []byte
+		trusted     bool
+	}{
+		{"the system's roots only", nil, nil, false},
+		{"the proxy's besides the system's", nil, serverCA, true},
+		{"the proxy's besides a certConfigMap's", otherCA(t), serverCA, true},
+		{"a certConfigMap's only", otherCA(t), nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, src := range []importer.Source{
+				importer.HTTPSource{URL: srv.URL + "/disk.img", CABundle: tc.ca, ProxyCABundle: tc.proxyCA},
+				importer.RegistrySource{Image: strings.TrimPrefix(srv.URL, "https://") + "/guest:v1", CABundle: tc.ca, ProxyCABundle: tc.proxyCA},
+			} {
+				_, _, err := read(t, src)
+				refusedCert := importer.ReasonOf(err) == importer.ReasonRefused && strings.Contains(err.Error(), "certificate")
+				if refusedCert == tc.trusted {
+					t.Errorf("%T: error %v; want the server trusted: %v", src, err, tc.trusted)
+				}
+			}
+		})
+	}
+	_, _, err := read(t, importer.HTTPSource{URL: srv.URL, ProxyCABundle: []byte("not PEM")})
+	if importer.ReasonOf(err) != importer.ReasonRefused || !strings.Contains(err.Error(), "proxy's CA bundle") {
+		t.Errorf("a proxy CA bundle without a certificate: %v", err)
 	}
 }

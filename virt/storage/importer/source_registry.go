@@ -44,6 +44,10 @@ type RegistrySource struct {
 	// CABundle is PEM; when set, its certificates are the only roots
 	// trusted (none of the system's).
 	CABundle []byte
+	// ProxyCABundle is PEM: roots trusted besides CABundle (or the
+	// system's), those of the proxy of the environment (CDI's
+	// trustedCAProxy).
+	ProxyCABundle []byte
 	// Username and Password are sent as basic auth (exchanged for a token
 	// where the registry asks for one) when Username != "".
 	Username, Password string
@@ -55,7 +59,7 @@ type RegistrySource struct {
 	// linux.
 	Architecture string
 	// Transport, when set, is used as is (its TLS settings, its proxy);
-	// CABundle and Insecure's TLS part then do not apply.
+	// CABundle, ProxyCABundle and Insecure's TLS part then do not apply.
 	Transport http.RoundTripper
 	// Stall is how long a response may send nothing before the pull is
 	// abandoned as ReasonUnreachable; default StallTimeout.
@@ -251,7 +255,7 @@ func (s RegistrySource) transport() (http.RoundTripper, func(), error) {
 	if s.Transport != nil {
 		return registryTransport{next: s.Transport, allowHTTP: s.Insecure, stall: stall}, func() {}, nil
 	}
-	tr, err := newTransport(s.CABundle, s.Insecure)
+	tr, err := newTransport(s.CABundle, s.ProxyCABundle, s.Insecure)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -50,6 +50,10 @@ type Args struct {
 	// CertDir, when set, holds the only CAs an https or registry source
 	// is checked against.
 	CertDir string
+	// ProxyCertDir, when set, holds CAs an https or registry source is
+	// checked against besides CertDir's (or the system's): the import
+	// proxy's.
+	ProxyCertDir string
 	// InsecureRegistry skips a registry source's TLS certificate check
 	// and allows plain HTTP (the CDIConfig's insecureRegistries).
 	InsecureRegistry bool
@@ -104,6 +108,9 @@ func (a Args) Command() []string {
 	if a.CertDir != "" {
 		cmd = append(cmd, "--cert-dir", a.CertDir)
 	}
+	if a.ProxyCertDir != "" {
+		cmd = append(cmd, "--proxy-cert-dir", a.ProxyCertDir)
+	}
 	if a.InsecureRegistry {
 		cmd = append(cmd, "--insecure-registry")
 	}
@@ -150,6 +157,7 @@ func Parse(args []string, output io.Writer) (Args, error) {
 	fs.StringVar(&a.Name, "name", "", "what the file source is, for messages")
 	fs.Var((*headers)(&a.Headers), "header", "an extra request header, \"Name: value\" (repeatable)")
 	fs.StringVar(&a.CertDir, "cert-dir", "", "folder of the CA certificates an https or registry source is checked against")
+	fs.StringVar(&a.ProxyCertDir, "proxy-cert-dir", "", "folder of the import proxy's CA certificates, trusted besides the others")
 	fs.BoolVar(&a.InsecureRegistry, "insecure-registry", false, "a registry source: skip the TLS certificate check and allow plain HTTP")
 	fs.StringVar(&a.Architecture, "architecture", "", "a registry source: the architecture of the image to pick from an image index")
 	fs.StringVar(&a.Target, "target", "", "the disk file or block device to write")

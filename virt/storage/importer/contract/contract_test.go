@@ -13,7 +13,7 @@ func TestArgsRoundTrip(t *testing.T) {
 		{Source: SourceHTTP, URL: "https://example.com/disk.qcow2", Headers: []string{"X-A: 1", "X-B: two words"}, CertDir: CertsDir,
 			Target: DataDir + "/" + DiskImage, Size: 1 << 30, Scratch: ScratchDir, OwnerUID: "uid-1", Checksum: "sha256:00"},
 		{Source: SourceBlank, Target: BlockDevice, Block: true, Size: 64 << 20},
-		{Source: SourceRegistry, URL: "docker://registry.example.com/guest:v1", CertDir: CertsDir, InsecureRegistry: true, Architecture: "arm64",
+		{Source: SourceRegistry, URL: "docker://registry.example.com/guest:v1", CertDir: CertsDir, ProxyCertDir: ProxyCertsDir, InsecureRegistry: true, Architecture: "arm64",
 			Target: DataDir + "/" + DiskImage, Size: 1 << 30, Scratch: ScratchDir},
 		{Source: SourceFile, Path: SourceDir + "/" + DiskImage, Name: "claim ns/golden", Target: DataDir + "/" + DiskImage, Size: 1 << 30, Preallocate: true},
 		{Source: SourceUpload, ClientName: "proxy", Target: DataDir + "/" + DiskImage, Size: 1 << 30, Scratch: ScratchDir},

@@ -19,6 +19,10 @@ const (
 	// CertsDir holds the files of the ConfigMap a source's certConfigMap
 	// names: every PEM file in it is a trusted CA.
 	CertsDir = "/certs"
+	// ProxyCertsDir holds the files of the copy of the ConfigMap the
+	// CDIConfig's importProxy.trustedCAProxy names: PEM CAs of the proxy,
+	// trusted besides the source's, as CDI's importer trusts them.
+	ProxyCertsDir = "/proxycerts"
 	// ScratchDir is the folder, on the claim itself, where an image that
 	// cannot be streamed is downloaded before conversion. The importer
 	// removes it.
