@@ -35,8 +35,8 @@ import (
 // CABundle (or the system) does not trust, and a registry answering only
 // plain HTTP are ReasonRefused; an image with no disk is
 // ReasonUnsupportedFormat; a failed connection, a response that stalls
-// and 429 or 5xx are ReasonUnreachable. The password never appears in String() or in an
-// error.
+// and 429 or 5xx are ReasonUnreachable. The password never appears in
+// String() or in an error.
 type RegistrySource struct {
 	// Image is the reference, REGISTRY/REPOSITORY[:TAG|@DIGEST], without
 	// CDI's docker:// scheme.
