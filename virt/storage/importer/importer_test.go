@@ -66,6 +66,14 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "later", http.StatusServiceUnavailable)
 		return
 	}
+	if r.URL.Path == "/stall" {
+		// Half of a 1 MiB body, then nothing until the client leaves.
+		w.Header().Set("Content-Length", "1048576")
+		_, _ = w.Write(make([]byte, 512<<10))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return
+	}
 	s.mu.Lock()
 	b, ok := s.img[strings.TrimPrefix(r.URL.Path, "/images/")]
 	s.mu.Unlock()

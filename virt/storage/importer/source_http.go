@@ -35,18 +35,18 @@ type HTTPSource struct {
 	Username, Password string
 	// Header holds extra request headers (CDI's extraHeaders).
 	Header http.Header
-	// Client, when set, is used as is (its transport, timeouts, TLS
-	// settings). The default has timeouts for dialling, the TLS handshake
+	// Client, when set, is used with its transport, timeouts and TLS
+	// settings. The default has timeouts for dialling, the TLS handshake
 	// and the response headers, none for the whole transfer (images are
 	// large), and does not ask for a transparently compressed body.
 	Client *http.Client
+	// Stall is how long the response may send nothing before the transfer
+	// is abandoned as ReasonUnreachable, with either client; default
+	// StallTimeout.
+	Stall time.Duration
 }
 
 var _ Source = HTTPSource{}
-
-// StallTimeout is how long an HTTPSource's body may send nothing before
-// the transfer is abandoned as ReasonUnreachable.
-const StallTimeout = 2 * time.Minute
 
 // String is the URL without user information.
 func (s HTTPSource) String() string {
@@ -65,15 +65,12 @@ func (s HTTPSource) Open(ctx context.Context) (io.ReadCloser, int64, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, 0, fail(ReasonRefused, name, errors.New("the URL must be http:// or https:// with a host"))
 	}
-	client, closeIdle, err := s.client()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
 	if err != nil {
 		return nil, 0, fail(ReasonRefused, name, err)
 	}
-	parent := ctx
-	ctx, cancel := context.WithCancelCause(ctx)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
+	client, closeIdle, err := s.client()
 	if err != nil {
-		cancel(nil)
 		return nil, 0, fail(ReasonRefused, name, err)
 	}
 	for k, vs := range s.Header {
@@ -89,23 +86,17 @@ func (s HTTPSource) Open(ctx context.Context) (io.ReadCloser, int64, error) {
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		cancel(nil)
 		closeIdle()
-		return nil, 0, requestError(parent, name, err)
+		return nil, 0, requestError(ctx, name, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 		resp.Body.Close()
-		cancel(nil)
 		closeIdle()
 		return nil, 0, fail(statusReason(resp.StatusCode), name, fmt.Errorf("HTTP status %s", resp.Status))
 	}
-	body := &httpBody{ctx: ctx, body: resp.Body, cancel: cancel, closeIdle: closeIdle, name: name}
-	body.timer = time.AfterFunc(StallTimeout, func() { cancel(errStalled) })
-	return body, resp.ContentLength, nil
+	return &httpBody{body: resp.Body, closeIdle: closeIdle, name: name}, resp.ContentLength, nil
 }
-
-var errStalled = fmt.Errorf("no data for %s", StallTimeout)
 
 // statusReason says whether an HTTP error status may change by retrying.
 func statusReason(code int) Reason {
@@ -143,44 +134,38 @@ func untrusted(err error) bool {
 	return errors.As(err, &verify) || errors.As(err, &authority) || errors.As(err, &host) || errors.As(err, &invalid)
 }
 
-// client is s.Client or a new default client with its idle-connection
-// closer.
+// client is s.Client, or a new default client, with a transport that
+// gives up on a stalled body, and a closer of its idle connections.
 func (s HTTPSource) client() (*http.Client, func(), error) {
 	if s.Client != nil {
-		return s.Client, func() {}, nil
+		c := *s.Client
+		c.Transport = newStallTransport(c.Transport, s.Stall)
+		return &c, func() {}, nil
 	}
 	tr, err := newTransport(s.CABundle, s.ProxyCABundle, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &http.Client{Transport: tr}, tr.CloseIdleConnections, nil
+	return &http.Client{Transport: newStallTransport(tr, s.Stall)}, tr.CloseIdleConnections, nil
 }
 
-// httpBody is a response body that gives up when it stalls.
+// httpBody is a response body whose stall is ReasonUnreachable.
 type httpBody struct {
-	ctx       context.Context
 	body      io.ReadCloser
-	timer     *time.Timer
-	cancel    context.CancelCauseFunc
 	closeIdle func()
 	name      string
 }
 
 func (b *httpBody) Read(p []byte) (int, error) {
 	n, err := b.body.Read(p)
-	if n > 0 {
-		b.timer.Reset(StallTimeout)
-	}
-	if err != nil && err != io.EOF && errors.Is(context.Cause(b.ctx), errStalled) {
-		err = fail(ReasonUnreachable, b.name, errStalled)
+	if errors.Is(err, errStalled) {
+		err = fail(ReasonUnreachable, b.name, err)
 	}
 	return n, err
 }
 
 func (b *httpBody) Close() error {
-	b.timer.Stop()
 	err := b.body.Close()
-	b.cancel(nil)
 	b.closeIdle()
 	return err
 }

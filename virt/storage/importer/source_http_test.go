@@ -75,6 +75,14 @@ func TestHTTPSourceErrors(t *testing.T) {
 			reason: importer.ReasonRefused, says: []string{"certificate"}},
 		{name: "CA bundle without a certificate", src: func() importer.HTTPSource { src := s.source("/images/disk"); src.CABundle = []byte("junk"); return src },
 			reason: importer.ReasonRefused, says: []string{"no PEM certificate"}},
+		{name: "stalled body", src: func() importer.HTTPSource { src := s.source("/stall"); src.Stall = 200 * time.Millisecond; return src },
+			reason: importer.ReasonUnreachable, retryable: true, says: []string{s.srv.URL + "/stall", "no data for 200ms"}},
+		{name: "stalled body, own client", src: func() importer.HTTPSource {
+			src := s.source("/stall")
+			src.Client = s.srv.Client()
+			src.Stall = 200 * time.Millisecond
+			return src
+		}, reason: importer.ReasonUnreachable, retryable: true, says: []string{"no data for 200ms"}},
 		{name: "closed port", src: func() importer.HTTPSource { return importer.HTTPSource{URL: closedPort(t), Password: password} },
 			reason: importer.ReasonUnreachable, retryable: true, says: []string{"connection refused"}},
 		{name: "not http", src: func() importer.HTTPSource { return importer.HTTPSource{URL: "file:///etc/hostname"} },

@@ -11,7 +11,6 @@ import (
 	"path"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -94,11 +93,15 @@ func (s RegistrySource) Open(ctx context.Context) (io.ReadCloser, int64, error) 
 	if arch == "" {
 		arch = runtime.GOARCH
 	}
-	img, err := remote.Image(ref, remote.WithContext(ctx), remote.WithTransport(tr), remote.WithAuth(auth),
-		remote.WithPlatform(v1.Platform{OS: "linux", Architecture: arch}), remote.WithUserAgent("virtkit-importer"))
+	desc, err := remote.Get(ref, remote.WithContext(ctx), remote.WithTransport(tr), remote.WithAuth(auth), remote.WithUserAgent("virtkit-importer"))
 	if err != nil {
 		closeIdle()
 		return nil, 0, registryError(ctx, src, "pulling the manifest", err)
+	}
+	img, err := imageFor(desc, v1.Platform{OS: "linux", Architecture: arch})
+	if err != nil {
+		closeIdle()
+		return nil, 0, registryError(ctx, src, "pulling the image's manifest", err)
 	}
 	layers, err := img.Layers()
 	if err != nil {
@@ -117,6 +120,41 @@ func (s RegistrySource) Open(ctx context.Context) (io.ReadCloser, int64, error) 
 	}
 	closeIdle()
 	return nil, 0, fail(ReasonUnsupportedFormat, src, fmt.Errorf("no file under %s/ in the image's %d layers: not a containerDisk image", contract.ImageDiskDir, len(layers)))
+}
+
+// errNoPlatform is an image index without an image for the platform.
+var errNoPlatform = errors.New("no image for the platform")
+
+// imageFor is desc's image: desc itself, or, for an image index, its
+// first image whose platform satisfies want (a child without a platform
+// is linux/amd64, as container runtimes take it).
+func imageFor(desc *remote.Descriptor, want v1.Platform) (v1.Image, error) {
+	if !desc.MediaType.IsIndex() {
+		return desc.Image()
+	}
+	idx, err := desc.ImageIndex()
+	if err != nil {
+		return nil, err
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	var have []string
+	for _, child := range m.Manifests {
+		p := v1.Platform{OS: "linux", Architecture: "amd64"}
+		if child.Platform != nil {
+			p = *child.Platform
+		}
+		if !child.MediaType.IsImage() {
+			continue
+		}
+		if p.Satisfies(want) {
+			return idx.Image(child.Digest)
+		}
+		have = append(have, p.String())
+	}
+	return nil, fmt.Errorf("%w %s in the image index (it has: %s)", errNoPlatform, want.String(), strings.Join(have, ", "))
 }
 
 // layerTar is a layer's uncompressed stream read as a tar.
@@ -233,9 +271,9 @@ func registryError(ctx context.Context, src, what string, err error) error {
 		// A connection that failed (go-containerregistry may also have
 		// tried plain HTTP, which errPlainHTTP refused).
 		return fail(ReasonUnreachable, src, fmt.Errorf("%s: %w", what, err))
-	case errors.Is(err, errPlainHTTP), strings.Contains(err.Error(), "no child with platform"):
+	case errors.Is(err, errPlainHTTP), errors.Is(err, errNoPlatform):
 		// Only plain HTTP answers; or an image index without the platform
-		// asked for (no typed error).
+		// asked for.
 		return fail(ReasonRefused, src, fmt.Errorf("%s: %w", what, err))
 	}
 	return requestError(ctx, src, fmt.Errorf("%s: %w", what, err))
@@ -246,71 +284,27 @@ var errPlainHTTP = errors.New("the registry is reached over HTTPS only: list it 
 // transport is s.Transport, or a new one with the CA bundle, and a closer
 // of its idle connections. Plain HTTP is refused unless s.Insecure
 // (go-containerregistry tries it for loopback and private addresses), and
-// a response body that stalls is closed.
+// a response body that stalls is ended.
 func (s RegistrySource) transport() (http.RoundTripper, func(), error) {
-	stall := s.Stall
-	if stall <= 0 {
-		stall = StallTimeout
-	}
 	if s.Transport != nil {
-		return registryTransport{next: s.Transport, allowHTTP: s.Insecure, stall: stall}, func() {}, nil
+		return registryTransport{next: newStallTransport(s.Transport, s.Stall), allowHTTP: s.Insecure}, func() {}, nil
 	}
 	tr, err := newTransport(s.CABundle, s.ProxyCABundle, s.Insecure)
 	if err != nil {
 		return nil, nil, err
 	}
-	return registryTransport{next: tr, allowHTTP: s.Insecure, stall: stall}, tr.CloseIdleConnections, nil
+	return registryTransport{next: newStallTransport(tr, s.Stall), allowHTTP: s.Insecure}, tr.CloseIdleConnections, nil
 }
 
-// registryTransport refuses plain HTTP requests unless allowed, and closes
-// a response body that sends nothing for stall.
+// registryTransport refuses plain HTTP requests unless allowed.
 type registryTransport struct {
 	next      http.RoundTripper
 	allowHTTP bool
-	stall     time.Duration
 }
 
 func (t registryTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.URL.Scheme != "https" && !t.allowHTTP {
 		return nil, fmt.Errorf("%s: %w", r.URL.Host, errPlainHTTP)
 	}
-	resp, err := t.next.RoundTrip(r)
-	if err == nil {
-		resp.Body = newStallBody(resp.Body, t.stall)
-	}
-	return resp, err
-}
-
-// stallBody is a response body closed when it sends nothing for stall;
-// its reads then fail with errStalled.
-type stallBody struct {
-	body    io.ReadCloser
-	stall   time.Duration
-	timer   *time.Timer
-	stalled atomic.Bool
-}
-
-func newStallBody(body io.ReadCloser, stall time.Duration) *stallBody {
-	b := &stallBody{body: body, stall: stall}
-	b.timer = time.AfterFunc(stall, func() {
-		b.stalled.Store(true)
-		_ = body.Close()
-	})
-	return b
-}
-
-func (b *stallBody) Read(p []byte) (int, error) {
-	n, err := b.body.Read(p)
-	if n > 0 {
-		b.timer.Reset(b.stall)
-	}
-	if err != nil && !errors.Is(err, io.EOF) && b.stalled.Load() {
-		err = errStalled
-	}
-	return n, err
-}
-
-func (b *stallBody) Close() error {
-	b.timer.Stop()
-	return b.body.Close()
+	return t.next.RoundTrip(r)
 }

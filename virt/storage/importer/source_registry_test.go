@@ -213,7 +213,7 @@ func TestRegistrySource(t *testing.T) {
 		{"an untrusted certificate", importer.RegistrySource{Image: containerDisk, Username: regUser, Password: regPass}, importer.ReasonRefused, "certificate"},
 		{"an unknown tag", importer.RegistrySource{Image: reg.host + "/guest:v2", CABundle: reg.caPEM, Username: regUser, Password: regPass}, importer.ReasonRefused, "MANIFEST_UNKNOWN"},
 		{"no disk in the image", importer.RegistrySource{Image: noDisk, CABundle: reg.caPEM, Username: regUser, Password: regPass}, importer.ReasonUnsupportedFormat, "no file under disk/"},
-		{"no image for the architecture", importer.RegistrySource{Image: multi, Architecture: "s390x", CABundle: reg.caPEM, Username: regUser, Password: regPass}, importer.ReasonRefused, "s390x"},
+		{"no image for the architecture", importer.RegistrySource{Image: multi, Architecture: "s390x", CABundle: reg.caPEM, Username: regUser, Password: regPass}, importer.ReasonRefused, "linux/s390x in the image index (it has: linux/amd64, linux/arm64)"},
 		{"an invalid reference", importer.RegistrySource{Image: "UPPER/case:v1"}, importer.ReasonRefused, "parse reference"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -273,5 +273,51 @@ func TestRegistrySourcePlainHTTP(t *testing.T) {
 	src.Insecure = true
 	if got, _, err := read(t, src); err != nil || !bytes.Equal(got, disk) {
 		t.Fatalf("plain HTTP with Insecure: %q, %v", got, err)
+	}
+}
+
+// TestRegistrySourceToken: a registry that answers 401 with a Bearer
+// challenge gets the credentials at its token service, and the token
+// alone afterwards, as Docker's registries ask.
+func TestRegistrySourceToken(t *testing.T) {
+	inner := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	const token = "token-of-the-test"
+	var exchanged atomic.Int32
+	var srv *httptest.Server
+	srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/token" {
+			if u, p, ok := req.BasicAuth(); !ok || u != regUser || p != regPass || req.URL.Query().Get("service") != "test-registry" {
+				http.Error(w, "credentials, please", http.StatusUnauthorized)
+				return
+			}
+			exchanged.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"token":"`+token+`"}`)
+			return
+		}
+		if req.Header.Get("Authorization") != "Bearer "+token {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="`+srv.URL+`/token",service="test-registry"`)
+			http.Error(w, "a token, please", http.StatusUnauthorized)
+			return
+		}
+		inner.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	reg := &testRegistry{srv: srv, host: strings.TrimPrefix(srv.URL, "https://"), caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})}
+	disk := []byte("a disk behind a token")
+	ref := reg.push(t, "guest:v1", image(t, layer(t, entry{name: "disk/disk.img", data: disk})))
+	pushes := exchanged.Load()
+
+	src := importer.RegistrySource{Image: ref, CABundle: reg.caPEM, Username: regUser, Password: regPass}
+	if got, _, err := read(t, src); err != nil || !bytes.Equal(got, disk) {
+		t.Fatalf("with the right credentials: %q, %v; want the disk", got, err)
+	}
+	if exchanged.Load() == pushes {
+		t.Errorf("the pull exchanged no credentials for a token")
+	}
+	src.Password = "wrong-Passw0rd-x"
+	_, _, err := read(t, src)
+	if importer.ReasonOf(err) != importer.ReasonRefused || strings.Contains(err.Error(), src.Password) {
+		t.Fatalf("a wrong password: %v, want it refused without the password", err)
 	}
 }
