@@ -41,7 +41,8 @@ const proxyCAVolume = "cdi-proxy-cert-vol"
 // copyProxyCA copies the ConfigMap name of the controller's namespace into
 // the namespace of dv's claim, as ProxyCAConfigMapName(claim), owned by dv
 // (a pod cannot mount a ConfigMap of another namespace). A copy already
-// there is kept: the ConfigMap is read again for the next import.
+// there is kept as it is, not refreshed while its import runs; it is
+// deleted with the importer pod, so each import copies the CAs afresh.
 func (r *Reconciler) copyProxyCA(ctx context.Context, dv *cdiv1.DataVolume, claim *corev1.PersistentVolumeClaim, name string) error {
 	if r.namespace == "" {
 		return fmt.Errorf("the CDIConfig's importProxy.trustedCAProxy names ConfigMap %s, but the DataVolume controller was given no namespace to read it from", name)
