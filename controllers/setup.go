@@ -9,6 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/virtkit/virtkit/controllers/cdiconfig"
+	"github.com/virtkit/virtkit/controllers/cdiresource"
 	"github.com/virtkit/virtkit/controllers/clone"
 	"github.com/virtkit/virtkit/controllers/datasource"
 	"github.com/virtkit/virtkit/controllers/datavolume"
@@ -93,6 +94,9 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 		}
 		if err := cdiconfig.New(cdiconfig.WithDefaults(cdiconfig.Defaults{UploadProxyURL: cfg.UploadProxyURL})).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("controllers: CDIConfig controller: %w", err)
+		}
+		if err := cdiresource.New().SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("controllers: CDI resource controller: %w", err)
 		}
 		if err := storageprofile.New().SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("controllers: StorageProfile controller: %w", err)

@@ -152,8 +152,13 @@ func controllerRules() []rbacv1.PolicyRule {
 		// one.
 		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "create", "delete"}},
 		// The CDIConfig "config": made if missing, its status written (the
-		// CRD has no status subresource); read for the file system overhead.
+		// CRD has no status subresource), its spec set from the CDI
+		// resource's; read for the file system overhead.
 		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"cdiconfigs"}, Verbs: []string{"get", "list", "watch", "create", "update"}},
+		// The CDI resource: made if missing, its configuration authority
+		// taken and its status written (no status subresource either);
+		// read for its clone strategy override.
+		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"cdis"}, Verbs: []string{"get", "list", "watch", "create", "update"}},
 		// StorageProfiles: one per StorageClass, owned by it, its status
 		// written; read for DataVolumes' claim defaults.
 		{APIGroups: []string{cdiv1.SchemeGroupVersion.Group}, Resources: []string{"storageprofiles"}, Verbs: []string{"get", "list", "watch", "create"}},

@@ -17,7 +17,8 @@ import (
 var crdFiles embed.FS
 
 // CRDs returns the CRDs virtkit serves (the kubevirt.io groups and CDI's
-// DataVolume, DataSource, CDIConfig and StorageProfile), sorted by name.
+// DataVolume, DataSource, CDIConfig, CDI and StorageProfile), sorted by
+// name.
 func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return readCRDs("crds/*.yaml")
 }

@@ -31,5 +31,5 @@ func ExampleCRDs() {
 	if err := deploy.WaitEstablished(ctx, cl, crds); err != nil {
 		panic(err)
 	}
-	// Output: 21 CRDs, the first cdiconfigs.cdi.kubevirt.io
+	// Output: 22 CRDs, the first cdiconfigs.cdi.kubevirt.io
 }

@@ -13,7 +13,8 @@
 // spec's, echoed)
 // and defaultPodResourceRequirements (CDI's defaults, the spec's CPU and
 // memory over them: [PodResources]). It changes no
-// spec once made, and no other object. [Overhead] is how the DataVolume
+// spec once made (controllers/cdiresource sets the spec from the CDI
+// resource's spec.config), and no other object. [Overhead] is how the DataVolume
 // controller reads the overhead a claim of a StorageClass gets,
 // [FillingPodResources] and [ProxyEnv] the resources and proxy of the pods
 // that fill claims, and [HonorsWaitForFirstConsumer] whether a DataVolume

@@ -22,6 +22,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/virtkit/virtkit/controllers/cdiresource"
 	"github.com/virtkit/virtkit/controllers/conditions"
 	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/controllers/stale"
@@ -200,8 +201,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return r.finishThenAgain(ctx, dv, o, CloneRetryInterval)
 		}
 		if src.IsClone() {
-			// A clone's claim may be made by the storage itself.
-			if want, err = r.smartClaim(ctx, dv, src, want, class, profile, &o); err != nil {
+			// A clone's claim may be made by the storage itself, as the
+			// CDI resource's override or else the profile says.
+			override, err := cdiresource.CloneStrategyOverride(ctx, r.client)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if want, err = r.smartClaim(ctx, dv, src, want, class, withCloneStrategy(profile, override), &o); err != nil {
 				return ctrl.Result{}, err
 			}
 			if want == nil {

@@ -124,6 +124,21 @@ func (r *Reconciler) smartClaim(ctx context.Context, dv *cdiv1.DataVolume, src d
 	return want, nil
 }
 
+// withCloneStrategy is profile with its clone strategy replaced by
+// override, when set (the CDI resource's cloneStrategyOverride, which CDI
+// puts over every profile's); profile itself is not changed.
+func withCloneStrategy(profile *cdiv1.StorageProfileStatus, override *cdiv1.CDICloneStrategy) *cdiv1.StorageProfileStatus {
+	if override == nil {
+		return profile
+	}
+	p := &cdiv1.StorageProfileStatus{}
+	if profile != nil {
+		p = profile.DeepCopy()
+	}
+	p.CloneStrategy = ptr.To(*override)
+	return p
+}
+
 // restoreFrom makes claim a restore of the VolumeSnapshot snap of its
 // namespace.
 func restoreFrom(claim *corev1.PersistentVolumeClaim, snap string) {

@@ -196,6 +196,27 @@ func TestSmartClones(t *testing.T) {
 	cl.noImporter(ctx, t, key)
 }
 
+// TestCloneStrategyOverride: the CDI resource's cloneStrategyOverride
+// comes before a profile's csi-clone: the clone is copied.
+func TestCloneStrategyOverride(t *testing.T) {
+	cl := startCluster(t)
+	ctx := testenv.Within(t, 60*time.Second)
+	ns := cl.namespace(t, "override")
+	cl.profile(ctx, t, "fast", "csi.example.com", cdiv1.CloneStrategyCsiClone, "")
+	cl.sourceClaim(ctx, t, ns, "golden", "fast")
+	copyAll := cdiv1.CloneStrategyHostAssisted
+	if err := cl.c.Create(ctx, &cdiv1.CDI{ObjectMeta: metav1.ObjectMeta{Name: "cdi"}, Spec: cdiv1.CDISpec{CloneStrategyOverride: &copyAll}}); err != nil {
+		t.Fatal(err)
+	}
+	dv := cloneDV(ns, "overridden", "golden", "fast")
+	if err := cl.c.Create(ctx, dv); err != nil {
+		t.Fatal(err)
+	}
+	if pvc := cl.waitClaim(ctx, t, client.ObjectKeyFromObject(dv)); pvc.Spec.DataSource != nil || pvc.Annotations[dvspec.AnnCloneType] != "copy" {
+		t.Errorf("clone's claim under a copy override: data source %+v, annotations %v", pvc.Spec.DataSource, pvc.Annotations)
+	}
+}
+
 // TestSnapshotSources: a DataVolume whose source is a VolumeSnapshot, named
 // or through a DataSource, waits until the snapshot is ready, then gets a
 // claim restored from it by the storage, of the snapshot's restore size

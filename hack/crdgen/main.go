@@ -110,6 +110,9 @@ func kinds() map[string]kind {
 		"datasources.cdi.kubevirt.io": {markers: true, status: true},
 		// As CDI's: cluster-scoped, no status subresource.
 		"cdiconfigs.cdi.kubevirt.io": {markers: true},
+		// CDI's install and configuration resource, as CDI's: cluster-scoped,
+		// short names cdi and cdis, no status subresource.
+		"cdis.cdi.kubevirt.io": {markers: true},
 		// As CDI's: cluster-scoped, status a subresource.
 		"storageprofiles.cdi.kubevirt.io": {markers: true, status: true},
 		// The CSI snapshot kinds, as external-snapshotter v8 defines them.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,10 +13,13 @@ import (
 	"testing"
 	"time"
 
+	conditionsv1 "github.com/openshift/custom-resource-status/conditions/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+	sdkapi "kubevirt.io/controller-lifecycle-operator-sdk/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/internal/testenv"
@@ -25,7 +29,7 @@ import (
 // creates a DataVolume with an upload source, waits for its upload pod,
 // takes a token from the upload.cdi.kubevirt.io API and posts the test
 // guest's qcow2 disk to the upload proxy (virt-api's loopback port, which
-// the CDIConfig's status names); the
+// the CDIConfig's status names, as the CDI resource sets it); the
 // DataVolume Succeeds and a VM boots from it. Before that, a corrupt image
 // is refused with the importer's words and the DataVolume stays ready for
 // a good one; a request without a valid token is refused. Deleting the VM
@@ -63,12 +67,39 @@ func TestDataVolumeUpload(t *testing.T) {
 		t.Errorf("upload with a forged token: %d, want 401", resp.StatusCode)
 	}
 
-	// Without --uploadproxy-url: the CDIConfig says where the proxy is.
+	// Without --uploadproxy-url: the CDIConfig says where the proxy is, by
+	// default virt-controller's --upload-proxy-url; configured, as CDI's
+	// documentation says, in the CDI resource's spec.config (here another
+	// name of the same address).
 	cfg := &cdiv1.CDIConfig{}
 	must(t, w.c.Get(ctx, client.ObjectKey{Name: "config"}, cfg))
 	if cfg.Status.UploadProxyURL == nil || *cfg.Status.UploadProxyURL != proxy {
 		t.Errorf("CDIConfig status.uploadProxyURL %v, want %s", cfg.Status.UploadProxyURL, proxy)
 	}
+	cdi := &cdiv1.CDI{}
+	testenv.Eventually(ctx, t, "the CDI resource cdi Available", func() (bool, string) {
+		if err := w.c.Get(ctx, client.ObjectKey{Name: "cdi"}, cdi); err != nil {
+			return false, err.Error()
+		}
+		return cdi.Status.Phase == sdkapi.PhaseDeployed && conditionsv1.IsStatusConditionTrue(cdi.Status.Conditions, conditionsv1.ConditionAvailable), fmt.Sprintf("%+v", cdi.Status)
+	})
+	byName := "https://localhost:" + strconv.Itoa(w.cfg.VirtAPIPort)
+	setOverride := func(ctx context.Context, v string) error {
+		return w.c.Patch(ctx, &cdiv1.CDI{ObjectMeta: metav1.ObjectMeta{Name: "cdi"}},
+			client.RawPatch(types.MergePatchType, []byte(`{"spec":{"config":{"uploadProxyURLOverride":`+v+`}}}`)))
+	}
+	must(t, setOverride(ctx, strconv.Quote(byName)))
+	t.Cleanup(func() {
+		if err := setOverride(context.Background(), "null"); err != nil {
+			t.Errorf("removing the upload proxy override: %v", err)
+		}
+	})
+	testenv.Eventually(ctx, t, "the CDIConfig following the CDI resource", func() (bool, string) {
+		if err := w.c.Get(ctx, client.ObjectKey{Name: "config"}, cfg); err != nil {
+			return false, err.Error()
+		}
+		return cfg.Status.UploadProxyURL != nil && *cfg.Status.UploadProxyURL == byName, fmt.Sprintf("spec %+v, status %+v", cfg.Spec, cfg.Status)
+	})
 	out, err = upload(testenv.Output(t, "guest", "disk.qcow2"), "--no-create")
 	if err != nil || !strings.Contains(out, "completed successfully") {
 		t.Fatalf("uploading the guest's disk: %v", err)
