@@ -103,7 +103,7 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 		}
 	}
 	if cfg.ExportServerImage != "" && cfg.ExportSigner != nil {
-		opts := []export.Option{export.WithImage(cfg.ExportServerImage, cfg.ImagePullPolicy)}
+		opts := []export.Option{export.WithImage(cfg.ExportServerImage, cfg.ImagePullPolicy), export.WithSpecOptionsFrom(specs)}
 		if cfg.ExportProxyHost != "" {
 			opts = append(opts, export.WithExternalHost(cfg.ExportProxyHost, cfg.ExportProxyCA))
 		} else {

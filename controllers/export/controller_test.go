@@ -3,6 +3,7 @@ package export_test
 import (
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 	virtv1 "kubevirt.io/api/core/v1"
 	exportv1 "kubevirt.io/api/export/v1beta1"
+	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -425,5 +427,49 @@ func TestSnapshotExport(t *testing.T) {
 	}
 	if !created {
 		t.Errorf("no VolumesCreated condition: %+v", vme.Status.Conditions)
+	}
+}
+
+// A VM sized by a cluster instancetype is exported with the instancetype
+// written into its template, as KubeVirt's manifests carry it: the cluster
+// it is recreated in may not have the instancetype.
+func TestVMExportExpandsInstancetype(t *testing.T) {
+	e := start(t)
+	it := &instancetypev1beta1.VirtualMachineClusterInstancetype{ObjectMeta: metav1.ObjectMeta{Name: "export-small"},
+		Spec: instancetypev1beta1.VirtualMachineInstancetypeSpec{CPU: instancetypev1beta1.CPUInstancetype{Guest: 3},
+			Memory: instancetypev1beta1.MemoryInstancetype{Guest: resource.MustParse("320Mi")}}}
+	must(t, e.c.Create(e.ctx, it))
+	e.claim(t, "sized-data", map[string]string{"cdi.kubevirt.io/storage.contentType": "kubevirt"})
+	vm := &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sized"},
+		Spec: virtv1.VirtualMachineSpec{RunStrategy: ptr.To(virtv1.RunStrategyHalted),
+			Instancetype: &virtv1.InstancetypeMatcher{Name: it.Name, Kind: "VirtualMachineClusterInstancetype"},
+			Template: &virtv1.VirtualMachineInstanceTemplateSpec{Spec: virtv1.VirtualMachineInstanceSpec{
+				Volumes: []virtv1.Volume{{Name: "data", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+					PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "sized-data"}}}}}}}}}
+	must(t, e.c.Create(e.ctx, vm))
+	vme := e.create(t, "sized-export", ptr.To("kubevirt.io"), "VirtualMachine", "sized")
+	e.playKubelet(t, e.pod(t, vme))
+	e.wait(t, vme, "Ready", func(st *exportv1.VirtualMachineExportStatus) bool { return st.Phase == exportv1.Ready })
+	cm := &corev1.ConfigMap{}
+	must(t, e.c.Get(e.ctx, client.ObjectKey{Namespace: ns, Name: "exporter-vm-manifest-sized-export"}, cm))
+	var docs []json.RawMessage
+	must(t, json.Unmarshal([]byte(cm.Data[export.ManifestFile(export.Internal)]), &docs))
+	var got *virtv1.VirtualMachine
+	for _, doc := range docs {
+		v := &virtv1.VirtualMachine{}
+		if err := json.Unmarshal(doc, v); err == nil && v.Kind == "VirtualMachine" {
+			got = v
+		}
+	}
+	if got == nil {
+		t.Fatalf("no VirtualMachine in the manifests:\n%s", cm.Data[export.ManifestFile(export.Internal)])
+	}
+	d := got.Spec.Template.Spec.Domain
+	if got.Spec.Instancetype != nil || d.CPU == nil || d.CPU.Sockets*d.CPU.Cores*d.CPU.Threads != 3 ||
+		d.Memory == nil || d.Memory.Guest == nil || d.Memory.Guest.Cmp(resource.MustParse("320Mi")) != 0 {
+		t.Errorf("exported VM: instancetype %+v, cpu %+v, memory %+v; want none, 3 vCPUs and 320Mi written in", got.Spec.Instancetype, d.CPU, d.Memory)
+	}
+	if len(got.Spec.DataVolumeTemplates) != 0 || len(got.Spec.Template.Spec.Volumes) != 1 || len(d.Devices.Disks) != 1 {
+		t.Errorf("exported VM: volumes %+v, disks %+v; want its one volume and a disk for it", got.Spec.Template.Spec.Volumes, d.Devices.Disks)
 	}
 }

@@ -58,3 +58,10 @@ func WithCertDuration(d time.Duration) Option { return func(r *Reconciler) { r.c
 // WithInUseRecheck sets how often an export paused by a claim in use
 // looks again (default 3 seconds, KubeVirt's).
 func WithInUseRecheck(d time.Duration) Option { return func(r *Reconciler) { r.recheck = d } }
+
+// WithSpecOptionsFrom sets where the settings an exported VM's
+// instancetype and preference are expanded with come from (default
+// virt/spec's defaults).
+func WithSpecOptionsFrom(src SpecOptionsSource) Option {
+	return func(r *Reconciler) { r.specSource = src }
+}

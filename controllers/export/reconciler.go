@@ -71,6 +71,9 @@ type Reconciler struct {
 	// known remembers what the current server pod of each export was
 	// made with, so that a steady export costs no API reads.
 	known *knownServers
+	// specSource gives the settings an exported VM's instancetype is
+	// expanded with; nil: virt/spec's defaults.
+	specSource SpecOptionsSource
 }
 
 // New returns a Reconciler signing server certificates with signer.
@@ -463,9 +466,13 @@ func manifestsName(export string) string { return "exporter-vm-manifest-" + expo
 // cluster (trusting the export CA, ca) and, with an export proxy, outside
 // it, into vme's ConfigMap, and returns its name.
 func (r *Reconciler) ensureManifests(ctx context.Context, vme *exportv1.VirtualMachineExport, src source, ca, host, hostCert string) (string, error) {
+	vm, err := r.expanded(ctx, src.vmObj)
+	if err != nil {
+		return "", fmt.Errorf("export %s/%s: the VM's manifest: %w", vme.Namespace, vme.Name, err)
+	}
 	data := map[string]string{}
 	write := func(a export.Audience, base, cert string) error {
-		b, err := export.EncodeManifests(export.VMManifests(vme.Name, src.vmObj, src.vols, src.sizes, base, cert))
+		b, err := export.EncodeManifests(export.VMManifests(vme.Name, vm, src.vols, src.sizes, base, cert))
 		data[export.ManifestFile(a)] = string(b)
 		return err
 	}
