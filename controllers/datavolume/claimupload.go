@@ -96,7 +96,7 @@ func (r *Reconciler) reconcileClaimUpload(ctx context.Context, req ctrl.Request)
 	}
 	switch {
 	case done:
-		return ctrl.Result{}, r.deleteUploadPod(ctx, pvc.Namespace, name)
+		return ctrl.Result{}, r.deleteUploadPod(ctx, pvc.Namespace, pvc.Name)
 	case pod == nil && ready:
 		if len(r.pod.UploadClientCA) == 0 {
 			return ctrl.Result{}, nil
@@ -105,12 +105,20 @@ func (r *Reconciler) reconcileClaimUpload(ctx context.Context, req ctrl.Request)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
+		// As CDI's upload pods: the image may need converting.
+		if err := r.annotateClaim(ctx, pvc, map[string]string{dvspec.AnnRequiresScratch: "true"}); err != nil {
+			return ctrl.Result{}, err
+		}
 		p, err := r.uploadPod(ctx, dv, pvc, po, false, claimOwner(pvc))
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if err := r.client.Create(ctx, p); err != nil && !apierrors.IsAlreadyExists(err) {
+		switch err := r.client.Create(ctx, p); {
+		case apierrors.IsAlreadyExists(err):
+		case err != nil:
 			return ctrl.Result{}, fmt.Errorf("creating upload pod %s/%s: %w", p.Namespace, p.Name, err)
+		default:
+			return ctrl.Result{}, r.ensureScratch(ctx, p, pvc, po)
 		}
 		return ctrl.Result{}, nil
 	case pod == nil:
@@ -125,16 +133,27 @@ func (r *Reconciler) reconcileClaimUpload(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	}
 	if phase == corev1.PodSucceeded {
-		return ctrl.Result{}, r.deleteUploadPod(ctx, pvc.Namespace, name)
+		return ctrl.Result{}, r.deleteUploadPod(ctx, pvc.Namespace, pvc.Name)
+	}
+	if mountsScratch(pod) && (phase == corev1.PodPending || phase == corev1.PodRunning) {
+		// Made with the pod, unless that was interrupted.
+		po, err := r.podOptions(ctx, class)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.ensureScratch(ctx, pod, pvc, po)
 	}
 	return ctrl.Result{}, nil
 }
 
-// deleteUploadPod deletes the upload pod called name and its Secret.
-func (r *Reconciler) deleteUploadPod(ctx context.Context, ns, name string) error {
+// deleteUploadPod deletes the upload pod of the claim called claim, its
+// Secret and its scratch claim.
+func (r *Reconciler) deleteUploadPod(ctx context.Context, ns, claim string) error {
+	name := dvspec.UploadPodName(claim)
 	for _, obj := range []client.Object{
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: UploadSecretName(name)}},
+		&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ScratchClaimName(claim)}},
 	} {
 		if err := r.client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting %s/%s: %w", ns, obj.GetName(), err)

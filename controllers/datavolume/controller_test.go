@@ -167,9 +167,10 @@ func finished(out contract.Outcome) corev1.PodStatus {
 // TestImportLifecycle: a DataVolume of an http source goes Pending (its
 // claim made, owned by it, with the file system's overhead), then
 // ImportScheduled (the importer pod made once the claim is bound, with the
-// claim's usable size), ImportInProgress with the importer's progress, and
-// Succeeded once the pod ends well: the claim is marked filled and the pod
-// deleted. Deleting the DataVolume leaves the claim to the garbage
+// claim's usable size, no scratch space), ImportInProgress with the
+// importer's progress; the importer asks for scratch space and a new pod
+// gets a scratch claim; Succeeded once that pod ends well: the claim is
+// marked filled, the pod and its scratch claim deleted. Deleting the DataVolume leaves the claim to the garbage
 // collector through its owner reference.
 func TestImportLifecycle(t *testing.T) {
 	cl := startCluster(t)
@@ -205,15 +206,46 @@ func TestImportLifecycle(t *testing.T) {
 		return got.Status.Progress == "37.50%", string(got.Status.Progress)
 	})
 
+	// The image is a qcow2 and the pod has no scratch space: it says so,
+	// and the next pod gets a scratch claim.
+	if args.Scratch != "" {
+		t.Errorf("the first importer pod has scratch space %q, want none until it asks", args.Scratch)
+	}
+	cl.podStatus(ctx, t, podKey, finished(contract.Outcome{Message: "scratch space required", Reason: contract.ReasonScratchRequired, ScratchRequired: true}))
+	scratchKey := client.ObjectKey{Namespace: ns, Name: "disk-scratch"}
+	scratch := &corev1.PersistentVolumeClaim{}
+	testenv.Eventually(ctx, t, "a new importer pod with a scratch claim", func() (bool, string) {
+		p := &corev1.Pod{}
+		if err := cl.c.Get(ctx, podKey, p); err != nil || p.UID == pod.UID {
+			return false, fmt.Sprint("pod: ", err)
+		}
+		if err := cl.c.Get(ctx, scratchKey, scratch); err != nil {
+			return false, fmt.Sprint("scratch claim: ", err)
+		}
+		pod = p
+		return mountsScratch(p) && metav1.IsControlledBy(scratch, p), fmt.Sprintf("volumes %+v, scratch owners %+v", p.Spec.Volumes, scratch.OwnerReferences)
+	})
+	if got := cl.dv(ctx, t, key); got.Status.Phase == cdiv1.Failed || got.Status.Phase == cdiv1.Succeeded {
+		t.Errorf("phase %s after the importer asked for scratch space", got.Status.Phase)
+	}
+	if size := scratch.Spec.Resources.Requests[corev1.ResourceStorage]; size.Value() < 64<<20 {
+		t.Errorf("scratch claim of %s, want room for the 64 MiB disk", size.String())
+	}
+	cl.podStatus(ctx, t, podKey, running())
 	cl.podStatus(ctx, t, podKey, finished(contract.Outcome{Message: "Import Complete", Format: "qcow2"}))
 	got = cl.waitPhase(ctx, t, key, cdiv1.Succeeded)
 	if got.Status.Progress != "100.0%" || got.Status.ClaimName != "disk" {
 		t.Errorf("status %+v, want 100.0%% of claim disk", got.Status)
 	}
-	testenv.Eventually(ctx, t, "the importer pod gone, the claim marked", func() (bool, string) {
+	testenv.Eventually(ctx, t, "the importer pod and its scratch claim gone, the claim marked", func() (bool, string) {
 		perr := cl.c.Get(ctx, podKey, &corev1.Pod{})
+		serr := cl.c.Get(ctx, scratchKey, scratch)
 		_ = cl.c.Get(ctx, key, pvc)
-		return apierrors.IsNotFound(perr) && pvc.Annotations[dvspec.AnnPopulatedFor] == "disk", fmt.Sprintf("pod: %v, claim: %v", perr, pvc.Annotations)
+		// The apiserver's claim protection keeps a deleted claim until a
+		// controller this test does not run lets it go.
+		gone := apierrors.IsNotFound(serr) || serr == nil && scratch.DeletionTimestamp != nil
+		return apierrors.IsNotFound(perr) && gone && pvc.Annotations[dvspec.AnnPopulatedFor] == "disk" && pvc.Annotations[dvspec.AnnRequiresScratch] == "true",
+			fmt.Sprintf("pod: %v, scratch: %v, claim: %v", perr, serr, pvc.Annotations)
 	})
 	wantEvents(t, cl.events, ReasonImportScheduled, ReasonImportInProgress, ReasonImportSucceeded)
 }
@@ -227,8 +259,8 @@ const testClientCA = "-----BEGIN CERTIFICATE-----\nproxy CA\n-----END CERTIFICAT
 // key and the proxy's CA, the pod's certificate published on the pod. It
 // is UploadScheduled until the pod is ready, UploadReady then, with the
 // pod's phase and readiness mirrored on the claim (what KubeVirt's virtctl
-// waits on), and Succeeded once the pod ends well; the pod and its Secret
-// are then deleted.
+// waits on), and Succeeded once the pod ends well; the pod, its Secret and
+// its scratch claim (uploads always get one, as CDI's) are then deleted.
 func TestUploadLifecycle(t *testing.T) {
 	cl := startCluster(t)
 	ctx := testenv.Within(t, 60*time.Second)
@@ -262,9 +294,15 @@ func TestUploadLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if args.Source != contract.SourceUpload || args.ClientName != "proxy" || args.Target != "/data/disk.img" {
-		t.Errorf("upload server args %+v, want an upload source for client proxy into /data/disk.img", args)
+	if args.Source != contract.SourceUpload || args.ClientName != "proxy" || args.Target != "/data/disk.img" || args.Scratch != contract.ScratchDir {
+		t.Errorf("upload server args %+v, want an upload source for client proxy into /data/disk.img with scratch space", args)
 	}
+	scratchKey := client.ObjectKey{Namespace: ns, Name: "up-scratch"}
+	scratch := &corev1.PersistentVolumeClaim{}
+	testenv.Eventually(ctx, t, "the upload pod's scratch claim", func() (bool, string) {
+		err := cl.c.Get(ctx, scratchKey, scratch)
+		return err == nil && metav1.IsControlledBy(scratch, pod), fmt.Sprint(err, scratch.OwnerReferences)
+	})
 	ready := readyPod()
 	cl.podStatus(ctx, t, podKey, ready)
 	cl.waitPhase(ctx, t, key, cdiv1.UploadReady)
@@ -281,8 +319,10 @@ func TestUploadLifecycle(t *testing.T) {
 		perr := cl.c.Get(ctx, podKey, &corev1.Pod{})
 		serr := cl.c.Get(ctx, client.ObjectKeyFromObject(sec), &corev1.Secret{})
 		_ = cl.c.Get(ctx, key, pvc)
-		return apierrors.IsNotFound(perr) && apierrors.IsNotFound(serr) && pvc.Annotations[dvspec.AnnPodPhase] == "Succeeded",
-			fmt.Sprintf("pod: %v, secret: %v, claim: %v", perr, serr, pvc.Annotations)
+		cerr := cl.c.Get(ctx, scratchKey, scratch)
+		gone := apierrors.IsNotFound(cerr) || cerr == nil && scratch.DeletionTimestamp != nil
+		return apierrors.IsNotFound(perr) && apierrors.IsNotFound(serr) && gone && pvc.Annotations[dvspec.AnnPodPhase] == "Succeeded",
+			fmt.Sprintf("pod: %v, secret: %v, scratch: %v, claim: %v", perr, serr, cerr, pvc.Annotations)
 	})
 	wantEvents(t, cl.events, ReasonUploadScheduled, ReasonUploadReady, ReasonUploadSucceeded)
 }

@@ -204,9 +204,10 @@ func UploadPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, o PodOpt
 
 // ImporterPod returns the pod that fills pvc from src for dv: the importer
 // with the claim mounted (contract.DataDir, or contract.BlockDevice for a
-// block claim), the source's CA bundle and credentials, restarted on
-// failure, as a non-root user without capabilities on a read-only root
-// file system.
+// block claim), its scratch claim (ScratchClaimName, at
+// contract.ScratchDir) when pvc asks for one (dvspec.AnnRequiresScratch),
+// the source's CA bundle and credentials, restarted on failure, as a
+// non-root user without capabilities on a read-only root file system.
 func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src dvspec.Source, o PodOptions) *corev1.Pod {
 	overhead := o.overhead()
 	capacity := dvspec.ClaimCapacity(pvc)
@@ -241,10 +242,16 @@ func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src dv
 		args.Target, args.Archive, args.Size = contract.DataDir, true, contract.UsableSpace(capacity, overhead)
 		c.VolumeMounts = []corev1.VolumeMount{{Name: "cdi-data-vol", MountPath: contract.DataDir}}
 	default:
-		args.Target, args.Size, args.Scratch = path.Join(contract.DataDir, contract.DiskImage), contract.UsableSpace(capacity, overhead), contract.ScratchDir
+		args.Target, args.Size = path.Join(contract.DataDir, contract.DiskImage), contract.UsableSpace(capacity, overhead)
 		// As CDI: the DataVolume's choice, else the CDIConfig's.
 		args.Preallocate = src.Kind != contract.SourceSend && ptr.Deref(dv.Spec.Preallocation, o.Preallocation)
 		c.VolumeMounts = []corev1.VolumeMount{{Name: "cdi-data-vol", MountPath: contract.DataDir}}
+	}
+	if wantsScratch(dv, pvc, src.Kind) {
+		args.Scratch = contract.ScratchDir
+		volumes = append(volumes, corev1.Volume{Name: scratchVolume, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: ScratchClaimName(pvc.Name)}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: scratchVolume, MountPath: contract.ScratchDir})
 	}
 	switch {
 	case src.Registry != nil:

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/yaml"
@@ -30,6 +31,8 @@ func TestImporterPodGolden(t *testing.T) {
 	}
 	claim := boundClaim("fedora", "1Gi")
 	claim.Namespace = "demo"
+	// An earlier pod found a qcow2 and asked for scratch space.
+	claim.Annotations = map[string]string{dvspec.AnnRequiresScratch: "true"}
 	pod := ImporterPod(dv, claim, src, PodOptions{Image: "virtkit/virt-importer:v0.1.0", PullPolicy: corev1.PullIfNotPresent})
 	b, err := yaml.Marshal(pod)
 	assert.NilError(t, err)
@@ -39,6 +42,69 @@ func TestImporterPodGolden(t *testing.T) {
 	args, err := contract.Parse(pod.Spec.Containers[0].Command[1:], nil)
 	assert.NilError(t, err)
 	assert.Equal(t, args.Size, contract.UsableSpace(1<<30, contract.DefaultFilesystemOverhead))
+}
+
+// TestImporterPodScratch: a pod mounts a scratch claim when its claim asks
+// for one and the source may hold an image to convert.
+func TestImporterPodScratch(t *testing.T) {
+	block := corev1.PersistentVolumeBlock
+	for _, tc := range []struct {
+		name   string
+		ask    bool
+		change func(*cdiv1.DataVolume, *corev1.PersistentVolumeClaim)
+		want   bool
+	}{
+		{name: "asked", ask: true, want: true},
+		{name: "not asked", ask: false, want: false},
+		{name: "a block claim, asked", ask: true, want: true, change: func(_ *cdiv1.DataVolume, c *corev1.PersistentVolumeClaim) { c.Spec.VolumeMode = &block }},
+		{name: "blank", ask: true, want: false, change: func(dv *cdiv1.DataVolume, _ *corev1.PersistentVolumeClaim) {
+			dv.Spec.Source = &cdiv1.DataVolumeSource{Blank: &cdiv1.DataVolumeBlankImage{}}
+		}},
+		{name: "an archive", ask: true, want: false, change: func(dv *cdiv1.DataVolume, _ *corev1.PersistentVolumeClaim) {
+			dv.Spec.ContentType = cdiv1.DataVolumeArchive
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dv := httpDV("ns", "d", "https://images.example.com/d.qcow2")
+			claim := boundClaim("d", "1Gi")
+			if tc.ask {
+				claim.Annotations = map[string]string{dvspec.AnnRequiresScratch: "true"}
+			}
+			if tc.change != nil {
+				tc.change(dv, claim)
+			}
+			src, ferr := dvspec.SourceOf(dv)
+			if ferr != nil {
+				t.Fatal(ferr)
+			}
+			pod := ImporterPod(dv, claim, src, PodOptions{Image: "img"})
+			args, err := contract.Parse(pod.Spec.Containers[0].Command[1:], nil)
+			assert.NilError(t, err)
+			if got := mountsScratch(pod); got != tc.want || (args.Scratch == contract.ScratchDir) != tc.want {
+				t.Errorf("mounts a scratch claim: %v, --scratch %q; want %v", got, args.Scratch, tc.want)
+			}
+		})
+	}
+}
+
+// TestScratchClaim: the scratch claim holds what its claim's disk can,
+// with its own class's overhead, owned by the pod.
+func TestScratchClaim(t *testing.T) {
+	claim := boundClaim("d", "1Gi")
+	claim.Spec.StorageClassName = ptr.To("fast")
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "importer-d", UID: "pod-uid"}}
+	c := ScratchClaim(claim, pod, "", 0.06, 0.1)
+	usable := contract.UsableSpace(1<<30, 0.06)
+	want := contract.RequiredSpace(usable, 0.1)
+	want = (want + contract.AlignBlock - 1) / contract.AlignBlock * contract.AlignBlock
+	got := c.Spec.Resources.Requests[corev1.ResourceStorage]
+	assert.Equal(t, got.Value(), want)
+	assert.Equal(t, c.Name, "d-scratch")
+	assert.Equal(t, ptr.Deref(c.Spec.StorageClassName, ""), "fast")
+	assert.Assert(t, metav1.IsControlledBy(c, pod), "owners %+v", c.OwnerReferences)
+	if other := ScratchClaim(claim, pod, "scratchy", 0.06, 0); ptr.Deref(other.Spec.StorageClassName, "") != "scratchy" {
+		t.Errorf("the CDIConfig's scratch class not used: %v", other.Spec.StorageClassName)
+	}
 }
 
 // TestImporterPodBlock: a block claim is a device of the pod, written

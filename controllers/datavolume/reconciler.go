@@ -336,6 +336,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		fallthrough
 	case pod == nil && ready:
+		if src.IsUpload() && !cross {
+			// As CDI's upload pods: the image may need converting.
+			if err := r.annotateClaim(ctx, o.Claim, map[string]string{dvspec.AnnRequiresScratch: "true"}); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		p := ImporterPod(dv, o.Claim, src, po)
 		if cross {
 			if err := r.holdForClone(ctx, dv, src); err != nil {
@@ -353,12 +359,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				return ctrl.Result{}, err
 			}
 		}
-		if err := r.client.Create(ctx, p); err != nil && !apierrors.IsAlreadyExists(err) {
+		switch err := r.client.Create(ctx, p); {
+		case apierrors.IsAlreadyExists(err):
+			// Its scratch claim, if any, is made when it is seen.
+		case err != nil:
 			return ctrl.Result{}, fmt.Errorf("creating the importer pod of DataVolume %s: %w", req.NamespacedName, err)
+		default:
+			if err := r.ensureScratch(ctx, p, o.Claim, po); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
 		if err := r.annotateClaim(ctx, o.Claim, map[string]string{dvspec.AnnImportPod: p.Name}); err != nil {
 			return ctrl.Result{}, err
 		}
+	case pod != nil && pod.Status.Phase == corev1.PodSucceeded && outcomeOf(firstStatus(pod)).ScratchRequired:
+		// It wrote nothing: the next pod gets a scratch claim, as CDI's.
+		if err := r.annotateClaim(ctx, o.Claim, map[string]string{dvspec.AnnRequiresScratch: "true"}); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("deleting importer pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		o.Pod = nil
+		return r.finish(ctx, dv, o, nil)
 	case pod != nil && pod.Status.Phase == corev1.PodSucceeded:
 		if out := outcomeOf(firstStatus(pod)); !out.Fatal {
 			// Mark the claim filled before the pod, and with it the
@@ -375,15 +398,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.finishAndDelete(ctx, dv, o)
 	case pod != nil && pod.Status.Phase == corev1.PodFailed:
 		return r.finishAndDelete(ctx, dv, o)
-	case pod != nil && pod.Status.Phase == corev1.PodRunning:
-		if v, ok, err := r.progress.Progress(ctx, pod, string(dv.UID)); err != nil {
-			logf.FromContext(ctx).V(1).Info("importer progress not read", "error", err.Error())
-		} else if ok {
-			o.Progress = &v
+	case pod != nil && (pod.Status.Phase == corev1.PodPending || pod.Status.Phase == corev1.PodRunning) && mountsScratch(pod):
+		// Made with the pod, unless that was interrupted; the pod waits
+		// for it.
+		if err := r.ensureScratch(ctx, pod, o.Claim, po); err != nil {
+			return ctrl.Result{}, err
 		}
-		return r.finishThenAgain(ctx, dv, o, ProgressInterval)
+		if pod.Status.Phase == corev1.PodRunning {
+			return r.progressAgain(ctx, dv, o, pod)
+		}
+	case pod != nil && pod.Status.Phase == corev1.PodRunning:
+		return r.progressAgain(ctx, dv, o, pod)
 	}
 	return r.finish(ctx, dv, o, nil)
+}
+
+// progressAgain reads the progress of pod, which runs, into o, writes the
+// status and looks again after ProgressInterval.
+func (r *Reconciler) progressAgain(ctx context.Context, dv *cdiv1.DataVolume, o Observed, pod *corev1.Pod) (ctrl.Result, error) {
+	if v, ok, err := r.progress.Progress(ctx, pod, string(dv.UID)); err != nil {
+		logf.FromContext(ctx).V(1).Info("importer progress not read", "error", err.Error())
+	} else if ok {
+		o.Progress = &v
+	}
+	return r.finishThenAgain(ctx, dv, o, ProgressInterval)
 }
 
 func firstStatus(pod *corev1.Pod) *corev1.ContainerStatus {
@@ -408,7 +446,14 @@ func (r *Reconciler) finishAndDelete(ctx context.Context, dv *cdiv1.DataVolume, 
 	}
 	if o.Source.IsUpload() || o.Source.CrossNamespace(dv.Namespace) {
 		// Its key served only that pod.
-		if err := r.deleteUploadPod(ctx, dv.Namespace, dvspec.UploadPodName(dv.Name)); err != nil {
+		if err := r.deleteUploadPod(ctx, dv.Namespace, dv.Name); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if o.Claim != nil && mountsScratch(o.Pod) {
+		// It served only that pod (which owns it, but the garbage
+		// collector may come later).
+		if err := r.deleteScratch(ctx, dv.Namespace, o.Claim.Name); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -461,10 +506,17 @@ func (r *Reconciler) uploadPod(ctx context.Context, dv *cdiv1.DataVolume, claim 
 // that ended without filling it (a fatal outcome) is Failed, not
 // Succeeded, for virtctl and CDI's tools read Succeeded as filled.
 func mirroredPhase(pod *corev1.Pod) corev1.PodPhase {
-	if pod.Status.Phase == corev1.PodSucceeded && outcomeOf(firstStatus(pod)).Fatal {
-		return corev1.PodFailed
+	if pod.Status.Phase != corev1.PodSucceeded {
+		return pod.Status.Phase
 	}
-	return pod.Status.Phase
+	switch out := outcomeOf(firstStatus(pod)); {
+	case out.Fatal:
+		return corev1.PodFailed
+	case out.ScratchRequired:
+		// Another pod, with scratch space, comes next.
+		return corev1.PodPending
+	}
+	return corev1.PodSucceeded
 }
 
 // finishThenAgain writes the status o gives and looks again after d:

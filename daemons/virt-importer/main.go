@@ -3,12 +3,13 @@
 // library virt/storage/importer, and leaves its outcome as the container's
 // termination message.
 //
-//	virt-importer --source http --url https://host/disk.qcow2 --target /data/disk.img --size 1073741824 --scratch /data/.virtkit-scratch
+//	virt-importer --source http --url https://host/disk.qcow2 --target /data/disk.img --size 1073741824 --scratch /scratch
 //
 // The flags, mounts, credentials' environment and termination message are
 // the contract of virt/storage/importer/contract, which the DataVolume
 // controller (controllers/datavolume) renders. Exit status: 0 when the
-// import succeeded or failed for good (the outcome says which); 1 when it
+// import succeeded, failed for good, or needs scratch space it was not
+// given (the outcome says which); 1 when it
 // failed in a way a retry may mend (the source could not be reached), so
 // that the kubelet restarts it with its back-off; 2 for bad flags.
 // SIGTERM or SIGINT stops it; a partly written disk is removed.
@@ -114,6 +115,10 @@ func importOnce(ctx context.Context, im importer.Interface, a contract.Args, get
 			_ = os.Remove(a.Target)
 		}
 	}
+	if importer.ReasonOf(err) == importer.ReasonScratchRequired {
+		// Nothing was written: the next pod has a scratch claim.
+		return contract.Outcome{Message: err.Error(), Reason: contract.ReasonScratchRequired, ScratchRequired: true}, exitDone
+	}
 	if err != nil {
 		return failure(err)
 	}
@@ -123,7 +128,8 @@ func importOnce(ctx context.Context, im importer.Interface, a contract.Args, get
 
 // target is the disk a's import writes.
 func target(a contract.Args) importer.Target {
-	return importer.Target{Path: a.Target, Block: a.Block, Size: a.Size, ScratchDir: a.Scratch, Preallocate: a.Preallocate, Archive: a.Archive}
+	return importer.Target{Path: a.Target, Block: a.Block, Size: a.Size, ScratchDir: a.Scratch, NoScratch: a.Scratch == "",
+		Preallocate: a.Preallocate, Archive: a.Archive}
 }
 
 // preallocated says whether a's import, once done, allocated its disk.

@@ -25,7 +25,9 @@ import (
 // the outcome the controller reads.
 func TestImportOnce(t *testing.T) {
 	const url = "https://images.example.com/disk.qcow2"
-	args := contract.Args{Source: contract.SourceHTTP, URL: url, Target: "/data/disk.img", Size: 64 << 20}
+	args := contract.Args{Source: contract.SourceHTTP, URL: url, Target: "/data/disk.img", Size: 64 << 20, Scratch: contract.ScratchDir}
+	noScratch := args
+	noScratch.Scratch = ""
 	env := map[string]string{contract.EnvAccessKeyID: "user", contract.EnvSecretKey: "pass"}
 	for _, tc := range []struct {
 		name string
@@ -39,6 +41,10 @@ func TestImportOnce(t *testing.T) {
 	}{
 		{name: "imported", res: importer.Result{Format: "qcow2", VirtualSize: 32 << 20}, args: args,
 			want: contract.Outcome{Message: "Import Complete", Format: "qcow2", VirtualSize: 32 << 20}},
+		{name: "a qcow2 without scratch space: asks for it", res: importer.Result{Format: "qcow2", VirtualSize: 32 << 20}, args: noScratch,
+			want: contract.Outcome{Message: "import from " + url + ": scratch space required: a qcow2 image needs scratch space", Reason: contract.ReasonScratchRequired, ScratchRequired: true}},
+		{name: "raw without scratch space", res: importer.Result{Format: "raw", VirtualSize: 32 << 20}, args: noScratch,
+			want: contract.Outcome{Message: "Import Complete", Format: "raw", VirtualSize: 32 << 20}},
 		{name: "unreachable: retried", err: fake.Fail(importer.ReasonUnreachable, url, errors.New("connection refused")), args: args,
 			want: contract.Outcome{Message: "import from " + url + ": source unreachable: connection refused", Reason: "Unreachable"}, code: exitRetry},
 		{name: "corrupt: final", err: fake.Fail(importer.ReasonCorrupt, url, errors.New("bad header")), args: args,

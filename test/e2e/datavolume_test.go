@@ -342,6 +342,20 @@ func TestDataVolumeImport(t *testing.T) {
 	if len(pods.Items) != 0 {
 		t.Errorf("%d importer pods left after the imports", len(pods.Items))
 	}
+	// The qcow2 was converted from a scratch claim, asked for by its first
+	// importer pod, gone with the second; the raw images streamed.
+	root := &corev1.PersistentVolumeClaim{}
+	must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "imported-root"}, root))
+	seven := &corev1.PersistentVolumeClaim{}
+	must(t, w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "seven"}, seven))
+	const requiresScratch = "cdi.kubevirt.io/storage.import.requiresScratch" // CDI's
+	if root.Annotations[requiresScratch] != "true" || seven.Annotations[requiresScratch] != "" {
+		t.Errorf("requiresScratch: qcow2 %q, raw.gz %q; want true and none", root.Annotations[requiresScratch], seven.Annotations[requiresScratch])
+	}
+	eventually(ctx, t, "no scratch claim left", func() (bool, string) {
+		err := w.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "imported-root-scratch"}, &corev1.PersistentVolumeClaim{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
 
 	must(t, w.c.Delete(ctx, vm))
 	w.waitNoVMI(ctx, t, vm)

@@ -55,6 +55,11 @@ const (
 	// AnnSelectedNode is where the scheduler writes the node it picked
 	// for a pod's claims that bind on first consumer.
 	AnnSelectedNode = "volume.kubernetes.io/selected-node"
+	// AnnRequiresScratch on a claim says the pods filling it get a
+	// scratch claim: its image must be downloaded before it is converted
+	// (an importer pod without one said so), or it takes uploads (CDI's
+	// annotation).
+	AnnRequiresScratch = "cdi.kubevirt.io/storage.import.requiresScratch"
 	// AnnPreallocationApplied marks a claim whose disk the import
 	// allocated whole (CDI's annotation).
 	AnnPreallocationApplied = "cdi.kubevirt.io/storage.preallocation"

@@ -14,7 +14,8 @@
 //     extended to Target.Size;
 //   - qcow2, vmdk, vdi, vpc (VHD) and vhdx are downloaded into
 //     Target.ScratchDir and converted to raw with qemu-img, which this
-//     package runs through a [Runner];
+//     package runs through a [Runner] (with Target.NoScratch, the import
+//     stops with ReasonScratchRequired before writing anything);
 //   - anything else (qed, luks, parallels, qcow version 1, an encrypted
 //     qcow2...) is refused.
 //

@@ -3,6 +3,8 @@ package importer
 import (
 	"errors"
 	"strings"
+
+	"github.com/virtkit/virtkit/virt/storage/importer/contract"
 )
 
 // Reason says why an import failed, in a word a controller can put into a
@@ -33,6 +35,10 @@ const (
 	// ReasonChecksum: the bytes downloaded do not have the checksum the
 	// source was given (ChecksumSource), or were not all read to check it.
 	ReasonChecksum Reason = "ChecksumError"
+	// ReasonScratchRequired: the image must be downloaded before it is
+	// converted and the Target has NoScratch. Not a failure of the
+	// source: import again with scratch space.
+	ReasonScratchRequired Reason = contract.ReasonScratchRequired
 )
 
 // words is the reason in plain words, for messages.
@@ -52,6 +58,8 @@ func (r Reason) words() string {
 		return "writing the target failed"
 	case ReasonChecksum:
 		return "checksum mismatch"
+	case ReasonScratchRequired:
+		return "scratch space required"
 	}
 	return string(r)
 }

@@ -91,6 +91,9 @@ func (j *job) streamRaw(r io.Reader) (int64, error) {
 // viaScratch downloads an image into scratch space, checks it, and
 // converts it into the target, returning its virtual size.
 func (j *job) viaScratch(r io.Reader, format string) (int64, error) {
+	if j.dst.NoScratch {
+		return 0, fail(ReasonScratchRequired, j.name, fmt.Errorf("a %s image is downloaded to scratch space before it is converted, and there is none", format))
+	}
 	s, err := newScratch(j.dst.ScratchDir)
 	if err != nil {
 		return 0, fail(ReasonWrite, j.name, err)

@@ -29,6 +29,12 @@ type Target struct {
 	// first, into a temporary file that is always removed (default
 	// os.TempDir()). It is created, and removed again, if missing.
 	ScratchDir string
+	// NoScratch says there is no scratch space: an image that must be
+	// downloaded before it is converted (qcow2, vmdk, vdi, vhd, vhdx) fails
+	// with ReasonScratchRequired once its format is read, before anything
+	// is written, so that the caller can give it some (as CDI's importer
+	// asks for a scratch claim).
+	NoScratch bool
 	// Preallocate allocates every block of a file target once it is
 	// written (CDI's preallocation), so that the disk never runs out of
 	// space on a volume the file system overcommits; a file system that

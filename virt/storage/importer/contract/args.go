@@ -66,7 +66,9 @@ type Args struct {
 	Block bool
 	// Size is the virtual size the disk gets, in bytes.
 	Size int64
-	// Scratch is the folder for images that cannot be streamed.
+	// Scratch is the folder for images that cannot be streamed (the
+	// scratch claim, ScratchDir); empty: the pod has none, and an image
+	// that needs it ends the import with Outcome.ScratchRequired.
 	Scratch string
 	// OwnerUID labels the progress metric (the DataVolume's UID).
 	OwnerUID string

@@ -23,10 +23,12 @@ const (
 	// CDIConfig's importProxy.trustedCAProxy names: PEM CAs of the proxy,
 	// trusted besides the source's, as CDI's importer trusts them.
 	ProxyCertsDir = "/proxycerts"
-	// ScratchDir is the folder, on the claim itself, where an image that
-	// cannot be streamed is downloaded before conversion. The importer
-	// removes it.
-	ScratchDir = DataDir + "/.virtkit-scratch"
+	// ScratchDir is where the scratch claim is mounted, CDI's scratch
+	// space: an image that cannot be streamed is downloaded there before
+	// conversion, into a file the importer removes. A pod without it is
+	// given no --scratch and ends with Outcome.ScratchRequired when it
+	// needs one.
+	ScratchDir = "/scratch"
 )
 
 // Environment variables carrying a source's basic-auth credentials, from

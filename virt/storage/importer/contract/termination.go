@@ -37,7 +37,15 @@ type Outcome struct {
 	// PreallocationApplied says every block of the disk was allocated,
 	// on success (CDI's term).
 	PreallocationApplied bool `json:"preallocationApplied,omitempty"`
+	// ScratchRequired says the import stopped before writing because the
+	// image needs scratch space and the pod had none (Args.Scratch
+	// empty): the next pod gets a scratch claim (ScratchDir). Reason is
+	// then ReasonScratchRequired.
+	ScratchRequired bool `json:"scratchRequired,omitempty"`
 }
+
+// ReasonScratchRequired is the Outcome's reason when ScratchRequired.
+const ReasonScratchRequired = "ScratchSpaceRequired"
 
 // Marshal renders o within MaxTerminationMessage bytes, shortening
 // Message if it must.

@@ -61,7 +61,8 @@ func New() *Importer { return &Importer{outcomes: map[string]outcome{}} }
 
 // SetResult makes Import of a source whose String() is source succeed with
 // r, unless r.VirtualSize exceeds the target's Size (then ReasonTooLarge, as
-// the real Importer).
+// the real Importer) or r.Format is one the real Importer downloads before
+// converting and the target has NoScratch (then ReasonScratchRequired).
 func (f *Importer) SetResult(source string, r importer.Result) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -126,6 +127,8 @@ func (f *Importer) Import(ctx context.Context, src importer.Source, dst importer
 		return importer.Result{Format: importer.FormatRaw}, nil
 	case o.err != nil:
 		return importer.Result{}, o.err
+	case dst.NoScratch && o.res.Format != "" && o.res.Format != importer.FormatRaw && o.res.Format != importer.FormatArchive:
+		return importer.Result{}, Fail(importer.ReasonScratchRequired, name, fmt.Errorf("a %s image needs scratch space", o.res.Format))
 	case dst.Size > 0 && o.res.VirtualSize > dst.Size:
 		return importer.Result{}, Fail(importer.ReasonTooLarge, name,
 			fmt.Errorf("%w: %d bytes, the target holds %d", storage.ErrImageTooLarge, o.res.VirtualSize, dst.Size))

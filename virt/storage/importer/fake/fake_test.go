@@ -63,6 +63,9 @@ func TestRecordsAndScripts(t *testing.T) {
 	if _, err := f.Import(ctx, source("b"), dst); !importer.IsRetryable(err) || !strings.Contains(err.Error(), "no route") {
 		t.Errorf("Import(b): %v, want the scripted retryable error", err)
 	}
+	if _, err := f.Import(ctx, source("a"), importer.Target{Path: "/data/disk.img", Size: 1 << 20, NoScratch: true}); importer.ReasonOf(err) != importer.ReasonScratchRequired {
+		t.Errorf("Import(a), a qcow2, without scratch space: %v, want %s", err, importer.ReasonScratchRequired)
+	}
 	if _, err := f.Import(ctx, source("big"), dst); importer.ReasonOf(err) != importer.ReasonTooLarge {
 		t.Errorf("Import(big) into a smaller target: %v, want %s", err, importer.ReasonTooLarge)
 	}
@@ -76,6 +79,7 @@ func TestRecordsAndScripts(t *testing.T) {
 	want := []fake.Call{
 		{Op: fake.OpImport, Source: "fake://a", Target: dst},
 		{Op: fake.OpImport, Source: "fake://b", Target: dst},
+		{Op: fake.OpImport, Source: "fake://a", Target: importer.Target{Path: dst.Path, Size: dst.Size, NoScratch: true}},
 		{Op: fake.OpImport, Source: "fake://big", Target: dst},
 		{Op: fake.OpImport, Source: "fake://unscripted", Target: dst},
 		{Op: fake.OpBlank, Target: dst},

@@ -62,7 +62,9 @@ type importCase struct {
 	name  string
 	image func(t *testing.T) []byte
 	size  int64 // the target's; targetSize if 0
-	want  Want
+	// noScratch gives the target no scratch space (Target.NoScratch).
+	noScratch bool
+	want      Want
 }
 
 func importCases(t *testing.T) []importCase {
@@ -81,6 +83,11 @@ func importCases(t *testing.T) []importCase {
 		{name: "raw.gz", image: func(*testing.T) []byte { return gz }, want: raw(importer.CompressionGzip, len(gz))},
 		{name: "raw.xz", image: func(t *testing.T) []byte { return XZ(t, disk) }, want: raw(importer.CompressionXZ, len(XZ(t, disk)))},
 		{name: "exact-size", image: func(*testing.T) []byte { return disk }, size: DiskSize, want: raw("", len(disk))},
+		// Streamed formats need no scratch space; others ask for it before
+		// writing anything.
+		{name: "raw.gz-no-scratch", image: func(*testing.T) []byte { return gz }, noScratch: true, want: raw(importer.CompressionGzip, len(gz))},
+		{name: "qcow2-no-scratch", image: func(t *testing.T) []byte { return QCOW2(t, storage.QCOW2Options{Size: 1 << 20}) }, noScratch: true,
+			want: Want{Reason: importer.ReasonScratchRequired}},
 		{name: "raw-too-large", image: func(*testing.T) []byte { return disk }, size: 4 << 20,
 			want: Want{Reason: importer.ReasonTooLarge, Is: storage.ErrImageTooLarge}},
 		{name: "raw.gz-too-large", image: func(*testing.T) []byte { return gz }, size: 4 << 20,
@@ -113,7 +120,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 			}
 			src := h.Serve(t, tc.name, tc.image(t), tc.want)
 			path := filepath.Join(dir, tc.name+".img")
-			got, err := h.Importer.Import(context.Background(), src, importer.Target{Path: path, Size: size, ScratchDir: dir})
+			got, err := h.Importer.Import(context.Background(), src, importer.Target{Path: path, Size: size, ScratchDir: dir, NoScratch: tc.noScratch})
 			if !checkErr(t, err, tc.want) {
 				return
 			}
