@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,7 +19,8 @@ import (
 // TestController: on a real apiserver with virtkit's CRDs the controller
 // makes the CDIConfig "config" (honouring WaitForFirstConsumer), says where the upload proxy is and CDI's
 // default overhead, and follows a spec change; the CRD refuses an overhead
-// CDI's pattern does not allow, naming the field.
+// CDI's pattern does not allow, naming the field; the scratch space class
+// is the spec's once a StorageClass of that name exists.
 func TestController(t *testing.T) {
 	env := kubeenv.ControlPlane(t)
 	mgr := kubeenv.NewManager(t, env)
@@ -52,6 +55,18 @@ func TestController(t *testing.T) {
 	wait("the spec followed", func() bool {
 		return *cfg.Status.UploadProxyURL == override && Overhead(cfg, "fast") == 0.2 && Overhead(cfg, "other") == 0.1
 	})
+	// The scratch space class is the spec's once that class exists.
+	cfg.Spec.ScratchSpaceStorageClass = ptrTo("scratchy")
+	if err := env.Client.Update(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	wait("no scratch class while it does not exist", func() bool {
+		return cfg.Spec.ScratchSpaceStorageClass != nil && cfg.Status.ScratchSpaceStorageClass == ""
+	})
+	if err := env.Client.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "scratchy"}, Provisioner: "example.com/scratch"}); err != nil {
+		t.Fatal(err)
+	}
+	wait("the scratch class once it exists", func() bool { return cfg.Status.ScratchSpaceStorageClass == "scratchy" })
 	bad := cfg.DeepCopy()
 	bad.Spec.FilesystemOverhead.Global = "6%"
 	if err := env.Client.Update(ctx, bad); err == nil || !strings.Contains(err.Error(), "spec.filesystemOverhead.global") {

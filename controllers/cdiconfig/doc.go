@@ -9,8 +9,9 @@
 // override, else the address virtkit was told users reach virt-api's upload
 // proxy at), filesystemOverhead (the spec's global and per-StorageClass
 // values, else CDI's 6 %; an invalid value is left out with a Warning
-// event), scratchSpaceStorageClass, importProxy and preallocation (the
-// spec's, echoed)
+// event), scratchSpaceStorageClass (the spec's, once a StorageClass of
+// that name exists, as CDI's), importProxy and preallocation (the spec's,
+// echoed)
 // and defaultPodResourceRequirements (CDI's defaults, the spec's CPU and
 // memory over them: [PodResources]). It changes no
 // spec once made (controllers/cdiresource sets the spec from the CDI

@@ -6,13 +6,17 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/virtkit/virtkit/controllers/events"
 	"github.com/virtkit/virtkit/controllers/stale"
@@ -62,9 +66,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(manager.RunnableFunc(r.ensure)); err != nil {
 		return err
 	}
+	// A StorageClass made or deleted may change the scratch space class.
+	config := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: Name}}}
+	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("cdiconfig").
 		For(&cdiv1.CDIConfig{}).
+		Watches(&storagev1.StorageClass{}, config).
 		Complete(r)
 }
 
@@ -88,7 +97,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, cfg); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	st, errs := NextStatus(cfg, r.defaults)
+	classes := &storagev1.StorageClassList{}
+	if err := r.client.List(ctx, classes); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing StorageClasses: %w", err)
+	}
+	names := make([]string, 0, len(classes.Items))
+	for _, c := range classes.Items {
+		names = append(names, c.Name)
+	}
+	st, errs := NextStatus(cfg, r.defaults, names)
 	if equality.Semantic.DeepEqual(st, cfg.Status) {
 		return ctrl.Result{}, nil
 	}

@@ -3,6 +3,7 @@ package cdiconfig
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -21,9 +22,12 @@ type Defaults struct {
 	UploadProxyURL string
 }
 
-// NextStatus is the status cfg's spec gives, and one error per value of
-// the spec that cannot be used (left out of the status).
-func NextStatus(cfg *cdiv1.CDIConfig, d Defaults) (cdiv1.CDIConfigStatus, []error) {
+// NextStatus is the status cfg's spec gives, with classes the names of
+// the StorageClasses there are, and one error per value of the spec that
+// cannot be used (left out of the status). The scratch space class is the
+// spec's if that class exists, else none (a scratch claim then takes its
+// claim's class), as CDI says it.
+func NextStatus(cfg *cdiv1.CDIConfig, d Defaults, classes []string) (cdiv1.CDIConfigStatus, []error) {
 	st := *cfg.Status.DeepCopy()
 	st.UploadProxyURL = nil
 	switch {
@@ -33,8 +37,8 @@ func NextStatus(cfg *cdiv1.CDIConfig, d Defaults) (cdiv1.CDIConfigStatus, []erro
 		st.UploadProxyURL = ptrTo(d.UploadProxyURL)
 	}
 	st.ScratchSpaceStorageClass = ""
-	if cfg.Spec.ScratchSpaceStorageClass != nil {
-		st.ScratchSpaceStorageClass = *cfg.Spec.ScratchSpaceStorageClass
+	if c := cfg.Spec.ScratchSpaceStorageClass; c != nil && slices.Contains(classes, *c) {
+		st.ScratchSpaceStorageClass = *c
 	}
 	st.DefaultPodResourceRequirements = PodResources(cfg.Spec.PodResourceRequirements)
 	st.ImportProxy = cfg.Spec.ImportProxy.DeepCopy()

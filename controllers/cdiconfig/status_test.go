@@ -20,26 +20,29 @@ func TestNextStatus(t *testing.T) {
 		name     string
 		spec     cdiv1.CDIConfigSpec
 		defaults Defaults
+		classes  []string
 		want     cdiv1.CDIConfigStatus
 		wantErrs []string
 	}{
 		{name: "empty", want: cdiv1.CDIConfigStatus{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.06"}, DefaultPodResourceRequirements: pods}},
 		{name: "defaults", defaults: Defaults{UploadProxyURL: "https://127.0.0.1:8443"},
 			want: cdiv1.CDIConfigStatus{UploadProxyURL: url("https://127.0.0.1:8443"), FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.06"}, DefaultPodResourceRequirements: pods}},
-		{name: "spec wins", defaults: Defaults{UploadProxyURL: "https://127.0.0.1:8443"},
+		{name: "spec wins", defaults: Defaults{UploadProxyURL: "https://127.0.0.1:8443"}, classes: []string{"slow", "fast"},
 			spec: cdiv1.CDIConfigSpec{UploadProxyURLOverride: url("https://upload.example.com"), ScratchSpaceStorageClass: url("fast"),
 				FilesystemOverhead:      &cdiv1.FilesystemOverhead{Global: "0.1", StorageClass: map[string]cdiv1.Percent{"fast": "0.055", "thin": "0"}},
 				PodResourceRequirements: onecpu, ImportProxy: proxy, Preallocation: ptr.To(true)},
 			want: cdiv1.CDIConfigStatus{UploadProxyURL: url("https://upload.example.com"), ScratchSpaceStorageClass: "fast",
 				FilesystemOverhead:             &cdiv1.FilesystemOverhead{Global: "0.1", StorageClass: map[string]cdiv1.Percent{"fast": "0.055", "thin": "0"}},
 				DefaultPodResourceRequirements: PodResources(onecpu), ImportProxy: proxy, Preallocation: true}},
+		{name: "a scratch class that does not exist", spec: cdiv1.CDIConfigSpec{ScratchSpaceStorageClass: url("gone")}, classes: []string{"fast"},
+			want: cdiv1.CDIConfigStatus{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.06"}, DefaultPodResourceRequirements: pods}},
 		{name: "invalid values left out",
 			spec:     cdiv1.CDIConfigSpec{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "6%", StorageClass: map[string]cdiv1.Percent{"a": "0.1234", "b": "1.5", "c": "0.2"}}},
 			want:     cdiv1.CDIConfigStatus{FilesystemOverhead: &cdiv1.FilesystemOverhead{Global: "0.06", StorageClass: map[string]cdiv1.Percent{"c": "0.2"}}, DefaultPodResourceRequirements: pods},
 			wantErrs: []string{`spec.filesystemOverhead.global: "6%"`, `storageClass[a]: "0.1234"`, `storageClass[b]: "1.5"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, errs := NextStatus(&cdiv1.CDIConfig{Spec: tc.spec}, tc.defaults)
+			got, errs := NextStatus(&cdiv1.CDIConfig{Spec: tc.spec}, tc.defaults, tc.classes)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("status (-want +got):\n%s", diff)
 			}
