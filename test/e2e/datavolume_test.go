@@ -662,8 +662,8 @@ func (w *world) cloneClass(ctx context.Context, t *testing.T, name string, strat
 
 // checkSmartClone checks that the storage made the claim of the clone key
 // (strategy, from a data source of kind; "" kind: a volume handed over from
-// another namespace), that no pod copied it, and that no snapshot is left
-// of it.
+// another namespace), that no pod copied it, and that no snapshot of it is
+// left once the snapshot controller has let the deleted one go.
 func (w *world) checkSmartClone(ctx context.Context, t *testing.T, key client.ObjectKey, strategy, kind string) {
 	t.Helper()
 	pvc := &corev1.PersistentVolumeClaim{}
@@ -683,11 +683,20 @@ func (w *world) checkSmartClone(ctx context.Context, t *testing.T, key client.Ob
 			t.Errorf("clone %s: pod %s ran (%s: %s)", key, e.InvolvedObject.Name, e.Reason, e.Message)
 		}
 	}
-	var snaps volumesnapshotv1.VolumeSnapshotList
-	must(t, w.c.List(ctx, &snaps, client.InNamespace(key.Namespace)))
-	for _, s := range snaps.Items {
-		if strings.HasPrefix(s.Name, "tmp-snapshot-") {
-			t.Errorf("clone %s: snapshot %s left", key, s.Name)
+	// The controller deletes its snapshot once the claim is bound; the
+	// snapshot controller then lets it go, a moment after the DataVolume
+	// may have said Succeeded.
+	eventually(ctx, t, "clone "+key.String()+": no snapshot of it left", func() (bool, string) {
+		var snaps volumesnapshotv1.VolumeSnapshotList
+		if err := w.c.List(ctx, &snaps, client.InNamespace(key.Namespace)); err != nil {
+			return false, err.Error()
 		}
-	}
+		var left []string
+		for _, s := range snaps.Items {
+			if strings.HasPrefix(s.Name, "tmp-snapshot-") {
+				left = append(left, fmt.Sprintf("%s (deleted: %v)", s.Name, s.DeletionTimestamp != nil))
+			}
+		}
+		return len(left) == 0, fmt.Sprint(left)
+	})
 }
