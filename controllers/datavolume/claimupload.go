@@ -105,10 +105,6 @@ func (r *Reconciler) reconcileClaimUpload(ctx context.Context, req ctrl.Request)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		// As CDI's upload pods: the image may need converting.
-		if err := r.annotateClaim(ctx, pvc, map[string]string{dvspec.AnnRequiresScratch: "true"}); err != nil {
-			return ctrl.Result{}, err
-		}
 		p, err := r.uploadPod(ctx, dv, pvc, po, false, claimOwner(pvc))
 		if err != nil {
 			return ctrl.Result{}, err

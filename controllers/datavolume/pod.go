@@ -53,6 +53,13 @@ type PodOptions struct {
 	// without checking their certificates, or over plain HTTP (the
 	// CDIConfig's spec.insecureRegistries).
 	InsecureRegistries []string
+	// ScratchClass is the storage class of scratch claims (the
+	// CDIConfig's status.scratchSpaceStorageClass); "": the filled
+	// claim's.
+	ScratchClass string
+	// ScratchOverhead is the share of a scratch claim kept for its file
+	// system; zero: FilesystemOverhead.
+	ScratchOverhead float64
 }
 
 // DefaultCloneClientName names the client certificate of a clone's source
@@ -81,6 +88,14 @@ func (o PodOptions) overhead() float64 {
 		return contract.DefaultFilesystemOverhead
 	}
 	return o.FilesystemOverhead
+}
+
+// scratchOverhead is ScratchOverhead, defaulted.
+func (o PodOptions) scratchOverhead() float64 {
+	if o.ScratchOverhead == 0 {
+		return o.overhead()
+	}
+	return o.ScratchOverhead
 }
 
 // ImporterUser is the user (and fsGroup) importer pods run as: QEMU's, as
@@ -182,9 +197,11 @@ func CloneSourcePod(dv *cdiv1.DataVolume, src dvspec.Source, o PodOptions, targe
 // UploadPod is the importer pod of an upload source: it serves the upload
 // server on contract.UploadPort with the files of its Secret
 // (UploadSecret), is ready once it takes connections, and carries its
-// certificate for the proxy to pin (contract.AnnUploadServerCert).
-func UploadPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, o PodOptions, certPEM []byte) *corev1.Pod {
-	p := ImporterPod(dv, pvc, dvspec.Source{Kind: contract.SourceUpload}, o)
+// certificate for the proxy to pin (contract.AnnUploadServerCert). clone
+// says it receives a host-assisted clone's stream rather than a user's
+// image.
+func UploadPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, o PodOptions, certPEM []byte, clone bool) *corev1.Pod {
+	p := fillingPod(dv, pvc, dvspec.Source{Kind: contract.SourceUpload}, o, wantsScratch(dv, pvc, contract.SourceUpload, clone))
 	p.Name = dvspec.UploadPodName(dv.Name)
 	p.Annotations = map[string]string{contract.AnnUploadServerCert: string(certPEM)}
 	p.Labels[dvspec.LabelComponent] = dvspec.ComponentUploadServer
@@ -205,10 +222,15 @@ func UploadPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, o PodOpt
 // ImporterPod returns the pod that fills pvc from src for dv: the importer
 // with the claim mounted (contract.DataDir, or contract.BlockDevice for a
 // block claim), its scratch claim (ScratchClaimName, at
-// contract.ScratchDir) when pvc asks for one (dvspec.AnnRequiresScratch),
-// the source's CA bundle and credentials, restarted on failure, as a
-// non-root user without capabilities on a read-only root file system.
+// contract.ScratchDir) when it wants one (wantsScratch), the source's CA
+// bundle and credentials, restarted on failure, as a non-root user without
+// capabilities on a read-only root file system.
 func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src dvspec.Source, o PodOptions) *corev1.Pod {
+	return fillingPod(dv, pvc, src, o, wantsScratch(dv, pvc, src.Kind, false))
+}
+
+// fillingPod is ImporterPod, with a scratch claim when scratch says so.
+func fillingPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src dvspec.Source, o PodOptions, scratch bool) *corev1.Pod {
 	overhead := o.overhead()
 	capacity := dvspec.ClaimCapacity(pvc)
 	args := contract.Args{Source: src.Kind, OwnerUID: string(dv.UID)}
@@ -247,7 +269,7 @@ func ImporterPod(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src dv
 		args.Preallocate = src.Kind != contract.SourceSend && ptr.Deref(dv.Spec.Preallocation, o.Preallocation)
 		c.VolumeMounts = []corev1.VolumeMount{{Name: "cdi-data-vol", MountPath: contract.DataDir}}
 	}
-	if wantsScratch(dv, pvc, src.Kind) {
+	if scratch {
 		args.Scratch = contract.ScratchDir
 		volumes = append(volumes, corev1.Volume{Name: scratchVolume, VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: ScratchClaimName(pvc.Name)}}})

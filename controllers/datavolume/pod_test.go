@@ -87,6 +87,34 @@ func TestImporterPodScratch(t *testing.T) {
 	}
 }
 
+// TestUploadPodScratch: a user's upload always gets scratch space, as
+// CDI's, without the claim asking; a clone's stream or an archive never.
+func TestUploadPodScratch(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		clone, archive bool
+		want           bool
+	}{
+		{name: "an upload", want: true},
+		{name: "a clone's stream", clone: true, want: false},
+		{name: "an archive", archive: true, want: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dv := &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "up"},
+				Spec: cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{Upload: &cdiv1.DataVolumeSourceUpload{}}}}
+			if tc.archive {
+				dv.Spec.ContentType = cdiv1.DataVolumeArchive
+			}
+			pod := UploadPod(dv, boundClaim("up", "1Gi"), PodOptions{Image: "img"}, []byte("cert"), tc.clone)
+			args, err := contract.Parse(pod.Spec.Containers[0].Command[1:], nil)
+			assert.NilError(t, err)
+			if got := mountsScratch(pod); got != tc.want || (args.Scratch == contract.ScratchDir) != tc.want {
+				t.Errorf("mounts a scratch claim: %v, --scratch %q; want %v", got, args.Scratch, tc.want)
+			}
+		})
+	}
+}
+
 // TestScratchClaim: the scratch claim holds what its claim's disk can,
 // with its own class's overhead, owned by the pod.
 func TestScratchClaim(t *testing.T) {
@@ -94,11 +122,10 @@ func TestScratchClaim(t *testing.T) {
 	claim.Spec.StorageClassName = ptr.To("fast")
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "importer-d", UID: "pod-uid"}}
 	c := ScratchClaim(claim, pod, "", 0.06, 0.1)
-	usable := contract.UsableSpace(1<<30, 0.06)
-	want := contract.RequiredSpace(usable, 0.1)
-	want = (want + contract.AlignBlock - 1) / contract.AlignBlock * contract.AlignBlock
+	// 1 GiB holds a disk of 966 MiB (its 6%); that plus the scratch
+	// class's 10% is 1062.6 MiB, aligned up.
 	got := c.Spec.Resources.Requests[corev1.ResourceStorage]
-	assert.Equal(t, got.Value(), want)
+	assert.Equal(t, got.Value(), int64(1063<<20))
 	assert.Equal(t, c.Name, "d-scratch")
 	assert.Equal(t, ptr.Deref(c.Spec.StorageClassName, ""), "fast")
 	assert.Assert(t, metav1.IsControlledBy(c, pod), "owners %+v", c.OwnerReferences)

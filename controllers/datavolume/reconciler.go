@@ -336,12 +336,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		fallthrough
 	case pod == nil && ready:
-		if src.IsUpload() && !cross {
-			// As CDI's upload pods: the image may need converting.
-			if err := r.annotateClaim(ctx, o.Claim, map[string]string{dvspec.AnnRequiresScratch: "true"}); err != nil {
-				return ctrl.Result{}, err
-			}
-		}
 		p := ImporterPod(dv, o.Claim, src, po)
 		if cross {
 			if err := r.holdForClone(ctx, dv, src); err != nil {
@@ -497,7 +491,7 @@ func (r *Reconciler) uploadPod(ctx context.Context, dv *cdiv1.DataVolume, claim 
 	case err != nil:
 		return nil, fmt.Errorf("creating upload secret %s/%s: %w", sec.Namespace, sec.Name, err)
 	}
-	p := UploadPod(dv, claim, po, sec.Data[corev1.TLSCertKey])
+	p := UploadPod(dv, claim, po, sec.Data[corev1.TLSCertKey], clone)
 	p.OwnerReferences = []metav1.OwnerReference{owner}
 	return p, nil
 }

@@ -12,7 +12,6 @@ import (
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/virtkit/virtkit/controllers/cdiconfig"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
 	"github.com/virtkit/virtkit/virt/storage/importer/contract"
 )
@@ -24,12 +23,21 @@ func ScratchClaimName(claim string) string { return claim + "-scratch" }
 // scratchVolume is the importer pod's volume of its scratch claim.
 const scratchVolume = "cdi-scratch-vol"
 
-// wantsScratch says whether the pod filling pvc from src mounts a scratch
-// claim: when the claim asks for one (dvspec.AnnRequiresScratch) and the
-// source may hold an image to convert (not a blank disk, not a clone's
-// send, not an archive's files).
-func wantsScratch(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src string) bool {
-	return pvc.Annotations[dvspec.AnnRequiresScratch] == "true" && src != contract.SourceBlank && src != contract.SourceSend && !dvspec.IsArchive(dv)
+// wantsScratch says whether the pod filling pvc for dv from a source of
+// kind src mounts a scratch claim, as CDI decides it. A user's upload
+// always does: its image may need converting and it cannot be sent
+// twice. A clone's stream (clone) never does, nor a blank disk nor an
+// archive's files. Any other source does once an earlier pod found an
+// image to convert and asked for it on the claim
+// (dvspec.AnnRequiresScratch).
+func wantsScratch(dv *cdiv1.DataVolume, pvc *corev1.PersistentVolumeClaim, src string, clone bool) bool {
+	switch {
+	case clone || dvspec.IsArchive(dv) || src == contract.SourceBlank || src == contract.SourceSend:
+		return false
+	case src == contract.SourceUpload:
+		return true
+	}
+	return pvc.Annotations[dvspec.AnnRequiresScratch] == "true"
 }
 
 // ScratchClaim is the scratch claim of pod, which fills pvc: ReadWriteOnce,
@@ -42,8 +50,7 @@ func ScratchClaim(pvc *corev1.PersistentVolumeClaim, pod *corev1.Pod, class stri
 	if !dvspec.IsBlock(pvc) {
 		usable = contract.UsableSpace(usable, overhead)
 	}
-	size := contract.RequiredSpace(usable, scratchOverhead)
-	size = (size + contract.AlignBlock - 1) / contract.AlignBlock * contract.AlignBlock
+	size := contract.AlignUp(contract.RequiredSpace(usable, scratchOverhead))
 	if class == "" {
 		class = ptr.Deref(pvc.Spec.StorageClassName, "")
 	}
@@ -78,8 +85,8 @@ func mountsScratch(pod *corev1.Pod) bool {
 }
 
 // ensureScratch makes the scratch claim of pod, which fills pvc, unless
-// the pod mounts none or it exists; the class is the CDIConfig's
-// scratchSpaceStorageClass, else pvc's, as CDI picks it.
+// the pod mounts none or it exists; the class is po's ScratchClass (the
+// CDIConfig's scratchSpaceStorageClass), else pvc's, as CDI picks it.
 func (r *Reconciler) ensureScratch(ctx context.Context, pod *corev1.Pod, pvc *corev1.PersistentVolumeClaim, po PodOptions) error {
 	if !mountsScratch(pod) {
 		return nil
@@ -91,22 +98,7 @@ func (r *Reconciler) ensureScratch(ctx context.Context, pod *corev1.Pod, pvc *co
 	case !apierrors.IsNotFound(err):
 		return fmt.Errorf("reading scratch claim %s: %w", key, err)
 	}
-	cfg, err := r.cdiConfig(ctx)
-	if err != nil {
-		return err
-	}
-	class := ""
-	if cfg != nil {
-		class = cfg.Status.ScratchSpaceStorageClass
-	}
-	if class == "" {
-		class = ptr.Deref(pvc.Spec.StorageClassName, "")
-	}
-	scratchOverhead := po.overhead()
-	if r.pod.FilesystemOverhead == 0 {
-		scratchOverhead = cdiconfig.Overhead(cfg, class)
-	}
-	c := ScratchClaim(pvc, pod, class, po.overhead(), scratchOverhead)
+	c := ScratchClaim(pvc, pod, po.ScratchClass, po.overhead(), po.scratchOverhead())
 	if err := r.client.Create(ctx, c); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating scratch claim %s: %w", key, err)
 	}

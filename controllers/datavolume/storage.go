@@ -93,6 +93,16 @@ func (r *Reconciler) podOptions(ctx context.Context, class string) (PodOptions, 
 	po.Preallocation = cdiconfig.Preallocation(cfg)
 	po.InsecureRegistries = cdiconfig.InsecureRegistries(cfg)
 	po.TrustedCAProxy = cdiconfig.TrustedCAProxy(cfg)
+	if cfg != nil && po.ScratchClass == "" {
+		po.ScratchClass = cfg.Status.ScratchSpaceStorageClass
+	}
+	if po.ScratchOverhead == 0 && r.pod.FilesystemOverhead == 0 {
+		scratch := po.ScratchClass
+		if scratch == "" {
+			scratch = class
+		}
+		po.ScratchOverhead = cdiconfig.Overhead(cfg, scratch)
+	}
 	return po, nil
 }
 

@@ -92,3 +92,13 @@ func TestSpace(t *testing.T) {
 		}
 	}
 }
+
+func TestAlignUp(t *testing.T) {
+	for _, tc := range []struct{ size, want int64 }{
+		{0, 0}, {1, 1 << 20}, {1 << 20, 1 << 20}, {1<<20 + 1, 2 << 20},
+	} {
+		if got := AlignUp(tc.size); got != tc.want {
+			t.Errorf("AlignUp(%d) = %d, want %d", tc.size, got, tc.want)
+		}
+	}
+}

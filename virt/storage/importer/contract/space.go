@@ -23,6 +23,10 @@ func UsableSpace(capacity int64, overhead float64) int64 {
 // size aligned up to AlignBlock plus the file system's overhead (CDI's rule
 // for a DataVolume's spec.storage).
 func RequiredSpace(size int64, overhead float64) int64 {
-	aligned := (size + AlignBlock - 1) / AlignBlock * AlignBlock
-	return int64(math.Ceil(float64(aligned) * (1 + overhead)))
+	return int64(math.Ceil(float64(AlignUp(size)) * (1 + overhead)))
+}
+
+// AlignUp is size rounded up to a whole number of AlignBlock.
+func AlignUp(size int64) int64 {
+	return (size + AlignBlock - 1) / AlignBlock * AlignBlock
 }
