@@ -13,8 +13,11 @@ import (
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	sdkapi "kubevirt.io/controller-lifecycle-operator-sdk/api"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/virtkit/virtkit/controllers/cdiconfig"
@@ -68,8 +71,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("cdiresource").
 		Watches(&cdiv1.CDI{}, one).
-		Watches(&cdiv1.CDIConfig{}, one).
+		Watches(&cdiv1.CDIConfig{}, one, builder.WithPredicates(configSpecChanged())).
 		Complete(r)
+}
+
+// configSpecChanged passes the CDIConfig's events that matter here: its
+// creation, deletion and spec changes. Its status, which the CDIConfig
+// controller writes often, is not read here.
+func configSpecChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*cdiv1.CDIConfig)
+		n, ok2 := e.ObjectNew.(*cdiv1.CDIConfig)
+		return !ok1 || !ok2 || !equality.Semantic.DeepEqual(o.Spec, n.Spec)
+	}}
 }
 
 // Reconcile makes a CDI resource if there is none, takes configuration

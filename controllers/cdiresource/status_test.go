@@ -8,7 +8,10 @@ import (
 	conditionsv1 "github.com/openshift/custom-resource-status/conditions/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	sdkapi "kubevirt.io/controller-lifecycle-operator-sdk/api"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 )
 
 func TestNextStatus(t *testing.T) {
@@ -49,5 +52,25 @@ func TestNextStatus(t *testing.T) {
 				t.Errorf("NextStatus changed its argument's conditions")
 			}
 		})
+	}
+}
+
+// TestConfigSpecChanged: the CDIConfig's status writes do not reconcile
+// the CDI resources; its spec changes do.
+func TestConfigSpecChanged(t *testing.T) {
+	old := &cdiv1.CDIConfig{Spec: cdiv1.CDIConfigSpec{UploadProxyURLOverride: ptr.To("https://a")}}
+	status := old.DeepCopy()
+	status.Status.UploadProxyURL = ptr.To("https://a")
+	spec := old.DeepCopy()
+	spec.Spec.UploadProxyURLOverride = ptr.To("https://b")
+	p := configSpecChanged()
+	if p.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: status}) {
+		t.Error("a status write passes")
+	}
+	if !p.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: spec}) {
+		t.Error("a spec change does not pass")
+	}
+	if !p.Create(event.CreateEvent{Object: old}) || !p.Delete(event.DeleteEvent{Object: old}) {
+		t.Error("creation or deletion does not pass")
 	}
 }
