@@ -1,7 +1,6 @@
 package node
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -52,12 +51,12 @@ func (r *podRun) processSpec(c *corev1.Container) (ProcessSpec, error) {
 			if filepath.IsAbs(sub) || strings.HasPrefix(filepath.Clean(sub), "..") {
 				return ProcessSpec{}, fmt.Errorf("container %q: volumeMount %q: subPath %q must be a relative path inside the volume", c.Name, m.Name, sub)
 			}
-			src = filepath.Join(src, sub)
-			if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) && !v.readOnly {
-				if err := os.MkdirAll(src, 0o755); err != nil {
+			if !v.readOnly {
+				if err := makeSubPath(src, sub); err != nil {
 					return ProcessSpec{}, fmt.Errorf("container %q: volumeMount %q: %w", c.Name, m.Name, err)
 				}
 			}
+			src = filepath.Join(src, sub)
 		}
 		// Bidirectional would also carry the container's mounts out to
 		// the node: the local node gives it HostToContainer's half only.
