@@ -8,6 +8,7 @@ import (
 
 	"github.com/virtkit/virtkit/virt/launcher"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
+	"github.com/virtkit/virtkit/virt/libvirtd"
 )
 
 // Layout's paths are the contract's names under Root: what the pod's
@@ -46,5 +47,16 @@ func TestExitCodesFollowContract(t *testing.T) {
 			t.Errorf("exit code %d used twice", c)
 		}
 		seen[c] = true
+	}
+}
+
+// The state folders a launcher pod mounts backend storage over are where
+// a session libvirtd with the pod's configuration folder keeps that state.
+func TestStateFoldersFollowLibvirt(t *testing.T) {
+	p := libvirtd.Config{Dir: "/run/virtkit/uid/libvirt", Session: true, ConfigDir: contract.LibvirtConfigDir}.Paths()
+	got := []string{p.Swtpm, p.SwtpmLocalCA, p.NVRAM}
+	want := []string{contract.SwtpmDir, contract.SwtpmLocalCADir, contract.NVRAMDir}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-contract +libvirtd):\n%s", d)
 	}
 }

@@ -76,6 +76,15 @@ type Paths struct {
 	QEMULogDir string
 	// DriverDir holds links to the driver modules the daemon may load.
 	DriverDir string
+	// Swtpm holds each domain's vTPM state, <uuid>/tpm2 (libvirt's
+	// swtpm storage folder).
+	Swtpm string
+	// SwtpmLocalCA holds the local CA that signs a session daemon's vTPM
+	// endorsement key certificates (swtpm_localca's state); empty for a
+	// system daemon, whose swtpm_setup uses the host's.
+	SwtpmLocalCA string
+	// NVRAM is libvirt's folder of EFI variable stores.
+	NVRAM string
 }
 
 // maxSocketPath is the longest path a unix socket address holds on Linux.
@@ -107,6 +116,10 @@ func (c Config) Paths() Paths {
 			Stderr:     filepath.Join(log, "libvirtd.stderr"),
 			QEMULogDir: filepath.Join(cache, "libvirt", "qemu", "log"),
 			DriverDir:  filepath.Join(c.Dir, "drivers"),
+			// libvirt's: below $XDG_CONFIG_HOME/libvirt.
+			Swtpm:        filepath.Join(etc, "libvirt", "qemu", "swtpm"),
+			SwtpmLocalCA: filepath.Join(etc, "swtpm-localca"),
+			NVRAM:        filepath.Join(etc, "libvirt", "qemu", "nvram"),
 		}
 	}
 	return Paths{
@@ -120,6 +133,10 @@ func (c Config) Paths() Paths {
 		Stderr:     filepath.Join(log, "libvirtd.stderr"),
 		QEMULogDir: filepath.Join(log, "qemu"),
 		DriverDir:  filepath.Join(c.Dir, "drivers"),
+		// libvirt's /var/lib/libvirt/{swtpm,qemu/nvram}, which the
+		// daemon's mount namespace puts in Lib.
+		Swtpm: filepath.Join(c.Dir, "lib", "swtpm"),
+		NVRAM: filepath.Join(c.Dir, "lib", "qemu", "nvram"),
 	}
 }
 

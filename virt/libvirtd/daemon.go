@@ -402,6 +402,9 @@ func session(cfg Config) error {
 	if err := os.MkdirAll(filepath.Join(p.Etc, "libvirt"), 0o750); err != nil {
 		return fmt.Errorf("libvirtd: %w", err)
 	}
+	if err := swtpmSetup(p); err != nil {
+		return err
+	}
 	if cfg.CacheDir == "" {
 		return nil
 	}
@@ -415,6 +418,27 @@ func session(cfg Config) error {
 	}
 	if err := os.Symlink(cfg.CacheDir, link); err != nil {
 		return fmt.Errorf("libvirtd: shared cache: %w", err)
+	}
+	return nil
+}
+
+// swtpmSetup points a session daemon's swtpm_setup, which authors each
+// vTPM's state and runs as the daemon's user, at a local CA of its own in
+// p.SwtpmLocalCA: the host's (/var/lib/swtpm-localca) is root's. swtpm_setup
+// and swtpm_localca read these files from $XDG_CONFIG_HOME, which libvirt
+// passes on.
+func swtpmSetup(p Paths) error {
+	if err := os.MkdirAll(p.SwtpmLocalCA, 0o750); err != nil {
+		return fmt.Errorf("libvirtd: swtpm local CA: %w", err)
+	}
+	files := map[string][]byte{
+		"swtpm_setup.conf":   RenderSwtpmSetupConf(p),
+		"swtpm-localca.conf": RenderSwtpmLocalCAConf(p),
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(p.Etc, name), b, 0o640); err != nil {
+			return fmt.Errorf("libvirtd: write %s: %w", name, err)
+		}
 	}
 	return nil
 }

@@ -17,4 +17,7 @@ func TestRenderGolden(t *testing.T) {
 	cfg.QEMUAs, cfg.Session = nil, true
 	golden.Assert(t, string(RenderLibvirtdConf(cfg)), "libvirtd-session.conf")
 	golden.Assert(t, string(RenderQEMUConf(cfg)), "qemu-session.conf")
+	cfg.ConfigDir = "/var/run/libvirt"
+	golden.Assert(t, string(RenderSwtpmSetupConf(cfg.Paths())), "swtpm_setup-session.conf")
+	golden.Assert(t, string(RenderSwtpmLocalCAConf(cfg.Paths())), "swtpm-localca-session.conf")
 }
