@@ -89,6 +89,10 @@ type Config struct {
 	LiveUpdate spec.LiveUpdate
 	// RuntimeClassName is given to launcher pods (defaultRuntimeClass).
 	RuntimeClassName string
+	// VMStateStorageClass is the storage class of VMs' backend-storage
+	// claims (vmStateStorageClass); empty: the default class for VMs, else
+	// the cluster's.
+	VMStateStorageClass string
 	// FeatureGates are the enabled feature gates
 	// (developerConfiguration.featureGates); validation checks those of
 	// virt/spec (HostDisk).
@@ -143,6 +147,7 @@ func FromKubeVirt(kv *virtv1.KubeVirt, base Config) Config {
 		base.CPURequest = &q
 	}
 	setIf(&base.RuntimeClassName, c.DefaultRuntimeClass)
+	setIf(&base.VMStateStorageClass, c.VMStateStorageClass)
 	if c.VMRolloutStrategy != nil {
 		base.VMRolloutStrategy = *c.VMRolloutStrategy
 	}
@@ -208,6 +213,7 @@ func (cfg Config) PodOptions() vmi.PodOptions {
 		NodeSelector:       cfg.NodeSelector,
 		RuntimeClassName:   cfg.RuntimeClassName,
 		CapabilitiesCache:  cfg.LauncherCapabilitiesCache,
+		StateStorageClass:  cfg.VMStateStorageClass,
 	}
 }
 

@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # hypervisor: a private libvirtd per launcher, QEMU under software emulation
   libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients qemu-system-x86 qemu-utils
+  # EFI firmware (OVMF) and the vTPM emulator with its setup and local CA tools
+  ovmf swtpm swtpm-tools
   # cgo bindings for libvirt.org/go/libvirt
   libvirt-dev pkg-config gcc
   # libvirt's schema validator needs xmllint

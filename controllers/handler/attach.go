@@ -17,6 +17,7 @@ import (
 	"github.com/virtkit/virtkit/virt/domain"
 	"github.com/virtkit/virtkit/virt/hostfacts"
 	"github.com/virtkit/virtkit/virt/launcher"
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 	"github.com/virtkit/virtkit/virt/libvirtd"
 	"github.com/virtkit/virtkit/virt/spec"
 )
@@ -276,6 +277,9 @@ func (r *Reconciler) openIn(ctx context.Context, vmi *virtv1.VirtualMachineInsta
 			SerialConsole:    pod.SerialSocket(),
 			SerialConsoleLog: pod.SerialLog(),
 			VNC:              pod.VNCSocket(),
+			// libvirt's own, where backend storage is mounted for
+			// persistent EFI variables.
+			NVRAMDir: contract.NVRAMDir,
 		}}),
 		virt.WithLogger(r.log.WithValues("vmi", key.String())),
 		virt.WithSteps(steps),

@@ -317,6 +317,10 @@ func TestMigratability(t *testing.T) {
 		{"virtiofs", vmi(func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Filesystems = []virtv1.Filesystem{{Name: "fs", Virtiofs: &virtv1.FilesystemVirtiofs{}}}
 		}), corev1.ConditionFalse, virtv1.VirtualMachineInstanceReasonVirtIOFSNotMigratable, virtv1.BlockMigration, nil},
+		{"a persistent TPM (backend storage)", vmi(func(v *virtv1.VirtualMachineInstance) {
+			yes := true
+			v.Spec.Domain.Devices.TPM = &virtv1.TPMDevice{Persistent: &yes}
+		}), corev1.ConditionFalse, virtv1.VirtualMachineInstanceReasonNotMigratable, virtv1.BlockMigration, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The hotplug volumes are reported as before (as hotplug does).

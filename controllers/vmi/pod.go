@@ -16,6 +16,7 @@ import (
 	"github.com/virtkit/virtkit/virt/network"
 	"github.com/virtkit/virtkit/virt/spec"
 	"github.com/virtkit/virtkit/virt/storage"
+	"github.com/virtkit/virtkit/virt/storage/backendstorage"
 )
 
 // ErrInvalidVMI is returned (wrapped, with the field) when a VMI cannot be
@@ -55,7 +56,7 @@ const (
 	// state, an emptyDir at configPath, short enough for the sockets
 	// libvirt makes below it (as KubeVirt's libvirt-runtime volume).
 	configVolume = "virtkit-libvirt"
-	configPath   = "/var/run/libvirt"
+	configPath   = contract.LibvirtConfigDir
 	// containerDiskPath holds each containerDisk image volume at
 	// containerDiskPath/<volume> (virt/storage Layout.ContainerDisksDir,
 	// where the handler looks for the disk file).
@@ -91,6 +92,14 @@ type PodOptions struct {
 	// Launchers on a node can then write what the others read; set it
 	// where they trust each other (virt-local does).
 	CapabilitiesCache string
+	// StateStorageClass is the storage class of new backend-storage
+	// claims (the KubeVirt CR's vmStateStorageClass); empty: the default
+	// class for VMs, else the cluster's (backendstorage.Class).
+	StateStorageClass string
+	// StateClaim is the VMI's backend-storage claim
+	// (virt/storage/backendstorage), which the VMI controller sets for
+	// the pod at hand; required for a VMI that needs one.
+	StateClaim string
 	// Suffix returns the random part of the pod name; the default is 5
 	// characters from k8s.io/apimachinery/pkg/util/rand.
 	Suffix func() string
@@ -195,6 +204,11 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 	if multus := network.MultusNetworks(vmi); multus != "" {
 		annotations[network.MultusNetworksAnnotation] = multus
 	}
+	stVols, stMounts, err := stateMounts(vmi, opts.StateClaim)
+	if err != nil {
+		return nil, fmt.Errorf("VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)
+	}
+	vols, mounts = append(vols, stVols...), append(mounts, stMounts...)
 	readiness, liveness := computeProbes(vmi, dir)
 	hpVols, hpMounts := hugepagesMount(vmi)
 	vols, mounts = append(vols, hpVols...), append(mounts, hpMounts...)
@@ -331,6 +345,45 @@ func virtioNIC(vmi *virtv1.VirtualMachineInstance) bool {
 		}
 	}
 	return false
+}
+
+// stateVolume is the launcher pod's volume of the VMI's backend-storage
+// claim, as KubeVirt names it.
+const stateVolume = "vm-state"
+
+// stateMounts are the volume of the backend-storage claim of a VMI that
+// needs one, and its folders mounted where the launcher's libvirt keeps
+// that state (below the configuration folder, so after its mount): the
+// vTPM's state and local CA for a persistent TPM, the EFI variable stores
+// for persistent EFI.
+func stateMounts(vmi *virtv1.VirtualMachineInstance, claim string) ([]corev1.Volume, []corev1.VolumeMount, error) {
+	if !backendstorage.Needed(&vmi.Spec) {
+		return nil, nil, nil
+	}
+	if claim == "" {
+		return nil, nil, errors.New("its backend-storage claim is not known yet")
+	}
+	vols := []corev1.Volume{{Name: stateVolume, VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}
+	// The folders between the configuration folder and the mounts below
+	// it are emptyDirs of their own, as in KubeVirt: a runtime would make
+	// them root's, and the launcher's libvirt, which is not root, writes
+	// in them.
+	qemu := path.Dir(contract.SwtpmDir)
+	var mounts []corev1.VolumeMount
+	for _, d := range []struct{ name, path string }{{stateVolume + "-libvirt", path.Dir(qemu)}, {stateVolume + "-libvirt-qemu", qemu}} {
+		vols = append(vols, corev1.Volume{Name: d.name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: d.name, MountPath: d.path})
+	}
+	if backendstorage.PersistentTPM(&vmi.Spec) {
+		mounts = append(mounts,
+			corev1.VolumeMount{Name: stateVolume, MountPath: contract.SwtpmDir, SubPath: backendstorage.SubPathTPM},
+			corev1.VolumeMount{Name: stateVolume, MountPath: contract.SwtpmLocalCADir, SubPath: backendstorage.SubPathTPMCA})
+	}
+	if backendstorage.PersistentEFI(&vmi.Spec) {
+		mounts = append(mounts, corev1.VolumeMount{Name: stateVolume, MountPath: contract.NVRAMDir, SubPath: backendstorage.SubPathNVRAM})
+	}
+	return vols, mounts, nil
 }
 
 // computeSecurity is the compute container's security context: it runs as

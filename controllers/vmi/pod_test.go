@@ -3,6 +3,7 @@ package vmi
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -440,4 +441,48 @@ func TestRenderPodAccessCredentials(t *testing.T) {
 		{Name: "keys-access-cred", MountPath: "/var/run/kubevirt-private/secret/keys-access-cred", ReadOnly: true},
 		{Name: "pw-access-cred", MountPath: "/var/run/kubevirt-private/secret/pw-access-cred", ReadOnly: true},
 	})
+}
+
+// A VMI with persistent EFI and TPM mounts its backend-storage claim's
+// folders where the launcher's libvirt keeps that state, after the
+// configuration folder they sit in; one without a known claim is not
+// rendered.
+func TestRenderPodBackendStorage(t *testing.T) {
+	persistent := func(v *virtv1.VirtualMachineInstance) {
+		yes, no := true, false
+		v.Spec.Domain.Firmware = &virtv1.Firmware{Bootloader: &virtv1.Bootloader{EFI: &virtv1.EFI{SecureBoot: &no, Persistent: &yes}}}
+		v.Spec.Domain.Devices.TPM = &virtv1.TPMDevice{Persistent: &yes}
+	}
+	_, err := RenderPod(newVMI(persistent), tcgOpts)
+	assert.ErrorContains(t, err, "backend-storage claim")
+
+	opts := tcgOpts
+	opts.StateClaim = "persistent-state-for-vmi1-x7k2p"
+	pod, err := RenderPod(newVMI(persistent), opts)
+	assert.NilError(t, err)
+	assert.Assert(t, slices.ContainsFunc(pod.Spec.Volumes, func(v corev1.Volume) bool {
+		return v.Name == "vm-state" && v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == opts.StateClaim
+	}), "volumes: %+v", pod.Spec.Volumes)
+	var got []corev1.VolumeMount
+	config := -1
+	for i, m := range pod.Spec.Containers[0].VolumeMounts {
+		if strings.HasPrefix(m.Name, "vm-state") {
+			got = append(got, m)
+			assert.Assert(t, config >= 0 && config < i, "vm-state mounted before the configuration folder: %+v", pod.Spec.Containers[0].VolumeMounts)
+		}
+		if m.MountPath == "/var/run/libvirt" {
+			config = i
+		}
+	}
+	assert.DeepEqual(t, got, []corev1.VolumeMount{
+		{Name: "vm-state-libvirt", MountPath: "/var/run/libvirt/libvirt"},
+		{Name: "vm-state-libvirt-qemu", MountPath: "/var/run/libvirt/libvirt/qemu"},
+		{Name: "vm-state", MountPath: "/var/run/libvirt/libvirt/qemu/swtpm", SubPath: "swtpm"},
+		{Name: "vm-state", MountPath: "/var/run/libvirt/swtpm-localca", SubPath: "swtpm-localca"},
+		{Name: "vm-state", MountPath: "/var/run/libvirt/libvirt/qemu/nvram", SubPath: "nvram"},
+	})
+
+	plain, err := RenderPod(newVMI(), opts)
+	assert.NilError(t, err)
+	assert.Assert(t, !slices.ContainsFunc(plain.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "vm-state" }), "a VMI without persistent state got the claim")
 }

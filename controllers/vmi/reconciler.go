@@ -291,6 +291,9 @@ func (r *Reconciler) createPod(ctx context.Context, vmi *virtv1.VirtualMachineIn
 	if err != nil {
 		return nil, err
 	}
+	if opts.StateClaim, err = r.stateClaim(ctx, vmi, opts); err != nil {
+		return nil, err
+	}
 	pod, err := render(vmi, opts)
 	if err != nil {
 		return nil, err

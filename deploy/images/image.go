@@ -80,13 +80,15 @@ func Daemons() []Image {
 			Binaries: []string{"virt-launcher"},
 			// libvirtd with its QEMU driver; QEMU for x86 under TCG, whose
 			// accelerator is a loadable module of qemu-system-common, with its
-			// firmware (seabios, ipxe-qemu) and data files; test, for the
-			// readiness probe. As root (not how launcher pods run it), its
+			// firmware (seabios, ipxe-qemu; ovmf for EFI guests) and data
+			// files; swtpm and its setup and CA tools for vTPMs; test, for
+			// the readiness probe. As root (not how launcher pods run it), its
 			// libvirtd starts in a mount namespace of its own, which the
 			// shell, mkdir and mount set up.
 			Packages: []string{
 				"libvirt-daemon", "libvirt-daemon-driver-qemu",
 				"qemu-system-x86", "qemu-system-common", "qemu-system-data", "seabios", "ipxe-qemu",
+				"ovmf", "swtpm", "swtpm-tools",
 				"dash", "coreutils", "mount",
 			},
 			// The qemu user, as launcher pods run it: a session libvirtd.

@@ -91,15 +91,6 @@ func unsupportedRows() []unsupportedRow {
 			func(s *spec) []int { return flag(s.Domain.CPU != nil && s.Domain.CPU.Realtime != nil) }},
 		{UnsupportedFeature{"domain.firmware.acpi", "custom ACPI tables (SLIC, MSDM) are not implemented"},
 			func(s *spec) []int { return flag(s.Domain.Firmware != nil && s.Domain.Firmware.ACPI != nil) }},
-		{UnsupportedFeature{"domain.firmware.bootloader.efi.persistent", "persistent EFI variables need VM state storage, which is not implemented"},
-			func(s *spec) []int {
-				fw := s.Domain.Firmware
-				return flag(fw != nil && fw.Bootloader != nil && fw.Bootloader.EFI != nil && isTrue(fw.Bootloader.EFI.Persistent))
-			}},
-		{UnsupportedFeature{"domain.devices.tpm.persistent", "persistent TPM state needs VM state storage, which is not implemented"},
-			func(s *spec) []int {
-				return flag(s.Domain.Devices.TPM != nil && isTrue(s.Domain.Devices.TPM.Persistent))
-			}},
 		{UnsupportedFeature{"domain.devices.sound", "sound devices are not implemented"},
 			func(s *spec) []int { return flag(s.Domain.Devices.Sound != nil) }},
 		{UnsupportedFeature{"domain.devices.clientPassthrough", "USB redirection from a client is not implemented"},

@@ -64,12 +64,6 @@ func TestUnsupportedTable(t *testing.T) {
 		"domain.firmware.acpi": {func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Firmware.ACPI = &virtv1.ACPI{SlicNameRef: "s"}
 		}, "spec.domain.firmware.acpi"},
-		"domain.firmware.bootloader.efi.persistent": {func(v *virtv1.VirtualMachineInstance) {
-			v.Spec.Domain.Firmware.Bootloader = &virtv1.Bootloader{EFI: &virtv1.EFI{SecureBoot: boolPtr(false), Persistent: boolPtr(true)}}
-		}, "spec.domain.firmware.bootloader.efi.persistent"},
-		"domain.devices.tpm.persistent": {func(v *virtv1.VirtualMachineInstance) {
-			v.Spec.Domain.Devices.TPM = &virtv1.TPMDevice{Persistent: boolPtr(true)}
-		}, "spec.domain.devices.tpm.persistent"},
 		"domain.devices.sound": {func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Sound = &virtv1.SoundDevice{Name: "s"}
 		}, "spec.domain.devices.sound"},

@@ -1,0 +1,166 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/virtkit/virtkit/local/csidriver"
+	"github.com/virtkit/virtkit/virt/storage/backendstorage"
+)
+
+// readEK is a guest script that asks the vTPM for its endorsement key's
+// public part (TPM2_ReadPublic of the persistent handle 0x81010001 that
+// swtpm_setup makes when it manufactures the TPM) with raw bytes on
+// /dev/tpm0, and prints the answer in hex. The key comes from the TPM's
+// primary seed: the same key after a restart is the same TPM.
+const readEK = `#!/bin/sh
+exec 3<>/dev/tpm0 || { echo "VIRTKIT-TPM-EK none"; exit 1; }
+printf '\200\001\000\000\000\016\000\000\001\163\201\001\000\001' >&3
+echo "VIRTKIT-TPM-EK $(dd bs=4096 count=1 <&3 2>/dev/null | od -An -tx1 -v | tr -d ' \n')"
+exec 3<&-
+`
+
+// TestBackendStorage is KubeVirt's backend storage on virt-local: a VM with
+// a persistent vTPM gets one claim, labelled and owned as KubeVirt's, whose
+// folders the launcher pod mounts where libvirt keeps the TPM's state; the
+// guest reads the same endorsement key from its TPM after `virtctl stop`
+// and `virtctl start`. A VM with persistent EFI variables keeps its
+// variable store (the file OVMF wrote) across a restart. Deleting the VMs
+// deletes their claims.
+func TestBackendStorage(t *testing.T) {
+	w := up(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	yes, no := true, false
+	tpm := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	tpm.Name = "tpm-keeper"
+	tpm.Spec.Template.Spec.Domain.Devices.TPM = &virtv1.TPMDevice{Persistent: &yes}
+	for i := range tpm.Spec.Template.Spec.Volumes {
+		if ci := tpm.Spec.Template.Spec.Volumes[i].CloudInitNoCloud; ci != nil {
+			ci.UserData = readEK
+		}
+	}
+	efi := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
+	efi.Name = "efi-keeper"
+	// OVMF finds nothing to boot on the test guest's BIOS disk and stays in
+	// its boot manager, having written its variables.
+	efi.Spec.Template.Spec.Domain.Firmware = &virtv1.Firmware{Bootloader: &virtv1.Bootloader{EFI: &virtv1.EFI{SecureBoot: &no, Persistent: &yes}}}
+	must(t, w.c.Create(ctx, tpm))
+	must(t, w.c.Create(ctx, efi))
+
+	first := w.waitRunning(ctx, t, tpm)
+	ek := w.guestEK(ctx, t, first)
+	tpmClaim, tpmDir := w.stateClaim(ctx, t, tpm)
+	if perm, _ := filepath.Glob(filepath.Join(tpmDir, backendstorage.SubPathTPM, "*", "tpm2", "tpm2-00.permall")); len(perm) != 1 {
+		t.Errorf("the TPM's state in the claim: %v, want one tpm2-00.permall", perm)
+	}
+	if _, err := os.Stat(filepath.Join(tpmDir, backendstorage.SubPathTPMCA, "issuercert.pem")); err != nil {
+		t.Errorf("the TPM's local CA in the claim: %v", err)
+	}
+
+	efiFirst := w.waitRunning(ctx, t, efi)
+	_, efiDir := w.stateClaim(ctx, t, efi)
+	vars := filepath.Join(efiDir, backendstorage.SubPathNVRAM, efiFirst.Name+"_VARS.fd")
+	var before syscall.Stat_t
+	eventually(ctx, t, "the EFI variable store in the claim", func() (bool, string) {
+		err := syscall.Stat(vars, &before)
+		return err == nil && before.Size > 0, fmt.Sprint(err)
+	})
+
+	for _, vm := range []*virtv1.VirtualMachine{tpm, efi} {
+		w.virtctl(ctx, t, "stop", vm.Name, "-n", vm.Namespace)
+	}
+	for _, vm := range []*virtv1.VirtualMachine{tpm, efi} {
+		w.waitNoVMI(ctx, t, vm)
+		w.virtctl(ctx, t, "start", vm.Name, "-n", vm.Namespace)
+	}
+	second := w.waitRunning(ctx, t, tpm)
+	if second.UID == first.UID {
+		t.Fatal("the VMI after start is the old one")
+	}
+	if again := w.guestEK(ctx, t, second); again != ek {
+		t.Errorf("the endorsement key after a restart:\n%s\nwant the first boot's:\n%s", again, ek)
+	}
+	if again, _ := w.stateClaim(ctx, t, tpm); again != tpmClaim {
+		t.Errorf("claim after a restart %s, want %s", again, tpmClaim)
+	}
+	w.waitRunning(ctx, t, efi)
+	var after syscall.Stat_t
+	must(t, syscall.Stat(vars, &after))
+	if after.Ino != before.Ino {
+		t.Errorf("the EFI variable store was made again (inode %d, was %d): libvirt did not find the first boot's", after.Ino, before.Ino)
+	}
+
+	for _, vm := range []*virtv1.VirtualMachine{tpm, efi} {
+		must(t, w.c.Delete(ctx, vm))
+	}
+	eventually(ctx, t, "the backend-storage claims gone with their VMs", func() (bool, string) {
+		var claims corev1.PersistentVolumeClaimList
+		must(t, w.c.List(ctx, &claims, client.InNamespace("default"), client.HasLabels{backendstorage.LabelVM}))
+		return len(claims.Items) == 0, fmt.Sprintf("%d claims", len(claims.Items))
+	})
+}
+
+// ekLine is the guest's report of its TPM's endorsement key: a TPM2
+// response without sessions (tag 8001), its size, success (00000000).
+var ekLine = regexp.MustCompile(`VIRTKIT-TPM-EK (8001[0-9a-f]{8}00000000[0-9a-f]+)`)
+
+// guestEK waits for the endorsement key the guest of vmi read from its TPM.
+func (w *world) guestEK(ctx context.Context, t *testing.T, vmi *virtv1.VirtualMachineInstance) string {
+	t.Helper()
+	log := w.serialLog(ctx, t, vmi)
+	var ek string
+	eventually(ctx, t, "the guest reading its TPM's endorsement key", func() (bool, string) {
+		b, err := os.ReadFile(log)
+		if err != nil {
+			return false, err.Error()
+		}
+		if m := ekLine.FindSubmatch(b); m != nil {
+			ek = string(m[1])
+			return true, ""
+		}
+		i := strings.LastIndex(string(b), "VIRTKIT-TPM-EK")
+		if i < 0 {
+			return false, "no VIRTKIT-TPM-EK line yet"
+		}
+		return false, string(b[i:min(len(b), i+80)])
+	})
+	return ek
+}
+
+// stateClaim is vm's one backend-storage claim, checked to be KubeVirt's
+// (labelled with the VM's name, owned by the VM, bound), and its folder on
+// the node.
+func (w *world) stateClaim(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine) (string, string) {
+	t.Helper()
+	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(vm), vm))
+	var claim corev1.PersistentVolumeClaim
+	eventually(ctx, t, "the backend-storage claim of "+vm.Name+" bound", func() (bool, string) {
+		var claims corev1.PersistentVolumeClaimList
+		must(t, w.c.List(ctx, &claims, client.InNamespace(vm.Namespace), client.MatchingLabels{backendstorage.LabelVM: vm.Name}))
+		if len(claims.Items) != 1 {
+			return false, fmt.Sprintf("%d claims", len(claims.Items))
+		}
+		claim = claims.Items[0]
+		return claim.Status.Phase == corev1.ClaimBound, string(claim.Status.Phase)
+	})
+	if !strings.HasPrefix(claim.Name, backendstorage.Prefix+"-"+vm.Name+"-") || !metav1.IsControlledBy(&claim, vm) {
+		t.Errorf("claim %s, owners %+v; want %s-%s-…, owned by the VM", claim.Name, claim.OwnerReferences, backendstorage.Prefix, vm.Name)
+	}
+	var pv corev1.PersistentVolume
+	must(t, w.c.Get(ctx, client.ObjectKey{Name: claim.Spec.VolumeName}, &pv))
+	return claim.Name, csidriver.VolumeData(filepath.Join(w.data, "csi"), pv.Spec.CSI.VolumeHandle, false)
+}
