@@ -70,6 +70,10 @@ type Paths struct {
 	Etc, Run, Lib, Log, Cache string
 	// Socket is libvirt's read-write socket.
 	Socket string
+	// Runtime is a session daemon's $XDG_RUNTIME_DIR: Run, or with
+	// ConfigDir a folder below it, short enough for the sockets libvirt
+	// makes there (a vTPM's).
+	Runtime string
 	// LogFile is libvirtd's own log; Stderr holds what it printed before logging started.
 	LogFile, Stderr string
 	// QEMULogDir holds one NAME.log per domain: QEMU's command line and errors.
@@ -101,13 +105,14 @@ func (c Config) Paths() Paths {
 	run := filepath.Join(c.Dir, "run")
 	log := filepath.Join(c.Dir, "log")
 	if c.Session {
-		etc := filepath.Join(c.Dir, "etc")
+		etc, runtime := filepath.Join(c.Dir, "etc"), run
 		if c.ConfigDir != "" {
-			etc = c.ConfigDir
+			etc, runtime = c.ConfigDir, filepath.Join(c.ConfigDir, "run")
 		}
 		return Paths{
 			Etc:        etc,
 			Run:        run,
+			Runtime:    runtime,
 			Lib:        filepath.Join(etc, "libvirt", "qemu", "lib"),
 			Log:        log,
 			Cache:      cache,
@@ -125,6 +130,7 @@ func (c Config) Paths() Paths {
 	return Paths{
 		Etc:        filepath.Join(c.Dir, "etc"),
 		Run:        run,
+		Runtime:    run,
 		Lib:        filepath.Join(c.Dir, "lib"),
 		Log:        log,
 		Cache:      cache,

@@ -76,7 +76,7 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (*Daemon, error) {
 		return nil, err
 	}
 	p := cfg.Paths()
-	for _, d := range []string{p.Etc, p.Run, p.Lib, p.Log, p.Cache, p.QEMULogDir} {
+	for _, d := range []string{p.Etc, p.Run, p.Runtime, p.Lib, p.Log, p.Cache, p.QEMULogDir} {
 		if err := os.MkdirAll(d, 0o750); err != nil {
 			return nil, fmt.Errorf("libvirtd: create %s: %w", d, err)
 		}
@@ -391,7 +391,7 @@ func signalAll(d *Daemon, sig syscall.Signal) {
 // Config.ConfigDir when set).
 func sessionEnv(cfg Config) []string {
 	p := cfg.Paths()
-	return []string{"HOME=" + cfg.Dir, "XDG_CONFIG_HOME=" + p.Etc, "XDG_RUNTIME_DIR=" + p.Run, "XDG_CACHE_HOME=" + p.Cache}
+	return []string{"HOME=" + cfg.Dir, "XDG_CONFIG_HOME=" + p.Etc, "XDG_RUNTIME_DIR=" + p.Runtime, "XDG_CACHE_HOME=" + p.Cache}
 }
 
 // session prepares a session daemon's folders: libvirt's configuration

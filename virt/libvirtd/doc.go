@@ -30,4 +30,7 @@
 //
 // Config.ConfigDir, when set, takes Dir/etc's place: a short path, where
 // Dir is too deep for the sockets libvirt makes below its configuration.
+// XDG_RUNTIME_DIR is then ConfigDir/run (Paths.Runtime), for the sockets
+// libvirt makes there (a vTPM's, libvirt/qemu/run/swtpm/ID-NAME-swtpm.sock);
+// the daemon's own socket stays in Dir/run.
 package libvirtd
