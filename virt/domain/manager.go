@@ -44,8 +44,10 @@ type Manager interface {
 	Pause(ctx context.Context, name string) error
 	// Resume lets a paused domain run again.
 	Resume(ctx context.Context, name string) error
-	// Undefine removes a domain's persistent definition (and its NVRAM). A
-	// running domain keeps running as a transient one until it stops.
+	// Undefine removes a domain's persistent definition. Its EFI variable
+	// store stays: it is the guest's, kept where the launcher put it (the
+	// pod's folder, or backend storage that outlives the pod). A running
+	// domain keeps running as a transient one until it stops.
 	Undefine(ctx context.Context, name string) error
 	// State reports a domain's state and why it is in it.
 	State(ctx context.Context, name string) (State, Reason, error)

@@ -116,9 +116,10 @@ func (m *Manager) Resume(ctx context.Context, name string) error {
 // Undefine removes the persistent definition; see domain.Manager.Undefine.
 func (m *Manager) Undefine(ctx context.Context, name string) error {
 	return m.onDomain(ctx, opUndefine, name, func(d *libvirt.Domain) error {
-		// Also remove what would otherwise make libvirt refuse: NVRAM and a
-		// managed save image.
-		err := d.UndefineFlags(libvirt.DOMAIN_UNDEFINE_NVRAM | libvirt.DOMAIN_UNDEFINE_MANAGED_SAVE)
+		// Say what becomes of what would otherwise make libvirt refuse:
+		// the NVRAM is kept (persistent EFI variables live in backend
+		// storage), a managed save image is removed.
+		err := d.UndefineFlags(libvirt.DOMAIN_UNDEFINE_KEEP_NVRAM | libvirt.DOMAIN_UNDEFINE_MANAGED_SAVE)
 		if le, ok := err.(libvirt.Error); (ok && le.Code == libvirt.ERR_NO_SUPPORT) || unsupportedFlags(err) {
 			// Drivers that know neither flag.
 			err = d.Undefine()
