@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -73,11 +74,18 @@ func TestBackendStorage(t *testing.T) {
 
 	efiFirst := w.waitRunning(ctx, t, efi)
 	_, efiDir := w.stateClaim(ctx, t, efi)
+	// What libvirt copies for a guest without a store (virt/domain's
+	// default template).
+	template, err := os.ReadFile("/usr/share/OVMF/OVMF_VARS_4M.fd")
+	must(t, err)
 	vars := filepath.Join(efiDir, backendstorage.SubPathNVRAM, efiFirst.Name+"_VARS.fd")
 	var before syscall.Stat_t
-	eventually(ctx, t, "the EFI variable store in the claim", func() (bool, string) {
-		err := syscall.Stat(vars, &before)
-		return err == nil && before.Size > 0, fmt.Sprint(err)
+	eventually(ctx, t, "the EFI variable store in the claim, written by OVMF", func() (bool, string) {
+		if err := syscall.Stat(vars, &before); err != nil {
+			return false, err.Error()
+		}
+		b, err := os.ReadFile(vars)
+		return err == nil && !bytes.Equal(b, template), fmt.Sprintf("%d bytes, the template's: %v, %v", len(b), bytes.Equal(b, template), err)
 	})
 
 	for _, vm := range []*virtv1.VirtualMachine{tpm, efi} {
