@@ -16,6 +16,7 @@ import (
 	"github.com/virtkit/virtkit/virt/domain"
 	"github.com/virtkit/virtkit/virt/network"
 	"github.com/virtkit/virtkit/virt/spec"
+	"github.com/virtkit/virtkit/virt/storage/backendstorage"
 )
 
 // Facts are what the handler knows about a VMI's guest when it reports the
@@ -270,6 +271,12 @@ func volumeStatus(vmi *virtv1.VirtualMachineInstance, targets map[string]string,
 	for _, h := range hot {
 		if !slices.ContainsFunc(vmi.Spec.Volumes, func(v virtv1.Volume) bool { return v.Name == h.Name }) {
 			out = append(out, h)
+		}
+	}
+	// The backend-storage claim, which the VMI controller reports.
+	for _, vs := range vmi.Status.VolumeStatus {
+		if vs.Name == backendstorage.VolumeName {
+			out = append(out, *vs.DeepCopy())
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package handler_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -461,5 +462,17 @@ func TestPlanResize(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// The backend-storage claim the VMI controller names in the volume status
+// stays there, as in KubeVirt, though no disk uses it.
+func TestStatusKeepsBackendStorage(t *testing.T) {
+	v := scheduledVMI("vm1")
+	state := virtv1.VolumeStatus{Name: "persistent-state-for-this-vm", PersistentVolumeClaimInfo: &virtv1.PersistentVolumeClaimInfo{ClaimName: "persistent-state-for-vm1-x7k2p"}}
+	v.Status.VolumeStatus = append(v.Status.VolumeStatus, state)
+	st := handler.Status(v, handler.Facts{Domain: running(domain.StateRunning, domain.ReasonRunningBooted)}, t0)
+	if !slices.ContainsFunc(st.VolumeStatus, func(vs virtv1.VolumeStatus) bool { return cmp.Equal(vs, state) }) {
+		t.Errorf("volume status %+v, want it to keep %+v", st.VolumeStatus, state)
 	}
 }

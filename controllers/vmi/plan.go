@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/virtkit/virtkit/controllers/conditions"
+	"github.com/virtkit/virtkit/virt/storage/backendstorage"
 )
 
 // Finalizer keeps a VMI until its launcher pod is gone; KubeVirt's name.
@@ -116,6 +117,10 @@ func NextStatus(vmi *virtv1.VirtualMachineInstance, pod *corev1.Pod, createErr e
 		st.ActivePods = map[types.UID]string{}
 	}
 	st.ActivePods[pod.UID] = pod.Spec.NodeName
+	if claim := StateClaimOf(pod); claim != "" {
+		// As KubeVirt's: the claim the VMI's state is kept in.
+		backendstorage.SetVolumeStatus(st, claim)
+	}
 	if st.Phase == "" || st.Phase == virtv1.Pending {
 		setPhase(virtv1.Pending) // records Pending's timestamp once
 		setPhase(virtv1.Scheduling)

@@ -3,12 +3,14 @@ package vmi
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/virt/launcher/contract"
+	"github.com/virtkit/virtkit/virt/storage/backendstorage"
 )
 
 func TestPlanFor(t *testing.T) {
@@ -204,5 +206,22 @@ func TestNextStatusLauncherImage(t *testing.T) {
 				t.Errorf("launcherContainerImageVersion %q, want %q", got.LauncherContainerImageVersion, tc.want)
 			}
 		})
+	}
+}
+
+// A launcher pod that mounts a backend-storage claim names it in the
+// VMI's volume status, as KubeVirt's controller does.
+func TestNextStatusBackendStorage(t *testing.T) {
+	withState := func(p *corev1.Pod) {
+		p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "vm-state", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "persistent-state-for-vmi1-x7k2p"}}})
+	}
+	st := NextStatus(newVMI(phase(virtv1.Scheduling)), newPod(withState), nil, time.Now())
+	if got := backendstorage.ClaimName(&st); got != "persistent-state-for-vmi1-x7k2p" {
+		t.Errorf("volume status %+v: names claim %q", st.VolumeStatus, got)
+	}
+	st = NextStatus(newVMI(phase(virtv1.Scheduling)), newPod(), nil, time.Now())
+	if len(st.VolumeStatus) != 0 {
+		t.Errorf("a pod without backend storage: volume status %+v", st.VolumeStatus)
 	}
 }

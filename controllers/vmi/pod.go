@@ -386,6 +386,17 @@ func stateMounts(vmi *virtv1.VirtualMachineInstance, claim string) ([]corev1.Vol
 	return vols, mounts, nil
 }
 
+// StateClaimOf is the backend-storage claim launcher pod pod mounts, ""
+// when none.
+func StateClaimOf(pod *corev1.Pod) string {
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == stateVolume && v.PersistentVolumeClaim != nil {
+			return v.PersistentVolumeClaim.ClaimName
+		}
+	}
+	return ""
+}
+
 // computeSecurity is the compute container's security context: it runs as
 // KubeVirt's qemu user and group (107), as KubeVirt's non-root launcher
 // does, and so does everything it starts. The launcher then runs its

@@ -65,6 +65,9 @@ func TestBackendStorage(t *testing.T) {
 	first := w.waitRunning(ctx, t, tpm)
 	ek := w.guestEK(ctx, t, first)
 	tpmClaim, tpmDir := w.stateClaim(ctx, t, tpm)
+	w.waitVMI(ctx, t, tpm, "its volume status naming the claim "+tpmClaim, func(v *virtv1.VirtualMachineInstance) bool {
+		return backendstorage.ClaimName(&v.Status) == tpmClaim
+	})
 	if perm, _ := filepath.Glob(filepath.Join(tpmDir, backendstorage.SubPathTPM, "*", "tpm2", "tpm2-00.permall")); len(perm) != 1 {
 		t.Errorf("the TPM's state in the claim: %v, want one tpm2-00.permall", perm)
 	}

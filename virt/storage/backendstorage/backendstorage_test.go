@@ -157,3 +157,19 @@ func TestClaimAndFind(t *testing.T) {
 		})
 	}
 }
+
+func TestVolumeStatus(t *testing.T) {
+	st := &virtv1.VirtualMachineInstanceStatus{VolumeStatus: []virtv1.VolumeStatus{{Name: "rootdisk"}}}
+	if ClaimName(st) != "" {
+		t.Fatal("a claim named before any was set")
+	}
+	if !SetVolumeStatus(st, "persistent-state-for-vm-a") || ClaimName(st) != "persistent-state-for-vm-a" {
+		t.Fatalf("after setting: %+v", st.VolumeStatus)
+	}
+	if SetVolumeStatus(st, "persistent-state-for-vm-a") {
+		t.Error("setting the same claim again changed the status")
+	}
+	if !SetVolumeStatus(st, "persistent-state-for-vm-b") || ClaimName(st) != "persistent-state-for-vm-b" || len(st.VolumeStatus) != 2 {
+		t.Errorf("after replacing: %+v", st.VolumeStatus)
+	}
+}
