@@ -85,6 +85,7 @@ var Pure = []string{
 	"virt/storage/importer/contract",
 	"virt/storage/upload",
 	"virt/storage/snapshot",
+	"virt/storage/backendstorage",
 	"virt/storage/export/token",
 	"virt/clone",
 	"virt/guestagent",
