@@ -8,7 +8,6 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtkit/virtkit/virt/migrate"
-	"github.com/virtkit/virtkit/virt/storage/backendstorage"
 )
 
 // AllowPodBridgeMigrationAnnotation lets a VMI whose pod network uses the
@@ -55,12 +54,6 @@ func notMigratable(vmi *virtv1.VirtualMachineInstance) (reason, message string) 
 		if disk.LUN != nil && disk.LUN.Reservation {
 			return virtv1.VirtualMachineInstanceReasonPRNotMigratable, "VMI uses SCSI persistent reservation"
 		}
-	}
-	if backendstorage.Needed(&vmi.Spec) {
-		// KubeVirt copies the state into a claim of the target's; until
-		// virtkit does, the guest would lose it (or, on a shared claim,
-		// the target's vTPM could not lock its state).
-		return virtv1.VirtualMachineInstanceReasonNotMigratable, "VMI keeps persistent EFI or TPM state (backend storage), whose live migration virtkit does not implement yet"
 	}
 	if f := vmi.Spec.Domain.Features; f != nil && f.HypervPassthrough != nil && f.HypervPassthrough.Enabled != nil && *f.HypervPassthrough.Enabled {
 		return virtv1.VirtualMachineInstanceReasonHypervPassthroughNotMigratable, "VMI uses hyperv passthrough"

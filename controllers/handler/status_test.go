@@ -318,10 +318,12 @@ func TestMigratability(t *testing.T) {
 		{"virtiofs", vmi(func(v *virtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Filesystems = []virtv1.Filesystem{{Name: "fs", Virtiofs: &virtv1.FilesystemVirtiofs{}}}
 		}), corev1.ConditionFalse, virtv1.VirtualMachineInstanceReasonVirtIOFSNotMigratable, virtv1.BlockMigration, nil},
-		{"a persistent TPM (backend storage)", vmi(func(v *virtv1.VirtualMachineInstance) {
+		{"a persistent TPM (backend storage): its state moves to a claim of the target's", vmi(func(v *virtv1.VirtualMachineInstance) {
 			yes := true
 			v.Spec.Domain.Devices.TPM = &virtv1.TPMDevice{Persistent: &yes}
-		}), corev1.ConditionFalse, virtv1.VirtualMachineInstanceReasonNotMigratable, virtv1.BlockMigration, nil},
+			v.Status.VolumeStatus = []virtv1.VolumeStatus{{Name: "persistent-state-for-this-vm", PersistentVolumeClaimInfo: &virtv1.PersistentVolumeClaimInfo{
+				ClaimName: "persistent-state-for-vmi-x7k2p", AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}}}}
+		}), corev1.ConditionTrue, "", virtv1.BlockMigration, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The hotplug volumes are reported as before (as hotplug does).

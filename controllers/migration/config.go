@@ -9,8 +9,10 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	migrationsv1 "kubevirt.io/api/migrations/v1alpha1"
 
+	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt/clusterconfig"
 	"github.com/virtkit/virtkit/virt/migrate"
+	"github.com/virtkit/virtkit/virt/storage/backendstorage"
 )
 
 // Config resolves the configuration a migration of v follows, as it is now:
@@ -69,6 +71,13 @@ func (r *Reconciler) startState(ctx context.Context, mig *virtv1.VirtualMachineI
 	}
 	if target != nil {
 		st.TargetPod = target.Name
+	}
+	if backendstorage.Needed(&v.Spec) {
+		// As KubeVirt's: the claims the state moves between.
+		st.SourcePersistentStatePVCName = backendstorage.ClaimName(&v.Status)
+		if target != nil {
+			st.TargetPersistentStatePVCName = vmi.StateClaimOf(target)
+		}
 	}
 	if cfg.Policy != "" {
 		name := cfg.Policy

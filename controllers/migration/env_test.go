@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	"gotest.tools/v3/assert"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,7 @@ import (
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
 	"github.com/virtkit/virtkit/virt/clusterconfig"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
+	"github.com/virtkit/virtkit/virt/storage/backendstorage"
 )
 
 func TestMain(m *testing.M) {
@@ -373,6 +375,51 @@ func TestMigrationController(t *testing.T) {
 		cl.waitPhase(t, m, virtv1.MigrationPreparingTarget)
 	})
 
+	t.Run("backend storage: a claim of the target's, handed off on success", func(t *testing.T) {
+		ns := cl.namespace(t, "statestorage", nil)
+		v, source := cl.stateVMI(t, ns)
+		m := cl.migrate(t, v)
+		got := cl.waitPhase(t, m, virtv1.MigrationScheduling)
+		pod := cl.targetPod(t, got)
+		target := vmi.StateClaimOf(pod)
+		assert.Assert(t, target != "" && target != source, "the target pod mounts %q; the source's claim is %s", target, source)
+		claim := &corev1.PersistentVolumeClaim{}
+		assert.NilError(t, cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: target}, claim))
+		assert.DeepEqual(t, claim.Labels, map[string]string{backendstorage.LabelMigration: m.Name})
+		assert.Equal(t, *claim.Spec.StorageClassName, "state")
+		ms := cl.vmi(t, v).Status.MigrationState
+		assert.Equal(t, ms.SourcePersistentStatePVCName, source)
+		assert.Equal(t, ms.TargetPersistentStatePVCName, target)
+
+		cl.runTo(t, v, m, pod)
+		eventually(t, "the target's claim handed to the VM, the source's deleted", func() (bool, string) {
+			assert.NilError(t, cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: target}, claim))
+			src := &corev1.PersistentVolumeClaim{}
+			err := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: source}, src)
+			srcGoing := apierrors.IsNotFound(err) || (err == nil && src.DeletionTimestamp != nil)
+			return claim.Labels[backendstorage.LabelVM] == v.Name && claim.Labels[backendstorage.LabelMigration] == "" && srcGoing,
+				fmt.Sprintf("target labels %v; source: %v", claim.Labels, err)
+		})
+	})
+
+	t.Run("backend storage: the target's claim dropped on failure", func(t *testing.T) {
+		ns := cl.namespace(t, "statedropped", nil)
+		v, source := cl.stateVMI(t, ns)
+		m := cl.migrate(t, v)
+		cl.waitPhase(t, m, virtv1.MigrationScheduling)
+		target := vmi.StateClaimOf(cl.targetPod(t, m))
+		assert.NilError(t, cl.c.Delete(ctx, m))
+		eventually(t, "the target's claim deleted, the source's kept", func() (bool, string) {
+			claim := &corev1.PersistentVolumeClaim{}
+			err := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: target}, claim)
+			gone := apierrors.IsNotFound(err) || (err == nil && claim.DeletionTimestamp != nil)
+			return gone, fmt.Sprintf("target claim: %v", err)
+		})
+		src := &corev1.PersistentVolumeClaim{}
+		assert.NilError(t, cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: source}, src))
+		assert.Assert(t, src.DeletionTimestamp == nil && src.Labels[backendstorage.LabelVM] == v.Name, "%+v", src.ObjectMeta)
+	})
+
 	t.Run("target pod fails before the start", func(t *testing.T) {
 		ns := cl.namespace(t, "targetfails", nil)
 		v := cl.runningVMI(t, ns, "vmi1", "node-a", true)
@@ -472,4 +519,56 @@ func TestMigrationWithoutHandlers(t *testing.T) {
 	cl.handler(t, a2, func(st *virtv1.VirtualMachineInstanceStatus) { st.MigrationState.TargetNodeAddress = "10.0.0.2" })
 	cl.waitPhase(t, m2, virtv1.MigrationTargetReady)
 	ended(m2, a2, pod2, "the handler of the source node node-a did not start the migration within 2s")
+}
+
+// stateVMI is a running VMI with a persistent vTPM on node-a, its
+// backend-storage claim (named in its volume status) and a default
+// storage class "state"; it returns the VMI and its claim's name.
+func (cl *cluster) stateVMI(t *testing.T, ns string) (*virtv1.VirtualMachineInstance, string) {
+	t.Helper()
+	ctx := context.Background()
+	class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "state",
+		Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}}, Provisioner: "example.com/state"}
+	if err := cl.c.Create(ctx, class); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	yes := true
+	v := &virtv1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Name: "vmi1", Namespace: ns},
+		Spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{
+			Resources: virtv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}},
+			Devices:   virtv1.Devices{TPM: &virtv1.TPMDevice{Persistent: &yes}},
+		}},
+	}
+	assert.NilError(t, cl.c.Create(ctx, v))
+	source := backendstorage.Claim(v, "state", corev1.ReadWriteOnce)
+	assert.NilError(t, cl.c.Create(ctx, source))
+	pod, err := vmi.RenderPod(v, vmi.PodOptions{LauncherImage: "virtkit/virt-launcher:test", Emulation: true, StateClaim: source.Name})
+	assert.NilError(t, err)
+	pod.Spec.NodeName = "node-a"
+	assert.NilError(t, cl.c.Create(ctx, pod))
+	v.Status = virtv1.VirtualMachineInstanceStatus{Phase: virtv1.Running, NodeName: "node-a",
+		Conditions: []virtv1.VirtualMachineInstanceCondition{{Type: virtv1.VirtualMachineInstanceIsMigratable, Status: corev1.ConditionTrue}}}
+	backendstorage.SetVolumeStatus(&v.Status, source.Name)
+	assert.NilError(t, cl.c.Status().Update(ctx, v))
+	return v, source.Name
+}
+
+// runTo plays the scheduler, the kubelet and both handlers through a
+// migration that succeeds, from Scheduling.
+func (cl *cluster) runTo(t *testing.T, v *virtv1.VirtualMachineInstance, m *virtv1.VirtualMachineInstanceMigration, pod *corev1.Pod) {
+	t.Helper()
+	cl.bind(t, pod, "node-b")
+	cl.waitPhase(t, m, virtv1.MigrationScheduled)
+	cl.kubelet(t, pod, ready)
+	cl.waitPhase(t, m, virtv1.MigrationPreparingTarget)
+	cl.handler(t, v, func(st *virtv1.VirtualMachineInstanceStatus) { st.MigrationState.TargetNodeAddress = "node-b" })
+	cl.waitPhase(t, m, virtv1.MigrationTargetReady)
+	now := metav1.Now()
+	cl.handler(t, v, func(st *virtv1.VirtualMachineInstanceStatus) { st.MigrationState.StartTimestamp = &now })
+	cl.waitPhase(t, m, virtv1.MigrationRunning)
+	cl.handler(t, v, func(st *virtv1.VirtualMachineInstanceStatus) {
+		st.NodeName, st.MigrationState.Completed, st.MigrationState.EndTimestamp = "node-b", true, &now
+	})
+	cl.waitPhase(t, m, virtv1.MigrationSucceeded)
 }

@@ -75,6 +75,10 @@ type Observed struct {
 	// Copies are the claims this migration made to copy the VMI's
 	// ReadWriteOnce claims into (migrate.CopyForLabel).
 	Copies []corev1.PersistentVolumeClaim
+	// StateClaim is the backend-storage claim made for the target
+	// (backendstorage.FindMigration), nil when there is none; read, as
+	// Copies, once the migration is final.
+	StateClaim *corev1.PersistentVolumeClaim
 	// Now is the time.
 	Now time.Time
 	// Timeouts bound the steps before the migration runs.
@@ -90,7 +94,9 @@ type Step struct {
 	// migration copies: it creates a copy of each claim, then writes the
 	// VMI's status.migratedVolumes and spec.volumes naming the copies.
 	CopyClaims []string
-	// CreateTarget renders and creates the target pod.
+	// CreateTarget renders and creates the target pod. For a VMI with
+	// backend storage, the pod mounts a claim of the migration's own, made
+	// first (labelled backendstorage.LabelMigration).
 	CreateTarget bool
 	// StartState writes the VMI's status.migrationState anew for this
 	// migration: UID, source node and pod, target pod, configuration.
@@ -118,6 +124,12 @@ type Step struct {
 	// DropCopies: the migration failed; the VMI names its own claims
 	// again, its migratedVolumes are cleared and the copies deleted.
 	DropCopies bool
+	// HandOffState: the migration succeeded; the claim made for its target
+	// becomes the VM's backend-storage claim, and the source's is deleted.
+	HandOffState bool
+	// DropState: the migration failed; the claim made for its target is
+	// deleted.
+	DropState bool
 	// RemoveFinalizer removes Finalizer: nothing of the migration is left to settle.
 	RemoveFinalizer bool
 	// Wait is when to look again without an event (zero: on events only).
@@ -162,7 +174,10 @@ func StateOf(vmi *virtv1.VirtualMachineInstance, mig *virtv1.VirtualMachineInsta
 //
 // A migration of a VMI that is not live-migratable only because of its
 // ReadWriteOnce claims copies them first (CopyClaims, once admitted), and
-// keeps or drops the copies when it ends (KeepCopies, DropCopies).
+// keeps or drops the copies when it ends (KeepCopies, DropCopies). The
+// backend-storage claim made for the target of a VMI that keeps EFI or
+// vTPM state becomes the VM's when the migration succeeds (HandOffState)
+// and goes when it fails (DropState).
 //
 // A migration fails when its VMI is gone, final or not running, cannot
 // migrate (LiveMigratable false for another reason), or its target pod is unschedulable for
@@ -193,6 +208,11 @@ func Decide(o Observed) Step {
 		s.DeleteTarget = mig.Status.Phase == virtv1.MigrationFailed && target != nil && target.DeletionTimestamp == nil
 		s.KeepCopies = mig.Status.Phase == virtv1.MigrationSucceeded && len(o.Copies) > 0
 		s.DropCopies = mig.Status.Phase == virtv1.MigrationFailed && (len(o.Copies) > 0 || copiesIn(vmi, mig))
+		if controllerutil.ContainsFinalizer(mig, Finalizer) {
+			ms := mig.Status.MigrationState
+			s.HandOffState = mig.Status.Phase == virtv1.MigrationSucceeded && ms != nil && ms.TargetPersistentStatePVCName != ""
+			s.DropState = mig.Status.Phase == virtv1.MigrationFailed && o.StateClaim != nil
+		}
 		// A target pod being deleted settles it: its node ends it.
 		s.RemoveFinalizer = controllerutil.ContainsFinalizer(mig, Finalizer) &&
 			(mig.Status.Phase == virtv1.MigrationSucceeded || target == nil || target.DeletionTimestamp != nil)

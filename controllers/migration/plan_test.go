@@ -174,6 +174,19 @@ func TestDecide(t *testing.T) {
 		{"failed, the copies gone, the VMI still naming one: dropped",
 			migration.Observed{Migration: mig(virtv1.MigrationFailed), VMI: onClaim(migrate.CopyName("data", "m1-uid"), true)},
 			migration.Step{DropCopies: true, RemoveFinalizer: true}},
+		{"succeeded with a claim of the target's: handed off",
+			migration.Observed{Migration: mig(virtv1.MigrationSucceeded, withStateClaims("src", "tgt")), VMI: running(nil), StateClaim: &stateClaim},
+			migration.Step{HandOffState: true, RemoveFinalizer: true}},
+		{"succeeded, the target's claim labelled in an earlier pass: handed off (the source's deleted)",
+			migration.Observed{Migration: mig(virtv1.MigrationSucceeded, withStateClaims("src", "tgt")), VMI: running(nil)},
+			migration.Step{HandOffState: true, RemoveFinalizer: true}},
+		{"failed with a claim of the target's: dropped",
+			migration.Observed{Migration: mig(virtv1.MigrationFailed, withStateClaims("src", "tgt")), VMI: running(nil), StateClaim: &stateClaim},
+			migration.Step{DropState: true, RemoveFinalizer: true}},
+		{"settled: the claims are left alone",
+			migration.Observed{Migration: mig(virtv1.MigrationSucceeded, withStateClaims("src", "tgt"), func(m *virtv1.VirtualMachineInstanceMigration) { m.Finalizers = nil }),
+				VMI: running(nil), StateClaim: &stateClaim},
+			migration.Step{}},
 		{"new: Pending with the finalizer",
 			migration.Observed{Migration: mig("", func(m *virtv1.VirtualMachineInstanceMigration) { m.Finalizers = nil }), VMI: running(nil)},
 			migration.Step{AddFinalizer: true, Phase: virtv1.MigrationPending}},
@@ -322,4 +335,14 @@ func TestAdmit(t *testing.T) {
 	assert.Assert(t, !migration.Admit(all, me, "c", cfg), "the cluster has three in flight")
 	cfg.ParallelMigrationsPerCluster = 4
 	assert.Assert(t, migration.Admit(all, me, "c", cfg))
+}
+
+var stateClaim = corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "tgt",
+	Labels: map[string]string{virtv1.MigrationNameLabel: "m1"}}}
+
+func withStateClaims(source, target string) func(*virtv1.VirtualMachineInstanceMigration) {
+	return func(m *virtv1.VirtualMachineInstanceMigration) {
+		m.Status.MigrationState = &virtv1.VirtualMachineInstanceMigrationState{MigrationUID: m.UID,
+			Completed: true, SourcePersistentStatePVCName: source, TargetPersistentStatePVCName: target}
+	}
 }

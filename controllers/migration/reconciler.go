@@ -24,6 +24,7 @@ import (
 	"github.com/virtkit/virtkit/controllers/vmi"
 	"github.com/virtkit/virtkit/virt/clusterconfig"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
+	"github.com/virtkit/virtkit/virt/storage/backendstorage"
 )
 
 // Reasons of the events the controller records on migrations.
@@ -109,6 +110,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if o.Copies, err = r.copies(ctx, mig); err != nil {
 			return ctrl.Result{}, err
 		}
+		if o.StateClaim, err = r.stateClaim(ctx, mig); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	step := Decide(o)
 	res, err := r.carryOut(ctx, o, step)
@@ -138,6 +142,9 @@ func (r *Reconciler) carryOut(ctx context.Context, o Observed, s Step) (ctrl.Res
 	if s.CreateTarget {
 		opts, err := r.podOptions(ctx)
 		var pod *corev1.Pod
+		if err == nil && backendstorage.Needed(&v.Spec) {
+			opts.StateClaim, err = r.targetStateClaim(ctx, mig, v, opts)
+		}
 		if err == nil {
 			pod, err = vmi.RenderTargetPod(v, mig, v.Status.NodeName, opts)
 		}
@@ -216,6 +223,16 @@ func (r *Reconciler) carryOut(ctx context.Context, o Observed, s Step) (ctrl.Res
 	}
 	if s.DropCopies {
 		if err := r.dropCopies(ctx, mig, v, o.Copies); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if s.HandOffState {
+		if err := r.handOffState(ctx, mig, o.StateClaim); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if s.DropState {
+		if err := r.dropState(ctx, mig, o.StateClaim); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

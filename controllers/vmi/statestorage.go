@@ -28,34 +28,54 @@ func (r *Reconciler) stateClaim(ctx context.Context, vmi *virtv1.VirtualMachineI
 		return "", nil
 	}
 	list := &corev1.PersistentVolumeClaimList{}
-	if err := r.reader.List(ctx, list, client.InNamespace(vmi.Namespace)); err != nil {
-		return "", fmt.Errorf("listing the claims of %s for its backend storage: %w", vmi.Namespace, err)
+	if err := r.reader.List(ctx, list, client.InNamespace(vmi.Namespace), client.MatchingLabels{backendstorage.LabelVM: vmi.Name}); err != nil {
+		return "", fmt.Errorf("listing the backend-storage claims of %s/%s: %w", vmi.Namespace, vmi.Name, err)
+	}
+	// KubeVirt's older claims carry no label, only their name.
+	legacy := &corev1.PersistentVolumeClaim{}
+	switch err := r.reader.Get(ctx, client.ObjectKey{Namespace: vmi.Namespace, Name: backendstorage.LegacyName(vmi.Name)}, legacy); {
+	case err == nil:
+		list.Items = append(list.Items, *legacy)
+	case !apierrors.IsNotFound(err):
+		return "", fmt.Errorf("reading backend-storage claim %s/%s: %w", vmi.Namespace, backendstorage.LegacyName(vmi.Name), err)
 	}
 	if c := backendstorage.Find(list.Items, vmi); c != nil {
 		return c.Name, nil
 	}
-	classes := &storagev1.StorageClassList{}
-	if err := r.reader.List(ctx, classes); err != nil {
-		return "", fmt.Errorf("listing storage classes for the backend storage of %s/%s: %w", vmi.Namespace, vmi.Name, err)
-	}
-	class, err := backendstorage.Class(opts.StateStorageClass, classes.Items)
+	c, err := NewStateClaim(ctx, r.reader, vmi, opts.StateStorageClass)
 	if err != nil {
-		return "", fmt.Errorf("VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)
+		return "", err
 	}
-	var profile *cdiv1.StorageProfile
-	p := &cdiv1.StorageProfile{}
-	switch err := r.reader.Get(ctx, client.ObjectKey{Name: class}, p); {
-	case err == nil:
-		profile = p
-	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
-		// No CDI, or no profile: the class's defaults.
-	default:
-		return "", fmt.Errorf("reading storage profile %s: %w", class, err)
-	}
-	c := backendstorage.Claim(vmi, class, backendstorage.AccessMode(opts.StateStorageClass != "", profile))
 	if err := r.client.Create(ctx, c); err != nil {
 		return "", fmt.Errorf("creating the backend-storage claim of %s/%s: %w", vmi.Namespace, vmi.Name, err)
 	}
 	r.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonBackendStorageCreated, "Created backend-storage claim %s", c.Name)
 	return c.Name, nil
+}
+
+// NewStateClaim renders a new backend-storage claim of vmi
+// (backendstorage.Claim): its class is configured (the KubeVirt CR's
+// vmStateStorageClass) or the cluster's default for VMs, and its access
+// mode what the class's StorageProfile offers, both read through reader.
+// The migration controller makes the claims of migration targets with it.
+func NewStateClaim(ctx context.Context, reader client.Reader, vmi *virtv1.VirtualMachineInstance, configured string) (*corev1.PersistentVolumeClaim, error) {
+	classes := &storagev1.StorageClassList{}
+	if err := reader.List(ctx, classes); err != nil {
+		return nil, fmt.Errorf("listing storage classes for the backend storage of %s/%s: %w", vmi.Namespace, vmi.Name, err)
+	}
+	class, err := backendstorage.Class(configured, classes.Items)
+	if err != nil {
+		return nil, fmt.Errorf("VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)
+	}
+	var profile *cdiv1.StorageProfile
+	p := &cdiv1.StorageProfile{}
+	switch err := reader.Get(ctx, client.ObjectKey{Name: class}, p); {
+	case err == nil:
+		profile = p
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		// No CDI, or no profile: the class's defaults.
+	default:
+		return nil, fmt.Errorf("reading storage profile %s: %w", class, err)
+	}
+	return backendstorage.Claim(vmi, class, backendstorage.AccessMode(configured != "", profile)), nil
 }

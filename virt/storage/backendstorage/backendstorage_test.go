@@ -1,6 +1,7 @@
 package backendstorage
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -171,5 +172,58 @@ func TestVolumeStatus(t *testing.T) {
 	}
 	if !SetVolumeStatus(st, "persistent-state-for-vm-b") || ClaimName(st) != "persistent-state-for-vm-b" || len(st.VolumeStatus) != 2 {
 		t.Errorf("after replacing: %+v", st.VolumeStatus)
+	}
+}
+
+func TestMigrationClaims(t *testing.T) {
+	vmi := &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm", UID: "vmi-uid"}}
+	target := ForMigration(Claim(vmi, "local", corev1.ReadWriteMany), "mig-1")
+	if d := cmp.Diff(map[string]string{LabelMigration: "mig-1"}, target.Labels); d != "" {
+		t.Errorf("labels of the target's claim (-want +got):\n%s", d)
+	}
+	target.Name = "persistent-state-for-vm-tgt"
+	if f := Find([]corev1.PersistentVolumeClaim{*target}, vmi); f != nil {
+		t.Errorf("Find found the target's claim %s before the handoff", f.Name)
+	}
+	gone := *target.DeepCopy()
+	gone.Name, gone.DeletionTimestamp = "being-deleted", &metav1.Time{}
+	other := *target.DeepCopy()
+	other.Name, other.Labels = "other", map[string]string{LabelMigration: "mig-2"}
+	for _, tc := range []struct {
+		name   string
+		claims []corev1.PersistentVolumeClaim
+		want   string
+	}{
+		{name: "none", claims: []corev1.PersistentVolumeClaim{other}},
+		{name: "this migration's", claims: []corev1.PersistentVolumeClaim{other, gone, *target}, want: target.Name},
+		{name: "being deleted", claims: []corev1.PersistentVolumeClaim{gone}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ""
+			if f := FindMigration(tc.claims, "mig-1"); f != nil {
+				got = f.Name
+			}
+			if got != tc.want {
+				t.Errorf("FindMigration = %q, want %q", got, tc.want)
+			}
+		})
+	}
+
+	labels, err := Handoff(target, "vm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(map[string]string{LabelVM: "vm"}, labels); d != "" {
+		t.Errorf("labels after the handoff (-want +got):\n%s", d)
+	}
+	handed := target.DeepCopy()
+	handed.Labels = labels
+	if f := Find([]corev1.PersistentVolumeClaim{*handed}, vmi); f == nil || f.Name != target.Name {
+		t.Errorf("Find after the handoff = %v, want %s", f, target.Name)
+	}
+	theirs := target.DeepCopy()
+	theirs.Labels[LabelVM] = "another-vm"
+	if _, err := Handoff(theirs, "vm"); err == nil || !strings.Contains(err.Error(), "metadata.labels[persistent-state-for]") {
+		t.Errorf("Handoff of a claim labelled for another VM: %v, want an error naming the label", err)
 	}
 }

@@ -115,7 +115,7 @@ func Claim(vmi *virtv1.VirtualMachineInstance, class string, mode corev1.Persist
 	c := &corev1.PersistentVolumeClaim{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: vmi.Namespace, GenerateName: Prefix + "-" + vmi.Name + "-",
+			Namespace: vmi.Namespace, GenerateName: LegacyName(vmi.Name) + "-",
 			Labels:          map[string]string{LabelVM: vmi.Name},
 			OwnerReferences: owners,
 		},
@@ -145,9 +145,15 @@ func Find(claims []corev1.PersistentVolumeClaim, vmi *virtv1.VirtualMachineInsta
 		if c.Labels[LabelVM] == vmi.Name {
 			return c
 		}
-		if c.Name == Prefix+"-"+vmi.Name {
+		if c.Name == LegacyName(vmi.Name) {
 			legacy = c
 		}
 	}
 	return legacy
+}
+
+// LegacyName is the name of vm's claim as KubeVirt's older releases made
+// it, without a label.
+func LegacyName(vm string) string {
+	return Prefix + "-" + vm
 }
