@@ -30,7 +30,14 @@
 //     them: it creates them, names them in the VMI's status.migratedVolumes
 //     and spec.volumes, and on success points the VM's template at them
 //     and lets them go; on failure it points the VMI back at its claims
-//     and deletes them.
+//     and deletes them;
+//   - for a VMI with backend storage (persistent EFI variables or vTPM),
+//     the target's own backend-storage claim (labelled
+//     kubevirt.io/migrationName), the migrationState's
+//     sourcePersistentStatePVCName and targetPersistentStatePVCName, and,
+//     as KubeVirt's controller does, the handoff when the migration
+//     succeeds (the target's claim labelled for the VM, the source's
+//     deleted) or the target's claim's deletion when it fails.
 //
 // The handlers own the rest of migrationState: the target's handler sets
 // targetNodeAddress when the target pod is prepared, and completed,
@@ -42,6 +49,7 @@
 // It must not touch the VMI's spec, metadata or any status field but
 // migrationState, save the volumes and migratedVolumes of claims it copies,
 // nor the VMI's own launcher pod, nor a VM but the claims of its template
-// once their copies took over. Decide is the pure state
+// once their copies took over, nor a claim but those it copies into and
+// the backend-storage claims named above. Decide is the pure state
 // machine; Reconciler wires it to the API.
 package migration

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,12 +37,13 @@ exec 3<&-
 // TestBackendStorage is KubeVirt's backend storage on virt-local: a VM with
 // a persistent vTPM gets one claim, labelled and owned as KubeVirt's, whose
 // folders the launcher pod mounts where libvirt keeps the TPM's state; the
-// guest reads the same endorsement key from its TPM after `virtctl stop`
-// and `virtctl start`. A VM with persistent EFI variables keeps its
-// variable store (the file OVMF wrote) across a restart. Deleting the VMs
-// deletes their claims.
+// guest reads the same endorsement key from its TPM after a live
+// migration to another node, which moves the state to a claim of the
+// target's, then `virtctl stop` and `virtctl start`. A VM with persistent
+// EFI variables keeps its variable store (the file OVMF wrote) across a
+// migration and a restart. Deleting the VMs deletes their claims.
 func TestBackendStorage(t *testing.T) {
-	w := up(t)
+	w := up(t, nodeName("a"), nodeName("b"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
@@ -91,6 +93,25 @@ func TestBackendStorage(t *testing.T) {
 		return err == nil && !bytes.Equal(b, template), fmt.Sprintf("%d bytes, the template's: %v, %v", len(b), bytes.Equal(b, template), err)
 	})
 
+	// A live migration moves the state to a claim of the target's: the
+	// VM's claim is another one after it, the first one goes.
+	tpmClaim, tpmDir = w.migrateState(ctx, t, tpm, tpmClaim)
+	if perm, _ := filepath.Glob(filepath.Join(tpmDir, backendstorage.SubPathTPM, "*", "tpm2", "tpm2-00.permall")); len(perm) != 1 {
+		t.Errorf("the TPM's state in the target's claim: %v, want one tpm2-00.permall", perm)
+	}
+	efiClaim, _ := w.stateClaim(ctx, t, efi)
+	_, efiDir = w.migrateState(ctx, t, efi, efiClaim)
+	vars = filepath.Join(efiDir, backendstorage.SubPathNVRAM, efiFirst.Name+"_VARS.fd")
+	eventually(ctx, t, "the EFI variable store in the target's claim, as OVMF wrote it", func() (bool, string) {
+		if err := syscall.Stat(vars, &before); err != nil {
+			return false, err.Error()
+		}
+		b, err := os.ReadFile(vars)
+		return err == nil && !bytes.Equal(b, template), fmt.Sprintf("%d bytes, the template's: %v, %v", len(b), bytes.Equal(b, template), err)
+	})
+
+	// Stop and start: the guest finds the same TPM, and libvirt the
+	// variable store, in the claim the migration handed over.
 	for _, vm := range []*virtv1.VirtualMachine{tpm, efi} {
 		w.virtctl(ctx, t, "stop", vm.Name, "-n", vm.Namespace)
 	}
@@ -103,7 +124,7 @@ func TestBackendStorage(t *testing.T) {
 		t.Fatal("the VMI after start is the old one")
 	}
 	if again := w.guestEK(ctx, t, second); again != ek {
-		t.Errorf("the endorsement key after a restart:\n%s\nwant the first boot's:\n%s", again, ek)
+		t.Errorf("the endorsement key after a migration and a restart:\n%s\nwant the first boot's:\n%s", again, ek)
 	}
 	if again, _ := w.stateClaim(ctx, t, tpm); again != tpmClaim {
 		t.Errorf("claim after a restart %s, want %s", again, tpmClaim)
@@ -112,7 +133,7 @@ func TestBackendStorage(t *testing.T) {
 	var after syscall.Stat_t
 	must(t, syscall.Stat(vars, &after))
 	if after.Ino != before.Ino {
-		t.Errorf("the EFI variable store was made again (inode %d, was %d): libvirt did not find the first boot's", after.Ino, before.Ino)
+		t.Errorf("the EFI variable store was made again (inode %d, was %d): libvirt did not find the migrated one", after.Ino, before.Ino)
 	}
 
 	for _, vm := range []*virtv1.VirtualMachine{tpm, efi} {
@@ -123,6 +144,37 @@ func TestBackendStorage(t *testing.T) {
 		must(t, w.c.List(ctx, &claims, client.InNamespace("default"), client.HasLabels{backendstorage.LabelVM}))
 		return len(claims.Items) == 0, fmt.Sprintf("%d claims", len(claims.Items))
 	})
+}
+
+// migrateState migrates vm, whose backend-storage claim is claim, to the
+// other node, and returns its claim after the migration (the target's,
+// which the migration recorded) and the claim's folder; claim is being
+// deleted.
+func (w *world) migrateState(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine, claim string) (string, string) {
+	t.Helper()
+	src := w.vmiOf(ctx, t, vm)
+	w.virtctl(ctx, t, "migrate", vm.Name, "-n", vm.Namespace)
+	mig := w.waitMigration(ctx, t, vm, virtv1.MigrationSucceeded)
+	ms := mig.Status.MigrationState
+	if ms.SourcePersistentStatePVCName != claim || ms.TargetPersistentStatePVCName == "" || ms.TargetPersistentStatePVCName == claim {
+		t.Errorf("migration of %s: claims %q to %q, want from %s to a new one", vm.Name, ms.SourcePersistentStatePVCName, ms.TargetPersistentStatePVCName, claim)
+	}
+	w.waitVMI(ctx, t, vm, "on the other node, its volume status naming the target's claim", func(v *virtv1.VirtualMachineInstance) bool {
+		return v.Status.NodeName != src.Status.NodeName && backendstorage.ClaimName(&v.Status) == ms.TargetPersistentStatePVCName
+	})
+	// The controller labels the target's claim for the VM, then deletes
+	// the source's, which goes once the ended source pod that names it is
+	// deleted (with the VMI), as in KubeVirt.
+	eventually(ctx, t, "the source's claim "+claim+" deleted", func() (bool, string) {
+		var c corev1.PersistentVolumeClaim
+		err := w.c.Get(ctx, client.ObjectKey{Namespace: vm.Namespace, Name: claim}, &c)
+		return apierrors.IsNotFound(err) || (err == nil && c.DeletionTimestamp != nil), fmt.Sprint(err)
+	})
+	now, dir := w.stateClaim(ctx, t, vm)
+	if now != ms.TargetPersistentStatePVCName {
+		t.Errorf("the claim of %s after its migration %s, want the target's %s", vm.Name, now, ms.TargetPersistentStatePVCName)
+	}
+	return now, dir
 }
 
 // ekLine is the guest's report of its TPM's endorsement key: a TPM2
@@ -152,7 +204,7 @@ func (w *world) guestEK(ctx context.Context, t *testing.T, vmi *virtv1.VirtualMa
 	return ek
 }
 
-// stateClaim is vm's one backend-storage claim, checked to be KubeVirt's
+// stateClaim is vm's one backend-storage claim not being deleted, checked to be KubeVirt's
 // (labelled with the VM's name, owned by the VM, bound), and its folder on
 // the node.
 func (w *world) stateClaim(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine) (string, string) {
@@ -162,10 +214,16 @@ func (w *world) stateClaim(ctx context.Context, t *testing.T, vm *virtv1.Virtual
 	eventually(ctx, t, "the backend-storage claim of "+vm.Name+" bound", func() (bool, string) {
 		var claims corev1.PersistentVolumeClaimList
 		must(t, w.c.List(ctx, &claims, client.InNamespace(vm.Namespace), client.MatchingLabels{backendstorage.LabelVM: vm.Name}))
-		if len(claims.Items) != 1 {
-			return false, fmt.Sprintf("%d claims", len(claims.Items))
+		var live []corev1.PersistentVolumeClaim
+		for _, c := range claims.Items {
+			if c.DeletionTimestamp == nil {
+				live = append(live, c)
+			}
 		}
-		claim = claims.Items[0]
+		if len(live) != 1 {
+			return false, fmt.Sprintf("%d claims not being deleted", len(live))
+		}
+		claim = live[0]
 		return claim.Status.Phase == corev1.ClaimBound, string(claim.Status.Phase)
 	})
 	if !strings.HasPrefix(claim.Name, backendstorage.Prefix+"-"+vm.Name+"-") || !metav1.IsControlledBy(&claim, vm) {
