@@ -13,7 +13,10 @@
 //   - [RestoreReconciler] takes a VirtualMachineRestore: it makes a claim
 //     from each VolumeSnapshot of the snapshot's content, then writes the
 //     target VM (the snapshot's VM, or a new one with the restore's
-//     patches) pointed at them, owning them, and reports complete.
+//     patches) pointed at them, owning them, and reports complete. A
+//     claim restored from the VM's backend storage becomes the target
+//     VM's backend-storage claim (labelled and controlled by it), and the
+//     one it had is deleted; a clone's restore leaves it out.
 //
 // A restore that fails, or is deleted before it completes, deletes the
 // claims it made. A restore never writes a running VM: the webhook refuses one, and the

@@ -22,6 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/virtkit/virtkit/controllers/events"
+	"github.com/virtkit/virtkit/virt/clone"
+	"github.com/virtkit/virtkit/virt/storage/backendstorage"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
 	"github.com/virtkit/virtkit/virt/storage/snapshot"
 )
@@ -32,6 +34,9 @@ const (
 	ReasonRestoreError    = "VirtualMachineRestoreError"
 	// ReasonClaimReplaced: a claim restored in place was deleted first.
 	ReasonClaimReplaced = "RestoreClaimReplaced"
+	// ReasonStateReplaced: the VM's backend-storage claim was deleted for
+	// the one restored from the snapshot.
+	ReasonStateReplaced = "RestoreBackendStorageReplaced"
 )
 
 // RestoreReconciler is the VirtualMachineRestore controller.
@@ -182,7 +187,13 @@ func (r *RestoreReconciler) step(ctx context.Context, rs, next *vmsnapshotv1.Vir
 			return why, err
 		}
 	}
-	plan, err := snapshot.PlanRestore(rs, content, target)
+	var opts []snapshot.RestoreOption
+	if clone.OwnerOf(rs) != "" {
+		// A clone starts with fresh EFI variables and vTPM: it is
+		// another machine (KubeVirt refuses to clone such VMs).
+		opts = append(opts, snapshot.WithoutBackendStorage())
+	}
+	plan, err := snapshot.PlanRestore(rs, content, target, opts...)
 	if err != nil {
 		return "", failed("%v", err)
 	}
@@ -249,7 +260,59 @@ func (r *RestoreReconciler) step(ctx context.Context, rs, next *vmsnapshotv1.Vir
 			}
 		}
 	}
+	if err := r.adoptState(ctx, rs, vm, plan.StateClaim); err != nil {
+		return "", err
+	}
 	return "", r.releaseTarget(ctx, vm, rs.Name)
+}
+
+// adoptState makes claim, restored from the VM's backend storage (EFI
+// variables, vTPM), vm's backend-storage claim, as KubeVirt hands a
+// restored one over: the claims labelled for vm before are deleted (the
+// restore holds the VM, which is stopped), then claim is labelled for vm
+// and controlled by it, whatever the volumeOwnershipPolicy, so that it
+// goes with the VM as every backend-storage claim does.
+func (r *RestoreReconciler) adoptState(ctx context.Context, rs *vmsnapshotv1.VirtualMachineRestore, vm *virtv1.VirtualMachine, claim string) error {
+	if claim == "" {
+		return nil
+	}
+	var l corev1.PersistentVolumeClaimList
+	if err := r.client.List(ctx, &l, client.InNamespace(vm.Namespace), client.MatchingLabels{backendstorage.LabelVM: vm.Name}); err != nil {
+		return fmt.Errorf("listing the backend-storage claims of VM %s: %w", vm.Name, err)
+	}
+	for i := range l.Items {
+		old := &l.Items[i]
+		if old.Name == claim || old.DeletionTimestamp != nil {
+			continue
+		}
+		if err := r.client.Delete(ctx, old, client.Preconditions{UID: &old.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting backend-storage claim %s of VM %s: %w", old.Name, vm.Name, err)
+		}
+		r.recorder.Eventf(rs, corev1.EventTypeNormal, ReasonStateReplaced, "Deleted backend-storage claim %s: the restored %s replaces it", old.Name, claim)
+	}
+	pvc := &corev1.PersistentVolumeClaim{}
+	if err := r.client.Get(ctx, client.ObjectKey{Namespace: vm.Namespace, Name: claim}, pvc); err != nil {
+		return fmt.Errorf("restored backend-storage claim %s: %w", claim, err)
+	}
+	if pvc.Labels[backendstorage.LabelVM] == vm.Name && metav1.IsControlledBy(pvc, vm) {
+		return nil
+	}
+	upd := pvc.DeepCopy()
+	if upd.Labels == nil {
+		upd.Labels = map[string]string{}
+	}
+	upd.Labels[backendstorage.LabelVM] = vm.Name
+	owners := []metav1.OwnerReference{*metav1.NewControllerRef(vm, virtv1.VirtualMachineGroupVersionKind)}
+	for _, o := range upd.OwnerReferences {
+		if o.UID != vm.UID {
+			owners = append(owners, o)
+		}
+	}
+	upd.OwnerReferences = owners
+	if err := r.client.Patch(ctx, upd, client.MergeFromWithOptions(pvc, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("labelling restored backend-storage claim %s for VM %s: %w", claim, vm.Name, err)
+	}
+	return nil
 }
 
 // toDataVolume makes the DataVolume a claim restored in place is marked

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/virtkit/virtkit/controllers/events"
+	"github.com/virtkit/virtkit/virt/storage/backendstorage"
 	"github.com/virtkit/virtkit/virt/storage/snapshot"
 )
 
@@ -294,7 +295,9 @@ func (r *SnapshotReconciler) indicate(st *vmsnapshotv1.VirtualMachineSnapshotSta
 	st.Indications, st.SourceIndications = snapshot.Indications(running, r.freezer != nil)
 }
 
-// volumeLists are the volumes of a content's VM it copied and left out.
+// volumeLists are the volumes of a content's VM it copied and left out,
+// its backend storage among them (backendstorage.SnapshotVolumeName), as
+// KubeVirt lists them.
 func volumeLists(c *vmsnapshotv1.VirtualMachineSnapshotContent) *vmsnapshotv1.SnapshotVolumesLists {
 	backed := map[string]bool{}
 	for _, b := range c.Spec.VolumeBackups {
@@ -302,11 +305,18 @@ func volumeLists(c *vmsnapshotv1.VirtualMachineSnapshotContent) *vmsnapshotv1.Sn
 	}
 	l := &vmsnapshotv1.SnapshotVolumesLists{}
 	if vm := c.Spec.Source.VirtualMachine; vm != nil && vm.Spec.Template != nil {
+		var names []string
 		for _, v := range vm.Spec.Template.Spec.Volumes {
-			if backed[v.Name] {
-				l.IncludedVolumes = append(l.IncludedVolumes, v.Name)
+			names = append(names, v.Name)
+		}
+		if backendstorage.Needed(&vm.Spec.Template.Spec) {
+			names = append(names, backendstorage.SnapshotVolumeName(vm.Name))
+		}
+		for _, name := range names {
+			if backed[name] {
+				l.IncludedVolumes = append(l.IncludedVolumes, name)
 			} else {
-				l.ExcludedVolumes = append(l.ExcludedVolumes, v.Name)
+				l.ExcludedVolumes = append(l.ExcludedVolumes, name)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package backendstorage
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -225,5 +226,50 @@ func TestMigrationClaims(t *testing.T) {
 	theirs.Labels[LabelVM] = "another-vm"
 	if _, err := Handoff(theirs, "vm"); err == nil || !strings.Contains(err.Error(), "metadata.labels[persistent-state-for]") {
 		t.Errorf("Handoff of a claim labelled for another VM: %v, want an error naming the label", err)
+	}
+}
+
+func TestSnapshotVolumeName(t *testing.T) {
+	long := strings.Repeat("v", 45)
+	longest := strings.Repeat("w", 60)
+	for _, tc := range []struct{ vm, want string }{
+		{"myvm", "persistent-state-for-myvm"},
+		{strings.Repeat("x", 42), "persistent-state-for-" + strings.Repeat("x", 42)},
+		// KubeVirt's rule: the prefix cut, an FNV-1a hash of the prefix, the name.
+		{long, "persistent-state-for"[:63-10-45] + "-" + fnvOf("persistent-state-for") + "-" + long},
+		// A name too long to keep: the prefix and a hash of the whole.
+		{longest, "persistent-state-for-" + fnvOf("persistent-state-for-"+longest)},
+	} {
+		got := SnapshotVolumeName(tc.vm)
+		if got != tc.want || len(got) > 63 {
+			t.Errorf("SnapshotVolumeName(%q) = %q (%d), want %q", tc.vm, got, len(got), tc.want)
+		}
+	}
+}
+
+// fnvOf is the FNV-1a hash of s in hex, computed apart from the code under test.
+func fnvOf(s string) string {
+	var h uint32 = 2166136261
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return fmt.Sprintf("%08x", h)
+}
+
+func TestWithoutIdentityAndFindFor(t *testing.T) {
+	in := map[string]string{LabelVM: "vm", LabelMigration: "m", "app": "db"}
+	if d := cmp.Diff(map[string]string{"app": "db"}, WithoutIdentity(in)); d != "" || len(in) != 3 {
+		t.Errorf("WithoutIdentity (-want +got):\n%s (input changed: %v)", d, in)
+	}
+	if WithoutIdentity(nil) != nil {
+		t.Error("WithoutIdentity(nil) is not nil")
+	}
+	c := corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "persistent-state-for-vm-a", Labels: map[string]string{LabelVM: "vm"}}}
+	if f := FindFor([]corev1.PersistentVolumeClaim{c}, "ns", "vm"); f == nil || f.Name != c.Name {
+		t.Errorf("FindFor = %v", f)
+	}
+	if f := FindFor([]corev1.PersistentVolumeClaim{c}, "other", "vm"); f != nil {
+		t.Errorf("FindFor in another namespace = %s", f.Name)
 	}
 }

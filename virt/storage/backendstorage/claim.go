@@ -157,3 +157,28 @@ func Find(claims []corev1.PersistentVolumeClaim, vmi *virtv1.VirtualMachineInsta
 func LegacyName(vm string) string {
 	return Prefix + "-" + vm
 }
+
+// FindFor is Find for VM namespace/vm, for callers that hold a VM rather
+// than a VMI (a snapshot, a restore).
+func FindFor(claims []corev1.PersistentVolumeClaim, namespace, vm string) *corev1.PersistentVolumeClaim {
+	v := &virtv1.VirtualMachineInstance{}
+	v.Namespace, v.Name = namespace, vm
+	return Find(claims, v)
+}
+
+// WithoutIdentity is labels without the labels that make a claim a VM's
+// backend storage or a migration target's (LabelVM, LabelMigration): a
+// copy of a claim (restored from a snapshot, exported) must not pass for
+// the VM's own claim.
+func WithoutIdentity(labels map[string]string) map[string]string {
+	if labels == nil {
+		return nil
+	}
+	out := make(map[string]string, len(labels))
+	for k, v := range labels {
+		if k != LabelVM && k != LabelMigration {
+			out[k] = v
+		}
+	}
+	return out
+}

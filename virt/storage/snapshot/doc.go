@@ -8,7 +8,9 @@
 //     picks), and which it leaves out, each with the reason
 //     (containerDisk, hostDisk, cloud-init and other volumes hold no
 //     claim). A claim whose class cannot be snapshotted is an error naming
-//     the volume and the claim.
+//     the volume and the claim. A VM's backend-storage claim (EFI
+//     variables, vTPM) is copied too, under KubeVirt's volume name for it,
+//     or left out saying why.
 //   - [Content] and [VolumeSnapshot]: the VirtualMachineSnapshotContent (the
 //     VM's spec and a backup per claim) and the VolumeSnapshot of each
 //     backup, with KubeVirt's names, labels and owners.
@@ -16,6 +18,8 @@
 //     backup's VolumeSnapshot (named as KubeVirt names them, or as the
 //     restore's overrides and volume restore policy say), and the target
 //     VM rewritten to use them; a new VM gets the restore's JSON patches.
+//     It names the claim restored from the backend storage
+//     (RestorePlan.StateClaim).
 //   - [Indications], the condition helpers and the names in names.go:
 //     KubeVirt's phases, conditions, indications, finalizers and
 //     annotations, so that clients written for KubeVirt read them.

@@ -13,6 +13,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 
+	"github.com/virtkit/virtkit/virt/storage/backendstorage"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
 )
 
@@ -26,6 +27,12 @@ type RestorePlan struct {
 	// VM is the target VM as it is to be: to create when there was none,
 	// else to write over the existing one (its metadata kept).
 	VM *virtv1.VirtualMachine
+	// StateClaim is the claim of Claims restored from the VM's backend
+	// storage (EFI variables, vTPM), "" when the content has none. It is
+	// made without the backend-storage label; once the VM is written, it
+	// becomes the target VM's backend-storage claim in place of the one it
+	// had (backendstorage.LabelVM).
+	StateClaim string
 }
 
 // restoreAnnotationPrefixes are the annotations of a backed-up claim a
@@ -46,9 +53,15 @@ var restoreAnnotationPrefixes = []string{"pv.kubernetes.io", "volume.beta.kubern
 // claim is restored under its own name (InPlace), which keeps its volume
 // and takes the claim back, marked filled for it. An
 // existing target keeps its run strategy; a new one gets the restore's
-// JSON patches.
-func PlanRestore(restore *vmsnapshotv1.VirtualMachineRestore, content *vmsnapshotv1.VirtualMachineSnapshotContent, target *virtv1.VirtualMachine) (RestorePlan, error) {
+// JSON patches. The backup of the VM's backend storage
+// (backendstorage.SnapshotVolumeName) is restored as the others are, and
+// named in StateClaim, unless WithoutBackendStorage.
+func PlanRestore(restore *vmsnapshotv1.VirtualMachineRestore, content *vmsnapshotv1.VirtualMachineSnapshotContent, target *virtv1.VirtualMachine, opts ...RestoreOption) (RestorePlan, error) {
 	var p RestorePlan
+	var o restoreOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	src := content.Spec.Source.VirtualMachine
 	if src == nil {
 		return p, fmt.Errorf("VirtualMachineSnapshotContent %s holds no VirtualMachine", content.Name)
@@ -61,12 +74,22 @@ func PlanRestore(restore *vmsnapshotv1.VirtualMachineRestore, content *vmsnapsho
 			}
 		}
 	}
+	stateVolume := ""
+	if src.Spec.Template != nil && backendstorage.Needed(&src.Spec.Template.Spec) {
+		stateVolume = backendstorage.SnapshotVolumeName(src.Name)
+	}
 	claimOfVolume := map[string]string{}
 	for _, b := range content.Spec.VolumeBackups {
 		if b.VolumeSnapshotName == nil {
 			continue
 		}
+		if b.VolumeName == stateVolume && stateVolume != "" && o.withoutState {
+			continue
+		}
 		name := restoreClaimName(restore, b)
+		if b.VolumeName == stateVolume && stateVolume != "" {
+			p.StateClaim = name
+		}
 		claimOfVolume[b.VolumeName] = name
 		pvc := restoredClaim(restore, b, name)
 		if dv := dataVolumeOf[b.VolumeName]; dv != "" && dv == name {
@@ -133,6 +156,20 @@ func PlanRestore(restore *vmsnapshotv1.VirtualMachineRestore, content *vmsnapsho
 	return p, nil
 }
 
+// RestoreOption changes what PlanRestore plans.
+type RestoreOption func(*restoreOptions)
+
+type restoreOptions struct {
+	withoutState bool
+}
+
+// WithoutBackendStorage leaves the VM's backend storage (EFI variables,
+// vTPM) out of the restore: its target starts with fresh state, as a
+// clone of a VM does.
+func WithoutBackendStorage() RestoreOption {
+	return func(o *restoreOptions) { o.withoutState = true }
+}
+
 // IsInPlace says whether restore replaces the snapshotted claims under
 // their own names (volumeRestorePolicy InPlace): the claims of those names
 // are deleted first.
@@ -163,14 +200,15 @@ func restoreClaimName(restore *vmsnapshotv1.VirtualMachineRestore, b vmsnapshotv
 
 // ClaimFromBackup is a new claim namespace/name filled from backup b's
 // VolumeSnapshot: the backed-up claim's spec (its volume unbound), labels
-// and annotations (but those of CDI and of the PV binding, which describe
-// the old claim's filling and binding), with the VolumeSnapshot as data
-// source. A restore and an export of a snapshot make their claims so.
+// (but those that make a claim a VM's backend storage: a copy is not the
+// VM's) and annotations (but those of CDI and of the PV binding, which
+// describe the old claim's filling and binding), with the VolumeSnapshot
+// as data source. A restore and an export of a snapshot make their claims so.
 func ClaimFromBackup(b vmsnapshotv1.VolumeBackup, namespace, name string) *corev1.PersistentVolumeClaim {
 	old := b.PersistentVolumeClaim
 	pvc := &corev1.PersistentVolumeClaim{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: copyMap(old.Labels)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: backendstorage.WithoutIdentity(old.Labels)},
 		Spec:       *old.Spec.DeepCopy(),
 	}
 	for k, v := range old.Annotations {
@@ -215,17 +253,6 @@ func setAnnotation(m *metav1.ObjectMeta, k, v string) {
 		m.Annotations = map[string]string{}
 	}
 	m.Annotations[k] = v
-}
-
-func copyMap(in map[string]string) map[string]string {
-	if in == nil {
-		return nil
-	}
-	out := make(map[string]string, len(in))
-	for k, v := range in {
-		out[k] = v
-	}
-	return out
 }
 
 // patchOp is one JSON patch operation of a restore's spec.patches.

@@ -15,6 +15,7 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 
+	"github.com/virtkit/virtkit/virt/storage/backendstorage"
 	"github.com/virtkit/virtkit/virt/storage/dvspec"
 	"github.com/virtkit/virtkit/virt/storage/snapshot"
 )
@@ -366,5 +367,100 @@ func TestVolumeSnapshotStatuses(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, snapshot.VolumeSnapshotStatuses(vm, f)); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+}
+
+// stateClaim is the backend-storage claim of VM "vm" in class.
+func stateClaim(name, class string) *corev1.PersistentVolumeClaim {
+	c := claim(name, class, corev1.ClaimBound)
+	c.Labels = map[string]string{backendstorage.LabelVM: "vm", "team": "a"}
+	return c
+}
+
+// withTPM gives vm a persistent vTPM.
+func withTPM(vm *virtv1.VirtualMachine) *virtv1.VirtualMachine {
+	vm.Spec.Template.Spec.Domain.Devices.TPM = &virtv1.TPMDevice{Persistent: ptr.To(true)}
+	return vm
+}
+
+// TestBackendStorageInSnapshots: a VM's backend-storage claim is copied as
+// a last volume named as KubeVirt names it, left out when its class has
+// no snapshots or when the VM never started; a restore
+// names the claim it restores it into, without the label that would make
+// it a VM's before its time.
+func TestBackendStorageInSnapshots(t *testing.T) {
+	state := backendstorage.SnapshotVolumeName("vm")
+	for _, tc := range []struct {
+		name string
+		f    snapshot.Facts
+		want snapshot.Plan
+	}{{
+		name: "copied after the VM's volumes",
+		f:    facts(claim("data-claim", "local", corev1.ClaimBound), stateClaim("persistent-state-for-vm-x7k2p", "local")),
+		want: snapshot.Plan{Included: []snapshot.Volume{{Name: "data", Claim: "data-claim", SnapshotClass: "local"},
+			{Name: state, Claim: "persistent-state-for-vm-x7k2p", SnapshotClass: "local"}}},
+	}, {
+		name: "a class without snapshots: left out, saying why",
+		f:    facts(claim("data-claim", "local", corev1.ClaimBound), stateClaim("persistent-state-for-vm-x7k2p", "nfs")),
+		want: snapshot.Plan{Included: []snapshot.Volume{{Name: "data", Claim: "data-claim", SnapshotClass: "local"}},
+			Excluded: []snapshot.Excluded{{Name: state, Reason: `backend storage (EFI variables, vTPM): claim "persistent-state-for-vm-x7k2p": ` +
+				`no VolumeSnapshotClass for StorageClass "nfs" (driver nfs.example.com): its volumes cannot be snapshotted: it is not snapshotted`}}},
+	}, {
+		name: "no claim (the VM never started): left out, saying why",
+		f:    facts(claim("data-claim", "local", corev1.ClaimBound)),
+		want: snapshot.Plan{Included: []snapshot.Volume{{Name: "data", Claim: "data-claim", SnapshotClass: "local"}},
+			Excluded: []snapshot.Excluded{{Name: state, Reason: "backend storage (EFI variables, vTPM): the VM has no backend-storage claim: it never started, so it keeps no state yet"}}},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := snapshot.PlanVolumes(withTPM(vmWith(pvcVol)), tc.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	vm := withTPM(vmWith(pvcVol))
+	sc := stateClaim("persistent-state-for-vm-x7k2p", "local")
+	st := snapshot.VolumeSnapshotStatuses(vm, facts(claim("data-claim", "local", corev1.ClaimBound), sc))
+	if want := []virtv1.VolumeSnapshotStatus{{Name: "data", Enabled: true}, {Name: state, Enabled: true}}; !cmp.Equal(want, st) {
+		t.Errorf("volume snapshot statuses (-want +got):\n%s", cmp.Diff(want, st))
+	}
+
+	content := contentFor(t, vm, claim("data-claim", "local", corev1.ClaimBound), sc)
+	if n := len(content.Spec.VolumeBackups); n != 2 || content.Spec.VolumeBackups[1].VolumeName != state {
+		t.Fatalf("volume backups %+v, want data and %s", content.Spec.VolumeBackups, state)
+	}
+	r := &vmsnapshotv1.VirtualMachineRestore{ObjectMeta: metav1.ObjectMeta{Name: "back", Namespace: "ns", UID: "r-uid"},
+		Spec: vmsnapshotv1.VirtualMachineRestoreSpec{Target: corev1.TypedLocalObjectReference{APIGroup: ptr.To("kubevirt.io"), Kind: "VirtualMachine", Name: "vm"}}}
+	p, err := snapshot.PlanRestore(r, content, vm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "restore-r-uid-" + state; p.StateClaim != want {
+		t.Errorf("StateClaim %q, want %q", p.StateClaim, want)
+	}
+	for _, c := range p.Claims {
+		if _, ok := c.Labels[backendstorage.LabelVM]; ok {
+			t.Errorf("restored claim %s is labelled %s before the restore hands it over: %v", c.Name, backendstorage.LabelVM, c.Labels)
+		}
+	}
+	if got := p.Claims[1].Labels["team"]; got != "a" {
+		t.Errorf("restored state claim's other labels %v, want team=a kept", p.Claims[1].Labels)
+	}
+	if vols := p.VM.Spec.Template.Spec.Volumes; len(vols) != 1 {
+		t.Errorf("restored VM volumes %+v: the backend storage is no volume of the VM", vols)
+	}
+
+	fresh, err := snapshot.PlanRestore(r, content, vm, snapshot.WithoutBackendStorage())
+	if err != nil || fresh.StateClaim != "" || len(fresh.Claims) != 1 || len(fresh.Restores) != 1 {
+		t.Errorf("WithoutBackendStorage: StateClaim %q, %d claims, restores %+v, %v; want only the data claim", fresh.StateClaim, len(fresh.Claims), fresh.Restores, err)
+	}
+
+	plain, err := snapshot.PlanRestore(r, contentFor(t, vmWith(pvcVol), claim("data-claim", "local", corev1.ClaimBound)), vmWith(pvcVol))
+	if err != nil || plain.StateClaim != "" {
+		t.Errorf("a VM without backend storage: StateClaim %q, %v", plain.StateClaim, err)
 	}
 }

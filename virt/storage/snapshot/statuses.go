@@ -11,7 +11,8 @@ import (
 // whether a snapshot can copy it, and if not why, in KubeVirt's words. A
 // volume holding no claim cannot be copied; a claim's volume can when the
 // claim exists and a VolumeSnapshotClass serves its StorageClass
-// ([SnapshotClassFor]).
+// ([SnapshotClassFor]). A VM with backend storage has one more entry, for
+// its backend-storage claim once it exists (see [PlanVolumes]).
 func VolumeSnapshotStatuses(vm *virtv1.VirtualMachine, f Facts) []virtv1.VolumeSnapshotStatus {
 	if vm.Spec.Template == nil {
 		return nil
@@ -19,6 +20,9 @@ func VolumeSnapshotStatuses(vm *virtv1.VirtualMachine, f Facts) []virtv1.VolumeS
 	var out []virtv1.VolumeSnapshotStatus
 	for _, v := range vm.Spec.Template.Spec.Volumes {
 		out = append(out, volumeSnapshotStatus(v, f))
+	}
+	if state, _ := stateVolume(vm, f); state != nil {
+		out = append(out, volumeSnapshotStatus(*state, f))
 	}
 	return out
 }

@@ -10,6 +10,8 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	virtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtkit/virtkit/virt/storage/backendstorage"
 )
 
 // Facts are what [PlanVolumes] reads of the cluster.
@@ -72,7 +74,12 @@ var ErrNotReady = errors.New("not ready")
 // PlanVolumes says what a snapshot of vm does with each volume of its
 // template: a persistentVolumeClaim, dataVolume or memoryDump volume's
 // claim is copied by a VolumeSnapshot; every other kind is left out,
-// with the reason. A claim that cannot be copied (no StorageClass, or no
+// with the reason. A VM with backend storage (persistent EFI variables or
+// vTPM) has its backend-storage claim copied too, as a last volume named
+// backendstorage.SnapshotVolumeName, as KubeVirt's snapshots do; left out
+// when its class cannot be snapshotted or when it does not exist (the VM
+// never started, so it keeps no state; KubeVirt's snapshot waits for it
+// instead, until its deadline). A claim that cannot be copied (no StorageClass, or no
 // VolumeSnapshotClass for its class's driver) is a *field.Error naming
 // the volume and the claim; a claim that is not there and bound yet is an
 // error wrapping ErrNotReady.
@@ -82,7 +89,16 @@ func PlanVolumes(vm *virtv1.VirtualMachine, f Facts) (Plan, error) {
 		return p, nil
 	}
 	path := field.NewPath("spec", "template", "spec", "volumes")
-	for i, v := range vm.Spec.Template.Spec.Volumes {
+	vols := vm.Spec.Template.Spec.Volumes
+	state, needed := stateVolume(vm, f)
+	if needed && state == nil {
+		p.Excluded = append(p.Excluded, Excluded{Name: backendstorage.SnapshotVolumeName(vm.Name),
+			Reason: "backend storage (EFI variables, vTPM): the VM has no backend-storage claim: it never started, so it keeps no state yet"})
+	}
+	if state != nil {
+		vols = append(vols[:len(vols):len(vols)], *state)
+	}
+	for i, v := range vols {
 		claim := ClaimOf(v)
 		if claim == "" {
 			p.Excluded = append(p.Excluded, Excluded{Name: v.Name, Reason: fmt.Sprintf("a %s volume holds no claim: it is not snapshotted", kindOf(v))})
@@ -97,12 +113,21 @@ func PlanVolumes(vm *virtv1.VirtualMachine, f Facts) (Plan, error) {
 		case pvc.Status.Phase != corev1.ClaimBound:
 			return p, fmt.Errorf("volume %q: claim %q is not bound (%s): %w", v.Name, claim, pvc.Status.Phase, ErrNotReady)
 		}
+		var class string
+		var err error
 		if pvc.Spec.StorageClassName == nil || *pvc.Spec.StorageClassName == "" {
-			return p, field.Invalid(path.Index(i), v.Name, fmt.Sprintf("claim %q has no StorageClass, so no VolumeSnapshotClass can copy it", claim))
+			err = fmt.Errorf("claim %q has no StorageClass, so no VolumeSnapshotClass can copy it", claim)
+		} else if class, err = SnapshotClassFor(*pvc.Spec.StorageClassName, f); err != nil {
+			err = fmt.Errorf("claim %q: %w", claim, err)
 		}
-		class, err := SnapshotClassFor(*pvc.Spec.StorageClassName, f)
-		if err != nil {
-			return p, field.Invalid(path.Index(i), v.Name, fmt.Sprintf("claim %q: %v", claim, err))
+		switch {
+		case err != nil && state != nil && v.Name == state.Name:
+			// As KubeVirt's: a VM whose state's class cannot be
+			// snapshotted is snapshotted without it.
+			p.Excluded = append(p.Excluded, Excluded{Name: v.Name, Reason: fmt.Sprintf("backend storage (EFI variables, vTPM): %v: it is not snapshotted", err)})
+			continue
+		case err != nil:
+			return p, field.Invalid(path.Index(i), v.Name, err.Error())
 		}
 		p.Included = append(p.Included, Volume{Name: v.Name, Claim: claim, SnapshotClass: class})
 	}
@@ -175,3 +200,26 @@ func SnapshotClassFor(class string, f Facts) (string, error) {
 
 // defaultSnapshotClassAnnotation marks the default VolumeSnapshotClass.
 const defaultSnapshotClassAnnotation = "snapshot.storage.kubernetes.io/is-default-class"
+
+// stateVolume is the volume that stands for vm's backend-storage claim
+// (backendstorage.SnapshotVolumeName, a persistentVolumeClaim volume of
+// the claim, as KubeVirt enumerates it); needed says whether vm has
+// backend storage at all. A VM that has it but never started has no
+// claim yet: nil, true.
+func stateVolume(vm *virtv1.VirtualMachine, f Facts) (v *virtv1.Volume, needed bool) {
+	if vm.Spec.Template == nil || !backendstorage.Needed(&vm.Spec.Template.Spec) {
+		return nil, false
+	}
+	claims := make([]corev1.PersistentVolumeClaim, 0, len(f.Claims))
+	for _, c := range f.Claims {
+		claims = append(claims, *c)
+	}
+	sort.Slice(claims, func(i, j int) bool { return claims[i].Name < claims[j].Name })
+	c := backendstorage.FindFor(claims, vm.Namespace, vm.Name)
+	if c == nil {
+		return nil, true
+	}
+	return &virtv1.Volume{Name: backendstorage.SnapshotVolumeName(vm.Name), VolumeSource: virtv1.VolumeSource{
+		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: c.Name}}}}, true
+}
