@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
+	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/local/csidriver"
@@ -41,7 +43,9 @@ exec 3<&-
 // migration to another node, which moves the state to a claim of the
 // target's, then `virtctl stop` and `virtctl start`. A VM with persistent
 // EFI variables keeps its variable store (the file OVMF wrote) across a
-// migration and a restart. Deleting the VMs deletes their claims.
+// migration and a restart. A snapshot of the stopped vTPM VM copies its
+// claim; restored after the claim's TPM was wiped, the guest finds its
+// endorsement key again. Deleting the VMs deletes their claims.
 func TestBackendStorage(t *testing.T) {
 	w := up(t, nodeName("a"), nodeName("b"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -136,6 +140,33 @@ func TestBackendStorage(t *testing.T) {
 		t.Errorf("the EFI variable store was made again (inode %d, was %d): libvirt did not find the migrated one", after.Ino, before.Ino)
 	}
 
+	// A snapshot of the stopped VM copies its backend storage. The TPM in
+	// the VM's claim is wiped, so only the snapshot still holds it; the
+	// restore replaces the claim, and the guest finds its TPM again.
+	w.virtctl(ctx, t, "stop", tpm.Name, "-n", tpm.Namespace)
+	w.waitNoVMI(ctx, t, tpm)
+	snap := w.snapshotOf(ctx, t, tpm.Namespace, "tpm-state", tpm.Name)
+	stateVol := backendstorage.SnapshotVolumeName(tpm.Name)
+	if l := snap.Status.SnapshotVolumes; l == nil || !slices.Contains(l.IncludedVolumes, stateVol) {
+		t.Errorf("snapshot volumes %+v, want %s included", l, stateVol)
+	}
+	wiped, err := os.ReadDir(filepath.Join(tpmDir, backendstorage.SubPathTPM))
+	must(t, err)
+	for _, e := range wiped {
+		must(t, os.RemoveAll(filepath.Join(tpmDir, backendstorage.SubPathTPM, e.Name())))
+	}
+	w.restore(ctx, t, tpm.Namespace, "tpm-back", tpm.Name, snap.Name)
+	if restored, _ := w.stateClaim(ctx, t, tpm); restored == tpmClaim {
+		t.Errorf("the VM's claim after the restore is still %s", tpmClaim)
+	}
+	w.virtctl(ctx, t, "start", tpm.Name, "-n", tpm.Namespace)
+	third := w.waitRunning(ctx, t, tpm)
+	if again := w.guestEK(ctx, t, third); again != ek {
+		t.Errorf("the endorsement key after a restore:\n%s\nwant the first boot's:\n%s", again, ek)
+	}
+	must(t, w.c.Delete(ctx, &vmsnapshotv1.VirtualMachineRestore{ObjectMeta: metav1.ObjectMeta{Namespace: tpm.Namespace, Name: "tpm-back"}}))
+	must(t, w.c.Delete(ctx, snap))
+
 	for _, vm := range []*virtv1.VirtualMachine{tpm, efi} {
 		must(t, w.c.Delete(ctx, vm))
 	}
@@ -204,7 +235,8 @@ func (w *world) guestEK(ctx context.Context, t *testing.T, vmi *virtv1.VirtualMa
 	return ek
 }
 
-// stateClaim is vm's one backend-storage claim not being deleted, checked to be KubeVirt's
+// stateClaim is vm's one backend-storage claim not being deleted (made
+// for it, or restored from a snapshot), checked to be KubeVirt's
 // (labelled with the VM's name, owned by the VM, bound), and its folder on
 // the node.
 func (w *world) stateClaim(ctx context.Context, t *testing.T, vm *virtv1.VirtualMachine) (string, string) {
@@ -226,7 +258,9 @@ func (w *world) stateClaim(ctx context.Context, t *testing.T, vm *virtv1.Virtual
 		claim = live[0]
 		return claim.Status.Phase == corev1.ClaimBound, string(claim.Status.Phase)
 	})
-	if !strings.HasPrefix(claim.Name, backendstorage.Prefix+"-"+vm.Name+"-") || !metav1.IsControlledBy(&claim, vm) {
+	made := strings.HasPrefix(claim.Name, backendstorage.Prefix+"-"+vm.Name+"-")
+	restored := strings.HasPrefix(claim.Name, "restore-") && strings.HasSuffix(claim.Name, "-"+backendstorage.SnapshotVolumeName(vm.Name))
+	if (!made && !restored) || !metav1.IsControlledBy(&claim, vm) {
 		t.Errorf("claim %s, owners %+v; want %s-%s-…, owned by the VM", claim.Name, claim.OwnerReferences, backendstorage.Prefix, vm.Name)
 	}
 	var pv corev1.PersistentVolume
