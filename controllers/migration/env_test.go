@@ -226,23 +226,7 @@ func TestMigrationController(t *testing.T) {
 		assert.Equal(t, *ms.MigrationPolicyName, "gold")
 		assert.Equal(t, ms.MigrationConfiguration.BandwidthPerMigration.Value(), int64(1<<20))
 
-		cl.bind(t, pod, "node-b")
-		cl.waitPhase(t, m, virtv1.MigrationScheduled)
-		eventually(t, "the target node on the VMI", func() (bool, string) {
-			ms := cl.vmi(t, v).Status.MigrationState
-			return ms.TargetNode == "node-b", ms.TargetNode
-		})
-		cl.kubelet(t, pod, ready)
-		cl.waitPhase(t, m, virtv1.MigrationPreparingTarget)
-		cl.handler(t, v, func(st *virtv1.VirtualMachineInstanceStatus) { st.MigrationState.TargetNodeAddress = "node-b" })
-		cl.waitPhase(t, m, virtv1.MigrationTargetReady)
-		now := metav1.Now()
-		cl.handler(t, v, func(st *virtv1.VirtualMachineInstanceStatus) { st.MigrationState.StartTimestamp = &now })
-		cl.waitPhase(t, m, virtv1.MigrationRunning)
-		cl.handler(t, v, func(st *virtv1.VirtualMachineInstanceStatus) {
-			st.NodeName, st.MigrationState.Completed, st.MigrationState.EndTimestamp = "node-b", true, &now
-		})
-		done := cl.waitPhase(t, m, virtv1.MigrationSucceeded)
+		done := cl.runTo(t, v, m, pod)
 		var phases []string
 		for _, p := range done.Status.PhaseTransitionTimestamps {
 			phases = append(phases, string(p.Phase))
@@ -555,11 +539,15 @@ func (cl *cluster) stateVMI(t *testing.T, ns string) (*virtv1.VirtualMachineInst
 }
 
 // runTo plays the scheduler, the kubelet and both handlers through a
-// migration that succeeds, from Scheduling.
-func (cl *cluster) runTo(t *testing.T, v *virtv1.VirtualMachineInstance, m *virtv1.VirtualMachineInstanceMigration, pod *corev1.Pod) {
+// migration that succeeds, from Scheduling, and returns it succeeded.
+func (cl *cluster) runTo(t *testing.T, v *virtv1.VirtualMachineInstance, m *virtv1.VirtualMachineInstanceMigration, pod *corev1.Pod) *virtv1.VirtualMachineInstanceMigration {
 	t.Helper()
 	cl.bind(t, pod, "node-b")
 	cl.waitPhase(t, m, virtv1.MigrationScheduled)
+	eventually(t, "the target node on the VMI", func() (bool, string) {
+		ms := cl.vmi(t, v).Status.MigrationState
+		return ms.TargetNode == "node-b", ms.TargetNode
+	})
 	cl.kubelet(t, pod, ready)
 	cl.waitPhase(t, m, virtv1.MigrationPreparingTarget)
 	cl.handler(t, v, func(st *virtv1.VirtualMachineInstanceStatus) { st.MigrationState.TargetNodeAddress = "node-b" })
@@ -570,5 +558,5 @@ func (cl *cluster) runTo(t *testing.T, v *virtv1.VirtualMachineInstance, m *virt
 	cl.handler(t, v, func(st *virtv1.VirtualMachineInstanceStatus) {
 		st.NodeName, st.MigrationState.Completed, st.MigrationState.EndTimestamp = "node-b", true, &now
 	})
-	cl.waitPhase(t, m, virtv1.MigrationSucceeded)
+	return cl.waitPhase(t, m, virtv1.MigrationSucceeded)
 }
