@@ -35,7 +35,7 @@ func startCluster(t *testing.T) *cluster {
 	mgr := kubeenv.NewManager(t, env, func(o *ctrl.Options) {
 		// Namespace "manual" is left to tests that call Reconcile themselves.
 		o.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{
-			"lifecycle": {}, "born": {}, "unschedulable": {}, "poddeleted": {}, "deletevmi": {}, "createfails": {}, "migrated": {}, "dvwait": {}, "wffc": {}}}
+			"lifecycle": {}, "born": {}, "unschedulable": {}, "poddeleted": {}, "deletevmi": {}, "createfails": {}, "migrated": {}, "dvwait": {}, "wffc": {}, "statestorage": {}, "statelegacy": {}}}
 	})
 	cl.writes.Client = mgr.GetClient()
 	// The real clock: the scheduling grace runs out as it would.
