@@ -110,8 +110,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if o.Copies, err = r.copies(ctx, mig); err != nil {
 			return ctrl.Result{}, err
 		}
-		if o.StateClaim, err = r.stateClaim(ctx, mig); err != nil {
-			return ctrl.Result{}, err
+		// Only a VMI with backend storage has one (when the VMI is gone,
+		// whether it had is not known: look).
+		if o.VMI == nil || backendstorage.Needed(&o.VMI.Spec) {
+			if o.StateClaim, err = r.stateClaim(ctx, mig); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
 	}
 	step := Decide(o)

@@ -32,12 +32,11 @@ func (r *Reconciler) stateClaim(ctx context.Context, mig *virtv1.VirtualMachineI
 // KubeVirt). The guest's EFI variables and vTPM state reach it in QEMU's
 // migration stream.
 func (r *Reconciler) targetStateClaim(ctx context.Context, mig *virtv1.VirtualMachineInstanceMigration, v *virtv1.VirtualMachineInstance, opts vmi.PodOptions) (string, error) {
-	have, err := r.stateClaim(ctx, mig)
-	if err != nil || have != nil {
-		if have != nil {
-			return have.Name, nil
-		}
+	switch have, err := r.stateClaim(ctx, mig); {
+	case err != nil:
 		return "", err
+	case have != nil:
+		return have.Name, nil
 	}
 	c, err := vmi.NewStateClaim(ctx, r.reader, v, opts.StateStorageClass)
 	if err != nil {

@@ -31,16 +31,18 @@ func (r *Reconciler) stateClaim(ctx context.Context, vmi *virtv1.VirtualMachineI
 	if err := r.reader.List(ctx, list, client.InNamespace(vmi.Namespace), client.MatchingLabels{backendstorage.LabelVM: vmi.Name}); err != nil {
 		return "", fmt.Errorf("listing the backend-storage claims of %s/%s: %w", vmi.Namespace, vmi.Name, err)
 	}
+	if c := backendstorage.Find(list.Items, vmi); c != nil {
+		return c.Name, nil
+	}
 	// KubeVirt's older claims carry no label, only their name.
 	legacy := &corev1.PersistentVolumeClaim{}
 	switch err := r.reader.Get(ctx, client.ObjectKey{Namespace: vmi.Namespace, Name: backendstorage.LegacyName(vmi.Name)}, legacy); {
 	case err == nil:
-		list.Items = append(list.Items, *legacy)
+		if c := backendstorage.Find([]corev1.PersistentVolumeClaim{*legacy}, vmi); c != nil {
+			return c.Name, nil
+		}
 	case !apierrors.IsNotFound(err):
 		return "", fmt.Errorf("reading backend-storage claim %s/%s: %w", vmi.Namespace, backendstorage.LegacyName(vmi.Name), err)
-	}
-	if c := backendstorage.Find(list.Items, vmi); c != nil {
-		return c.Name, nil
 	}
 	c, err := NewStateClaim(ctx, r.reader, vmi, opts.StateStorageClass)
 	if err != nil {
