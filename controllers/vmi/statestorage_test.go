@@ -41,14 +41,16 @@ func TestBackendStorageClaim(t *testing.T) {
 		t.Fatalf("%d pods without a class for the state", len(pods))
 	}
 
-	class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "state",
-		Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}}, Provisioner: "example.com/state"}
-	must(t, cl.c.Create(ctx, class))
+	// The profile first: the controller, retrying, makes the claim as
+	// soon as the class exists.
 	fs := corev1.PersistentVolumeFilesystem
 	profile := &cdiv1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "state"}}
 	must(t, cl.c.Create(ctx, profile))
 	profile.Status.ClaimPropertySets = []cdiv1.ClaimPropertySet{{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, VolumeMode: &fs}}
 	must(t, cl.c.Status().Update(ctx, profile))
+	class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "state",
+		Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}}, Provisioner: "example.com/state"}
+	must(t, cl.c.Create(ctx, class))
 
 	pod := cl.waitPod(t, ns)
 	name := StateClaimOf(pod)
