@@ -29,6 +29,7 @@ import (
 	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/internal/testenv/kubeenv"
+	"github.com/virtkit/virtkit/virt/storage/backendstorage"
 	"github.com/virtkit/virtkit/virt/storage/export"
 )
 
@@ -471,5 +472,87 @@ func TestVMExportExpandsInstancetype(t *testing.T) {
 	}
 	if len(got.Spec.DataVolumeTemplates) != 0 || len(got.Spec.Template.Spec.Volumes) != 1 || len(d.Devices.Disks) != 1 {
 		t.Errorf("exported VM: volumes %+v, disks %+v; want its one volume and a disk for it", got.Spec.Template.Spec.Volumes, d.Devices.Disks)
+	}
+}
+
+// A stopped VM with a persistent vTPM is exported with its backend-storage
+// claim, as KubeVirt's exports serve it: an archive (dir and tar.gz
+// links) named by the claim, mounted by the server pod, and no DataVolume
+// for it in the manifests, which re-import only the VM's disks. A snapshot
+// of the VM that backed the claim up is exported the same way, from a
+// restored claim that is not labelled as the VM's.
+func TestVMExportBackendStorage(t *testing.T) {
+	e := start(t)
+	e.claim(t, "disk", map[string]string{"cdi.kubevirt.io/storage.contentType": "kubevirt"})
+	state := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "persistent-state-for-tpm-x7k2p",
+		Labels: map[string]string{backendstorage.LabelVM: "tpm"}},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Mi")}}}}
+	must(t, e.c.Create(e.ctx, state))
+	state.Status.Phase = corev1.ClaimBound
+	must(t, e.c.Status().Update(e.ctx, state))
+	vm := &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tpm"},
+		Spec: virtv1.VirtualMachineSpec{RunStrategy: ptr.To(virtv1.RunStrategyHalted), Template: &virtv1.VirtualMachineInstanceTemplateSpec{
+			Spec: virtv1.VirtualMachineInstanceSpec{Domain: virtv1.DomainSpec{Devices: virtv1.Devices{Disks: []virtv1.Disk{{Name: "disk"}},
+				TPM: &virtv1.TPMDevice{Persistent: ptr.To(true)}}},
+				Volumes: []virtv1.Volume{{Name: "disk", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+					PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "disk"}}}}}}}}}
+	must(t, e.c.Create(e.ctx, vm))
+
+	vme := e.create(t, "tpm-export", ptr.To("kubevirt.io"), "VirtualMachine", "tpm")
+	pod := e.pod(t, vme)
+	var mounted []string
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			mounted = append(mounted, v.PersistentVolumeClaim.ClaimName)
+		}
+	}
+	if diff := cmp.Diff([]string{"disk", state.Name}, mounted); diff != "" {
+		t.Errorf("the server pod's claims (-want +got):\n%s", diff)
+	}
+	e.playKubelet(t, pod)
+	e.wait(t, vme, "Ready", func(st *exportv1.VirtualMachineExportStatus) bool { return st.Phase == exportv1.Ready })
+	formats := map[string][]exportv1.ExportVolumeFormat{}
+	for _, v := range vme.Status.Links.Internal.Volumes {
+		for _, f := range v.Formats {
+			formats[v.Name] = append(formats[v.Name], f.Format)
+		}
+	}
+	want := map[string][]exportv1.ExportVolumeFormat{"disk": {exportv1.KubeVirtRaw, exportv1.KubeVirtGz}, state.Name: {exportv1.Dir, exportv1.ArchiveGz}}
+	if diff := cmp.Diff(want, formats); diff != "" {
+		t.Errorf("the links' volumes and formats (-want +got):\n%s", diff)
+	}
+	cm := &corev1.ConfigMap{}
+	must(t, e.c.Get(e.ctx, client.ObjectKey{Namespace: ns, Name: "exporter-vm-manifest-tpm-export"}, cm))
+	internal := cm.Data[export.ManifestFile(export.Internal)]
+	if !strings.Contains(internal, "/volumes/disk/disk.img.gz") || strings.Contains(internal, state.Name) {
+		t.Errorf("the manifests import the disk and not the backend storage: %s", internal)
+	}
+
+	// The snapshot's backup of the claim, exported.
+	content := &vmsnapshotv1.VirtualMachineSnapshotContent{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tpm-content"},
+		Spec: vmsnapshotv1.VirtualMachineSnapshotContentSpec{
+			Source: vmsnapshotv1.SourceSpec{VirtualMachine: &vmsnapshotv1.VirtualMachine{ObjectMeta: vm.ObjectMeta, Spec: vm.Spec}},
+			VolumeBackups: []vmsnapshotv1.VolumeBackup{{VolumeName: backendstorage.SnapshotVolumeName("tpm"), VolumeSnapshotName: ptr.To("vs-state"),
+				PersistentVolumeClaim: vmsnapshotv1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: state.Name, Labels: state.Labels},
+					Spec: state.Spec}}}}}
+	must(t, e.c.Create(e.ctx, content))
+	snap := &vmsnapshotv1.VirtualMachineSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tpm-snap"},
+		Spec: vmsnapshotv1.VirtualMachineSnapshotSpec{Source: corev1.TypedLocalObjectReference{APIGroup: ptr.To("kubevirt.io"), Kind: "VirtualMachine", Name: "tpm"}}}
+	must(t, e.c.Create(e.ctx, snap))
+	snap.Status = &vmsnapshotv1.VirtualMachineSnapshotStatus{ReadyToUse: ptr.To(true), VirtualMachineSnapshotContentName: ptr.To("tpm-content")}
+	must(t, e.c.Status().Update(e.ctx, snap))
+	svme := e.create(t, "tpm-snap-export", ptr.To("snapshot.kubevirt.io"), "VirtualMachineSnapshot", "tpm-snap")
+	spod := e.pod(t, svme)
+	restored := &corev1.PersistentVolumeClaim{}
+	must(t, e.c.Get(e.ctx, client.ObjectKey{Namespace: ns, Name: export.ClaimName(svme.Name, state.Name)}, restored))
+	if _, ok := restored.Labels[backendstorage.LabelVM]; ok || restored.Annotations["cdi.kubevirt.io/storage.contentType"] != "" {
+		t.Errorf("the restored state claim passes for the VM's, or for a disk: %+v", restored.ObjectMeta)
+	}
+	e.playKubelet(t, spod)
+	e.wait(t, svme, "Ready", func(st *exportv1.VirtualMachineExportStatus) bool { return st.Phase == exportv1.Ready })
+	vols := svme.Status.Links.Internal.Volumes
+	if len(vols) != 1 || vols[0].Name != state.Name || len(vols[0].Formats) != 2 || vols[0].Formats[1].Format != exportv1.ArchiveGz {
+		t.Errorf("the snapshot export's links: %+v", vols)
 	}
 }

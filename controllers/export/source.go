@@ -15,6 +15,8 @@ import (
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	vmictl "github.com/virtkit/virtkit/controllers/vmi"
+	"github.com/virtkit/virtkit/virt/storage/backendstorage"
 	"github.com/virtkit/virtkit/virt/storage/export"
 	"github.com/virtkit/virtkit/virt/storage/snapshot"
 )
@@ -114,7 +116,7 @@ func (r *Reconciler) claimSource(ctx context.Context, vme *exportv1.VirtualMachi
 }
 
 // vmSource: the VM must exist, have claims and not run; each claim is
-// served once bound and filled.
+// served once bound and filled, the VM's backend-storage claim among them.
 func (r *Reconciler) vmSource(ctx context.Context, vme *exportv1.VirtualMachineExport) (source, error) {
 	key := client.ObjectKey{Namespace: vme.Namespace, Name: vme.Spec.Source.Name}
 	vm := &virtv1.VirtualMachine{}
@@ -131,6 +133,18 @@ func (r *Reconciler) vmSource(ctx context.Context, vme *exportv1.VirtualMachineE
 			if c := snapshot.ClaimOf(v); c != "" {
 				claims = append(claims, c)
 			}
+		}
+	}
+	if vm.Spec.Template != nil && backendstorage.Needed(&vm.Spec.Template.Spec) {
+		// The VM's backend storage (EFI variables, vTPM) is served too,
+		// as KubeVirt's exports serve it: an archive, its claim having no
+		// content type. A VM that never started has none yet, and is
+		// exported without it.
+		switch c, err := vmictl.FindStateClaim(ctx, r.client, vm.Namespace, vm.Name); {
+		case err != nil:
+			return source{}, err
+		case c != nil:
+			claims = append(claims, c.Name)
 		}
 	}
 	if len(claims) == 0 {

@@ -27,22 +27,11 @@ func (r *Reconciler) stateClaim(ctx context.Context, vmi *virtv1.VirtualMachineI
 	if !backendstorage.Needed(&vmi.Spec) {
 		return "", nil
 	}
-	list := &corev1.PersistentVolumeClaimList{}
-	if err := r.reader.List(ctx, list, client.InNamespace(vmi.Namespace), client.MatchingLabels{backendstorage.LabelVM: vmi.Name}); err != nil {
-		return "", fmt.Errorf("listing the backend-storage claims of %s/%s: %w", vmi.Namespace, vmi.Name, err)
-	}
-	if c := backendstorage.Find(list.Items, vmi); c != nil {
+	switch c, err := FindStateClaim(ctx, r.reader, vmi.Namespace, vmi.Name); {
+	case err != nil:
+		return "", err
+	case c != nil:
 		return c.Name, nil
-	}
-	// KubeVirt's older claims carry no label, only their name.
-	legacy := &corev1.PersistentVolumeClaim{}
-	switch err := r.reader.Get(ctx, client.ObjectKey{Namespace: vmi.Namespace, Name: backendstorage.LegacyName(vmi.Name)}, legacy); {
-	case err == nil:
-		if c := backendstorage.Find([]corev1.PersistentVolumeClaim{*legacy}, vmi); c != nil {
-			return c.Name, nil
-		}
-	case !apierrors.IsNotFound(err):
-		return "", fmt.Errorf("reading backend-storage claim %s/%s: %w", vmi.Namespace, backendstorage.LegacyName(vmi.Name), err)
 	}
 	c, err := NewStateClaim(ctx, r.reader, vmi, opts.StateStorageClass)
 	if err != nil {
@@ -53,6 +42,28 @@ func (r *Reconciler) stateClaim(ctx context.Context, vmi *virtv1.VirtualMachineI
 	}
 	r.recorder.Eventf(vmi, corev1.EventTypeNormal, ReasonBackendStorageCreated, "Created backend-storage claim %s", c.Name)
 	return c.Name, nil
+}
+
+// FindStateClaim is the backend-storage claim of VM (or VMI)
+// namespace/vm read through reader (backendstorage.Find's rule), nil when
+// it has none: the claims labelled for it are listed; only when there are
+// none is KubeVirt's older, unlabelled name read.
+func FindStateClaim(ctx context.Context, reader client.Reader, namespace, vm string) (*corev1.PersistentVolumeClaim, error) {
+	list := &corev1.PersistentVolumeClaimList{}
+	if err := reader.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{backendstorage.LabelVM: vm}); err != nil {
+		return nil, fmt.Errorf("listing the backend-storage claims of %s/%s: %w", namespace, vm, err)
+	}
+	if c := backendstorage.FindFor(list.Items, namespace, vm); c != nil {
+		return c, nil
+	}
+	legacy := &corev1.PersistentVolumeClaim{}
+	switch err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: backendstorage.LegacyName(vm)}, legacy); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading backend-storage claim %s/%s: %w", namespace, backendstorage.LegacyName(vm), err)
+	}
+	return backendstorage.FindFor([]corev1.PersistentVolumeClaim{*legacy}, namespace, vm), nil
 }
 
 // NewStateClaim renders a new backend-storage claim of vmi

@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -45,7 +48,9 @@ exec 3<&-
 // EFI variables keeps its variable store (the file OVMF wrote) across a
 // migration and a restart. A snapshot of the stopped vTPM VM copies its
 // claim; restored after the claim's TPM was wiped, the guest finds its
-// endorsement key again. Deleting the VMs deletes their claims.
+// endorsement key again. Exports of the stopped VM and of the snapshot
+// serve the claim as an archive holding the TPM's state. Deleting the VMs
+// deletes their claims.
 func TestBackendStorage(t *testing.T) {
 	w := up(t, nodeName("a"), nodeName("b"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -150,6 +155,13 @@ func TestBackendStorage(t *testing.T) {
 	if l := snap.Status.SnapshotVolumes; l == nil || !slices.Contains(l.IncludedVolumes, stateVol) {
 		t.Errorf("snapshot volumes %+v, want %s included", l, stateVol)
 	}
+	// Exports serve the state as an archive: one of the stopped VM, which
+	// virtctl makes, downloads from and deletes, and one of the snapshot.
+	for _, src := range []string{"--vm=" + tpm.Name, "--snapshot=" + snap.Name} {
+		if names := w.downloadState(ctx, t, src, tpmClaim); !slices.ContainsFunc(names, permall.MatchString) {
+			t.Errorf("the state exported with %s: %v, want the TPM's tpm2-00.permall", src, names)
+		}
+	}
 	wiped, err := os.ReadDir(filepath.Join(tpmDir, backendstorage.SubPathTPM))
 	must(t, err)
 	for _, e := range wiped {
@@ -175,6 +187,38 @@ func TestBackendStorage(t *testing.T) {
 		must(t, w.c.List(ctx, &claims, client.InNamespace("default"), client.HasLabels{backendstorage.LabelVM}))
 		return len(claims.Items) == 0, fmt.Sprintf("%d claims", len(claims.Items))
 	})
+}
+
+// permall matches the path of a vTPM's state file in an archive of a
+// backend-storage claim.
+var permall = regexp.MustCompile(`(^|/)` + backendstorage.SubPathTPM + `/[^/]+/tpm2/tpm2-00\.permall$`)
+
+// downloadState has KubeVirt's virtctl export the source (--vm=<vm> or
+// --snapshot=<snapshot>) and download the volume claim, a backend-storage
+// claim, which an export serves as a gzipped tar; it returns the names of
+// the tar's regular files.
+func (w *world) downloadState(ctx context.Context, t *testing.T, source, claim string) []string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "state.tar.gz")
+	name := "state-" + strings.TrimPrefix(strings.SplitN(source, "=", 2)[0], "--")
+	w.virtctl(ctx, t, "vmexport", "download", name, source, "--volume="+claim, "--output="+out, "-n", "default")
+	f, err := os.Open(out)
+	must(t, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	must(t, err)
+	tr := tar.NewReader(zr)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return names
+		}
+		must(t, err)
+		if h.Typeflag == tar.TypeReg {
+			names = append(names, h.Name)
+		}
+	}
 }
 
 // migrateState migrates vm, whose backend-storage claim is claim, to the

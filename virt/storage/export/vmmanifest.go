@@ -28,8 +28,11 @@ func linkName(v Volume) string {
 // status and server-set metadata dropped) whose dataVolumeTemplates of
 // exported claims import from the export's gzip links with the export's
 // auth-header Secret; and a DataVolume importing each other exported
-// claim (sizes gives each claim's size). Recreated from them, in another
-// cluster, the VM has its disks back.
+// claim that a volume of the VM names (sizes gives each claim's size).
+// Recreated from them, in another cluster, the VM has its disks back. An
+// exported claim no volume names (the VM's backend storage) gets no
+// DataVolume, as in KubeVirt's manifests: the recreated VM starts with
+// new EFI variables and a new vTPM.
 func VMManifests(export string, vm *virtv1.VirtualMachine, vols []Volume, sizes map[string]resource.Quantity, base, caPEM string) []runtime.Object {
 	source := func(v Volume) *cdiv1.DataVolumeSource {
 		return &cdiv1.DataVolumeSource{HTTP: &cdiv1.DataVolumeSourceHTTP{URL: base + GzipPath(v.Claim),
@@ -52,10 +55,21 @@ func VMManifests(export string, vm *virtv1.VirtualMachine, vols []Volume, sizes 
 			templated[t.Name] = true
 		}
 	}
+	disks := map[string]bool{}
+	if vm.Spec.Template != nil {
+		for _, v := range vm.Spec.Template.Spec.Volumes {
+			switch {
+			case v.PersistentVolumeClaim != nil:
+				disks[v.PersistentVolumeClaim.ClaimName] = true
+			case v.DataVolume != nil:
+				disks[v.DataVolume.Name] = true
+			}
+		}
+	}
 	objs := []runtime.Object{ca, out}
 	for _, v := range vols {
 		name := linkName(v)
-		if templated[name] {
+		if templated[name] || !disks[name] {
 			continue
 		}
 		dv := &cdiv1.DataVolume{TypeMeta: metav1.TypeMeta{APIVersion: cdiv1.SchemeGroupVersion.String(), Kind: "DataVolume"},

@@ -19,17 +19,24 @@ import (
 )
 
 // A VM's manifests: its dataVolumeTemplate of an exported claim imports
-// from the export's gzip link, another exported claim gets a DataVolume
-// of its size, both naming the CA ConfigMap and the auth-header Secret;
+// from the export's gzip link, another exported claim of its volumes gets
+// a DataVolume of its size (its backend storage none), both naming the CA ConfigMap and the auth-header Secret;
 // the server serves them as a JSON List and as YAML, and answers 404 for
 // an audience it has none for.
 func TestVMManifests(t *testing.T) {
 	vm := &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "vm", Namespace: "ns", UID: "u", ResourceVersion: "7"},
 		Spec: virtv1.VirtualMachineSpec{DataVolumeTemplates: []virtv1.DataVolumeTemplateSpec{{ObjectMeta: metav1.ObjectMeta{Name: "root"},
-			Spec: cdiv1.DataVolumeSpec{SourceRef: &cdiv1.DataVolumeSourceRef{Kind: "DataSource", Name: "fedora"}}}}},
+			Spec: cdiv1.DataVolumeSpec{SourceRef: &cdiv1.DataVolumeSourceRef{Kind: "DataSource", Name: "fedora"}}}},
+			Template: &virtv1.VirtualMachineInstanceTemplateSpec{Spec: virtv1.VirtualMachineInstanceSpec{Volumes: []virtv1.Volume{
+				{Name: "root", VolumeSource: virtv1.VolumeSource{DataVolume: &virtv1.DataVolumeSource{Name: "root"}}},
+				{Name: "data", VolumeSource: virtv1.VolumeSource{PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{
+					PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}}}}},
 		Status: virtv1.VirtualMachineStatus{Ready: true}}
+	// The VM's backend storage is exported, as an archive, but no volume
+	// names its claim: it gets no DataVolume.
 	vols := []export.Volume{{Claim: "root", Path: "/export-volumes/root", Content: export.DiskImage},
-		{Claim: "data", Path: "/export-volumes/data", Content: export.DiskImage}}
+		{Claim: "data", Path: "/export-volumes/data", Content: export.DiskImage},
+		{Claim: "persistent-state-for-vm-x7k2p", Path: "/export-volumes/persistent-state-for-vm-x7k2p", Content: export.Archive}}
 	base := "https://proxy/api/export.kubevirt.io/v1beta1/namespaces/ns/virtualmachineexports/e"
 	objs := export.VMManifests("e", vm, vols, map[string]resource.Quantity{"data": resource.MustParse("2Gi")}, base, "CA")
 	if len(objs) != 3 {
