@@ -86,7 +86,7 @@ cni-bins:
 containerd-bins:
 	@bash hack/containerd/build.sh $(OUT)/containerd/bin
 
-## guest: the test guest (kernel, initramfs, BIOS disk) into _output/guest
+## guest: the test guest (kernel, initramfs, a disk that boots under BIOS and EFI) into _output/guest
 guest:
 	@bash hack/guest/build.sh $(OUT)/guest
 

@@ -12,8 +12,9 @@ packages=(
   libvirt-dev pkg-config gcc
   # libvirt's schema validator needs xmllint
   libxml2-utils
-  # test guest: busybox userland, Debian's cloud kernel, initramfs and BIOS disk image tools
-  busybox-static linux-image-cloud-amd64 cpio xz-utils syslinux syslinux-common mtools dosfstools fdisk faketime
+  # test guest: busybox userland, Debian's cloud kernel, initramfs and disk image tools, and
+  # the BIOS (syslinux) and EFI (systemd-boot) loaders on its disk
+  busybox-static linux-image-cloud-amd64 cpio xz-utils syslinux syslinux-common systemd-boot-efi mtools dosfstools fdisk faketime
   # the test guest's QEMU guest agent, SSH and SFTP servers (copied in with their libraries)
   qemu-guest-agent dropbear-bin openssh-sftp-server
   # virtctl ssh and scp run the local OpenSSH client; the tests make keys with ssh-keygen

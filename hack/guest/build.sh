@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Builds the virtkit test guest from Debian packages only (busybox-static,
 # linux-image-cloud-amd64, qemu-guest-agent, dropbear-bin,
-# openssh-sftp-server, syslinux, mtools, dosfstools, fdisk, qemu-utils):
+# openssh-sftp-server, syslinux, systemd-boot-efi, mtools, dosfstools, fdisk,
+# qemu-utils):
 #   OUT/vmlinuz        Debian's cloud kernel, for direct kernel boot
 #   OUT/initramfs.gz   busybox userland with rootfs/init as PID 1
-#   OUT/disk.qcow2     a BIOS-bootable disk: MBR, one FAT partition, syslinux
+#   OUT/disk.qcow2     a disk that boots under BIOS and EFI: MBR, one FAT
+#                      partition, syslinux for BIOS and systemd-boot (the
+#                      removable-media path EFI/BOOT/BOOTX64.EFI) for EFI,
+#                      both loading the same kernel and initramfs
 # No loop mounts, no root-only tricks beyond reading the kernel. Reproducible:
 # every timestamp is pinned, so two builds give identical files (checked by
 # the guest's tests).
@@ -20,10 +24,11 @@ kernel=/boot/vmlinuz-$kver
 qga=/usr/sbin/qemu-ga
 sshd=/usr/sbin/dropbear
 sftp=/usr/lib/openssh/sftp-server
-for f in "$kernel" /bin/busybox "$qga" "$sshd" "$sftp" /usr/lib/syslinux/mbr/mbr.bin /usr/lib/syslinux/modules/bios/ldlinux.c32; do
+sdboot=/usr/lib/systemd/boot/efi/systemd-bootx64.efi
+for f in "$kernel" /bin/busybox "$qga" "$sshd" "$sftp" "$sdboot" /usr/lib/syslinux/mbr/mbr.bin /usr/lib/syslinux/modules/bios/ldlinux.c32; do
   [[ -r $f ]] || { echo "guest: missing $f; run 'make deps'" >&2; exit 1; }
 done
-for c in cpio depmod mkfs.vfat mcopy syslinux sfdisk qemu-img faketime ldd; do
+for c in cpio depmod mkfs.vfat mcopy mmd syslinux sfdisk qemu-img faketime ldd; do
   command -v "$c" >/dev/null || { echo "guest: missing command $c; run 'make deps'" >&2; exit 1; }
 done
 
@@ -33,7 +38,7 @@ export TZ=UTC LC_ALL=C
 
 stamp_key=$( {
   echo "$kver"
-  sha256sum "$kernel" /bin/busybox "$qga" "$sshd" "$sftp"
+  sha256sum "$kernel" /bin/busybox "$qga" "$sshd" "$sftp" "$sdboot"
   ldd "$qga" "$sshd" "$sftp" | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | sort -u | xargs sha256sum
   (cd "$here/rootfs" && find . -type f | sort | xargs sha256sum)
   sha256sum <"$here/build.sh"
@@ -71,7 +76,7 @@ done
 # Kernel modules the init loads, with their dependencies, and a fresh index.
 modules=(virtio_pci virtio_blk virtio_scsi sd_mod sr_mod virtio_net isofs vfat
   nls_cp437 nls_iso8859_1 nls_utf8 button evdev virtio_console virtio_rng
-  virtio_balloon vmw_vsock_virtio_transport virtio_mem)
+  virtio_balloon vmw_vsock_virtio_transport virtio_mem efivarfs)
 for m in "${modules[@]}"; do
   modprobe --show-depends -S "$kver" "$m" | awk '$1 == "insmod" {print $2}'
 done | sort -u | while read -r ko; do
@@ -86,7 +91,7 @@ find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 cp "$kernel" "$work/vmlinuz"
 touch -d "@$SOURCE_DATE_EPOCH" "$work/vmlinuz" "$work/initramfs.gz"
 
-# --- BIOS disk -----------------------------------------------------------------
+# --- BIOS and EFI disk ----------------------------------------------------------
 cmdline="console=ttyS0 loglevel=4 panic=-1"
 cat >"$work/syslinux.cfg" <<CFG
 DEFAULT virtkit
@@ -97,7 +102,11 @@ LABEL virtkit
   INITRD /initramfs.gz
   APPEND $cmdline
 CFG
-touch -d "@$SOURCE_DATE_EPOCH" "$work/syslinux.cfg"
+# systemd-boot: no menu, the one entry, the same kernel and command line.
+printf 'timeout 0\ndefault virtkit.conf\n' >"$work/loader.conf"
+printf 'title virtkit\nlinux /vmlinuz\ninitrd /initramfs.gz\noptions %s\n' "$cmdline" >"$work/virtkit.conf"
+cp "$sdboot" "$work/BOOTX64.EFI"
+touch -d "@$SOURCE_DATE_EPOCH" "$work/syslinux.cfg" "$work/loader.conf" "$work/virtkit.conf" "$work/BOOTX64.EFI"
 
 kib=$(( ($(stat -c %s "$work/vmlinuz") + $(stat -c %s "$work/initramfs.gz")) / 1024 + 4096 ))
 part_start=2048 # sectors
@@ -113,8 +122,13 @@ pinned=(faketime -f "$(date -u -d "@$SOURCE_DATE_EPOCH" '+%Y-%m-%d %H:%M:%S')")
 "${pinned[@]}" mkfs.vfat --offset "$part_start" -h "$part_start" -n VKBOOT -i 564b4754 "$disk" "$kib" >/dev/null
 export MTOOLS_SKIP_CHECK=1
 "${pinned[@]}" mcopy -m -i "$disk@@$offset" "$work/vmlinuz" "$work/initramfs.gz" "$work/syslinux.cfg" ::/
+"${pinned[@]}" mmd -i "$disk@@$offset" ::/EFI ::/EFI/BOOT ::/loader ::/loader/entries
+"${pinned[@]}" mcopy -m -i "$disk@@$offset" "$work/BOOTX64.EFI" ::/EFI/BOOT/
+"${pinned[@]}" mcopy -m -i "$disk@@$offset" "$work/loader.conf" ::/loader/
+"${pinned[@]}" mcopy -m -i "$disk@@$offset" "$work/virtkit.conf" ::/loader/entries/
 "${pinned[@]}" syslinux --offset "$offset" --install "$disk"
-qemu-img convert -f raw -O qcow2 "$disk" "$work/disk.qcow2"
+# Compressed clusters: the disk is read once per boot, and is a third smaller.
+qemu-img convert -c -f raw -O qcow2 "$disk" "$work/disk.qcow2"
 
 install -m 0644 "$work/vmlinuz" "$work/initramfs.gz" "$work/disk.qcow2" "$out/"
 echo "$cmdline" >"$out/cmdline"

@@ -18,6 +18,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 	vmsnapshotv1 "kubevirt.io/api/snapshot/v1beta1"
@@ -39,14 +40,29 @@ echo "VIRTKIT-TPM-EK $(dd bs=4096 count=1 <&3 2>/dev/null | od -An -tx1 -v | tr 
 exec 3<&-
 `
 
+// efiVarGUID is the vendor GUID of the test's EFI variable.
+const efiVarGUID = "5649524b-4954-4b49-5456-4d41524b4552"
+
+// keepEFIVar is a guest script, for a guest booted through EFI, that
+// writes a random value into the non-volatile EFI variable
+// VirtkitMarker (attributes NON_VOLATILE|BOOTSERVICE_ACCESS|RUNTIME_ACCESS)
+// through efivarfs unless it is there, and prints the variable's value:
+// the same value after a restart is the same variable store.
+const keepEFIVar = `#!/bin/sh
+v=/sys/firmware/efi/efivars/VirtkitMarker-` + efiVarGUID + `
+[ -e "$v" ] || printf '\007\000\000\000%s' "$(cat /proc/sys/kernel/random/uuid)" >"$v" || { echo "VIRTKIT-EFIVAR none"; exit 1; }
+echo "VIRTKIT-EFIVAR $(tail -c +5 "$v")"
+`
+
 // TestBackendStorage is KubeVirt's backend storage on virt-local: a VM with
 // a persistent vTPM gets one claim, labelled and owned as KubeVirt's, whose
 // folders the launcher pod mounts where libvirt keeps the TPM's state; the
 // guest reads the same endorsement key from its TPM after a live
 // migration to another node, which moves the state to a claim of the
 // target's, then `virtctl stop` and `virtctl start`. A VM with persistent
-// EFI variables keeps its variable store (the file OVMF wrote) across a
-// migration and a restart. A snapshot of the stopped vTPM VM copies its
+// EFI variables, booted through EFI, keeps its variable store (the file
+// OVMF wrote) and the variable its guest wrote across a migration and a
+// restart. A snapshot of the stopped vTPM VM copies its
 // claim; restored after the claim's TPM was wiped, the guest finds its
 // endorsement key again. Exports of the stopped VM and of the snapshot
 // serve the claim as an archive holding the TPM's state. Deleting the VMs
@@ -67,9 +83,15 @@ func TestBackendStorage(t *testing.T) {
 	}
 	efi := w.readVM(t, "../../examples/manifests/vm-tiny.yaml")
 	efi.Name = "efi-keeper"
-	// OVMF finds nothing to boot on the test guest's BIOS disk and stays in
-	// its boot manager, having written its variables.
+	// OVMF boots the test guest's disk through systemd-boot (which faults
+	// in 128 MiB); the guest writes an EFI variable of its own.
 	efi.Spec.Template.Spec.Domain.Firmware = &virtv1.Firmware{Bootloader: &virtv1.Bootloader{EFI: &virtv1.EFI{SecureBoot: &no, Persistent: &yes}}}
+	efi.Spec.Template.Spec.Domain.Resources.Requests[corev1.ResourceMemory] = resource.MustParse("256Mi")
+	for i := range efi.Spec.Template.Spec.Volumes {
+		if ci := efi.Spec.Template.Spec.Volumes[i].CloudInitNoCloud; ci != nil {
+			ci.UserData = keepEFIVar
+		}
+	}
 	must(t, w.c.Create(ctx, tpm))
 	must(t, w.c.Create(ctx, efi))
 
@@ -87,6 +109,8 @@ func TestBackendStorage(t *testing.T) {
 	}
 
 	efiFirst := w.waitRunning(ctx, t, efi)
+	efiVar := w.guestEFIVar(ctx, t, efiFirst)
+	t.Logf("the guest's EFI variable VirtkitMarker: %s", efiVar)
 	_, efiDir := w.stateClaim(ctx, t, efi)
 	// What libvirt copies for a guest without a store (virt/domain's
 	// default template).
@@ -138,7 +162,10 @@ func TestBackendStorage(t *testing.T) {
 	if again, _ := w.stateClaim(ctx, t, tpm); again != tpmClaim {
 		t.Errorf("claim after a restart %s, want %s", again, tpmClaim)
 	}
-	w.waitRunning(ctx, t, efi)
+	efiSecond := w.waitRunning(ctx, t, efi)
+	if again := w.guestEFIVar(ctx, t, efiSecond); again != efiVar {
+		t.Errorf("the guest's EFI variable after a migration and a restart: %s, want the first boot's %s", again, efiVar)
+	}
 	var after syscall.Stat_t
 	must(t, syscall.Stat(vars, &after))
 	if after.Ino != before.Ino {
@@ -256,27 +283,44 @@ func (w *world) migrateState(ctx context.Context, t *testing.T, vm *virtv1.Virtu
 // response without sessions (tag 8001), its size, success (00000000).
 var ekLine = regexp.MustCompile(`VIRTKIT-TPM-EK (8001[0-9a-f]{8}00000000[0-9a-f]+)`)
 
+// efiVarLine is the guest's report of its EFI variable's value.
+var efiVarLine = regexp.MustCompile(`VIRTKIT-EFIVAR ([0-9a-f-]{36})`)
+
 // guestEK waits for the endorsement key the guest of vmi read from its TPM.
 func (w *world) guestEK(ctx context.Context, t *testing.T, vmi *virtv1.VirtualMachineInstance) string {
 	t.Helper()
+	return w.guestReport(ctx, t, vmi, "the guest reading its TPM's endorsement key", "VIRTKIT-TPM-EK", ekLine)
+}
+
+// guestEFIVar waits for the value the guest of vmi read from its EFI
+// variable (keepEFIVar).
+func (w *world) guestEFIVar(ctx context.Context, t *testing.T, vmi *virtv1.VirtualMachineInstance) string {
+	t.Helper()
+	return w.guestReport(ctx, t, vmi, "the guest reading its EFI variable", "VIRTKIT-EFIVAR", efiVarLine)
+}
+
+// guestReport waits for a line of the guest of vmi that starts with
+// prefix and matches line, and returns line's first group.
+func (w *world) guestReport(ctx context.Context, t *testing.T, vmi *virtv1.VirtualMachineInstance, what, prefix string, line *regexp.Regexp) string {
+	t.Helper()
 	log := w.serialLog(ctx, t, vmi)
-	var ek string
-	eventually(ctx, t, "the guest reading its TPM's endorsement key", func() (bool, string) {
+	var got string
+	eventually(ctx, t, what, func() (bool, string) {
 		b, err := os.ReadFile(log)
 		if err != nil {
 			return false, err.Error()
 		}
-		if m := ekLine.FindSubmatch(b); m != nil {
-			ek = string(m[1])
+		if m := line.FindSubmatch(b); m != nil {
+			got = string(m[1])
 			return true, ""
 		}
-		i := strings.LastIndex(string(b), "VIRTKIT-TPM-EK")
+		i := strings.LastIndex(string(b), prefix)
 		if i < 0 {
-			return false, "no VIRTKIT-TPM-EK line yet"
+			return false, fmt.Sprintf("no %s line yet; the console ends with %q", prefix, b[max(0, len(b)-300):])
 		}
 		return false, string(b[i:min(len(b), i+80)])
 	})
-	return ek
+	return got
 }
 
 // stateClaim is vm's one backend-storage claim not being deleted (made
