@@ -29,7 +29,7 @@ func hostPath(mounts []node.Mount, podPath string) (string, error) {
 		return "", fmt.Errorf("%s: %w", podPath, errNoMount)
 	}
 	rel := strings.TrimPrefix(strings.TrimPrefix(podPath, path.Clean(mounts[best].Target)), "/")
-	return filepath.Join(mounts[best].Source, filepath.FromSlash(rel)), nil
+	return filepath.Join(mounts[best].Path(), filepath.FromSlash(rel)), nil
 }
 
 // mirrorLimit bounds the folders and files mirror makes for one pod: a
@@ -48,14 +48,15 @@ func mirror(root string, mounts []node.Mount) error {
 	made := 0
 	for _, m := range mounts {
 		dst := filepath.Join(root, filepath.FromSlash(path.Clean("/"+m.Target)))
-		err := filepath.WalkDir(m.Source, func(p string, d fs.DirEntry, err error) error {
+		src := m.Path()
+		err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
 			if made++; made > mirrorLimit {
 				return fmt.Errorf("more than %d files and folders", mirrorLimit)
 			}
-			rel, err := filepath.Rel(m.Source, p)
+			rel, err := filepath.Rel(src, p)
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -53,6 +54,20 @@ func helperMain(spec, status *os.File) int {
 			return fail(fmt.Errorf("network namespace %s: %w", s.NetNS, err))
 		}
 		netns = fd
+	}
+	// A subPath is resolved now, inside its volume, and mounted through
+	// the descriptor opened for it (kept open until the exec), not by its
+	// path, which the pod could change in between.
+	for i := range s.Mounts {
+		m := &s.Mounts[i]
+		if m.SubPath == "" {
+			continue
+		}
+		fd, err := openSubPath(m.Source, m.SubPath)
+		if err != nil {
+			return fail(fmt.Errorf("mount %s: %w", m.Target, err))
+		}
+		m.Source, m.SubPath = "/proc/self/fd/"+strconv.Itoa(fd), ""
 	}
 	// A HostToContainer volume is cloned while this namespace's copy of
 	// the node's pods folder is still a peer of the node's (a clone of a

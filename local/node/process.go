@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"os"
+	"path/filepath"
 )
 
 // ProcessRunner starts a container's process in its pod's namespaces. The
@@ -53,12 +54,28 @@ type Mount struct {
 	// Source is the host path; Target the path in the pod's view, which
 	// need not exist on the host (the host is not changed to create it).
 	Source, Target string
-	ReadOnly       bool
+	// SubPath, when set, is a path below Source (a volumeMount's subPath)
+	// that is mounted instead of Source. It is resolved when the mount is
+	// made, inside Source only, and mounted through a descriptor of what
+	// it named: a pod that controls the volume's contents cannot send the
+	// mount outside it with a link.
+	SubPath  string
+	ReadOnly bool
 	// HostToContainer lets mounts the node makes below Source later appear
 	// in the view (Kubernetes' mountPropagation HostToContainer; Source
 	// must be below a shared mount, as the node's pods folder is). Other
 	// mounts are private, as the kubelet makes them by default.
 	HostToContainer bool
+}
+
+// Path is the host path m shows: Source, or its SubPath below it. A
+// runner that mounts it must resolve SubPath as the host runner does,
+// not mount this path, which links in the volume could redirect.
+func (m Mount) Path() string {
+	if m.SubPath == "" {
+		return m.Source
+	}
+	return filepath.Join(m.Source, m.SubPath)
 }
 
 // Process is a started container process.

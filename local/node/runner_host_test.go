@@ -203,3 +203,39 @@ func TestHostRunnerUser(t *testing.T) {
 		t.Errorf("setpriv --dump, run as the user, says:\n%s\nwant a parent-death signal KILL", b)
 	}
 }
+
+// A subPath mount shows the folder the subPath names inside its volume,
+// followed through a link that stays in the volume; a subPath whose link
+// leaves the volume fails Start with the reason, and nothing of the
+// node's is mounted.
+func TestHostRunnerSubPath(t *testing.T) {
+	testenv.Integration(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := testenv.Dir(t)
+	vol := filepath.Join(dir, "vol")
+	must(t, os.MkdirAll(filepath.Join(vol, "state"), 0o755))
+	must(t, os.WriteFile(filepath.Join(vol, "state", "x"), []byte("in the subPath"), 0o644))
+	must(t, os.Symlink("state", filepath.Join(vol, "in")))
+	must(t, os.Symlink("/etc", filepath.Join(vol, "out")))
+	log, err := os.Create(filepath.Join(dir, "log"))
+	must(t, err)
+	defer log.Close()
+	h := NewHostRunner()
+	defer h.Close()
+	spec := func(sub string) ProcessSpec {
+		return ProcessSpec{Path: "/bin/sh", Args: []string{"sh", "-c", "exec sleep 1000"},
+			Env:     []string{"PATH=" + defaultPath, testenv.OwnerEnv + "=" + strconv.Itoa(os.Getpid())},
+			Mounts:  []Mount{{Source: vol, SubPath: sub, Target: "/vkt-subpath"}},
+			Scratch: filepath.Join(dir, "scratch"), Log: log}
+	}
+	p, err := h.Start(ctx, spec("in"))
+	must(t, err)
+	defer func() { _ = h.Kill(context.Background(), p.Ref()) }()
+	if code, out, err := h.Exec(ctx, p, []string{"cat", "/vkt-subpath/x"}); err != nil || code != 0 || string(out) != "in the subPath" {
+		t.Errorf("the subPath's file: %d, %q, %v", code, out, err)
+	}
+	if _, err := h.Start(ctx, spec("out")); err == nil || !strings.Contains(err.Error(), "leads outside the volume") {
+		t.Errorf("start with a subPath linking out of the volume: %v, want a refusal", err)
+	}
+}

@@ -46,22 +46,22 @@ func (r *podRun) processSpec(c *corev1.Container) (ProcessSpec, error) {
 		if !ok {
 			return ProcessSpec{}, fmt.Errorf("container %q: volumeMount %q: no such volume", c.Name, m.Name)
 		}
-		src := v.path
+		var subPath string
 		if sub := expandVars(m.SubPath+m.SubPathExpr, vars); sub != "" {
 			if filepath.IsAbs(sub) || strings.HasPrefix(filepath.Clean(sub), "..") {
 				return ProcessSpec{}, fmt.Errorf("container %q: volumeMount %q: subPath %q must be a relative path inside the volume", c.Name, m.Name, sub)
 			}
 			if !v.readOnly {
-				if err := makeSubPath(src, sub); err != nil {
+				if err := makeSubPath(v.path, sub); err != nil {
 					return ProcessSpec{}, fmt.Errorf("container %q: volumeMount %q: %w", c.Name, m.Name, err)
 				}
 			}
-			src = filepath.Join(src, sub)
+			subPath = filepath.Clean(sub)
 		}
 		// Bidirectional would also carry the container's mounts out to
 		// the node: the local node gives it HostToContainer's half only.
 		prop := m.MountPropagation != nil && (*m.MountPropagation == corev1.MountPropagationHostToContainer || *m.MountPropagation == corev1.MountPropagationBidirectional)
-		mounts = append(mounts, Mount{Source: src, Target: m.MountPath, ReadOnly: m.ReadOnly || v.readOnly, HostToContainer: prop})
+		mounts = append(mounts, Mount{Source: v.path, SubPath: subPath, Target: m.MountPath, ReadOnly: m.ReadOnly || v.readOnly, HostToContainer: prop})
 	}
 	termPath := c.TerminationMessagePath
 	if termPath == "" {

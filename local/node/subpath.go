@@ -58,3 +58,52 @@ func makeSubPath(root, sub string) error {
 	}
 	return unix.Close(fd)
 }
+
+// openSubPath opens, as an O_PATH descriptor, what the subPath sub of the
+// volume at root names, as a kubelet resolves a subPath: links are
+// followed while they stay inside the volume, a path that ends outside it
+// (or is absolute, or climbs out with "..") is refused. The path found is
+// then opened below root with no link allowed at any step (openat2's
+// RESOLVE_NO_SYMLINKS and RESOLVE_BENEATH), so a pod that swaps a folder
+// for a link between the two steps gets an error, not a mount of the
+// node's files: the caller mounts the descriptor (/proc/self/fd/N), never
+// the path again.
+func openSubPath(root, sub string) (int, error) {
+	clean := filepath.Clean(sub)
+	if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+		return -1, fmt.Errorf("subPath %q: must be a relative path inside the volume", sub)
+	}
+	base, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return -1, fmt.Errorf("volume root %s: %w", root, err)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(base, clean))
+	if err != nil {
+		return -1, fmt.Errorf("subPath %q: %w", sub, err)
+	}
+	rel, err := filepath.Rel(base, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return -1, fmt.Errorf("subPath %q: leads outside the volume, to %s", sub, real)
+	}
+	fd, err := openBeneath(base, rel)
+	if err != nil {
+		return -1, fmt.Errorf("subPath %q: %w", sub, err)
+	}
+	return fd, nil
+}
+
+// openBeneath opens rel below the folder base as an O_PATH descriptor,
+// refusing a link at any step and any path out of base.
+func openBeneath(base, rel string) (int, error) {
+	rootFD, err := unix.Open(base, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("volume root %s: %w", base, err)
+	}
+	defer unix.Close(rootFD)
+	fd, err := unix.Openat2(rootFD, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return -1, fmt.Errorf("opening %s below %s without following links: %w", rel, base, err)
+	}
+	return fd, nil
+}
