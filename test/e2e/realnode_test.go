@@ -14,6 +14,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/virtkit/virtkit/local/csidriver"
 	"github.com/virtkit/virtkit/virt/devices"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
+	"github.com/virtkit/virtkit/virt/storage/backendstorage"
 )
 
 // virt-local with a real node beside its local one: virt-handler runs on
@@ -35,8 +37,10 @@ import (
 // kubelet as an image volume; its console reaches virt-api's pod through
 // the handler's node API over TLS, its web server answers through the node's
 // pod network, a claim hotplugged with virtctl reaches the guest and goes
-// again, `virtctl stop` and `start` work, deleting it leaves nothing, and
-// Down leaves the host as it was.
+// again, its persistent vTPM (backend storage, the claim's folders
+// mounted by the kubelet, swtpm in the launcher image) keeps its
+// endorsement key across `virtctl stop` and `start`, deleting it leaves
+// nothing, and Down leaves the host as it was.
 func TestRealNode(t *testing.T) {
 	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
@@ -158,6 +162,14 @@ func TestRealNode(t *testing.T) {
 	vm.Spec.Template.Spec.Volumes = append(vm.Spec.Template.Spec.Volumes, virtv1.Volume{Name: "data", VolumeSource: virtv1.VolumeSource{
 		PersistentVolumeClaim: &virtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: data.Name}}}})
 	vm.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: real}
+	// A persistent vTPM: its backend-storage claim's folders are mounted
+	// by the real kubelet (subPaths), swtpm runs in the launcher image.
+	vm.Spec.Template.Spec.Domain.Devices.TPM = &virtv1.TPMDevice{Persistent: ptr.To(true)}
+	for i := range vm.Spec.Template.Spec.Volumes {
+		if ci := vm.Spec.Template.Spec.Volumes[i].CloudInitNoCloud; ci != nil {
+			ci.UserData = readEK
+		}
+	}
 	must(t, w.c.Create(ctx, vm))
 	vmi := w.waitRunning(ctx, t, vm)
 	assert.Equal(t, vmi.Status.NodeName, real)
@@ -198,7 +210,23 @@ func TestRealNode(t *testing.T) {
 	w.waitNoHotplug(ctx, t, vmi)
 	must(t, w.c.Delete(ctx, hot))
 
-	w.stopStartDelete(ctx, t, vm, vmi)
+	// The TPM's state is in the VM's backend-storage claim (deleted with
+	// the VM: no volume is left at the end): after a restart on the real
+	// node the guest reads the same endorsement key.
+	w.waitVMI(ctx, t, vm, "its volume status naming its backend-storage claim", func(v *virtv1.VirtualMachineInstance) bool {
+		return backendstorage.ClaimName(&v.Status) != ""
+	})
+	ek := w.guestEK(ctx, t, vmi)
+	w.virtctl(ctx, t, "stop", vm.Name, "-n", vm.Namespace)
+	w.waitNoVMI(ctx, t, vm)
+	w.virtctl(ctx, t, "start", vm.Name, "-n", vm.Namespace)
+	again := w.waitRunning(ctx, t, vm)
+	assert.Equal(t, again.Status.NodeName, real)
+	if got := w.guestEK(ctx, t, again); got != ek {
+		t.Errorf("the endorsement key after a restart on the real node:\n%s\nwant the first boot's:\n%s", got, ek)
+	}
+
+	w.stopStartDelete(ctx, t, vm, again)
 	must(t, w.c.Delete(ctx, data))
 	testenv.Eventually(ctx, t, "the claim's volume gone", func() (bool, string) {
 		var pvs corev1.PersistentVolumeList
