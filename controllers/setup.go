@@ -103,7 +103,8 @@ func AddToManager(mgr ctrl.Manager, cfg Config) error {
 		}
 	}
 	if cfg.ExportServerImage != "" && cfg.ExportSigner != nil {
-		opts := []export.Option{export.WithImage(cfg.ExportServerImage, cfg.ImagePullPolicy), export.WithSpecOptionsFrom(specs)}
+		opts := []export.Option{export.WithImage(cfg.ExportServerImage, cfg.ImagePullPolicy), export.WithSpecOptionsFrom(specs),
+			export.WithKubeVirtCertParams(cfg.KubeVirtNamespace)}
 		if cfg.ExportProxyHost != "" {
 			opts = append(opts, export.WithExternalHost(cfg.ExportProxyHost, cfg.ExportProxyCA))
 		} else {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/deploy/certs"
+	"github.com/virtkit/virtkit/virt/clusterconfig"
 )
 
 // pki is the installation's certificates as they should be stored: the
@@ -28,7 +29,7 @@ type pki struct {
 // certificate; the bundle keeps the earlier CA until it expires, so that a
 // peer still holding a certificate the old CA signed is trusted until it
 // has its new one.
-func ensurePKI(ctx context.Context, r client.Reader, s Settings, rot Rotation, now time.Time) (pki, error) {
+func ensurePKI(ctx context.Context, r client.Reader, s Settings, rot clusterconfig.Rotation, now time.Time) (pki, error) {
 	var out pki
 	namespace := s.Namespace
 	ca, err := ensureCA(ctx, r, namespace, SecretCA, CACommonName, rot, now)
@@ -91,7 +92,7 @@ func ensurePKI(ctx context.Context, r client.Reader, s Settings, rot Rotation, n
 
 // ensureCA returns the CA stored in the Secret name, or a new one named
 // commonName when there is none, it is not a CA, or it is due under rot.
-func ensureCA(ctx context.Context, r client.Reader, namespace, name, commonName string, rot Rotation, now time.Time) (*certs.Pair, error) {
+func ensureCA(ctx context.Context, r client.Reader, namespace, name, commonName string, rot clusterconfig.Rotation, now time.Time) (*certs.Pair, error) {
 	secret, err := readSecret(ctx, r, namespace, name)
 	if err != nil {
 		return nil, err

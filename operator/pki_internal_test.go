@@ -11,6 +11,7 @@ import (
 
 	"github.com/virtkit/virtkit/deploy/certs"
 	"github.com/virtkit/virtkit/internal/scheme"
+	"github.com/virtkit/virtkit/virt/clusterconfig"
 )
 
 // store keeps what ensurePKI returned, as applying it would.
@@ -51,7 +52,7 @@ func secretPair(t *testing.T, p pki, name string) *certs.Pair {
 func TestEnsurePKIRotation(t *testing.T) {
 	ctx := context.Background()
 	cl := fake.NewClientBuilder().WithScheme(scheme.New()).Build()
-	rot := Rotation{CADuration: 100 * time.Hour, CARenewBefore: 20 * time.Hour, CertDuration: 10 * time.Hour, CertRenewBefore: 2 * time.Hour}
+	rot := clusterconfig.Rotation{CADuration: 100 * time.Hour, CARenewBefore: 20 * time.Hour, CertDuration: 10 * time.Hour, CertRenewBefore: 2 * time.Hour}
 	t0 := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 
 	first, err := ensurePKI(ctx, cl, Settings{Namespace: "kubevirt"}, rot, t0)

@@ -355,27 +355,6 @@ func d(h float64) *metav1.Duration {
 	return &metav1.Duration{Duration: time.Duration(h * float64(time.Hour))}
 }
 
-func TestRotationOf(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		ss   *virtv1.KubeVirtSelfSignConfiguration
-		want operator.Rotation
-	}{
-		{"KubeVirt's defaults", nil, operator.Rotation{CADuration: 168 * time.Hour, CARenewBefore: 168 * time.Hour / 5, CertDuration: 24 * time.Hour, CertRenewBefore: 24 * time.Hour / 5}},
-		{"CertConfig", &virtv1.KubeVirtSelfSignConfiguration{CA: &virtv1.CertConfig{Duration: d(48), RenewBefore: d(10)}, Server: &virtv1.CertConfig{Duration: d(12)}},
-			operator.Rotation{CADuration: 48 * time.Hour, CARenewBefore: 10 * time.Hour, CertDuration: 12 * time.Hour, CertRenewBefore: 12 * time.Hour / 5}},
-		{"deprecated intervals", &virtv1.KubeVirtSelfSignConfiguration{CARotateInterval: d(72), CAOverlapInterval: d(24), CertRotateInterval: d(6)},
-			operator.Rotation{CADuration: 72 * time.Hour, CARenewBefore: 24 * time.Hour, CertDuration: 6 * time.Hour, CertRenewBefore: 6 * time.Hour / 5}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			kv := &virtv1.KubeVirt{Spec: virtv1.KubeVirtSpec{CertificateRotationStrategy: virtv1.KubeVirtCertificateRotateStrategy{SelfSigned: tc.ss}}}
-			if diff := cmp.Diff(tc.want, operator.RotationOf(kv)); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 func TestValidate(t *testing.T) {
 	zero := uint8(0)
 	for _, tc := range []struct {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/virtkit/virtkit/deploy"
 	"github.com/virtkit/virtkit/operator/signer"
+	"github.com/virtkit/virtkit/virt/clusterconfig"
 )
 
 // Finalizer holds a KubeVirt CR until uninstalling is complete, KubeVirt's.
@@ -190,7 +191,7 @@ func (r *Reconciler) install(ctx context.Context, kv *virtv1.KubeVirt, obs Obser
 		}
 	}
 	now := r.clock.Now()
-	p, err := ensurePKI(ctx, r.reader, r.settings, RotationOf(kv), now)
+	p, err := ensurePKI(ctx, r.reader, r.settings, clusterconfig.RotationOf(kv), now)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	virtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/virtkit/virtkit/virt/clusterconfig"
 	"github.com/virtkit/virtkit/virt/migrate"
 )
 
@@ -116,7 +117,7 @@ func validateRotation(kv *virtv1.KubeVirt, p *field.Path) field.ErrorList {
 	if (ss.CARotateInterval != nil || ss.CertRotateInterval != nil || ss.CAOverlapInterval != nil) && (ss.CA != nil || ss.Server != nil) {
 		errs = append(errs, field.Forbidden(p, "caRotateInterval, certRotateInterval and caOverlapInterval are deprecated and conflict with CertConfig defined rotation parameters"))
 	}
-	r := RotationOf(kv)
+	r := clusterconfig.RotationOf(kv)
 	if r.CADuration < minDuration {
 		errs = append(errs, field.Invalid(p.Child("ca", "duration"), r.CADuration.String(), "must be at least "+minDuration.String()))
 	}

@@ -95,6 +95,11 @@ func (r *Reconciler) allExports(ctx context.Context, obj client.Object) []reconc
 	if obj.GetNamespace() != r.ingressNamespace {
 		return nil
 	}
+	return r.everyExport(ctx)
+}
+
+// everyExport is a request for each export of the cluster.
+func (r *Reconciler) everyExport(ctx context.Context) []reconcile.Request {
 	list := &exportv1.VirtualMachineExportList{}
 	if err := r.client.List(ctx, list); err != nil {
 		return nil

@@ -52,8 +52,21 @@ func WithIngressDiscovery(namespace string) Option {
 
 // WithCertDuration sets how long a server certificate lasts (default 24
 // hours, KubeVirt's); a server stops a fifth of it before its end and is
-// made again with a new one.
-func WithCertDuration(d time.Duration) Option { return func(r *Reconciler) { r.certDuration = d } }
+// made again with a new one. With WithKubeVirtCertParams it applies while
+// there is no KubeVirt CR.
+func WithCertDuration(d time.Duration) Option {
+	return func(r *Reconciler) { r.fixedParams = CertParamsFor(d) }
+}
+
+// WithKubeVirtCertParams has the servers' certificates last and be
+// renewed as the KubeVirt CR of namespace ("": clusterconfig's default)
+// says in spec.certificateRotateStrategy.selfSigned.server, as KubeVirt's
+// export controller does: a change of the CR replaces the running servers
+// (event CertificateParametersChanged) with ones whose certificates
+// follow it. The CR is read through the client's cache, and watched.
+func WithKubeVirtCertParams(namespace string) Option {
+	return func(r *Reconciler) { r.kubevirtParams, r.kubevirtNamespace = true, namespace }
+}
 
 // WithInUseRecheck sets how often an export paused by a claim in use
 // looks again (default 3 seconds, KubeVirt's).

@@ -66,8 +66,12 @@ type Reconciler struct {
 	// the last one read.
 	ingressNamespace string
 	ext              external
-	certDuration     time.Duration
-	recheck          time.Duration
+	// fixedParams are the servers' certificate parameters, unless
+	// kubevirtParams: the KubeVirt CR's of kubevirtNamespace.
+	fixedParams       CertParams
+	kubevirtParams    bool
+	kubevirtNamespace string
+	recheck           time.Duration
 	// known remembers what the current server pod of each export was
 	// made with, so that a steady export costs no API reads.
 	known *knownServers
@@ -79,7 +83,7 @@ type Reconciler struct {
 // New returns a Reconciler signing server certificates with signer.
 func New(signer Signer, opts ...Option) *Reconciler {
 	r := &Reconciler{signer: signer, clock: clock.RealClock{}, recorder: events.Discard(),
-		certDuration: DefaultCertDuration, recheck: DefaultInUseRecheck, known: newKnownServers()}
+		fixedParams: CertParamsFor(DefaultCertDuration), recheck: DefaultInUseRecheck, known: newKnownServers()}
 	for _, o := range opts {
 		o(r)
 	}
@@ -103,6 +107,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr)
 	if r.externalHost == "" && r.ingressNamespace != "" {
 		b = b.Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.allExports))
+	}
+	if r.kubevirtParams {
+		b = b.Watches(&virtv1.KubeVirt{}, handler.EnqueueRequestsFromMapFunc(r.kubevirtExports))
 	}
 	return b.
 		Named("virtualmachineexport").
@@ -243,7 +250,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 			pod = nil
 		}
-		ca, err := r.serverCert(ctx, vme, now, pod)
+		params, err := r.certParams(ctx)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if pod != nil && pod.Annotations[AnnCertParams] != params.annotation() {
+			if err := r.deletePod(ctx, vme, pod, EventCertParamsChanged, "Exporter TLS certificate parameters updated"); err != nil {
+				return ctrl.Result{}, err
+			}
+			pod = nil
+		}
+		ca, err := r.serverCert(ctx, vme, now, pod, params)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -258,7 +275,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 		}
 		if pod == nil {
-			if pod, err = r.createPod(ctx, vme, src.vols, ca.deadline(expiry, r.certDuration), manifests); err != nil {
+			if pod, err = r.createPod(ctx, vme, src.vols, ca.deadline(expiry, params), params, manifests); err != nil {
 				return ctrl.Result{}, err
 			}
 			r.known.servedBy(vme.UID, req.NamespacedName, pod.UID, ca)
@@ -325,13 +342,17 @@ func (r *Reconciler) deletePod(ctx context.Context, vme *exportv1.VirtualMachine
 	return nil
 }
 
-func (r *Reconciler) createPod(ctx context.Context, vme *exportv1.VirtualMachineExport, vols []export.Volume, deadline time.Time, manifests string) (*corev1.Pod, error) {
+func (r *Reconciler) createPod(ctx context.Context, vme *exportv1.VirtualMachineExport, vols []export.Volume, deadline time.Time, params CertParams, manifests string) (*corev1.Pod, error) {
 	tokenName, _ := tokenSecret(vme)
 	pod, err := ServerPod(vme, vols, PodParams{Image: r.image, PullPolicy: r.pullPolicy, CertSecret: export.CertSecretName(vme.Name),
 		TokenSecret: tokenName, Deadline: deadline, Manifests: manifests})
 	if err != nil {
 		return nil, err
 	}
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[AnnCertParams] = params.annotation()
 	if err := r.client.Create(ctx, pod); err != nil {
 		return nil, fmt.Errorf("creating pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
@@ -388,9 +409,9 @@ type served struct {
 }
 
 // deadline is when a server with this certificate stops: the export's
-// expiry, or a fifth of the certificate's life before its end.
-func (s served) deadline(expiry time.Time, life time.Duration) time.Time {
-	renew := s.notAfter.Add(-certs.RenewBefore(life))
+// expiry, or p.RenewBefore before the certificate's end.
+func (s served) deadline(expiry time.Time, p CertParams) time.Time {
+	renew := s.notAfter.Add(-p.RenewBefore)
 	if expiry.Before(renew) {
 		return expiry
 	}
@@ -400,13 +421,13 @@ func (s served) deadline(expiry time.Time, life time.Duration) time.Time {
 // serverCert returns the certificate of vme's server pod, the one a new
 // pod is to be made with when pod is nil. That of a running pod is
 // remembered, and read from its Secret only after a restart.
-func (r *Reconciler) serverCert(ctx context.Context, vme *exportv1.VirtualMachineExport, now time.Time, pod *corev1.Pod) (served, error) {
+func (r *Reconciler) serverCert(ctx context.Context, vme *exportv1.VirtualMachineExport, now time.Time, pod *corev1.Pod, params CertParams) (served, error) {
 	if pod != nil {
 		if s, ok := r.known.cert(vme.UID, pod.UID); ok {
 			return s, nil
 		}
 	}
-	s, err := r.ensureCert(ctx, vme, now, pod == nil)
+	s, err := r.ensureCert(ctx, vme, now, pod == nil, params)
 	if err == nil && pod != nil {
 		r.known.servedBy(vme.UID, client.ObjectKeyFromObject(vme), pod.UID, s)
 	}
@@ -414,9 +435,9 @@ func (r *Reconciler) serverCert(ctx context.Context, vme *exportv1.VirtualMachin
 }
 
 // ensureCert returns the certificate of vme's server, issuing a new one
-// when there is none, it does not fit, or (renew: a new pod is to be
-// made) it is due for renewal.
-func (r *Reconciler) ensureCert(ctx context.Context, vme *exportv1.VirtualMachineExport, now time.Time, renew bool) (served, error) {
+// of params when there is none, it does not fit, or (renew: a new pod is
+// to be made) it is due for renewal or was issued with other parameters.
+func (r *Reconciler) ensureCert(ctx context.Context, vme *exportv1.VirtualMachineExport, now time.Time, renew bool, params CertParams) (served, error) {
 	key := client.ObjectKey{Namespace: vme.Namespace, Name: export.CertSecretName(vme.Name)}
 	s := &corev1.Secret{}
 	err := r.apiReader.Get(ctx, key, s)
@@ -425,12 +446,13 @@ func (r *Reconciler) ensureCert(ctx context.Context, vme *exportv1.VirtualMachin
 	}
 	exists := err == nil
 	if exists {
-		if p, perr := certs.Parse(s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]); perr == nil &&
-			!(renew && certs.Due(p.Cert, now, certs.RenewBefore(r.certDuration))) {
+		stale := renew && s.Annotations[AnnCertParams] != params.annotation()
+		if p, perr := certs.Parse(s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]); perr == nil && !stale &&
+			!(renew && certs.Due(p.Cert, now, params.RenewBefore)) {
 			return served{notAfter: p.Cert.NotAfter, bundle: string(s.Data[caKey])}, nil
 		}
 	}
-	certPEM, keyPEM, caPEM, err := r.signer.Issue(ctx, serviceNames(vme), now, r.certDuration)
+	certPEM, keyPEM, caPEM, err := r.signer.Issue(ctx, serviceNames(vme), now, params.Duration)
 	if err != nil {
 		return served{}, fmt.Errorf("export %s/%s: server certificate: %w", vme.Namespace, vme.Name, err)
 	}
@@ -439,12 +461,17 @@ func (r *Reconciler) ensureCert(ctx context.Context, vme *exportv1.VirtualMachin
 		return served{}, fmt.Errorf("export %s/%s: the signer's certificate: %w", vme.Namespace, vme.Name, err)
 	}
 	want := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, OwnerReferences: []metav1.OwnerReference{owner(vme)}},
-		Type:       corev1.SecretTypeTLS,
-		Data:       map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM, caKey: caPEM},
+		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, OwnerReferences: []metav1.OwnerReference{owner(vme)},
+			Annotations: map[string]string{AnnCertParams: params.annotation()}},
+		Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM, caKey: caPEM},
 	}
 	if exists {
 		s.Data, s.Type = want.Data, want.Type
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		s.Annotations[AnnCertParams] = params.annotation()
 		err = r.client.Update(ctx, s)
 	} else {
 		err = r.client.Create(ctx, want)

@@ -10,6 +10,9 @@
 //
 // It reads; it never writes the CR. What each consumer takes from the CR
 // (the controllers' launcher settings, the migration configuration, the
-// eviction strategy) is that consumer's; this package only finds the object.
+// eviction strategy) is that consumer's, except for the readings several
+// consumers share: [UseEmulation], [Migrations], and [RotationOf], the
+// certificates' lives, which the operator issues the installation's
+// certificates with and virt-controller the export servers'.
 // It builds on every GOOS and needs no cgo.
 package clusterconfig
