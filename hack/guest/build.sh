@@ -127,7 +127,7 @@ export MTOOLS_SKIP_CHECK=1
 "${pinned[@]}" mcopy -m -i "$disk@@$offset" "$work/loader.conf" ::/loader/
 "${pinned[@]}" mcopy -m -i "$disk@@$offset" "$work/virtkit.conf" ::/loader/entries/
 "${pinned[@]}" syslinux --offset "$offset" --install "$disk"
-# Compressed clusters: the disk is read once per boot, and is a third smaller.
+# Compressed clusters: the disk is read once per boot, and 3 MB smaller.
 qemu-img convert -c -f raw -O qcow2 "$disk" "$work/disk.qcow2"
 
 install -m 0644 "$work/vmlinuz" "$work/initramfs.gz" "$work/disk.qcow2" "$out/"

@@ -173,6 +173,11 @@ func TestRealNode(t *testing.T) {
 	must(t, w.c.Create(ctx, vm))
 	vmi := w.waitRunning(ctx, t, vm)
 	assert.Equal(t, vmi.Status.NodeName, real)
+	// The guest prints its TPM's endorsement key at boot. It is read
+	// before any console client connects: with one connected and slow,
+	// QEMU's console log can repeat a byte (it logs a write the socket
+	// refused with EAGAIN, then the retry).
+	ek := w.guestEK(ctx, t, vmi)
 	must(t, w.c.Get(ctx, client.ObjectKeyFromObject(data), data))
 	if st, err := os.Stat(w.claimDisk(ctx, t, data)); err != nil || st.Size() == 0 {
 		t.Fatalf("the data disk in the claim's volume: %v, %v; want the disk.img virt-handler made through the kubelet's publication", st, err)
@@ -212,11 +217,11 @@ func TestRealNode(t *testing.T) {
 
 	// The TPM's state is in the VM's backend-storage claim (deleted with
 	// the VM: no volume is left at the end): after a restart on the real
-	// node the guest reads the same endorsement key.
+	// node the guest reads the same endorsement key (read, again, before
+	// a console client connects).
 	w.waitVMI(ctx, t, vm, "its volume status naming its backend-storage claim", func(v *virtv1.VirtualMachineInstance) bool {
 		return backendstorage.ClaimName(&v.Status) != ""
 	})
-	ek := w.guestEK(ctx, t, vmi)
 	w.virtctl(ctx, t, "stop", vm.Name, "-n", vm.Namespace)
 	w.waitNoVMI(ctx, t, vm)
 	w.virtctl(ctx, t, "start", vm.Name, "-n", vm.Namespace)
