@@ -150,6 +150,9 @@ func (r *Reconciler) carryOut(ctx context.Context, o Observed, s Step) (ctrl.Res
 			opts.StateClaim, err = r.targetStateClaim(ctx, mig, v, opts)
 		}
 		if err == nil {
+			opts.BlockVolumes, err = vmi.BlockVolumes(ctx, r.client, v)
+		}
+		if err == nil {
 			pod, err = vmi.RenderTargetPod(v, mig, v.Status.NodeName, opts)
 		}
 		if err == nil {

@@ -100,6 +100,10 @@ type PodOptions struct {
 	// (virt/storage/backendstorage), which the VMI controller sets for
 	// the pod at hand; required for a VMI that needs one.
 	StateClaim string
+	// BlockVolumes names the VMI's persistentVolumeClaim and dataVolume
+	// volumes whose claims are in Block mode (BlockVolumes reads them):
+	// the pod has them as devices, not mounts.
+	BlockVolumes map[string]bool
 	// Suffix returns the random part of the pod name; the default is 5
 	// characters from k8s.io/apimachinery/pkg/util/rand.
 	Suffix func() string
@@ -133,7 +137,7 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 	if err != nil {
 		return nil, fmt.Errorf("VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)
 	}
-	vols, mounts, sa, err := podVolumes(vmi)
+	vols, mounts, devices, sa, err := podVolumes(vmi, opts.BlockVolumes)
 	if err != nil {
 		return nil, fmt.Errorf("VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, err)
 	}
@@ -262,6 +266,7 @@ func RenderPod(vmi *virtv1.VirtualMachineInstance, opts PodOptions) (*corev1.Pod
 				Command:                command,
 				Resources:              res,
 				VolumeMounts:           mounts,
+				VolumeDevices:          devices,
 				ReadinessProbe:         readiness,
 				LivenessProbe:          liveness,
 				SecurityContext:        computeSecurity(),

@@ -354,6 +354,30 @@ func TestRenderPodVolumes(t *testing.T) {
 	assert.Equal(t, *pod.Spec.AutomountServiceAccountToken, false)
 }
 
+// Claims in Block mode are devices of the compute container at
+// /dev/<volume>, as KubeVirt's launcher has them, with their pod volumes;
+// the others stay mounts.
+func TestRenderPodBlockVolumes(t *testing.T) {
+	opts := kvmOpts
+	opts.BlockVolumes = map[string]bool{"data": true, "dv": true}
+	pod, err := RenderPod(newVMI(withVolumes()), opts)
+	assert.NilError(t, err)
+	c := pod.Spec.Containers[0]
+	assert.DeepEqual(t, c.VolumeDevices, []corev1.VolumeDevice{{Name: "data", DevicePath: "/dev/data"}, {Name: "dv", DevicePath: "/dev/dv"}})
+	for _, m := range c.VolumeMounts {
+		if m.Name == "data" || m.Name == "dv" {
+			t.Errorf("block volume %q is also mounted at %s", m.Name, m.MountPath)
+		}
+	}
+	claims := map[string]string{}
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			claims[v.Name] = v.PersistentVolumeClaim.ClaimName
+		}
+	}
+	assert.DeepEqual(t, claims, map[string]string{"data": "data-pvc", "dv": "dv1"})
+}
+
 // withVolumes gives the VMI one volume of each kind RenderPod maps, and a cloud-init disk it does not.
 func withVolumes() vmiOpt {
 	f := false

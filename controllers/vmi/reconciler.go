@@ -294,6 +294,9 @@ func (r *Reconciler) createPod(ctx context.Context, vmi *virtv1.VirtualMachineIn
 	if opts.StateClaim, err = r.stateClaim(ctx, vmi, opts); err != nil {
 		return nil, err
 	}
+	if opts.BlockVolumes, err = BlockVolumes(ctx, r.client, vmi); err != nil {
+		return nil, err
+	}
 	pod, err := render(vmi, opts)
 	if err != nil {
 		return nil, err

@@ -25,8 +25,9 @@ type serviceAccount struct {
 //     /var/run/kubevirt/container-disks/<volume>, read-only; the
 //     node mounts the image (in virt-local, the local node);
 //   - persistentVolumeClaim and dataVolume (whose PVC has the DataVolume's
-//     name): a persistentVolumeClaim volume at /var/run/kubevirt-private/vmi-disks/<volume>;
-//     filesystem mode is assumed (block PVCs are not handled yet);
+//     name): a persistentVolumeClaim volume at /var/run/kubevirt-private/vmi-disks/<volume>,
+//     or, when block names the volume (its claim is in Block mode), a
+//     volumeDevice at /dev/<volume>, as KubeVirt's;
 //   - configMap, secret, downwardAPI: the same pod volume at
 //     /var/run/kubevirt-private/{config-map,secret,downwardapi}-disks/<volume>;
 //   - hostDisk: a hostPath volume of the path's folder (type Directory, or
@@ -49,13 +50,23 @@ type serviceAccount struct {
 // inline, emptyDisk, ephemeral, sysprep, memory dumps) need no pod volume
 // here or are not handled yet; the handler prepares them in the VMI's
 // folder.
-func podVolumes(vmi *virtv1.VirtualMachineInstance) ([]corev1.Volume, []corev1.VolumeMount, serviceAccount, error) {
+func podVolumes(vmi *virtv1.VirtualMachineInstance, block map[string]bool) ([]corev1.Volume, []corev1.VolumeMount, []corev1.VolumeDevice, serviceAccount, error) {
 	var vols []corev1.Volume
 	var mounts []corev1.VolumeMount
+	var devices []corev1.VolumeDevice
 	sa := serviceAccount{}
 	add := func(name, dir string, src corev1.VolumeSource, ro bool) {
 		vols = append(vols, corev1.Volume{Name: name, VolumeSource: src})
 		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: path.Join(dir, name), ReadOnly: ro})
+	}
+	claim := func(name, claim string, ro bool) {
+		src := corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: ro}}
+		if !block[name] {
+			add(name, path.Join(privatePath, "vmi-disks"), src, ro)
+			return
+		}
+		vols = append(vols, corev1.Volume{Name: name, VolumeSource: src})
+		devices = append(devices, corev1.VolumeDevice{Name: name, DevicePath: path.Join(storage.DefaultLayout().DevDir, name)})
 	}
 	for i, v := range vmi.Spec.Volumes {
 		field := fmt.Sprintf("spec.volumes[%d]", i)
@@ -65,16 +76,14 @@ func podVolumes(vmi *virtv1.VirtualMachineInstance) ([]corev1.Volume, []corev1.V
 		switch {
 		case v.ContainerDisk != nil:
 			if v.ContainerDisk.Image == "" {
-				return nil, nil, sa, fmt.Errorf("%w: %s.containerDisk.image: must be set", ErrInvalidVMI, field)
+				return nil, nil, nil, sa, fmt.Errorf("%w: %s.containerDisk.image: must be set", ErrInvalidVMI, field)
 			}
 			add(v.Name, containerDiskPath, corev1.VolumeSource{Image: &corev1.ImageVolumeSource{
 				Reference: v.ContainerDisk.Image, PullPolicy: v.ContainerDisk.ImagePullPolicy}}, true)
 		case v.PersistentVolumeClaim != nil:
-			c := v.PersistentVolumeClaim.PersistentVolumeClaimVolumeSource
-			add(v.Name, path.Join(privatePath, "vmi-disks"), corev1.VolumeSource{PersistentVolumeClaim: &c}, c.ReadOnly)
+			claim(v.Name, v.PersistentVolumeClaim.ClaimName, v.PersistentVolumeClaim.ReadOnly)
 		case v.DataVolume != nil:
-			add(v.Name, path.Join(privatePath, "vmi-disks"), corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
-				ClaimName: v.DataVolume.Name}}, false)
+			claim(v.Name, v.DataVolume.Name, false)
 		case v.ConfigMap != nil:
 			add(v.Name, path.Join(privatePath, "config-map-disks"), corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 				LocalObjectReference: v.ConfigMap.LocalObjectReference, Optional: v.ConfigMap.Optional}}, true)
@@ -89,7 +98,7 @@ func podVolumes(vmi *virtv1.VirtualMachineInstance) ([]corev1.Volume, []corev1.V
 			// the handler finds the image by its name (as KubeVirt mounts a
 			// hostDisk): the pod reaches that folder of the node only.
 			if _, ok := storage.HostDiskFile(v.HostDisk.Path); !path.IsAbs(v.HostDisk.Path) || !ok {
-				return nil, nil, sa, fmt.Errorf("%w: %s.hostDisk.path: %q is not an absolute path of a file", ErrInvalidVMI, field, v.HostDisk.Path)
+				return nil, nil, nil, sa, fmt.Errorf("%w: %s.hostDisk.path: %q is not an absolute path of a file", ErrInvalidVMI, field, v.HostDisk.Path)
 			}
 			t := corev1.HostPathDirectory
 			if v.HostDisk.Type == virtv1.HostDiskExistsOrCreate {
@@ -116,7 +125,7 @@ func podVolumes(vmi *virtv1.VirtualMachineInstance) ([]corev1.Volume, []corev1.V
 			}
 		case v.ServiceAccount != nil:
 			if sa.name != "" {
-				return nil, nil, sa, fmt.Errorf("%w: %s.serviceAccount: only one serviceAccount volume is allowed", ErrInvalidVMI, field)
+				return nil, nil, nil, sa, fmt.Errorf("%w: %s.serviceAccount: only one serviceAccount volume is allowed", ErrInvalidVMI, field)
 			}
 			sa = serviceAccount{name: v.ServiceAccount.ServiceAccountName, automount: true}
 		}
@@ -128,5 +137,5 @@ func podVolumes(vmi *virtv1.VirtualMachineInstance) ([]corev1.Volume, []corev1.V
 		vols = append(vols, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}})
 		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: accesscred.Dir(secret), ReadOnly: true})
 	}
-	return vols, mounts, sa, nil
+	return vols, mounts, devices, sa, nil
 }

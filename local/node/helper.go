@@ -101,6 +101,15 @@ func helperMain(spec, status *os.File) int {
 			return fail(err)
 		}
 	}
+	uid, gid := 0, 0
+	if s.User != nil {
+		uid, gid = int(s.User.UID), int(s.User.GID)
+	}
+	for _, d := range s.Devices {
+		if err := v.device(d, uid, gid); err != nil {
+			return fail(err)
+		}
+	}
 	dir := s.Dir
 	if dir == "" {
 		dir = "/"

@@ -29,6 +29,10 @@ type mountView struct {
 	// volumes (whose sources are the pod's or, for hostPath, the user's
 	// choice, as with the kubelet).
 	own map[string]bool
+	// devices is the tmpfs holding the view's device nodes, once made;
+	// made counts them.
+	devices string
+	made    int
 }
 
 func newMountView(scratch string) *mountView {
@@ -59,6 +63,49 @@ func (v *mountView) attach(m Mount, tree int) error {
 		}
 		return nil
 	})
+}
+
+// device makes d in the view: a block device node on a tmpfs of this
+// mount namespace only (Scratch/devices, mounted on first use), owned by
+// uid and gid, bound at d.Target. The host's own node is never bound: an
+// owner or mode the pod gives its node stays in the pod.
+func (v *mountView) device(d Device, uid, gid int) error {
+	if !filepath.IsAbs(d.Target) {
+		return fmt.Errorf("device %q: not an absolute path", d.Target)
+	}
+	target := filepath.Clean(d.Target)
+	if _, err := os.Lstat(target); err == nil {
+		return fmt.Errorf("device %s: the path exists in the pod's view", target)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("device %s: %w", target, err)
+	}
+	if v.devices == "" {
+		if v.scratch == "" {
+			return errors.New("devices: no scratch folder")
+		}
+		dir := filepath.Join(v.scratch, "devices")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0700"); err != nil {
+			return fmt.Errorf("devices: tmpfs: %w", err)
+		}
+		v.devices = dir
+	}
+	v.made++
+	node := filepath.Join(v.devices, strconv.Itoa(v.made))
+	mode := uint32(0o660)
+	if d.ReadOnly {
+		mode = 0o440
+	}
+	if err := unix.Mknod(node, unix.S_IFBLK|mode, int(unix.Mkdev(d.Major, d.Minor))); err != nil {
+		return fmt.Errorf("device %s: mknod: %w", target, err)
+	}
+	// mknod's mode is filtered by the umask: set it as asked.
+	if err := errors.Join(unix.Chmod(node, mode), unix.Chown(node, uid, gid)); err != nil {
+		return fmt.Errorf("device %s: %w", target, err)
+	}
+	return v.bind(Mount{Source: node, Target: target})
 }
 
 // place makes m.Target in the view, mounts m.Source there with mount,

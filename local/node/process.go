@@ -40,6 +40,9 @@ type ProcessSpec struct {
 	NetNS string
 	// Mounts are bind-mounted, in order, in the process's own mount namespace.
 	Mounts []Mount
+	// Devices are block device nodes made in the view after the mounts
+	// (a container's volumeDevices).
+	Devices []Device
 	// Scratch is a folder of the pod's the runner may use while it builds
 	// the mount view; it is removed with the pod.
 	Scratch string
@@ -66,6 +69,20 @@ type Mount struct {
 	// must be below a shared mount, as the node's pods folder is). Other
 	// mounts are private, as the kubelet makes them by default.
 	HostToContainer bool
+}
+
+// Device is a block device node in a pod's view, as a container runtime
+// makes one for a volumeDevice: a node of the pod's own, not the host's,
+// owned by the container's user and group (containerd's
+// device_ownership_from_security_context), so that changing its owner or
+// mode changes nothing outside the pod.
+type Device struct {
+	// Target is the node's path in the pod's view; it must not exist there.
+	Target string
+	// Major and Minor are the host device's numbers.
+	Major, Minor uint32
+	// ReadOnly makes the node readable only (mode 0440; else 0660).
+	ReadOnly bool
 }
 
 // Path is the host path m shows: Source, or its SubPath below it. A

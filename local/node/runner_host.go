@@ -104,6 +104,7 @@ type helperSpec struct {
 	Dir     string    `json:"dir"`
 	NetNS   string    `json:"netns,omitempty"`
 	Mounts  []Mount   `json:"mounts"`
+	Devices []Device  `json:"devices,omitempty"`
 	Scratch string    `json:"scratch"`
 	User    *Identity `json:"user,omitempty"`
 }
@@ -168,7 +169,7 @@ func (h *HostRunner) Start(ctx context.Context, spec ProcessSpec) (Process, erro
 	}
 
 	_ = json.NewEncoder(specW).Encode(helperSpec{Path: spec.Path, Args: spec.Args, Env: spec.Env, Dir: spec.Dir,
-		NetNS: spec.NetNS, Mounts: spec.Mounts, Scratch: spec.Scratch, User: spec.User})
+		NetNS: spec.NetNS, Mounts: spec.Mounts, Devices: spec.Devices, Scratch: spec.Scratch, User: spec.User})
 	specW.Close()
 	verdict := make(chan string, 1)
 	go func() {

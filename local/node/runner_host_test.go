@@ -212,17 +212,12 @@ func TestHostRunnerSubPath(t *testing.T) {
 	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	dir := testenv.Dir(t)
+	dir, log, h := newTestRunner(t)
 	vol := filepath.Join(dir, "vol")
 	must(t, os.MkdirAll(filepath.Join(vol, "state"), 0o755))
 	must(t, os.WriteFile(filepath.Join(vol, "state", "x"), []byte("in the subPath"), 0o644))
 	must(t, os.Symlink("state", filepath.Join(vol, "in")))
 	must(t, os.Symlink("/etc", filepath.Join(vol, "out")))
-	log, err := os.Create(filepath.Join(dir, "log"))
-	must(t, err)
-	defer log.Close()
-	h := NewHostRunner()
-	defer h.Close()
 	spec := func(sub string) ProcessSpec {
 		return ProcessSpec{Path: "/bin/sh", Args: []string{"sh", "-c", "exec sleep 1000"},
 			Env:     []string{"PATH=" + defaultPath, testenv.OwnerEnv + "=" + strconv.Itoa(os.Getpid())},
@@ -237,5 +232,55 @@ func TestHostRunnerSubPath(t *testing.T) {
 	}
 	if _, err := h.Start(ctx, spec("out")); err == nil || !strings.Contains(err.Error(), "leads outside the volume") {
 		t.Errorf("start with a subPath linking out of the volume: %v, want a refusal", err)
+	}
+}
+
+// newTestRunner is a host runner for a test, its folder and a log file,
+// released when the test ends.
+func newTestRunner(t *testing.T) (string, *os.File, *HostRunner) {
+	t.Helper()
+	dir := testenv.Dir(t)
+	log, err := os.Create(filepath.Join(dir, "log"))
+	must(t, err)
+	t.Cleanup(func() { log.Close() })
+	h := NewHostRunner()
+	t.Cleanup(func() { h.Close() })
+	return dir, log, h
+}
+
+// A volumeDevice is a node of the pod's own, owned by the container's
+// user: the host's /dev gets nothing, and a node the pod changes is not
+// the host's. A read-only one is readable only (0440).
+func TestHostRunnerDevice(t *testing.T) {
+	testenv.Integration(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir, log, h := newTestRunner(t)
+	// loop0's numbers: mknod needs no such device attached.
+	spec := ProcessSpec{Path: "/bin/sh", Args: []string{"sh", "-c", "exec sleep 1000"},
+		Env: []string{"PATH=" + defaultPath, testenv.OwnerEnv + "=" + strconv.Itoa(os.Getpid())},
+		Devices: []Device{{Target: "/dev/vkt-block", Major: 7, Minor: 0},
+			{Target: "/dev/vkt-block-ro", Major: 7, Minor: 0, ReadOnly: true}},
+		Scratch: filepath.Join(dir, "scratch"), Log: log, User: &Identity{UID: 4107, GID: 4108}}
+	p, err := h.Start(ctx, spec)
+	must(t, err)
+	defer func() { _ = h.Kill(context.Background(), p.Ref()) }()
+	code, out, err := h.Exec(ctx, p, []string{"stat", "-c", "%F %t:%T %u:%g %a", "/dev/vkt-block", "/dev/vkt-block-ro"})
+	if want := "block special file 7:0 4107:4108 660\nblock special file 7:0 4107:4108 440\n"; err != nil || code != 0 || string(out) != want {
+		t.Errorf("the devices in the view: %d, %q, %v; want %q", code, out, err, want)
+	}
+	if code, out, err := h.Exec(ctx, p, []string{"ls", "/dev/null", "/dev/pts"}); err != nil || code != 0 {
+		t.Errorf("the host's /dev entries in the view: %d, %q, %v", code, out, err)
+	}
+	for _, host := range []string{"/dev/vkt-block", "/dev/vkt-block-ro"} {
+		if _, err := os.Lstat(host); err == nil {
+			t.Errorf("the host got %s", host)
+		}
+	}
+
+	// A device path the view has already is refused, not replaced.
+	spec.Devices = []Device{{Target: "/dev/null", Major: 7, Minor: 0}}
+	if _, err := h.Start(ctx, spec); err == nil || !strings.Contains(err.Error(), "/dev/null: the path exists") {
+		t.Errorf("a device at /dev/null: %v, want a refusal naming it", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -63,6 +64,10 @@ func (r *podRun) processSpec(c *corev1.Container) (ProcessSpec, error) {
 		prop := m.MountPropagation != nil && (*m.MountPropagation == corev1.MountPropagationHostToContainer || *m.MountPropagation == corev1.MountPropagationBidirectional)
 		mounts = append(mounts, Mount{Source: v.path, SubPath: subPath, Target: m.MountPath, ReadOnly: m.ReadOnly || v.readOnly, HostToContainer: prop})
 	}
+	devices, err := containerDevices(c, vols)
+	if err != nil {
+		return ProcessSpec{}, err
+	}
 	termPath := c.TerminationMessagePath
 	if termPath == "" {
 		termPath = corev1.TerminationMessagePathDefault
@@ -99,7 +104,32 @@ func (r *podRun) processSpec(c *corev1.Container) (ProcessSpec, error) {
 		return ProcessSpec{}, err
 	}
 	return ProcessSpec{Path: path, Args: argv, Env: env, Dir: c.WorkingDir, NetNS: att.NetNS,
-		Mounts: mounts, Scratch: scratch, Log: log, User: id}, nil
+		Mounts: mounts, Devices: devices, Scratch: scratch, Log: log, User: id}, nil
+}
+
+// containerDevices are c's volumeDevices: each names a volume whose host
+// path is a block device (a Block claim's published device), made at its
+// devicePath in the container's view.
+func containerDevices(c *corev1.Container, vols map[string]hostVolume) ([]Device, error) {
+	var devs []Device
+	for _, d := range c.VolumeDevices {
+		v, ok := vols[d.Name]
+		if !ok {
+			return nil, fmt.Errorf("container %q: volumeDevice %q: no such volume", c.Name, d.Name)
+		}
+		if !filepath.IsAbs(d.DevicePath) {
+			return nil, fmt.Errorf("container %q: volumeDevice %q: devicePath %q must be an absolute path", c.Name, d.Name, d.DevicePath)
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(v.path, &st); err != nil {
+			return nil, fmt.Errorf("container %q: volumeDevice %q: %w", c.Name, d.Name, err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFBLK {
+			return nil, fmt.Errorf("container %q: volumeDevice %q: %s is not a block device (a volumeDevice needs a claim in Block mode)", c.Name, d.Name, v.path)
+		}
+		devs = append(devs, Device{Target: d.DevicePath, Major: unix.Major(st.Rdev), Minor: unix.Minor(st.Rdev), ReadOnly: v.readOnly})
+	}
+	return devs, nil
 }
 
 // The node's account files, which its containers see.
