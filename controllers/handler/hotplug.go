@@ -93,11 +93,21 @@ func (r *Reconciler) hotplug(ctx context.Context, vmi *virtv1.VirtualMachineInst
 			continue
 		}
 		plan, err := r.hotplugPlan(ctx, vmi, g, w)
-		early := errors.Is(err, storage.ErrNotFound) && readOnlyClaim(w.volume)
-		if early {
-			// A read-only claim's image is planned once it is in the
-			// pod, since nothing may make one there: bring it first.
-			plan, err = storage.DiskPlan{ReadOnly: true}, nil
+		early := false
+		if errors.Is(err, storage.ErrNotFound) {
+			// A read-only claim's image, or a Block claim's device, is
+			// planned once it is in the pod, since nothing may make one
+			// there: bring it first.
+			block, berr := r.blockClaim(ctx, vmi.Namespace, migrate.ClaimOf(&w.volume))
+			if berr != nil {
+				return nil, ctrl.Result{}, berr
+			}
+			if early = readOnlyClaim(w.volume) || block; early {
+				plan, err = storage.DiskPlan{ReadOnly: readOnlyClaim(w.volume)}, nil
+				if block {
+					plan.Source = storage.SourceBlock
+				}
+			}
 		}
 		if err != nil {
 			out = append(out, virtv1.VolumeStatus{Name: w.volume.Name, Phase: virtv1.VolumePending,
@@ -376,22 +386,44 @@ func (r *Reconciler) bringImage(ctx context.Context, vmi *virtv1.VirtualMachineI
 		attached.Reason, attached.Message = hotplug.ReasonAttachFailed, err.Error()
 		return &attached, hv, nil
 	}
+	b := Binding{Launcher: g.podUID, Volume: name, ReadOnly: plan.ReadOnly}
 	if plan.Source == storage.SourceBlock {
-		return fail(fmt.Errorf("hotplug %s: claim %s is in Block mode; only Filesystem claims are hotplugged", name, claim))
-	}
-	src, err := r.claimFolder(ctx, vmi.Namespace, claim, pod)
-	if err != nil {
-		return fail(err)
-	}
-	b := Binding{Launcher: g.podUID, Volume: name, Source: src, ReadOnly: plan.ReadOnly}
-	if plan.Create {
-		b.CreateBytes = plan.CapacityBytes
+		// The runtime made the claim's device node in the attachment
+		// pod's emptyDir: its numbers are the device's.
+		dev, err := blockDevice(contract.AttachPodDevice(r.cfg.PodsDir, pod.UID, name))
+		if err != nil {
+			return fail(fmt.Errorf("hotplug %s: claim %s: %w", name, claim, err))
+		}
+		b.Device = dev
+	} else {
+		src, err := r.claimFolder(ctx, vmi.Namespace, claim, pod)
+		if err != nil {
+			return fail(err)
+		}
+		b.Source = src
+		if plan.Create {
+			b.CreateBytes = plan.CapacityBytes
+		}
 	}
 	if err := r.binder.Bind(ctx, b); err != nil {
 		return fail(err)
 	}
-	logf.FromContext(ctx).Info("hotplugged image bound into the launcher pod", "volume", name, "from", src)
+	logf.FromContext(ctx).Info("hotplugged image bound into the launcher pod", "volume", name, "from", b.Source, "device", b.Device)
 	return nil, hv, nil
+}
+
+// blockClaim reports whether the claim name is in Block mode (false when
+// it is missing: the attachment pod waits for it).
+func (r *Reconciler) blockClaim(ctx context.Context, ns, name string) (bool, error) {
+	var pvc corev1.PersistentVolumeClaim
+	err := r.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &pvc)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("claim %s: %w", name, err)
+	}
+	return pvc.Spec.VolumeMode != nil && *pvc.Spec.VolumeMode == corev1.PersistentVolumeBlock, nil
 }
 
 // attachPod is the running attachment pod of g's volume on this node,

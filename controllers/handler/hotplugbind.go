@@ -31,6 +31,11 @@ type Binding struct {
 	// CreateBytes, when positive, is the size of a sparse image made in
 	// Source (owned by the QEMU user) if it holds none.
 	CreateBytes int64
+	// Device, when set, is the device number of a Block claim's device:
+	// instead of binding an image, a block device node of that number,
+	// owned by the QEMU user, is made as <Volume> in the launcher pod's
+	// hotplug folder (Source is not read), as KubeVirt's handler does.
+	Device uint64
 }
 
 // ImageBinder binds hotplugged images into launcher pods and takes them
@@ -42,14 +47,15 @@ type ImageBinder interface {
 	Unbind(ctx context.Context, launcher types.UID, volume string) error
 }
 
-// NodeBinder is the real ImageBinder: a bind mount of the image onto a file
-// of the same name in the launcher pod's hotplug folder on the node
+// NodeBinder is the real ImageBinder: a bind mount of the image onto a
+// file of the same name in the launcher pod's hotplug folder on the node
 // (PodsDir), which the folder's mount propagation (HostToContainer) carries
-// into the pod. The pod owns that folder, so nothing in it is trusted:
+// into the pod, or, for a Block claim (Binding.Device), a device node made
+// in that folder. The pod owns that folder, so nothing in it is trusted:
 // names are resolved with no symbolic link followed, the target is made
-// afresh (or must be a regular file), and both ends are mounted through
-// their handles. The claim's folder is the user's too: its image must be a
-// regular file, not a link.
+// afresh (or must be a regular file, or the same device), and both ends are
+// mounted through their handles. The claim's folder is the user's too: its
+// image must be a regular file, not a link.
 type NodeBinder struct {
 	// PodsDir is the kubelet's pods folder as this process sees it.
 	PodsDir string
@@ -64,6 +70,9 @@ var ErrNotImage = errors.New("the claim's disk image is not a regular file")
 
 // Bind implements ImageBinder.
 func (n NodeBinder) Bind(_ context.Context, b Binding) error {
+	if b.Device != 0 {
+		return n.makeDevice(b)
+	}
 	src, err := confined.Open(b.Source, confined.NoSymlinks)
 	if err != nil {
 		return fmt.Errorf("hotplug %s: the claim's folder: %w", b.Volume, err)
@@ -129,6 +138,61 @@ func (n NodeBinder) Bind(_ context.Context, b Binding) error {
 	return nil
 }
 
+// makeDevice makes b's device node in the launcher pod's hotplug folder,
+// through a handle of that folder: a link the pod puts there is never
+// followed, and a node already there must be the same device.
+func (n NodeBinder) makeDevice(b Binding) error {
+	dst, err := confined.Open(contract.EmptyDir(n.PodsDir, b.Launcher, contract.HotplugVolume), confined.NoSymlinks)
+	if err != nil {
+		return fmt.Errorf("hotplug %s: the launcher pod's hotplug folder: %w", b.Volume, err)
+	}
+	defer dst.Close()
+	dir, err := dst.OpenFile(".", unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return fmt.Errorf("hotplug %s: %w", b.Volume, err)
+	}
+	defer dir.Close()
+	mode := uint32(0o660)
+	if b.ReadOnly {
+		mode = 0o440
+	}
+	// The umask is cleared while the node is made: its mode then needs
+	// no chmod, which would follow a link put in its place.
+	old := unix.Umask(0)
+	err = unix.Mknodat(int(dir.Fd()), b.Volume, unix.S_IFBLK|mode, int(b.Device))
+	unix.Umask(old)
+	if errors.Is(err, unix.EEXIST) {
+		var st unix.Stat_t
+		if err := unix.Fstatat(int(dir.Fd()), b.Volume, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return fmt.Errorf("hotplug %s: %w", b.Volume, err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFBLK || st.Rdev != b.Device {
+			return fmt.Errorf("hotplug %s: %s in the launcher pod's hotplug folder is not the claim's device", b.Volume, b.Volume)
+		}
+		return nil // made already
+	}
+	if err != nil {
+		return fmt.Errorf("hotplug %s: making the device node: %w", b.Volume, err)
+	}
+	if err := unix.Fchownat(int(dir.Fd()), b.Volume, contract.QEMUUser, contract.QEMUGroup, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return fmt.Errorf("hotplug %s: %w", b.Volume, err)
+	}
+	return nil
+}
+
+// blockDevice is the device number of the block device node at path, a
+// link not followed.
+func blockDevice(path string) (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return 0, fmt.Errorf("the attachment pod's device: %w", err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFBLK {
+		return 0, fmt.Errorf("the attachment pod's device %s is not a block device", path)
+	}
+	return st.Rdev, nil
+}
+
 // openStat opens name in dir as a handle (O_PATH, the name itself when it
 // is a link) and says what it is.
 func openStat(dir *confined.Root, name string) (*os.File, unix.Stat_t, error) {
@@ -155,7 +219,8 @@ func (n NodeBinder) Unbind(_ context.Context, launcher types.UID, volume string)
 		return fmt.Errorf("unplug: the launcher pod's hotplug folder: %w", err)
 	}
 	defer dst.Close()
-	names := []string{imageName(volume)}
+	// An image, or a Block claim's device node.
+	names := []string{imageName(volume), volume}
 	if volume == "" {
 		ents, err := dst.ReadDir(".")
 		if err != nil {
@@ -163,7 +228,7 @@ func (n NodeBinder) Unbind(_ context.Context, launcher types.UID, volume string)
 		}
 		names = names[:0]
 		for _, e := range ents {
-			if strings.HasSuffix(e.Name(), ".img") {
+			if strings.HasSuffix(e.Name(), ".img") || e.Type()&fs.ModeDevice != 0 && e.Type()&fs.ModeCharDevice == 0 {
 				names = append(names, e.Name())
 			}
 		}

@@ -92,3 +92,43 @@ func mountsAt(t *testing.T, path string) int {
 	}
 	return n
 }
+
+// A Block claim's device: a node of its number in the launcher pod's
+// hotplug folder, owned by the QEMU user (0440 when read-only), made once;
+// another node or a link planted under its name is refused; Unbind removes
+// it, and Unbind of everything removes device nodes too.
+func TestNodeBinderDevice(t *testing.T) {
+	testenv.Integration(t)
+	ctx := context.Background()
+	pods := filepath.Join(testenv.Dir(t), "pods")
+	hot := contract.EmptyDir(pods, "launcher-uid", contract.HotplugVolume)
+	assert.NilError(t, os.MkdirAll(hot, 0o777))
+	b := handler.NodeBinder{PodsDir: pods}
+	loop0, loop1 := unix.Mkdev(7, 0), unix.Mkdev(7, 1)
+
+	bd := handler.Binding{Launcher: "launcher-uid", Volume: "blk", Device: loop0}
+	assert.NilError(t, b.Bind(ctx, bd))
+	t.Cleanup(func() { _ = b.Unbind(ctx, "launcher-uid", "") })
+	assert.NilError(t, b.Bind(ctx, bd), "a second bind")
+	var st unix.Stat_t
+	assert.NilError(t, unix.Lstat(filepath.Join(hot, "blk"), &st))
+	assert.Equal(t, st.Mode, uint32(unix.S_IFBLK|0o660))
+	assert.Equal(t, st.Rdev, loop0)
+	assert.Equal(t, st.Uid, uint32(contract.QEMUUser))
+	assert.Equal(t, st.Gid, uint32(contract.QEMUGroup))
+	assert.ErrorContains(t, b.Bind(ctx, handler.Binding{Launcher: "launcher-uid", Volume: "blk", Device: loop1}), "not the claim's device")
+
+	assert.NilError(t, b.Bind(ctx, handler.Binding{Launcher: "launcher-uid", Volume: "ro", Device: loop1, ReadOnly: true}))
+	assert.NilError(t, unix.Lstat(filepath.Join(hot, "ro"), &st))
+	assert.Equal(t, st.Mode, uint32(unix.S_IFBLK|0o440))
+
+	assert.NilError(t, os.Symlink("/dev/loop0", filepath.Join(hot, "planted")))
+	assert.ErrorContains(t, b.Bind(ctx, handler.Binding{Launcher: "launcher-uid", Volume: "planted", Device: loop0}), "not the claim's device")
+
+	assert.NilError(t, b.Unbind(ctx, "launcher-uid", "blk"))
+	_, err := os.Lstat(filepath.Join(hot, "blk"))
+	assert.Assert(t, os.IsNotExist(err), "the node is left: %v", err)
+	assert.NilError(t, b.Unbind(ctx, "launcher-uid", ""))
+	_, err = os.Lstat(filepath.Join(hot, "ro"))
+	assert.Assert(t, os.IsNotExist(err), "the read-only node is left: %v", err)
+}

@@ -55,8 +55,14 @@ func AttachPodFor(vmi *virtv1.VirtualMachineInstance, launcher *corev1.Pod, vol 
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		},
 	}
+	volumes := []corev1.Volume{{Name: vol.Name, VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}
 	if block {
+		// The device node is made in an emptyDir, where the handler
+		// reads its numbers on the node (contract.AttachPodDevice).
 		c.VolumeDevices = []corev1.VolumeDevice{{Name: vol.Name, DevicePath: where}}
+		c.VolumeMounts = []corev1.VolumeMount{{Name: contract.HotplugDeviceVolume, MountPath: contract.HotplugMountDir}}
+		volumes = append(volumes, corev1.Volume{Name: contract.HotplugDeviceVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	} else {
 		c.VolumeMounts = []corev1.VolumeMount{{Name: vol.Name, MountPath: where}}
 	}
@@ -87,8 +93,7 @@ func AttachPodFor(vmi *virtv1.VirtualMachineInstance, launcher *corev1.Pod, vol 
 			AutomountServiceAccountToken:  &no,
 			SecurityContext:               &corev1.PodSecurityContext{FSGroup: &group},
 			Containers:                    []corev1.Container{c},
-			Volumes: []corev1.Volume{{Name: vol.Name, VolumeSource: corev1.VolumeSource{
-				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}},
+			Volumes:                       volumes,
 		},
 	}, nil
 }
@@ -103,10 +108,22 @@ func AttachPodName(launcher types.UID, volume string) string {
 }
 
 // AttachedVolume is the volume an attachment pod holds: the name of its one
-// pod volume (the VMI's volume), "" for a pod that is not an attachment pod.
+// claim volume (the VMI's volume; a Block claim's pod also has the emptyDir
+// contract.HotplugDeviceVolume), "" for a pod that is not an attachment pod.
 func AttachedVolume(p *corev1.Pod) string {
-	if p.Labels[virtv1.AppLabel] != contract.HotplugLabelValue || len(p.Spec.Volumes) != 1 || p.Spec.Volumes[0].PersistentVolumeClaim == nil {
+	if p.Labels[virtv1.AppLabel] != contract.HotplugLabelValue {
 		return ""
 	}
-	return p.Spec.Volumes[0].Name
+	name := ""
+	for _, v := range p.Spec.Volumes {
+		switch {
+		case v.PersistentVolumeClaim != nil && name == "":
+			name = v.Name
+		case v.PersistentVolumeClaim != nil:
+			return "" // one claim per attachment pod
+		case v.Name != contract.HotplugDeviceVolume || v.EmptyDir == nil:
+			return ""
+		}
+	}
+	return name
 }

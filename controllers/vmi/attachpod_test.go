@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
 func hotVolume(name, claim string) virtv1.Volume {
@@ -28,7 +30,7 @@ func withHotplug(names ...string) vmiOpt {
 
 // TestAttachPodGolden renders the attachment pod of a filesystem claim
 // (testdata/attach-pod.yaml; regenerate with go test -update) and checks
-// that a block claim gets a device instead of a mount.
+// that a block claim gets a device instead of a mount, made in an emptyDir.
 func TestAttachPodGolden(t *testing.T) {
 	vmi := newVMI(withHotplug("data"), phase(virtv1.Running))
 	launcher := newPod(onNode("node-a"), func(p *corev1.Pod) {
@@ -47,9 +49,18 @@ func TestAttachPodGolden(t *testing.T) {
 	block, err := AttachPodFor(vmi, launcher, &vmi.Spec.Volumes[0], true, tcgOpts)
 	assert.NilError(t, err)
 	c := block.Spec.Containers[0]
-	if d := cmp.Diff([]corev1.VolumeDevice{{Name: "data", DevicePath: "/path/data"}}, c.VolumeDevices); d != "" || len(c.VolumeMounts) != 0 {
-		t.Errorf("block claim: devices (-want +got):\n%s mounts %+v", d, c.VolumeMounts)
+	if d := cmp.Diff([]corev1.VolumeDevice{{Name: "data", DevicePath: "/path/data"}}, c.VolumeDevices); d != "" {
+		t.Errorf("block claim: devices (-want +got):\n%s", d)
 	}
+	// The device's folder is an emptyDir, where the runtime makes the node
+	// and the handler finds it on the node.
+	if d := cmp.Diff([]corev1.VolumeMount{{Name: contract.HotplugDeviceVolume, MountPath: "/path"}}, c.VolumeMounts); d != "" {
+		t.Errorf("block claim: mounts (-want +got):\n%s", d)
+	}
+	if v := block.Spec.Volumes; len(v) != 2 || v[1].Name != contract.HotplugDeviceVolume || v[1].EmptyDir == nil {
+		t.Errorf("block claim: pod volumes %+v, want the claim and the emptyDir %s", v, contract.HotplugDeviceVolume)
+	}
+	assert.Equal(t, AttachedVolume(block), "data")
 
 	_, err = AttachPodFor(vmi, newPod(), &vmi.Spec.Volumes[0], false, tcgOpts)
 	assert.ErrorContains(t, err, "not on a node yet")

@@ -29,6 +29,8 @@ type mountView struct {
 	// volumes (whose sources are the pod's or, for hostPath, the user's
 	// choice, as with the kubelet).
 	own map[string]bool
+	// volumes holds the targets of the folders mounted in the view.
+	volumes map[string]bool
 	// devices is the tmpfs holding the view's device nodes, once made;
 	// made counts them.
 	devices string
@@ -36,7 +38,7 @@ type mountView struct {
 }
 
 func newMountView(scratch string) *mountView {
-	return &mountView{scratch: scratch, own: map[string]bool{}}
+	return &mountView{scratch: scratch, own: map[string]bool{}, volumes: map[string]bool{}}
 }
 
 // bind mounts m.Source at m.Target.
@@ -68,7 +70,10 @@ func (v *mountView) attach(m Mount, tree int) error {
 // device makes d in the view: a block device node on a tmpfs of this
 // mount namespace only (Scratch/devices, mounted on first use), owned by
 // uid and gid, bound at d.Target. The host's own node is never bound: an
-// owner or mode the pod gives its node stays in the pod.
+// owner or mode the pod gives its node stays in the pod. A target right in
+// a mounted volume's folder gets its node made there, as a container
+// runtime makes it in the volume's folder on the node (KubeVirt's
+// attachment pods rely on it).
 func (v *mountView) device(d Device, uid, gid int) error {
 	if !filepath.IsAbs(d.Target) {
 		return fmt.Errorf("device %q: not an absolute path", d.Target)
@@ -78,6 +83,9 @@ func (v *mountView) device(d Device, uid, gid int) error {
 		return fmt.Errorf("device %s: the path exists in the pod's view", target)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("device %s: %w", target, err)
+	}
+	if dir := filepath.Dir(target); v.volumes[dir] {
+		return makeNode(dir, filepath.Base(target), d, uid, gid)
 	}
 	if v.devices == "" {
 		if v.scratch == "" {
@@ -131,9 +139,37 @@ func (v *mountView) place(m Mount, mount func(target string) error) error {
 		}
 	}
 	if st.IsDir() {
+		v.volumes[target] = true
 		if real, err := filepath.EvalSymlinks(target); err == nil {
 			v.own[real] = true
 		}
+	}
+	return nil
+}
+
+// makeNode makes d's node as name in dir, a volume's folder mounted in the
+// view, through a handle of that mount: what the pod put in the volume (a
+// link in place of name) is never followed. The umask is cleared while
+// the node is made, so that its mode needs no chmod, which would follow a
+// link put in its place.
+func makeNode(dir, name string, d Device, uid, gid int) error {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("device %s: %w", d.Target, err)
+	}
+	defer unix.Close(fd)
+	mode := uint32(0o660)
+	if d.ReadOnly {
+		mode = 0o440
+	}
+	old := unix.Umask(0)
+	err = unix.Mknodat(fd, name, unix.S_IFBLK|mode, int(unix.Mkdev(d.Major, d.Minor)))
+	unix.Umask(old)
+	if err != nil {
+		return fmt.Errorf("device %s: mknod: %w", d.Target, err)
+	}
+	if err := unix.Fchownat(fd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return fmt.Errorf("device %s: %w", d.Target, err)
 	}
 	return nil
 }

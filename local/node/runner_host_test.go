@@ -250,17 +250,22 @@ func newTestRunner(t *testing.T) (string, *os.File, *HostRunner) {
 
 // A volumeDevice is a node of the pod's own, owned by the container's
 // user: the host's /dev gets nothing, and a node the pod changes is not
-// the host's. A read-only one is readable only (0440).
+// the host's. A read-only one is readable only (0440). One right in a
+// mounted volume's folder is made in that folder.
 func TestHostRunnerDevice(t *testing.T) {
 	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dir, log, h := newTestRunner(t)
+	vol := filepath.Join(dir, "vol")
+	must(t, os.MkdirAll(vol, 0o777))
 	// loop0's numbers: mknod needs no such device attached.
 	spec := ProcessSpec{Path: "/bin/sh", Args: []string{"sh", "-c", "exec sleep 1000"},
-		Env: []string{"PATH=" + defaultPath, testenv.OwnerEnv + "=" + strconv.Itoa(os.Getpid())},
+		Env:    []string{"PATH=" + defaultPath, testenv.OwnerEnv + "=" + strconv.Itoa(os.Getpid())},
+		Mounts: []Mount{{Source: vol, Target: "/vkt-vol"}},
 		Devices: []Device{{Target: "/dev/vkt-block", Major: 7, Minor: 0},
-			{Target: "/dev/vkt-block-ro", Major: 7, Minor: 0, ReadOnly: true}},
+			{Target: "/dev/vkt-block-ro", Major: 7, Minor: 0, ReadOnly: true},
+			{Target: "/vkt-vol/in-volume", Major: 7, Minor: 1}},
 		Scratch: filepath.Join(dir, "scratch"), Log: log, User: &Identity{UID: 4107, GID: 4108}}
 	p, err := h.Start(ctx, spec)
 	must(t, err)
@@ -276,6 +281,11 @@ func TestHostRunnerDevice(t *testing.T) {
 		if _, err := os.Lstat(host); err == nil {
 			t.Errorf("the host got %s", host)
 		}
+	}
+	// In a volume's folder, the node is made there, as a runtime makes it.
+	var st syscall.Stat_t
+	if err := syscall.Lstat(filepath.Join(vol, "in-volume"), &st); err != nil || st.Mode != syscall.S_IFBLK|0o660 || st.Rdev != 7<<8|1 || st.Uid != 4107 || st.Gid != 4108 {
+		t.Errorf("the node in the volume's folder: %+v, %v; want block 7:1, 0660, 4107:4108", st, err)
 	}
 
 	// A device path the view has already is refused, not replaced.

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	virtv1 "kubevirt.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
@@ -26,8 +28,8 @@ import (
 // launcher pod has both as devices at /dev/<volume> (node of the pod's
 // own, the host's /dev untouched) and libvirt as block disks. The claims
 // are ReadWriteMany, so the VM live-migrates to the other node, whose
-// target pod has them as devices too. What the guest wrote is there after
-// stop and start. Deleting everything detaches every loop device of the
+// target pod has them as devices too. A third Block claim is hotplugged
+// there and removed. What the guest wrote is there after stop and start. Deleting everything detaches every loop device of the
 // claims and leaves nothing.
 func TestBlockVolumes(t *testing.T) {
 	w := up(t, nodeName("a"), nodeName("b"))
@@ -96,8 +98,37 @@ func TestBlockVolumes(t *testing.T) {
 	})
 	w.checkBlockDevices(ctx, t, moved)
 
+	// A Block claim hotplugged into the running VM: the attachment pod
+	// gets it as a device, the handler makes the device's node in the
+	// launcher pod's hotplug folder, and the guest writes to the disk;
+	// removed, the node goes with the attachment pod.
+	movedFolder := w.launcherFolder(ctx, t, moved, mig.UID)
+	movedLog := filepath.Join(movedFolder, contract.SerialLog)
+	hotClaim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "block-hot"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, VolumeMode: &block,
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("16Mi")}}}}
+	must(t, w.c.Create(ctx, hotClaim))
+	w.virtctl(ctx, t, "addvolume", vm.Name, "-n", ns, "--volume-name=block-hot")
+	hot := w.waitVolume(ctx, t, moved, "block-hot", virtv1.VolumeReady)
+	if info := hot.PersistentVolumeClaimInfo; hot.Target != "sda" || info == nil || info.VolumeMode == nil || *info.VolumeMode != block {
+		t.Errorf("hotplugged volume status %+v: want target sda, volume mode Block", hot)
+	}
+	waitFile(ctx, t, movedLog, "VIRTKIT-DISK-ADDED sda")
+	waitFile(ctx, t, movedLog, "VIRTKIT-DISK sda previous=none wrote=1 readback=ok")
+	hotFolder := filepath.Join(filepath.Dir(movedFolder), contract.HotplugVolume)
+	var st unix.Stat_t
+	if err := unix.Lstat(filepath.Join(hotFolder, "block-hot"), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFBLK || st.Uid != contract.QEMUUser {
+		t.Errorf("the device node in the launcher pod's hotplug folder: %+v, %v; want a block device of the QEMU user", st, err)
+	}
+	w.virtctl(ctx, t, "removevolume", vm.Name, "-n", ns, "--volume-name=block-hot")
+	waitFile(ctx, t, movedLog, "VIRTKIT-DISK-REMOVED sda")
+	w.waitNoHotplug(ctx, t, moved)
+	if _, err := os.Lstat(filepath.Join(hotFolder, "block-hot")); !os.IsNotExist(err) {
+		t.Errorf("the device node after the unplug: %v, want it gone", err)
+	}
+	must(t, w.c.Delete(ctx, hotClaim))
+
 	// The guest powers off from the target, and writes no more.
-	movedLog := filepath.Join(w.launcherFolder(ctx, t, moved, mig.UID), contract.SerialLog)
 	w.virtctl(ctx, t, "stop", vm.Name, "-n", vm.Namespace)
 	waitFile(ctx, t, movedLog, "VIRTKIT-POWEROFF")
 	w.waitNoVMI(ctx, t, vm)

@@ -26,6 +26,12 @@ const (
 	// HotplugMountDir is where an attachment pod's container mounts each
 	// claim: HotplugMountDir/<volume>.
 	HotplugMountDir = "/path"
+	// HotplugDeviceVolume names the emptyDir of an attachment pod of a
+	// Block claim, mounted at HotplugMountDir: the container runtime makes
+	// the claim's device node at HotplugMountDir/<volume>, so inside that
+	// folder on the node, where the handler reads the device's numbers
+	// (AttachPodDevice), as KubeVirt's handler does.
+	HotplugDeviceVolume = "hotplug-devices"
 	// FlagHold makes the launcher binary hold its pod's volumes instead of
 	// running a VMI: it sleeps until SIGTERM or SIGINT and exits 0. It is
 	// an attachment pod's command.
@@ -45,3 +51,9 @@ const (
 	OwnerVMINameAnnotation = "kubevirt.io/owner-vmi-name"
 	OwnerVMIUIDAnnotation  = "kubevirt.io/owner-vmi-uid"
 )
+
+// AttachPodDevice is the node path of the device node of the Block claim
+// of volume in the attachment pod whose UID is pod (HotplugDeviceVolume).
+func AttachPodDevice(podsDir string, pod types.UID, volume string) string {
+	return filepath.Join(EmptyDir(podsDir, pod, HotplugDeviceVolume), volume)
+}
