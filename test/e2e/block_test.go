@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/virt/launcher/contract"
 )
 
@@ -29,7 +31,8 @@ import (
 // own, the host's /dev untouched) and libvirt as block disks. The claims
 // are ReadWriteMany, so the VM live-migrates to the other node, whose
 // target pod has them as devices too. A third Block claim is hotplugged
-// there and removed. What the guest wrote is there after stop and start. Deleting everything detaches every loop device of the
+// there and removed. What the guest wrote is there after stop and start,
+// and in the data claim's export (`virtctl vmexport download`). Deleting everything detaches every loop device of the
 // claims and leaves nothing.
 func TestBlockVolumes(t *testing.T) {
 	w := up(t, nodeName("a"), nodeName("b"))
@@ -138,6 +141,20 @@ func TestBlockVolumes(t *testing.T) {
 
 	must(t, w.c.Delete(ctx, vm))
 	w.waitNoVMI(ctx, t, vm)
+
+	// Exported, the Block claim is served from its device: KubeVirt's
+	// virtctl flow downloads what the guest wrote last.
+	out := filepath.Join(t.TempDir(), "block-data.img")
+	args := []string{"vmexport", "download", "block-export", "--pvc=block-data", "--output=" + out, "--format=raw", "-n", ns, "--kubeconfig", w.kubeconfig}
+	cmdOut, err := exec.CommandContext(ctx, testenv.Output(t, "bin", "virtctl"), args...).CombinedOutput()
+	t.Logf("virtctl %s:\n%s", strings.Join(args, " "), cmdOut)
+	must(t, err)
+	got, err := os.ReadFile(out)
+	must(t, err)
+	if want := "VIRTKIT-DATA n=9\n"; len(got) < 16<<20 || !strings.HasPrefix(string(got), want) {
+		t.Errorf("the exported Block claim: %d bytes starting %.20q, want 16 MiB starting %q", len(got), got, want)
+	}
+
 	for _, n := range []string{"block-root", "block-data"} {
 		must(t, w.c.Delete(ctx, &cdiv1.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}))
 	}
