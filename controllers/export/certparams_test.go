@@ -14,6 +14,7 @@ import (
 	exportv1 "kubevirt.io/api/export/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/virtkit/virtkit/controllers/conditions"
 	exportctl "github.com/virtkit/virtkit/controllers/export"
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/virt/storage/export"
@@ -24,7 +25,8 @@ import (
 // for servers and the server stops renewBefore ahead of its end; the pod
 // and the certificate's Secret record the parameters as KubeVirt's
 // annotation. A change of the CR replaces the running server (event
-// CertificateParametersChanged) with one whose certificate follows it.
+// CertificateParametersChanged) with one whose certificate follows it,
+// once the old one is gone (Pending meanwhile, saying so).
 func TestKubeVirtCertParams(t *testing.T) {
 	const install = "kubevirt"
 	e := start(t, exportctl.WithKubeVirtCertParams(install))
@@ -45,9 +47,25 @@ func TestKubeVirtCertParams(t *testing.T) {
 	e.playKubelet(t, first)
 	e.wait(t, vme, "Ready", func(st *exportv1.VirtualMachineExportStatus) bool { return st.Phase == exportv1.Ready })
 
+	// The old pod terminates for a while, as on a kubelet (a finalizer
+	// holds it here): the export waits for it to go, saying so, rather
+	// than make a successor its name still holds.
+	must(t, e.c.Get(e.ctx, client.ObjectKeyFromObject(first), first))
+	first.Finalizers = append(first.Finalizers, "test.virtkit.io/terminating")
+	must(t, e.c.Update(e.ctx, first))
 	must(t, e.c.Get(e.ctx, client.ObjectKeyFromObject(kv), kv))
 	kv.Spec.CertificateRotationStrategy.SelfSigned.Server = &virtv1.CertConfig{Duration: &metav1.Duration{Duration: 3 * time.Hour}}
 	must(t, e.c.Update(e.ctx, kv))
+	e.wait(t, vme, "Pending while its server pod is replaced", func(st *exportv1.VirtualMachineExportStatus) bool {
+		c := conditions.Export().Find(st.Conditions, exportv1.ConditionReady)
+		return st.Phase == exportv1.Pending && c != nil && c.Message == "the export server pod "+first.Name+" is being replaced"
+	})
+	must(t, e.c.Get(e.ctx, client.ObjectKeyFromObject(first), first))
+	if first.DeletionTimestamp == nil {
+		t.Fatal("the old server pod is not being deleted")
+	}
+	first.Finalizers = nil
+	must(t, e.c.Update(e.ctx, first))
 	var second corev1.Pod
 	testenv.Eventually(e.ctx, t, "a new server pod", func() (bool, string) {
 		err := e.c.Get(e.ctx, client.ObjectKey{Namespace: ns, Name: export.PodName(vme.Name)}, &second)

@@ -221,7 +221,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	res := ctrl.Result{RequeueAfter: expiry.Sub(now)}
 	switch {
 	case src.skip || src.wait:
-		if pod != nil {
+		if pod != nil && pod.DeletionTimestamp == nil {
 			if err := r.deletePod(ctx, vme, pod, EventExportPaused, "the export waits: "+src.message); err != nil {
 				return ctrl.Result{}, err
 			}
@@ -242,23 +242,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				return ctrl.Result{}, err
 			}
 		}
-		if pod != nil && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed) {
-			// Its deadline (a certificate to renew) or a failure: a
-			// new pod, with a new certificate, comes next.
-			if err := r.deletePod(ctx, vme, pod, EventPodFailedOrCompleted, fmt.Sprintf("the export server pod %s ended (%s)", pod.Name, pod.Status.Phase)); err != nil {
-				return ctrl.Result{}, err
-			}
-			pod = nil
-		}
 		params, err := r.certParams(ctx)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if pod != nil && pod.Annotations[AnnCertParams] != params.annotation() {
-			if err := r.deletePod(ctx, vme, pod, EventCertParamsChanged, "Exporter TLS certificate parameters updated"); err != nil {
-				return ctrl.Result{}, err
-			}
-			pod = nil
+		// A server pod that goes is replaced once it is gone: its
+		// deletion brings the export back (a successor made before then
+		// would fail on the name).
+		replacing := pod != nil && pod.DeletionTimestamp != nil
+		switch {
+		case pod == nil || replacing:
+		case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+			// Its deadline (a certificate to renew) or a failure: a
+			// new pod, with a new certificate, comes next.
+			err, replacing = r.deletePod(ctx, vme, pod, EventPodFailedOrCompleted, fmt.Sprintf("the export server pod %s ended (%s)", pod.Name, pod.Status.Phase)), true
+		case pod.Annotations[AnnCertParams] != params.annotation():
+			err, replacing = r.deletePod(ctx, vme, pod, EventCertParamsChanged, "Exporter TLS certificate parameters updated"), true
+		}
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if replacing {
+			st.Phase = exportv1.Pending
+			conditions.Export().Set(&st.Conditions, *cond(exportv1.ConditionReady, false, ReasonPodPending,
+				fmt.Sprintf("the export server pod %s is being replaced", pod.Name)), metav1.NewTime(now))
+			break
 		}
 		ca, err := r.serverCert(ctx, vme, now, pod, params)
 		if err != nil {
@@ -314,8 +322,8 @@ func (r *Reconciler) podStatus(st *exportv1.VirtualMachineExportStatus, vme *exp
 	}
 }
 
-// pod returns vme's server pod, nil when there is none. A pod of its name
-// that vme does not control is an error.
+// pod returns vme's server pod (also one being deleted), nil when there
+// is none. A pod of its name that vme does not control is an error.
 func (r *Reconciler) pod(ctx context.Context, vme *exportv1.VirtualMachineExport) (*corev1.Pod, error) {
 	pod := &corev1.Pod{}
 	key := client.ObjectKey{Namespace: vme.Namespace, Name: export.PodName(vme.Name)}
@@ -327,9 +335,6 @@ func (r *Reconciler) pod(ctx context.Context, vme *exportv1.VirtualMachineExport
 	}
 	if !metav1.IsControlledBy(pod, vme) {
 		return nil, fmt.Errorf("pod %s exists and is not export %s's", key, vme.Name)
-	}
-	if pod.DeletionTimestamp != nil {
-		return nil, fmt.Errorf("pod %s is being deleted", key)
 	}
 	return pod, nil
 }
