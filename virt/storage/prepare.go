@@ -68,9 +68,10 @@ func (m *Manager) Prepare(ctx context.Context, vmi *virtv1.VirtualMachineInstanc
 // adopt gives the images QEMU writes and Prepare did not make (a claim's
 // or hostDisk's existing disk.img, a block device) to the WithOwner user,
 // as KubeVirt's handler does for a launcher that is not root: that QEMU
-// could not open them otherwise. Read-only ones keep their owner, and so
-// do hotpluggable ones, attached later. A link in their place is refused,
-// never followed.
+// could not open them otherwise. Read-only images keep their owner (a
+// read-only block device is the pod's own node, given too, or QEMU could
+// not read it), and so do hotpluggable ones, attached later. A link in
+// their place is refused, never followed.
 func (m *Manager) adopt(plan Plan) error {
 	o := m.o.owner
 	if o == nil {
@@ -83,7 +84,7 @@ func (m *Manager) adopt(plan Plan) error {
 	slices.Sort(names)
 	for _, n := range names {
 		p := plan[n]
-		if p.Create || p.ReadOnly || p.Hotpluggable || p.Path == "" {
+		if p.Create || p.ReadOnly && p.Source != SourceBlock || p.Hotpluggable || p.Path == "" {
 			continue
 		}
 		switch p.Kind {

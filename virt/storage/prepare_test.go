@@ -399,6 +399,42 @@ func TestPrepareGivesImagesToTheOwner(t *testing.T) {
 	}
 }
 
+// A Block claim's device, read-only too, is given to the QEMU user: it is
+// the pod's own node, and QEMU could not open it otherwise.
+func TestPrepareGivesBlockDevicesToTheOwner(t *testing.T) {
+	testenv.Integration(t) // mknod and chown need root
+	ctx := context.Background()
+	_, l := podRoot(t)
+	mkdir(t, l.DevDir)
+	vmi := vmiWith(vol("blk", pvc("blk-claim")), vol("ro", pvc("ro-claim")))
+	pod := storage.Pod{Volumes: map[string]storage.VolumeFacts{
+		"blk": {Mode: storage.VolumeModeBlock}, "ro": {Mode: storage.VolumeModeBlock, ReadOnly: true}}}
+	for i, name := range []string{"blk", "ro"} {
+		// Loop devices' numbers: nothing need be attached to them.
+		if err := syscall.Mknod(filepath.Join(l.DevDir, name), syscall.S_IFBLK|0o660, int(7<<8|i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := storage.New(storage.WithLayout(l), storage.WithOwner(107, 107))
+	plan, err := m.Plan(ctx, vmi, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Prepare(ctx, vmi, pod, plan); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"blk", "ro"} {
+		p := plan[name]
+		st, err := os.Lstat(p.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sys := st.Sys().(*syscall.Stat_t); p.Source != storage.SourceBlock || sys.Uid != 107 || sys.Gid != 107 {
+			t.Errorf("%s: planned %+v, its device %d:%d; want a block source given to 107:107", name, p, sys.Uid, sys.Gid)
+		}
+	}
+}
+
 // A claim's disk.img that is a link is not followed to give its target
 // to the QEMU user: Prepare fails, naming the volume, and the target keeps
 // its owner.
