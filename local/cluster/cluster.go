@@ -317,8 +317,13 @@ func (c *Cluster) runNode(ctx context.Context, ln *localNode) error {
 		CNIBinDir: cfg.CNIBinDir, Registry: c.Registry(), Logger: log.WithName("node"),
 		Bridge: ln.network.Bridge, PodCIDR: ln.network.PodCIDR,
 	}
-	// Its pods' CSI volumes are the machine's driver's.
-	opts := []node.Option{node.WithCSIDriver(csidriver.Name, cfg.CSISocket())}
+	api, err := c.kubeletAPI(ln.name)
+	if err != nil {
+		return err
+	}
+	// Its pods' CSI volumes are the machine's driver's; the apiserver
+	// reaches its pods' logs and ports through its kubelet API.
+	opts := []node.Option{node.WithCSIDriver(csidriver.Name, cfg.CSISocket()), node.WithKubeletAPI(api)}
 	if ln.hollow != nil {
 		log.Info("starting hollow node")
 		nc.Capacity, opts = HollowCapacity(), append(opts, ln.hollow.NodeOptions()...)

@@ -1,9 +1,11 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"runtime"
 	"strconv"
@@ -66,4 +68,52 @@ func removeNetNS(path string) error {
 		return fmt.Errorf("network namespace %s: %w", path, err)
 	}
 	return nil
+}
+
+// dialIn connects to the TCP address addr from inside the network
+// namespace file nsPath (the host's when ""). The socket is made on a
+// thread switched into the namespace and stays the namespace's; the thread
+// goes back, or ends with its goroutine if it cannot.
+func dialIn(ctx context.Context, nsPath, addr string) (net.Conn, error) {
+	var d net.Dialer
+	if nsPath == "" {
+		return d.DialContext(ctx, "tcp", addr)
+	}
+	ns, err := netns.GetFromPath(nsPath)
+	if err != nil {
+		return nil, fmt.Errorf("network namespace %s: %w", nsPath, err)
+	}
+	defer ns.Close()
+	type result struct {
+		conn net.Conn
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := netns.Get()
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- result{nil, err}
+			return
+		}
+		defer orig.Close()
+		if err := netns.Set(ns); err != nil {
+			runtime.UnlockOSThread()
+			done <- result{nil, fmt.Errorf("entering network namespace %s: %w", nsPath, err)}
+			return
+		}
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if serr := netns.Set(orig); serr != nil {
+			if conn != nil {
+				conn.Close()
+			}
+			done <- result{nil, errors.Join(err, serr)}
+			return // still locked: the thread ends with this goroutine
+		}
+		runtime.UnlockOSThread()
+		done <- result{conn, err}
+	}()
+	r := <-done
+	return r.conn, r.err
 }

@@ -18,6 +18,7 @@ import (
 type Node struct {
 	cfg    Config
 	p      *Provider
+	api    *kubeletServer // nil without WithKubeletAPI
 	cancel context.CancelFunc
 	done   chan struct{}
 	err    error
@@ -35,6 +36,13 @@ func Start(ctx context.Context, cfg Config, client kubernetes.Interface, opts ..
 	}
 	cfg = p.cfg
 	spec := nodeObject(cfg, readHostFacts(cfg.StateDir, p.hostIP))
+	var apiSrv *kubeletServer
+	if a := p.opts.kubeletAPI; a != nil {
+		if apiSrv, err = serveKubeletAPI(p, a, p.hostIP); err != nil {
+			return nil, errors.Join(err, p.Close())
+		}
+		spec.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(apiSrv.port)
+	}
 	vk, err := nodeutil.NewNode(cfg.Name,
 		func(nodeutil.ProviderConfig) (nodeutil.Provider, vknode.NodeProvider, error) {
 			return p, nodeProvider{}, nil
@@ -47,10 +55,10 @@ func Start(ctx context.Context, cfg Config, client kubernetes.Interface, opts ..
 			return nil
 		})
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("node %s: %w", cfg.Name, err), p.Close())
+		return nil, errors.Join(fmt.Errorf("node %s: %w", cfg.Name, err), apiSrv.close(), p.Close())
 	}
 	runCtx, cancel := context.WithCancel(vklog.WithLogger(context.WithoutCancel(ctx), vkLogger{cfg.Logger.WithName("virtual-kubelet")}))
-	n := &Node{cfg: cfg, p: p, cancel: cancel, done: make(chan struct{})}
+	n := &Node{cfg: cfg, p: p, api: apiSrv, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		n.err = vk.Run(runCtx)
 		close(n.done)
@@ -75,7 +83,7 @@ func (n *Node) Provider() *Provider { return n.p }
 // stays (it turns NotReady when its lease expires). ctx bounds the wait
 // for the pods.
 func (n *Node) Stop(ctx context.Context) error {
-	errs := []error{n.p.Shutdown(ctx)}
+	errs := []error{n.api.close(), n.p.Shutdown(ctx)}
 	n.waitReported(ctx)
 	n.cancel()
 	<-n.done
@@ -98,7 +106,7 @@ func (n *Node) Crash(ctx context.Context) error {
 	n.cancel()
 	<-n.done
 	n.p.silence()
-	errs := []error{n.p.Shutdown(ctx), n.p.closeProcesses()}
+	errs := []error{n.api.close(), n.p.Shutdown(ctx), n.p.closeProcesses()}
 	if n.err != nil && !errors.Is(n.err, context.Canceled) {
 		errs = append(errs, n.err)
 	}

@@ -19,6 +19,8 @@ type options struct {
 	maxBackoff time.Duration
 	// csiDrivers are the CSI drivers' Node service sockets, by name.
 	csiDrivers map[string]string
+	// kubeletAPI, when set, is served (WithKubeletAPI).
+	kubeletAPI *KubeletAPI
 }
 
 func defaultOptions() options {

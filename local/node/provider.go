@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -341,6 +342,14 @@ func (p *Provider) GetContainerLogs(_ context.Context, namespace, podName, conta
 	if r == nil {
 		return nil, errdefs.NotFoundf("pod %s/%s is not on this node", namespace, podName)
 	}
+	// Only a container of the pod: the name becomes a file name.
+	pod, known := r.snapshot(), false
+	for _, c := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
+		known = known || c.Name == containerName
+	}
+	if !known {
+		return nil, errdefs.NotFoundf("pod %s/%s has no container %q", namespace, podName, containerName)
+	}
 	f, err := os.Open(r.logPath(containerName))
 	if err != nil {
 		return nil, errdefs.NotFoundf("logs of %s/%s container %s: %v", namespace, podName, containerName, err)
@@ -374,9 +383,4 @@ func (p *Provider) GetStatsSummary(context.Context) (*statsv1alpha1.Summary, err
 // GetMetricsResource is not supported.
 func (p *Provider) GetMetricsResource(context.Context) ([]*dto.MetricFamily, error) {
 	return nil, errNotSupported
-}
-
-// PortForward is not supported: pods are reached at their IP from the host.
-func (p *Provider) PortForward(context.Context, string, string, int32, io.ReadWriteCloser) error {
-	return errNotSupported
 }
