@@ -116,6 +116,7 @@ type session struct {
 	host      string // the API server, for messages
 	sub       api
 	kube      client.Client
+	cfg       *rest.Config // the loaded configuration, once connected
 }
 
 // kubeconfigPath says which kubeconfig files are read and why, for messages.
@@ -180,7 +181,7 @@ func (s *session) connect() error {
 			s.context = s.g.overrides.CurrentContext
 		}
 	}
-	s.ns, s.host = ns, cfg.Host
+	s.ns, s.host, s.cfg = ns, cfg.Host, cfg
 	s.sub, s.kube, err = s.deps.connect(cfg)
 	if err != nil {
 		return fmt.Errorf("making a client for %s: %w", s.where(), err)

@@ -63,7 +63,7 @@ func vmexportCommand() command {
 			fs.StringVar(&f.manifestFormat, "manifest-output-format", "", "yaml (the default) or json.")
 			fs.BoolVar(&f.includeSecret, "include-secret", false, "With --manifest: the Secret of the export's token too.")
 			fs.StringVar(&f.serviceURL, "service-url", "", "Reach the export at this host[:port] through its internal links.")
-			fs.BoolVar(&f.portForward, "port-forward", false, "Reach the export server through a port forward (not supported by virtkit's virtctl).")
+			fs.BoolVar(&f.portForward, "port-forward", false, "Reach the export server through a port forwarded from --local-port to its pod, and its internal links.")
 			fs.StringVar(&f.localPort, "local-port", "0", "With --port-forward: the local port.")
 			fs.IntVar(&f.retries, "retry", 0, "How many times to try the download again.")
 			fs.StringSliceVar(&f.labels, "labels", nil, "Labels of the export (key=value,...).")
@@ -94,6 +94,10 @@ func (f exportFlags) say(s *session) io.Writer {
 }
 
 func exportUsage(err error) error { return &usageError{cmd: "vmexport", err: err} }
+
+// internal says whether the download takes the export's internal links:
+// with --service-url or --port-forward, as KubeVirt's virtctl.
+func (f exportFlags) internal() bool { return f.serviceURL != "" || f.portForward }
 
 // source is the export's spec.source the flags name, as KubeVirt's virtctl
 // writes it; ok is false when none is named.
@@ -224,8 +228,8 @@ func runExportDownload(ctx context.Context, s *session, name string, f exportFla
 	switch {
 	case err != nil:
 		return err
-	case f.portForward:
-		return exportUsage(errors.New("--port-forward is not supported by virtkit's virtctl: use the export's external link (the default) or --service-url"))
+	case f.portForward && f.serviceURL != "":
+		return exportUsage(errors.New("--port-forward and --service-url: one at most"))
 	case f.output == "" && !f.manifest:
 		return exportUsage(errors.New("--output is required"))
 	case f.manifest && f.pvc != "":
@@ -268,8 +272,23 @@ func downloadExport(ctx context.Context, s *session, name string, f exportFlags)
 		return err
 	}
 	link := vme.Status.Links.External
-	if f.serviceURL != "" {
+	if f.internal() {
 		link = vme.Status.Links.Internal
+	}
+	serverName := ""
+	if f.portForward {
+		// The internal links, through a local port forwarded to the
+		// server pod; its certificate is still checked for the
+		// Service's name the links carry.
+		local, stop, err := forwardExport(ctx, s, vme, f.localPort)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		if serverName, err = linkHost(link); err != nil {
+			return err
+		}
+		f.serviceURL = local
 	}
 	secretName := ""
 	if vme.Status.TokenSecretRef != nil {
@@ -280,7 +299,7 @@ func downloadExport(ctx context.Context, s *session, name string, f exportFlags)
 		return fmt.Errorf("reading the export's token Secret %s/%s: %w", s.ns, secretName, err)
 	}
 	tok := string(secret.Data[exporttoken.Key])
-	hc, err := exportClient(link.Cert, f.insecure)
+	hc, err := exportClient(link.Cert, f.insecure, serverName)
 	if err != nil {
 		return err
 	}
@@ -323,7 +342,7 @@ func waitExport(ctx context.Context, s *session, name string, f exportFlags) (*e
 			return nil, fmt.Errorf("reading VirtualMachineExport %s/%s: %w", s.ns, name, err)
 		}
 		if err == nil && vme.Status != nil && vme.Status.Phase == exportv1.Ready && vme.Status.Links != nil {
-			if f.serviceURL != "" && vme.Status.Links.Internal != nil || f.serviceURL == "" && vme.Status.Links.External != nil {
+			if f.internal() && vme.Status.Links.Internal != nil || !f.internal() && vme.Status.Links.External != nil {
 				return vme, nil
 			}
 		}
@@ -360,9 +379,10 @@ func readyMessage(vme *exportv1.VirtualMachineExport) string {
 }
 
 // exportClient trusts only the link's certificate, as KubeVirt's virtctl
-// does, or nothing with --insecure.
-func exportClient(certPEM string, insecure bool) (*http.Client, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+// does, or nothing with --insecure. serverName, when set, is the name the
+// server's certificate must hold (else the URL's host).
+func exportClient(certPEM string, insecure bool, serverName string) (*http.Client, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName}
 	if insecure {
 		cfg.InsecureSkipVerify = true //nolint:gosec // the user asked
 	} else {

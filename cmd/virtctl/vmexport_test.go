@@ -20,7 +20,7 @@ func TestVMExportUsageErrors(t *testing.T) {
 		{"vmexport download e --output=x --format=qcow2", `--format "qcow2": gzip or raw`},
 		{"vmexport download e --output=x --keep-vme --delete-vme", "--keep-vme and --delete-vme: one at most"},
 		{"vmexport download e --manifest --pvc=b", "--manifest does not apply to a claim's export"},
-		{"vmexport download e --output=x --port-forward", "--port-forward is not supported by virtkit's virtctl"},
+		{"vmexport download e --output=x --port-forward --service-url=h:1", "--port-forward and --service-url: one at most"},
 	} {
 		t.Run(c.args, func(t *testing.T) {
 			h := newHarness(t, "")

@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	virtv1 "kubevirt.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -100,6 +102,7 @@ func TestBlockVolumes(t *testing.T) {
 		return v.Status.NodeName != first.Status.NodeName
 	})
 	w.checkBlockDevices(ctx, t, moved)
+	w.checkPodLogs(ctx, t, moved, mig.UID)
 
 	// A Block claim hotplugged into the running VM: the attachment pod
 	// gets it as a device, the handler makes the device's node in the
@@ -143,9 +146,11 @@ func TestBlockVolumes(t *testing.T) {
 	w.waitNoVMI(ctx, t, vm)
 
 	// Exported, the Block claim is served from its device: KubeVirt's
-	// virtctl flow downloads what the guest wrote last.
+	// virtctl flow downloads what the guest wrote last, through a port
+	// forwarded to the server pod (the apiserver to the local node's
+	// kubelet API, the node into the pod's network namespace).
 	out := filepath.Join(t.TempDir(), "block-data.img")
-	args := []string{"vmexport", "download", "block-export", "--pvc=block-data", "--output=" + out, "--format=raw", "-n", ns, "--kubeconfig", w.kubeconfig}
+	args := []string{"vmexport", "download", "block-export", "--pvc=block-data", "--output=" + out, "--format=raw", "--port-forward", "-n", ns, "--kubeconfig", w.kubeconfig}
 	cmdOut, err := exec.CommandContext(ctx, testenv.Output(t, "bin", "virtctl"), args...).CombinedOutput()
 	t.Logf("virtctl %s:\n%s", strings.Join(args, " "), cmdOut)
 	must(t, err)
@@ -153,6 +158,9 @@ func TestBlockVolumes(t *testing.T) {
 	must(t, err)
 	if want := "VIRTKIT-DATA n=9\n"; len(got) < 16<<20 || !strings.HasPrefix(string(got), want) {
 		t.Errorf("the exported Block claim: %d bytes starting %.20q, want 16 MiB starting %q", len(got), got, want)
+	}
+	if !strings.Contains(string(cmdOut), "forwarding 127.0.0.1:") {
+		t.Errorf("virtctl did not say it forwarded a port: %s", cmdOut)
 	}
 
 	for _, n := range []string{"block-root", "block-data"} {
@@ -186,6 +194,29 @@ func (w *world) checkBlockDevices(ctx context.Context, t *testing.T, v *virtv1.V
 	}
 	if running != 1 {
 		t.Errorf("%d running launcher pods of %s on %s, want 1", running, v.Name, v.Status.NodeName)
+	}
+}
+
+// checkPodLogs reads the compute container's log of v's launcher pod
+// (migration's target pod) through the apiserver, which gets it from the
+// local node's kubelet API: what the node's log file held then.
+func (w *world) checkPodLogs(ctx context.Context, t *testing.T, v *virtv1.VirtualMachineInstance, migration types.UID) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(w.rest)
+	must(t, err)
+	var pods corev1.PodList
+	must(t, w.c.List(ctx, &pods, client.InNamespace(v.Namespace), client.MatchingLabels{virtv1.CreatedByLabel: string(v.UID)}))
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodRunning || p.Spec.NodeName != v.Status.NodeName {
+			continue
+		}
+		logs, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: "compute"}).DoRaw(ctx)
+		must(t, err)
+		file, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(w.launcherFolder(ctx, t, v, migration)))), "logs", "compute.log"))
+		must(t, err)
+		if len(logs) == 0 || !strings.HasPrefix(string(file), string(logs)) {
+			t.Errorf("pod %s's log through the API (%d bytes) is not the node's log file (%d bytes)", p.Name, len(logs), len(file))
+		}
 	}
 }
 

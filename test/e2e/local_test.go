@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -34,6 +35,7 @@ type world struct {
 	c          client.Client
 	sub        *subresources.Client
 	kubeconfig string
+	rest       *rest.Config
 	metrics    string // host:port of its /metrics
 	cluster    *cluster.Cluster
 }
@@ -57,7 +59,7 @@ func up(t *testing.T, nodes ...string) *world {
 // worldOf is the world of a started cluster.
 func worldOf(t *testing.T, c *localcluster.Cluster) *world {
 	t.Helper()
-	w := &world{data: c.DataDir, cfg: c.Cluster.Config(), registry: c.Registry(), c: c.Client, kubeconfig: c.Kubeconfig(), metrics: c.MetricsAddr(),
+	w := &world{data: c.DataDir, cfg: c.Cluster.Config(), registry: c.Registry(), c: c.Client, kubeconfig: c.Kubeconfig(), rest: c.RESTConfig(), metrics: c.MetricsAddr(),
 		cluster: c.Cluster}
 	var err error
 	w.sub, err = subresources.NewClient(c.RESTConfig())
