@@ -34,8 +34,10 @@ import (
 // are ReadWriteMany, so the VM live-migrates to the other node, whose
 // target pod has them as devices too. A third Block claim is hotplugged
 // there and removed. What the guest wrote is there after stop and start,
-// and in the data claim's export (`virtctl vmexport download`). Deleting everything detaches every loop device of the
-// claims and leaves nothing.
+// and in the data claim's export (`virtctl vmexport download
+// --port-forward`, through the local node's kubelet API); a launcher
+// pod's log reads the same through the apiserver. Deleting everything
+// detaches every loop device of the claims and leaves nothing.
 func TestBlockVolumes(t *testing.T) {
 	w := up(t, nodeName("a"), nodeName("b"))
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
