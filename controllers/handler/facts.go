@@ -17,6 +17,7 @@ import (
 	"github.com/virtkit/virtkit/virt/domain"
 	"github.com/virtkit/virtkit/virt/migrate"
 	"github.com/virtkit/virtkit/virt/storage"
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
 )
 
 // podFacts reads what the storage planner needs from the cluster and the
@@ -109,7 +110,7 @@ func (r *Reconciler) claimFacts(ctx context.Context, ns, name string, readOnly b
 	}
 	info := migrate.ClaimInfo(name, &pvc)
 	f := storage.VolumeFacts{ReadOnly: readOnly}
-	if m := pvc.Spec.VolumeMode; m != nil && *m == k8sv1.PersistentVolumeBlock {
+	if dvspec.IsBlock(&pvc) {
 		f.Mode = storage.VolumeModeBlock
 	}
 	if q, ok := pvc.Status.Capacity[k8sv1.ResourceStorage]; ok {

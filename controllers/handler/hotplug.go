@@ -23,6 +23,7 @@ import (
 	"github.com/virtkit/virtkit/virt/launcher/contract"
 	"github.com/virtkit/virtkit/virt/migrate"
 	"github.com/virtkit/virtkit/virt/storage"
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
 	"github.com/virtkit/virtkit/virt/storage/hotplug"
 )
 
@@ -423,7 +424,7 @@ func (r *Reconciler) blockClaim(ctx context.Context, ns, name string) (bool, err
 	if err != nil {
 		return false, fmt.Errorf("claim %s: %w", name, err)
 	}
-	return pvc.Spec.VolumeMode != nil && *pvc.Spec.VolumeMode == corev1.PersistentVolumeBlock, nil
+	return dvspec.IsBlock(&pvc), nil
 }
 
 // attachPod is the running attachment pod of g's volume on this node,

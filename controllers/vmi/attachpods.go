@@ -15,6 +15,7 @@ import (
 	"github.com/virtkit/virtkit/virt/launcher/contract"
 	"github.com/virtkit/virtkit/virt/migrate"
 	"github.com/virtkit/virtkit/virt/spec"
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
 )
 
 // Event reasons of attachment pods.
@@ -204,7 +205,7 @@ func CreateAttachPod(ctx context.Context, c client.Client, vmi *virtv1.VirtualMa
 	} else if err != nil {
 		return nil, fmt.Errorf("reading claim %s: %w", key, err)
 	}
-	block := claim.Spec.VolumeMode != nil && *claim.Spec.VolumeMode == corev1.PersistentVolumeBlock
+	block := dvspec.IsBlock(claim)
 	pod, err := AttachPodFor(vmi, launcher, vol, block, opts)
 	if err != nil {
 		return nil, reconcile.TerminalError(err)

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/virtkit/virtkit/virt/spec"
+	"github.com/virtkit/virtkit/virt/storage/dvspec"
 )
 
 // BlockVolumes reads the claims of vmi's persistentVolumeClaim and
@@ -40,7 +41,7 @@ func BlockVolumes(ctx context.Context, reader client.Reader, vmi *virtv1.Virtual
 		if err != nil {
 			return nil, fmt.Errorf("VirtualMachineInstance %s/%s spec.volumes[%d] (%s): claim %s: %w", vmi.Namespace, vmi.Name, i, v.Name, name, err)
 		}
-		if m := pvc.Spec.VolumeMode; m != nil && *m == corev1.PersistentVolumeBlock {
+		if dvspec.IsBlock(&pvc) {
 			if block == nil {
 				block = map[string]bool{}
 			}
