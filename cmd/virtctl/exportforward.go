@@ -115,21 +115,22 @@ func targetPort(svc *corev1.Service, pod *corev1.Pod) (int, error) {
 // linkHost is the host name of the link's URLs: the name the export
 // server's certificate holds.
 func linkHost(link *exportv1.VirtualMachineExportLink) (string, error) {
+	raw := ""
 	for _, v := range link.Volumes {
-		for _, f := range v.Formats {
-			u, err := url.Parse(f.Url)
-			if err != nil {
-				return "", fmt.Errorf("the export's link %q: %w", f.Url, err)
-			}
-			return u.Hostname(), nil
+		if len(v.Formats) > 0 {
+			raw = v.Formats[0].Url
+			break
 		}
 	}
-	for _, m := range link.Manifests {
-		u, err := url.Parse(m.Url)
-		if err != nil {
-			return "", fmt.Errorf("the export's link %q: %w", m.Url, err)
-		}
-		return u.Hostname(), nil
+	if raw == "" && len(link.Manifests) > 0 {
+		raw = link.Manifests[0].Url
 	}
-	return "", errors.New("the export's internal links name no URL")
+	if raw == "" {
+		return "", errors.New("the export's internal links name no URL")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("the export's link %q: %w", raw, err)
+	}
+	return u.Hostname(), nil
 }

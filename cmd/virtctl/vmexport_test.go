@@ -57,3 +57,25 @@ func TestVolumeURL(t *testing.T) {
 		t.Errorf("--service-url: %s %v", u, err)
 	}
 }
+
+// linkHost is the host the internal links name (the Service's name, which
+// the server's certificate holds), from a volume's link, else a manifest's.
+func TestLinkHost(t *testing.T) {
+	vol := func(u string) exportv1.VirtualMachineExportVolume {
+		return exportv1.VirtualMachineExportVolume{Name: "d", Formats: []exportv1.VirtualMachineExportVolumeFormat{{Format: exportv1.KubeVirtRaw, Url: u}}}
+	}
+	for _, c := range []struct {
+		link exportv1.VirtualMachineExportLink
+		want string
+	}{
+		{exportv1.VirtualMachineExportLink{Volumes: []exportv1.VirtualMachineExportVolume{vol("https://virt-export-e.ns.svc/volumes/d/disk.img")}}, "virt-export-e.ns.svc"},
+		{exportv1.VirtualMachineExportLink{Manifests: []exportv1.VirtualMachineExportManifest{{Type: exportv1.AllManifests, Url: "https://virt-export-e.ns.svc:443/internal/manifests/all"}}}, "virt-export-e.ns.svc"},
+	} {
+		if got, err := linkHost(&c.link); err != nil || got != c.want {
+			t.Errorf("linkHost(%+v) = %q, %v; want %q", c.link, got, err, c.want)
+		}
+	}
+	if _, err := linkHost(&exportv1.VirtualMachineExportLink{}); err == nil {
+		t.Error("linkHost of links without a URL: no error")
+	}
+}
