@@ -83,7 +83,9 @@ func serveKubeletAPI(p *Provider, a *KubeletAPI, host string) (*kubeletServer, e
 	return s, nil
 }
 
-// close stops the server and its connections (port-forward streams too).
+// close stops the listener and the open HTTP connections. A port-forward
+// connection already upgraded (hijacked) is not the server's to close: it
+// ends when its pod's side or its client does, or at its idle timeout.
 func (s *kubeletServer) close() error {
 	if s == nil {
 		return nil
